@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages gpusched needs to build and test. Idempotent: it only
+# calls apt-get when a package is missing.
+set -euo pipefail
+pkgs=(build-essential cmake ninja-build pkg-config clang clang-format libclang-rt-14-dev
+      libfyaml-dev libjansson-dev libcriterion-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"

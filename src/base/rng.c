@@ -1,0 +1,69 @@
+/* rng.c - xoshiro256** generator; every random choice in the engine and the simulator
+ * draws from one of these, so a printed seed reproduces a run exactly. */
+#include "rng.h"
+
+#include <math.h>
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void gs_rng_init(struct gs_rng *rng, uint64_t seed)
+{
+    uint64_t x = seed;
+    for (int i = 0; i < 4; i++)
+        rng->s[i] = splitmix64(&x);
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+uint64_t gs_rng_next(struct gs_rng *rng)
+{
+    uint64_t *s = rng->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+uint64_t gs_rng_below(struct gs_rng *rng, uint64_t n)
+{
+    uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+    uint64_t v;
+    do {
+        v = gs_rng_next(rng);
+    } while (v >= limit);
+    return v % n;
+}
+
+double gs_rng_double(struct gs_rng *rng)
+{
+    return (double)(gs_rng_next(rng) >> 11) * 0x1.0p-53;
+}
+
+double gs_rng_exp(struct gs_rng *rng, double mean)
+{
+    double u = gs_rng_double(rng);
+    return -mean * log1p(-u);
+}
+
+double gs_rng_lognormal(struct gs_rng *rng, double median, double sigma)
+{
+    double u1 = gs_rng_double(rng), u2 = gs_rng_double(rng);
+    if (u1 < 1e-300)
+        u1 = 1e-300;
+    double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    return median * exp(sigma * z);
+}

@@ -1,0 +1,22 @@
+/* cli.h - subcommand entry points of the gpusched binary. Each returns the process exit
+ * code: 0 ok, 1 runtime failure, 2 bad input. Flags are parsed here; all logic lives in
+ * the library. */
+#ifndef GS_CLI_H
+#define GS_CLI_H
+
+#include <stdbool.h>
+
+#define GS_EXIT_OK      0
+#define GS_EXIT_FAILURE 1
+#define GS_EXIT_USAGE   2
+
+int gs_cli_sim(int argc, char **argv);
+int gs_cli_mig(int argc, char **argv);
+int gs_cli_sim_scenario(int argc, char **argv);
+
+/* true when argv has -h or --help */
+bool gs_cli_wants_help(int argc, char **argv);
+/* exit code for an error code (GS_EINVAL & co -> 2, others -> 1) */
+int gs_cli_exit_code(int rc);
+
+#endif

@@ -1,0 +1,81 @@
+/* main.c - the gpusched binary: dispatches to one file per subcommand. */
+#include "cli.h"
+
+#include "../base/error.h"
+#include "../base/log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gpusched [--log-level LEVEL] COMMAND [ARGS]\n"
+               "\n"
+               "GPU scheduling for Kubernetes AI clusters: MIG partitioning, GPU sharing and\n"
+               "multi-tenant placement, with a simulator that runs the very same engine.\n"
+               "\n"
+               "commands:\n"
+               "  sim        simulate: the embedded default scenario, a scenario file, or the\n"
+               "             openb trace experiment (see gpusched sim --help)\n"
+               "  mig        MIG geometry: profiles, layouts, validate a mig-parted config,\n"
+               "             plan layouts for a demand (see gpusched mig --help)\n"
+               "\n"
+               "exit codes: 0 ok, 1 runtime failure, 2 bad input\n");
+}
+
+bool gs_cli_wants_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return true;
+    return false;
+}
+
+int gs_cli_exit_code(int rc)
+{
+    if (rc == 0)
+        return GS_EXIT_OK;
+    if (rc == GS_EINVAL || rc == GS_ENOTFOUND || rc == GS_ENOFIT)
+        return GS_EXIT_USAGE;
+    return GS_EXIT_FAILURE;
+}
+
+int main(int argc, char **argv)
+{
+    int i = 1;
+    while (i < argc && argv[i][0] == '-') {
+        if (strcmp(argv[i], "--log-level") == 0 && i + 1 < argc) {
+            enum gs_log_level lv;
+            if (gs_log_parse_level(argv[i + 1], &lv)) {
+                fprintf(stderr, "gpusched: --log-level '%s': expected error, warn, info or debug\n",
+                        argv[i + 1]);
+                return GS_EXIT_USAGE;
+            }
+            gs_log_set_level(lv);
+            i += 2;
+        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return GS_EXIT_OK;
+        } else {
+            fprintf(stderr, "gpusched: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return GS_EXIT_USAGE;
+        }
+    }
+    if (i >= argc) {
+        usage(stderr);
+        return GS_EXIT_USAGE;
+    }
+    const char *cmd = argv[i];
+    if (strcmp(cmd, "sim") == 0)
+        return gs_cli_sim(argc - i - 1, argv + i + 1);
+    if (strcmp(cmd, "mig") == 0)
+        return gs_cli_mig(argc - i - 1, argv + i + 1);
+    if (strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return GS_EXIT_OK;
+    }
+    fprintf(stderr, "gpusched: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return GS_EXIT_USAGE;
+}

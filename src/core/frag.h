@@ -1,0 +1,49 @@
+/* frag.h - GPU fragmentation as the FGD paper measures it (Weng et al., ATC'23).
+ *
+ * "Typical" request shapes are the most frequent (CPU, milli-GPU per GPU, GPU count, model
+ * restriction) tuples, taken by decreasing frequency until they cover the threshold share
+ * of all requests (CPU-only ones included). A node's fragmentation is the frequency-weighted
+ * sum over those shapes of the idle milli-GPU that the shape cannot use: all idle GPU when
+ * the shape cannot be hosted at all (or asks no GPU), else the idle milli of GPUs whose
+ * free share is below the shape's per-GPU request. A memo table caches fragmentation by
+ * node state; it belongs to one thread. */
+#ifndef GS_FRAG_H
+#define GS_FRAG_H
+
+#include "workload.h"
+
+#include <stdint.h>
+
+#define GS_MAX_SHAPES 128
+
+struct gs_shape {
+    int64_t cpu;
+    int16_t milli;
+    uint8_t gpus;
+    uint32_t model_mask;
+    double freq;
+};
+
+struct gs_typical {
+    int n;
+    struct gs_shape s[GS_MAX_SHAPES];
+};
+
+/* Build typical shapes from requests (threshold in percent, e.g. 95). Requests of kind MIG
+ * are skipped. Returns the number of shapes. */
+int gs_typical_build(const struct gs_request *reqs, int n, int threshold_pct,
+                     struct gs_typical *out);
+
+/* Fragmentation (milli-GPU) of a node state given as free GPU shares. */
+double gs_frag_state(const struct gs_typical *t, int model, int64_t cpu_free, const int16_t *free,
+                     int ngpus);
+
+struct gs_frag_memo;
+/* Heap object; NULL on allocation failure. */
+struct gs_frag_memo *gs_frag_memo_new(void);
+void gs_frag_memo_free(struct gs_frag_memo *m);
+/* Memoised gs_frag_state (free need not be sorted). */
+double gs_frag_memo_get(struct gs_frag_memo *m, const struct gs_typical *t, int model,
+                        int64_t cpu_free, const int16_t *free, int ngpus);
+
+#endif
