@@ -1,0 +1,257 @@
+/* mig.c - `gpusched mig`: profiles and valid layouts of a GPU model, validation of a
+ * mig-parted config, and planning the fewest GPUs for a demand of MIG instances. */
+#include "cli.h"
+
+#include "../base/error.h"
+#include "../core/mig.h"
+#include "../formats/migparted.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void mig_usage(FILE *f)
+{
+    fprintf(f, "usage: gpusched mig profiles --gpu MODEL\n"
+               "       gpusched mig layouts --gpu MODEL [--all]\n"
+               "       gpusched mig validate FILE [--gpu MODEL] [--config NAME]\n"
+               "       gpusched mig plan --gpu MODEL --demand PROFILE=N[,PROFILE=N...]\n"
+               "\n"
+               "MODEL is a catalog name or an nvidia.com/gpu.product value, e.g. A100-80GB,\n"
+               "A100-SXM4-40GB, H100-80GB, H100-NVL-94GB, H200-141GB.\n");
+}
+
+static int model_arg(int argc, char **argv, int *model, bool required)
+{
+    *model = -1;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--gpu") != 0)
+            continue;
+        if (i + 1 >= argc) {
+            fprintf(stderr, "gpusched mig: --gpu needs a model name\n");
+            return GS_EXIT_USAGE;
+        }
+        *model = gs_catalog_find(argv[i + 1]);
+        if (*model < 0) {
+            fprintf(stderr, "gpusched mig: --gpu '%s': unknown GPU model (known:", argv[i + 1]);
+            for (int m = 0; m < gs_catalog_count(); m++)
+                fprintf(stderr, " %s", gs_catalog_get(m)->name);
+            fprintf(stderr, ")\n");
+            return GS_EXIT_USAGE;
+        }
+        return 0;
+    }
+    if (required) {
+        fprintf(stderr, "gpusched mig: --gpu MODEL is required\n");
+        return GS_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int need_mig(int model)
+{
+    if (!gs_catalog_mig_capable(model)) {
+        fprintf(stderr, "gpusched mig: %s does not support MIG\n", gs_catalog_get(model)->name);
+        return GS_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int cmd_profiles(int argc, char **argv)
+{
+    int model, rc;
+    if ((rc = model_arg(argc, argv, &model, true)) || (rc = need_mig(model)))
+        return rc;
+    const struct gs_gpu_model *m = gs_catalog_get(model);
+    printf("%s (%u MiB, %u SMs): MIG GPU-instance profiles\n", m->name, m->mem_mib, m->sms);
+    printf("%-12s %4s %7s %8s %-15s %4s %5s %9s %s\n", "profile", "id", "compute", "mem-sl",
+           "starts", "max", "SMs", "mem(MiB)", "resource");
+    for (int i = 0; i < m->nprofiles; i++) {
+        const struct gs_mig_profile *p = &m->profiles[i];
+        char starts[32] = "", res[64];
+        size_t o = 0;
+        for (int s = 0; s < 8; s++)
+            if (p->start_mask & (1u << s))
+                o += (size_t)snprintf(starts + o, sizeof(starts) - o, "%s%d", o ? "," : "", s);
+        gs_mig_resource_name(p, res, sizeof(res));
+        printf("%-12s %4u %7u %8u %-15s %4u %5u %9u %s\n", p->name, p->id, p->compute,
+               p->mem_slices, starts, p->max_count, p->sms, p->mem_mib, res);
+    }
+    return GS_EXIT_OK;
+}
+
+static int cmd_layouts(int argc, char **argv)
+{
+    int model, rc;
+    if ((rc = model_arg(argc, argv, &model, true)) || (rc = need_mig(model)))
+        return rc;
+    bool all = false;
+    for (int i = 0; i < argc; i++)
+        all |= strcmp(argv[i], "--all") == 0;
+    static struct gs_mig_layout ls[4096];
+    int n = all ? gs_mig_enumerate_valid(model, ls, 4096) : gs_mig_enumerate_maximal(model, ls, 4096);
+    if (n > 4096)
+        n = 4096;
+    printf("%s: %d %s layouts\n", gs_catalog_get(model)->name, n, all ? "valid" : "maximal");
+    for (int i = 0; i < n; i++) {
+        char s[160];
+        struct gs_mig_placement pl;
+        gs_mig_layout_str(model, &ls[i], s, sizeof(s));
+        gs_mig_place(model, &ls[i], &pl, NULL);
+        printf("  %-44s placements:", s);
+        for (int k = 0; k < pl.n; k++)
+            printf(" %s@%u", gs_catalog_get(model)->profiles[pl.inst[k].profile].name,
+                   pl.inst[k].start);
+        printf("\n");
+    }
+    return GS_EXIT_OK;
+}
+
+static int cmd_validate(int argc, char **argv)
+{
+    const char *file = NULL, *config = NULL;
+    int model, rc;
+    if ((rc = model_arg(argc, argv, &model, false)))
+        return rc;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--gpu") == 0) {
+            i++;
+        } else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
+            config = argv[++i];
+        } else if (argv[i][0] != '-' && !file) {
+            file = argv[i];
+        } else {
+            fprintf(stderr, "gpusched mig validate: unexpected argument '%s'\n", argv[i]);
+            return GS_EXIT_USAGE;
+        }
+    }
+    if (!file) {
+        fprintf(stderr, "gpusched mig validate: FILE is required\n");
+        return GS_EXIT_USAGE;
+    }
+    struct gs_error err;
+    gs_error_init(&err);
+    struct gs_migparted *m = NULL;
+    rc = gs_migparted_load(file, &m, &err);
+    if (rc) {
+        fprintf(stderr, "gpusched mig validate: %s\n", err.msg);
+        return rc == GS_EIO ? GS_EXIT_USAGE : gs_cli_exit_code(rc);
+    }
+    if (config && !gs_migparted_find(m, config)) {
+        fprintf(stderr, "gpusched mig validate: %s: no config named '%s'\n", file, config);
+        gs_migparted_free(m);
+        return GS_EXIT_USAGE;
+    }
+    rc = gs_migparted_check(m, model, &err);
+    if (rc) {
+        fprintf(stderr, "gpusched mig validate: %s\n", err.msg);
+        gs_migparted_free(m);
+        return GS_EXIT_USAGE;
+    }
+    printf("%s: valid mig-parted config, %d configs", file, m->nconfigs);
+    if (model >= 0)
+        printf(" (checked on %s)", gs_catalog_get(model)->name);
+    printf("\n");
+    for (int c = 0; c < m->nconfigs; c++) {
+        const struct gs_mp_config *cfg = &m->configs[c];
+        if (config && strcmp(cfg->name, config) != 0)
+            continue;
+        printf("  %s:", cfg->name);
+        for (int k = 0; k < cfg->nentries; k++) {
+            const struct gs_mp_entry *e = &cfg->entries[k];
+            printf(" [devices ");
+            if (e->all_devices)
+                printf("all");
+            for (int d = 0; d < e->ndevices; d++)
+                printf("%s%d", d ? "," : "", e->devices[d]);
+            if (!e->mig_enabled)
+                printf(": MIG off]");
+            else {
+                printf(":");
+                for (int p = 0; p < e->nprofiles; p++)
+                    printf(" %ux%s", e->profiles[p].count, e->profiles[p].name);
+                printf("]");
+            }
+        }
+        printf("\n");
+    }
+    gs_migparted_free(m);
+    return GS_EXIT_OK;
+}
+
+static int cmd_plan(int argc, char **argv)
+{
+    int model, rc;
+    if ((rc = model_arg(argc, argv, &model, true)) || (rc = need_mig(model)))
+        return rc;
+    const char *demand = NULL;
+    for (int i = 0; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--demand") == 0)
+            demand = argv[i + 1];
+    if (!demand) {
+        fprintf(stderr, "gpusched mig plan: --demand PROFILE=N[,...] is required\n");
+        return GS_EXIT_USAGE;
+    }
+    uint32_t want[GS_MIG_MAX_PROFILES] = {0};
+    char buf[512];
+    snprintf(buf, sizeof(buf), "%s", demand);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        char *end = NULL;
+        long n = eq ? strtol(eq + 1, &end, 10) : -1;
+        if (!eq || end == eq + 1 || *end || n < 0 || n > 100000) {
+            fprintf(stderr, "gpusched mig plan: --demand '%s': expected PROFILE=COUNT\n", t);
+            return GS_EXIT_USAGE;
+        }
+        *eq = '\0';
+        int p = gs_catalog_find_profile(model, t);
+        if (p < 0) {
+            char list[256];
+            gs_catalog_profile_list(model, list, sizeof(list));
+            fprintf(stderr, "gpusched mig plan: '%s' is not a MIG profile of %s (%s)\n", t,
+                    gs_catalog_get(model)->name, list);
+            return GS_EXIT_USAGE;
+        }
+        want[p] += (uint32_t)n;
+    }
+    static struct gs_mig_layout out[4096];
+    struct gs_error err;
+    gs_error_init(&err);
+    int n = gs_mig_plan(model, want, out, 4096, &err);
+    if (n < 0) {
+        fprintf(stderr, "gpusched mig plan: %s\n", err.msg);
+        return gs_cli_exit_code(n);
+    }
+    printf("%s: %d GPU%s\n", gs_catalog_get(model)->name, n, n == 1 ? "" : "s");
+    for (int i = 0; i < n && i < 4096; i++) {
+        char s[160];
+        gs_mig_layout_str(model, &out[i], s, sizeof(s));
+        printf("  gpu %d: %s\n", i, s);
+    }
+    return GS_EXIT_OK;
+}
+
+int gs_cli_mig(int argc, char **argv)
+{
+    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
+        mig_usage(argc < 1 ? stderr : stdout);
+        return argc < 1 ? GS_EXIT_USAGE : GS_EXIT_OK;
+    }
+    if (gs_cli_wants_help(argc, argv)) {
+        mig_usage(stdout);
+        return GS_EXIT_OK;
+    }
+    const char *sub = argv[0];
+    if (strcmp(sub, "profiles") == 0)
+        return cmd_profiles(argc - 1, argv + 1);
+    if (strcmp(sub, "layouts") == 0)
+        return cmd_layouts(argc - 1, argv + 1);
+    if (strcmp(sub, "validate") == 0)
+        return cmd_validate(argc - 1, argv + 1);
+    if (strcmp(sub, "plan") == 0)
+        return cmd_plan(argc - 1, argv + 1);
+    fprintf(stderr, "gpusched mig: unknown subcommand '%s'\n", sub);
+    mig_usage(stderr);
+    return GS_EXIT_USAGE;
+}

@@ -1,0 +1,196 @@
+/* yaml.c - libfyaml wrapper used by the mig-parted, device-plugin and scenario parsers:
+ * loading with collected diagnostics, line numbers for nodes, typed scalar getters. */
+#include "yaml.h"
+
+#include "../base/error.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gs_yaml_load(struct gs_yaml *y, const char *name, const char *data, size_t len,
+                 struct gs_error *err)
+{
+    y->name = name;
+    y->doc = NULL;
+    if (len > GS_YAML_MAX)
+        return gs_error_set(err, GS_EINVAL, "%s: larger than %zu bytes", name, GS_YAML_MAX);
+    struct fy_diag_cfg dcfg;
+    fy_diag_cfg_default(&dcfg);
+    dcfg.fp = NULL;
+    dcfg.output_fn = NULL;
+    dcfg.colorize = false;
+    struct fy_diag *diag = fy_diag_create(&dcfg);
+    if (!diag)
+        return gs_error_set(err, GS_ENOMEM, "%s: out of memory", name);
+    fy_diag_set_collect_errors(diag, true);
+    struct fy_parse_cfg cfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG, .diag = diag};
+    struct fy_document *doc = fy_document_build_from_string(&cfg, data, len);
+    int rc = 0;
+    if (!doc) {
+        void *it = NULL;
+        struct fy_diag_error *de = fy_diag_errors_iterate(diag, &it);
+        if (de)
+            rc = gs_error_set(err, GS_EINVAL, "%s:%d:%d: invalid YAML: %s", name, de->line,
+                              de->column, de->msg ? de->msg : "syntax error");
+        else
+            rc = gs_error_set(err, GS_EINVAL, "%s: invalid YAML", name);
+        if (doc)
+            fy_document_destroy(doc);
+        doc = NULL;
+    }
+    fy_diag_destroy(diag);
+    y->doc = doc;
+    return rc;
+}
+
+void gs_yaml_release(struct gs_yaml *y)
+{
+    if (y->doc)
+        fy_document_destroy(y->doc);
+    y->doc = NULL;
+}
+
+struct fy_node *gs_yaml_root(const struct gs_yaml *y)
+{
+    return y->doc ? fy_document_root(y->doc) : NULL;
+}
+
+int gs_yaml_line(struct fy_node *n)
+{
+    for (int depth = 0; n && depth < 64; depth++) {
+        switch (fy_node_get_type(n)) {
+        case FYNT_SCALAR: {
+            struct fy_token *t = fy_node_get_scalar_token(n);
+            const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
+            return m ? m->line + 1 : 0;
+        }
+        case FYNT_MAPPING: {
+            void *it = NULL;
+            struct fy_node_pair *p = fy_node_mapping_iterate(n, &it);
+            if (!p)
+                return 0;
+            n = fy_node_pair_key(p);
+            break;
+        }
+        case FYNT_SEQUENCE: {
+            void *it = NULL;
+            n = fy_node_sequence_iterate(n, &it);
+            break;
+        }
+        default:
+            return 0;
+        }
+    }
+    return 0;
+}
+
+int gs_yaml_fail(const struct gs_yaml *y, struct fy_node *n, const char *path,
+                 struct gs_error *err, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    int line = gs_yaml_line(n);
+    if (line > 0)
+        return gs_error_set(err, GS_EINVAL, "%s:%d: %s: %s", y->name, line, path, msg);
+    return gs_error_set(err, GS_EINVAL, "%s: %s: %s", y->name, path, msg);
+}
+
+bool gs_yaml_is_map(struct fy_node *n)
+{
+    return n && fy_node_get_type(n) == FYNT_MAPPING;
+}
+
+bool gs_yaml_is_seq(struct fy_node *n)
+{
+    return n && fy_node_get_type(n) == FYNT_SEQUENCE;
+}
+
+bool gs_yaml_is_scalar(struct fy_node *n)
+{
+    return n && fy_node_get_type(n) == FYNT_SCALAR;
+}
+
+int gs_yaml_str(const struct gs_yaml *y, struct fy_node *n, const char *path, char *buf,
+                size_t size, struct gs_error *err)
+{
+    if (!gs_yaml_is_scalar(n))
+        return gs_yaml_fail(y, n, path, err, "expected a scalar value");
+    size_t l = 0;
+    const char *s = fy_node_get_scalar(n, &l);
+    if (!s || l + 1 > size)
+        return gs_yaml_fail(y, n, path, err, "value longer than %zu characters", size - 1);
+    memcpy(buf, s, l);
+    buf[l] = '\0';
+    return 0;
+}
+
+int gs_yaml_bool(const struct gs_yaml *y, struct fy_node *n, const char *path, bool *out,
+                 struct gs_error *err)
+{
+    char b[16];
+    if (gs_yaml_str(y, n, path, b, sizeof(b), err))
+        return gs_yaml_fail(y, n, path, err, "expected true or false");
+    if (strcmp(b, "true") == 0 || strcmp(b, "True") == 0 || strcmp(b, "TRUE") == 0)
+        *out = true;
+    else if (strcmp(b, "false") == 0 || strcmp(b, "False") == 0 || strcmp(b, "FALSE") == 0)
+        *out = false;
+    else
+        return gs_yaml_fail(y, n, path, err, "expected true or false, got '%s'", b);
+    return 0;
+}
+
+int gs_yaml_int(const struct gs_yaml *y, struct fy_node *n, const char *path, int64_t lo,
+                int64_t hi, int64_t *out, struct gs_error *err)
+{
+    char b[32];
+    if (gs_yaml_str(y, n, path, b, sizeof(b), err))
+        return gs_yaml_fail(y, n, path, err, "expected an integer");
+    char *end;
+    errno = 0;
+    long long v = strtoll(b, &end, 10);
+    if (errno || end == b || *end)
+        return gs_yaml_fail(y, n, path, err, "expected an integer, got '%s'", b);
+    if (v < lo || v > hi)
+        return gs_yaml_fail(y, n, path, err, "%lld is out of range %lld..%lld", v, (long long)lo,
+                            (long long)hi);
+    *out = v;
+    return 0;
+}
+
+int gs_yaml_double(const struct gs_yaml *y, struct fy_node *n, const char *path, double lo,
+                   double hi, double *out, struct gs_error *err)
+{
+    char b[48];
+    if (gs_yaml_str(y, n, path, b, sizeof(b), err))
+        return gs_yaml_fail(y, n, path, err, "expected a number");
+    char *end;
+    errno = 0;
+    double v = strtod(b, &end);
+    if (errno || end == b || *end || !isfinite(v))
+        return gs_yaml_fail(y, n, path, err, "expected a number, got '%s'", b);
+    if (v < lo || v > hi)
+        return gs_yaml_fail(y, n, path, err, "%g is out of range %g..%g", v, lo, hi);
+    *out = v;
+    return 0;
+}
+
+int gs_yaml_key(struct fy_node_pair *p, char *buf, size_t size)
+{
+    struct fy_node *k = fy_node_pair_key(p);
+    if (!gs_yaml_is_scalar(k))
+        return GS_EINVAL;
+    size_t l = 0;
+    const char *s = fy_node_get_scalar(k, &l);
+    if (!s || l + 1 > size)
+        return GS_EINVAL;
+    memcpy(buf, s, l);
+    buf[l] = '\0';
+    return 0;
+}

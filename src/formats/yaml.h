@@ -1,0 +1,51 @@
+/* yaml.h - thin, bounded helpers over libfyaml for gpusched's YAML and JSON formats.
+ *
+ * Every error names the file, the line and the field path ("x.yaml:12: mig-configs.mixed[0]
+ * .devices: expected all or a list of GPU indexes"). A struct gs_yaml owns the parsed
+ * document: gs_yaml_load / gs_yaml_release. Documents are capped at GS_YAML_MAX bytes and
+ * scalars at the caller's buffer size. Not thread-safe per document. */
+#ifndef GS_YAML_H
+#define GS_YAML_H
+
+#include <libfyaml.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GS_YAML_MAX ((size_t)8 << 20)
+
+struct gs_error;
+
+struct gs_yaml {
+    const char *name;
+    struct fy_document *doc;
+};
+
+/* Parse one YAML (or JSON) document from memory; data need not be NUL-terminated. An empty
+ * document yields a NULL root. */
+int gs_yaml_load(struct gs_yaml *y, const char *name, const char *data, size_t len,
+                 struct gs_error *err);
+void gs_yaml_release(struct gs_yaml *y);
+struct fy_node *gs_yaml_root(const struct gs_yaml *y);
+/* 1-based line of a node (a mapping's or sequence's first entry; 0 when unknown). */
+int gs_yaml_line(struct fy_node *n);
+/* Set err to "<file>:<line>: <path>: <msg>". Returns GS_EINVAL. */
+int gs_yaml_fail(const struct gs_yaml *y, struct fy_node *n, const char *path,
+                 struct gs_error *err, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Scalar text copied into buf (NUL-terminated). Fails when not a scalar or too long. */
+int gs_yaml_str(const struct gs_yaml *y, struct fy_node *n, const char *path, char *buf,
+                size_t size, struct gs_error *err);
+int gs_yaml_bool(const struct gs_yaml *y, struct fy_node *n, const char *path, bool *out,
+                 struct gs_error *err);
+/* Integer in [lo, hi]. */
+int gs_yaml_int(const struct gs_yaml *y, struct fy_node *n, const char *path, int64_t lo,
+                int64_t hi, int64_t *out, struct gs_error *err);
+int gs_yaml_double(const struct gs_yaml *y, struct fy_node *n, const char *path, double lo,
+                   double hi, double *out, struct gs_error *err);
+bool gs_yaml_is_map(struct fy_node *n);
+bool gs_yaml_is_seq(struct fy_node *n);
+bool gs_yaml_is_scalar(struct fy_node *n);
+/* Key text of a pair (bounded copy). */
+int gs_yaml_key(struct fy_node_pair *p, char *buf, size_t size);
+
+#endif
