@@ -36,6 +36,7 @@ struct gs_gpu {
     int16_t milli_free;   /* WHOLE / FRACTION: 0..1000 */
     uint8_t replicas;     /* TIMESLICE / MPS */
     uint8_t replicas_used;
+    int32_t mem_used_mib; /* TIMESLICE / MPS: memory declared by the replicas in use */
     struct gs_mig_placement mig; /* MIG: instances */
     uint8_t mig_used;     /* bit i: instance i is allocated */
     float util;           /* simulated busy fraction of the whole GPU (0..1), used share */

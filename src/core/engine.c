@@ -56,6 +56,7 @@ static bool selector_matches(const struct gs_node *n, const struct gs_request *r
 static int count_whole(const struct gs_cluster *c, const struct gs_node *n)
 {
     int k = 0;
+    /* callers check memory per model; see mem_ok */
     for (int i = 0; i < n->ngpus; i++) {
         const struct gs_gpu *g = &c->gpus[n->gpu0 + i];
         if (gpu_usable(g) && (g->mode == GS_GPU_WHOLE || g->mode == GS_GPU_FRACTION) &&
@@ -65,15 +66,45 @@ static int count_whole(const struct gs_cluster *c, const struct gs_node *n)
     return k;
 }
 
-static int count_replicas(const struct gs_cluster *c, const struct gs_node *n)
+/* Can one more replica of this GPU hold need_mib? MPS caps each client at memory/replicas;
+ * time-slicing isolates nothing, so a pod that declares its memory is kept off a GPU whose
+ * replicas already declared the rest. */
+static bool replica_mem_ok(const struct gs_gpu *g, int32_t need_mib)
+{
+    if (need_mib <= 0)
+        return true;
+    const struct gs_gpu_model *m = gs_catalog_get(g->model);
+    if (!m)
+        return false;
+    if (g->mode == GS_GPU_MPS)
+        return (int64_t)m->mem_mib / (g->replicas ? g->replicas : 1) >= need_mib;
+    return (int64_t)g->mem_used_mib + need_mib <= (int64_t)m->mem_mib;
+}
+
+static int count_replicas_for(const struct gs_cluster *c, const struct gs_node *n, int32_t need)
 {
     int k = 0;
     for (int i = 0; i < n->ngpus; i++) {
         const struct gs_gpu *g = &c->gpus[n->gpu0 + i];
-        if (gpu_usable(g) && (g->mode == GS_GPU_TIMESLICE || g->mode == GS_GPU_MPS))
-            k += g->replicas - g->replicas_used;
+        if (!gpu_usable(g) || (g->mode != GS_GPU_TIMESLICE && g->mode != GS_GPU_MPS))
+            continue;
+        int free_rep = g->replicas - g->replicas_used;
+        if (need > 0 && g->mode == GS_GPU_TIMESLICE) {
+            const struct gs_gpu_model *m = gs_catalog_get(g->model);
+            int64_t room = m ? ((int64_t)m->mem_mib - g->mem_used_mib) / need : 0;
+            if (room < free_rep)
+                free_rep = room < 0 ? 0 : (int)room;
+        } else if (!replica_mem_ok(g, need)) {
+            free_rep = 0;
+        }
+        k += free_rep;
     }
     return k;
+}
+
+static int count_replicas(const struct gs_cluster *c, const struct gs_node *n)
+{
+    return count_replicas_for(c, n, 0);
 }
 
 static int free_mig_slot(const struct gs_gpu *g, const char *profile)
@@ -109,10 +140,14 @@ bool gs_engine_fits(const struct gs_cluster *c, int node, const struct gs_reques
         why = GS_R_PODS;
     else {
         switch (req->kind) {
-        case GS_REQ_GPU:
-            if (count_whole(c, n) < req->gpus && count_replicas(c, n) < req->gpus)
+        case GS_REQ_GPU: {
+            const struct gs_gpu_model *m = gs_catalog_get(n->model);
+            bool whole_mem = !req->gpu_mem_mib || (m && (int32_t)m->mem_mib >= req->gpu_mem_mib);
+            int whole = whole_mem ? count_whole(c, n) : 0;
+            if (whole < req->gpus && count_replicas_for(c, n, req->gpu_mem_mib) < req->gpus)
                 why = count_replicas(c, n) > 0 ? GS_R_REPLICA : GS_R_GPU_COUNT;
             break;
+        }
         case GS_REQ_FRACTION: {
             bool ok = false;
             for (int i = 0; i < n->ngpus && !ok; i++) {
@@ -192,7 +227,9 @@ static void choose_whole(const struct gs_cluster *c, const struct gs_node *n, in
     a->kind = GS_REQ_GPU;
     a->ndev = 0;
     a->milli = GS_MILLI;
-    if (count_whole(c, n) >= req->gpus) {
+    const struct gs_gpu_model *m = gs_catalog_get(n->model);
+    bool whole_mem = !req->gpu_mem_mib || (m && (int32_t)m->mem_mib >= req->gpu_mem_mib);
+    if (whole_mem && count_whole(c, n) >= req->gpus) {
         for (int i = 0; i < n->ngpus && a->ndev < req->gpus; i++) {
             const struct gs_gpu *g = &c->gpus[n->gpu0 + i];
             if (gpu_usable(g) && (g->mode == GS_GPU_WHOLE || g->mode == GS_GPU_FRACTION) &&
@@ -207,8 +244,11 @@ static void choose_whole(const struct gs_cluster *c, const struct gs_node *n, in
     /* replicas, spread: the GPU with the fewest used replicas first (device plugin's
      * "distributed" policy) */
     uint8_t used[GS_MAX_GPUS_NODE];
-    for (int i = 0; i < n->ngpus; i++)
+    struct gs_gpu probe[GS_MAX_GPUS_NODE];
+    for (int i = 0; i < n->ngpus; i++) {
         used[i] = c->gpus[n->gpu0 + i].replicas_used;
+        probe[i] = c->gpus[n->gpu0 + i];
+    }
     a->milli = 0;
     while (a->ndev < req->gpus) {
         int best = -1;
@@ -216,7 +256,7 @@ static void choose_whole(const struct gs_cluster *c, const struct gs_node *n, in
             const struct gs_gpu *g = &c->gpus[n->gpu0 + i];
             if (!gpu_usable(g) || (g->mode != GS_GPU_TIMESLICE && g->mode != GS_GPU_MPS))
                 continue;
-            if (used[i] >= g->replicas)
+            if (!replica_mem_ok(&probe[i], req->gpu_mem_mib) || used[i] >= g->replicas)
                 continue;
             if (best < 0 || used[i] < used[best])
                 best = i;
@@ -224,6 +264,7 @@ static void choose_whole(const struct gs_cluster *c, const struct gs_node *n, in
         if (best < 0)
             break;
         used[best]++;
+        probe[best].mem_used_mib += req->gpu_mem_mib;
         a->gpu[a->ndev] = n->gpu0 + best;
         a->slot[a->ndev] = -1;
         a->ndev++;
@@ -748,6 +789,7 @@ static int apply(struct gs_cluster *c, const struct gs_request *req, const struc
         case GS_GPU_TIMESLICE:
         case GS_GPU_MPS:
             g->replicas_used = (uint8_t)(g->replicas_used + sign);
+            g->mem_used_mib += sign * req->gpu_mem_mib;
             break;
         case GS_GPU_MIG:
             if (sign > 0)

@@ -26,6 +26,9 @@ struct gs_request {
     int16_t milli;  /* per GPU: 1000 for whole, < 1000 for a fraction */
     char mig[GS_MIG_NAME_MAX]; /* GS_REQ_MIG: profile name */
     uint32_t model_mask;
+    int32_t gpu_mem_mib; /* memory the work needs on each device (0 = no check): whole GPUs
+                          * need a model this large, MPS replicas a per-client share this
+                          * large; time-slicing does not isolate memory and is not checked */
     uint8_t nsel;
     struct gs_label sel[GS_MAX_SELECTOR];
 };

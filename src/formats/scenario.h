@@ -1,0 +1,119 @@
+/* scenario.h - simulator scenario files (YAML).
+ *
+ *   name: article-default        seed: 42         duration: 12h      warmup: 1h
+ *   sla: {online_wait: 30s, online_min_speed: 0.8}
+ *   prices: {A100-80GB: 3.5}                       # $/GPU-hour overrides
+ *   mig_configs: <mig-parted v1 document>          # optional, else the article's
+ *   node_groups:
+ *     - {name, gpu, nodes, gpus, cpu, memory, mig_config, sharing, replicas, labels}
+ *   tenants: [{name, namespace, quota: {nvidia.com/gpu: 8}}]
+ *   classes:
+ *     - name, tenant, kind (online-inference | batch-inference | training | development),
+ *       priority, arrival {process: poisson|fixed, per_hour | interval, start, stop},
+ *       duration {dist: fixed|exponential|lognormal, mean | median, sigma},
+ *       request {gpus, cpu, memory, gpu_memory, mig, share: true|false|timeslicing|mps},
+ *       util, max_jobs
+ *   trace: {file: pods.csv, format: openb, time_scale: 1.0}   # instead of classes
+ *
+ * Durations take s/m/h/d suffixes; cpu and memory are Kubernetes quantities. Every key is
+ * checked (unknown keys are errors) and errors cite file:line and the field path. The
+ * parsed scenario is plain data owned by the caller (gs_scenario_release frees nothing
+ * but the trace pods). */
+#ifndef GS_SCENARIO_H
+#define GS_SCENARIO_H
+
+#include "../core/catalog.h"
+#include "../core/cluster.h"
+#include "../core/mig.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GS_SC_MAX_GROUPS  32
+#define GS_SC_MAX_CLASSES 32
+#define GS_SC_MAX_TENANTS 16
+#define GS_SC_MAX_QUOTA   8
+
+enum gs_class_kind { GS_KIND_ONLINE = 0, GS_KIND_BATCH, GS_KIND_TRAINING, GS_KIND_DEV };
+enum gs_group_sharing { GS_SHARE_NONE = 0, GS_SHARE_TIMESLICING, GS_SHARE_MPS };
+enum gs_arrival { GS_ARRIVAL_POISSON = 0, GS_ARRIVAL_FIXED };
+enum gs_dist { GS_DIST_FIXED = 0, GS_DIST_EXP, GS_DIST_LOGNORMAL };
+
+struct gs_sc_group {
+    char name[GS_NAME_MAX];
+    int model;
+    int nodes, gpus;
+    int64_t cpu_milli, mem_mib;
+    char mig_config[64];        /* name in the scenario's mig configs; "" = none */
+    bool has_layout;            /* mig_layout given inline: every GPU gets it */
+    struct gs_mig_layout layout;
+    enum gs_group_sharing sharing;
+    int replicas;
+    int nlabels;
+    struct gs_label labels[8];
+};
+
+struct gs_sc_tenant {
+    char name[GS_NAME_MAX];
+    char ns[GS_NAME_MAX];
+    int nquota;
+    char quota_name[GS_SC_MAX_QUOTA][64];
+    int64_t quota_value[GS_SC_MAX_QUOTA];
+};
+
+struct gs_sc_class {
+    char name[GS_NAME_MAX];
+    int tenant; /* index, -1 none */
+    enum gs_class_kind kind;
+    int32_t priority;
+    enum gs_arrival arrival;
+    double per_hour, interval_s, start_s, stop_s;
+    enum gs_dist dist;
+    double mean_s, median_s, sigma;
+    int gpus;
+    int64_t cpu_milli, mem_mib;
+    int32_t gpu_mem_mib;
+    char mig[24];
+    uint8_t share; /* bit 0: may run on time-slicing replicas, bit 1: on MPS replicas */
+    double util;
+    int max_jobs;
+};
+
+struct gs_sc_trace_pod {
+    double arrival_s, duration_s;
+    int64_t cpu_milli, mem_mib;
+    int gpus;
+    int16_t milli;
+};
+
+struct gs_scenario {
+    char name[GS_NAME_MAX];
+    uint64_t seed;
+    double duration_s, warmup_s;
+    double sla_wait_s, sla_min_speed;
+    double price[GS_MAX_MODELS];
+    char mig_yaml_name[256];
+    char *mig_yaml; /* raw mig-parted document text (heap), or NULL for the article's */
+    size_t mig_yaml_len;
+    int ngroups;
+    struct gs_sc_group groups[GS_SC_MAX_GROUPS];
+    int ntenants;
+    struct gs_sc_tenant tenants[GS_SC_MAX_TENANTS];
+    int nclasses;
+    struct gs_sc_class classes[GS_SC_MAX_CLASSES];
+    int ntrace;
+    struct gs_sc_trace_pod *trace; /* heap */
+};
+
+struct gs_error;
+
+/* Parse seconds from "90", "30s", "10m", "2h", "1d", "1.5h". */
+int gs_parse_duration(const char *s, double *out);
+int gs_scenario_parse(const char *name, const char *data, size_t len, struct gs_scenario *sc,
+                      struct gs_error *err);
+int gs_scenario_load(const char *path, struct gs_scenario *sc, struct gs_error *err);
+void gs_scenario_release(struct gs_scenario *sc);
+const char *gs_class_kind_name(enum gs_class_kind k);
+
+#endif

@@ -1,0 +1,910 @@
+/* scenario.c - the discrete-event simulator behind `gpusched sim` and `make run`. It builds a
+ * cluster per strategy from the scenario's node groups (MIG layouts from the mig-parted
+ * config, time-slicing and MPS replicas), places pods with the engine, and runs them at the
+ * speed their GPU share allows (processor sharing on time-sliced and MPS GPUs, compute
+ * slices on MIG instances). */
+#include "scenario.h"
+
+#include "../base/error.h"
+#include "../base/rng.h"
+#include "../core/engine.h"
+#include "../formats/migparted.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const struct gs_strategy strategies[GS_SIM_STRATEGIES] = {
+    {"exclusive", "Exclusive (1 pod = 1 GPU)", false, GS_SM_NONE, false, false, 0, 0},
+    {"time-slicing", "Time-slicing", false, GS_SM_TIMESLICING, false, false, 25, 20},
+    {"mps", "MPS", false, GS_SM_MPS, false, false, 0, 0},
+    {"static-mig", "Static MIG", true, GS_SM_NONE, false, false, 35, 30},
+    {"mig-priority", "MIG + priority", true, GS_SM_NONE, true, false, 0, 0},
+    {"all", "All together", true, GS_SM_GROUP, true, true, 50, 50},
+};
+
+const struct gs_strategy *gs_strategy_get(int i)
+{
+    return i >= 0 && i < GS_SIM_STRATEGIES ? &strategies[i] : NULL;
+}
+
+const struct gs_strategy *gs_strategy_find(const char *name)
+{
+    for (int i = 0; i < GS_SIM_STRATEGIES; i++)
+        if (strcmp(strategies[i].name, name) == 0)
+            return &strategies[i];
+    return NULL;
+}
+
+/* ---------- event heap (ordered by time, then sequence: deterministic) ---------- */
+
+enum ev_type { EV_ARRIVAL = 0, EV_COMPLETE, EV_RETRY, EV_SAMPLE };
+
+struct event {
+    double t;
+    uint64_t seq;
+    int type;
+    int id; /* class for arrivals, pod otherwise, sample index */
+    uint32_t version;
+};
+
+struct heap {
+    struct event *v;
+    int n, cap;
+};
+
+static bool ev_less(const struct event *a, const struct event *b)
+{
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static int heap_push(struct heap *h, struct event e)
+{
+    if (h->n == h->cap) {
+        int cap = h->cap ? h->cap * 2 : 1024;
+        struct event *v = realloc(h->v, sizeof(*v) * (size_t)cap);
+        if (!v)
+            return GS_ENOMEM;
+        h->v = v;
+        h->cap = cap;
+    }
+    int i = h->n++;
+    h->v[i] = e;
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (!ev_less(&h->v[i], &h->v[p]))
+            break;
+        struct event t = h->v[i];
+        h->v[i] = h->v[p];
+        h->v[p] = t;
+        i = p;
+    }
+    return 0;
+}
+
+static struct event heap_pop(struct heap *h)
+{
+    struct event top = h->v[0];
+    h->v[0] = h->v[--h->n];
+    int i = 0;
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < h->n && ev_less(&h->v[l], &h->v[m]))
+            m = l;
+        if (r < h->n && ev_less(&h->v[r], &h->v[m]))
+            m = r;
+        if (m == i)
+            break;
+        struct event t = h->v[i];
+        h->v[i] = h->v[m];
+        h->v[m] = t;
+        i = m;
+    }
+    return top;
+}
+
+/* ---------- simulation state ---------- */
+
+enum pod_state { P_PENDING = 0, P_RUNNING, P_DONE, P_BACKOFF };
+
+struct pod {
+    int cls;
+    double first_arrival, start;
+    double work_left, rate, last;
+    double rate_sum_dt, run_dt; /* for the mean speed */
+    double util;                /* busy fraction of a whole GPU it wants, per GPU */
+    int32_t gpu_mem;            /* MiB it really needs (OOM check on time-slicing) */
+    struct gs_request req;
+    struct gs_alloc alloc;
+    uint32_t version;
+    uint8_t state;
+    bool started, measured, oom;
+};
+
+struct gpu_rt {
+    int npods;
+    int cap;
+    int *pods;
+    double load;    /* sum of util of pods on this GPU (replicas) */
+    int64_t mem;    /* sum of real GPU memory of pods on this GPU (replicas) */
+};
+
+struct sim {
+    const struct gs_scenario *sc;
+    const struct gs_strategy *st;
+    struct gs_cluster c;
+    struct gs_engine *e;
+    struct gs_rng rng;
+    struct heap h;
+    uint64_t seq;
+    struct pod *pods;
+    int npods, cap_pods;
+    int *queue;
+    int nqueue, cap_queue;
+    struct gpu_rt *grt;
+    double now;
+    double alloc_units, used_units; /* current */
+    double int_alloc, int_used, int_t;
+    int class_jobs[GS_SC_MAX_CLASSES];
+    uint8_t share_ok[GS_SC_MAX_CLASSES]; /* sharing modes that exist here and fit the class */
+};
+
+static int push(struct sim *s, double t, int type, int id, uint32_t version)
+{
+    struct event e = {.t = t, .seq = s->seq++, .type = type, .id = id, .version = version};
+    return heap_push(&s->h, e);
+}
+
+static double sample_duration(struct sim *s, const struct gs_sc_class *k)
+{
+    switch (k->dist) {
+    case GS_DIST_FIXED:
+        return k->mean_s;
+    case GS_DIST_EXP:
+        return gs_rng_exp(&s->rng, k->mean_s);
+    default:
+        return gs_rng_lognormal(&s->rng, k->median_s, k->sigma);
+    }
+}
+
+/* ---------- cluster per strategy ---------- */
+
+static enum gs_gpu_mode group_share_mode(const struct gs_strategy *st, const struct gs_sc_group *g,
+                                         int *replicas)
+{
+    if (g->sharing == GS_SHARE_NONE || st->share == GS_SM_NONE)
+        return GS_GPU_WHOLE;
+    enum gs_group_sharing mode = g->sharing;
+    if (st->share == GS_SM_TIMESLICING)
+        mode = GS_SHARE_TIMESLICING;
+    else if (st->share == GS_SM_MPS)
+        mode = GS_SHARE_MPS;
+    if (mode == GS_SHARE_TIMESLICING) {
+        *replicas = g->sharing == GS_SHARE_TIMESLICING && g->replicas ? g->replicas : 4;
+        return GS_GPU_TIMESLICE;
+    }
+    *replicas = g->sharing == GS_SHARE_MPS && g->replicas ? g->replicas : 2;
+    return GS_GPU_MPS;
+}
+
+static int build_cluster(struct sim *s, struct gs_error *err)
+{
+    const struct gs_scenario *sc = s->sc;
+    struct gs_migparted *mp = NULL;
+    int rc = 0;
+    if (s->st->mig) {
+        const char *text = sc->mig_yaml ? sc->mig_yaml : gs_article_mig_config_yaml;
+        const char *name = sc->mig_yaml ? sc->mig_yaml_name : "article nvidia-mig-config";
+        rc = gs_migparted_parse(name, text, strlen(text), &mp, err);
+        if (rc)
+            return rc;
+    }
+    gs_cluster_init(&s->c);
+    for (int gi = 0; gi < sc->ngroups && !rc; gi++) {
+        const struct gs_sc_group *g = &sc->groups[gi];
+        int replicas = 0;
+        enum gs_gpu_mode mode = g->gpus ? group_share_mode(s->st, g, &replicas) : GS_GPU_WHOLE;
+        const struct gs_mp_config *cfg = NULL;
+        bool use_mig = s->st->mig && g->gpus && (g->has_layout || g->mig_config[0]);
+        if (use_mig && g->mig_config[0]) {
+            cfg = gs_migparted_find(mp, g->mig_config);
+            if (!cfg) {
+                rc = gs_error_set(err, GS_EINVAL,
+                                  "node group '%s': mig_config '%s' is not in the mig-parted "
+                                  "config",
+                                  g->name, g->mig_config);
+                break;
+            }
+        }
+        for (int ni = 0; ni < g->nodes && !rc; ni++) {
+            char name[GS_NAME_MAX];
+            snprintf(name, sizeof(name), "%s-%d", g->name, ni);
+            int id = gs_cluster_add_node(&s->c, name, g->gpus ? g->model : -1, g->gpus,
+                                         g->cpu_milli, g->mem_mib, mode, replicas, NULL);
+            if (id < 0) {
+                rc = gs_error_set(err, id, "node group '%s': cannot build node", g->name);
+                break;
+            }
+            struct gs_node *n = &s->c.nodes[id];
+            for (int l = 0; l < g->nlabels; l++)
+                gs_node_set_label(n, g->labels[l].key, g->labels[l].val);
+            if (g->gpus) {
+                gs_node_set_label(n, "nvidia.com/gpu.product", gs_catalog_get(g->model)->product);
+                gs_node_set_label(n, "nvidia.com/gpu.sharing-strategy",
+                                  mode == GS_GPU_TIMESLICE ? "time-slicing"
+                                  : mode == GS_GPU_MPS     ? "mps"
+                                                           : "none");
+            }
+            if (!use_mig)
+                continue;
+            gs_node_set_label(n, "nvidia.com/mig.config", cfg ? cfg->name : "inline");
+            for (int k = 0; k < g->gpus; k++) {
+                struct gs_gpu *gpu = &s->c.gpus[n->gpu0 + k];
+                bool enabled = g->has_layout;
+                struct gs_mig_layout layout = g->layout;
+                if (cfg) {
+                    int m = gs_migparted_resolve(cfg, k, g->model, &enabled, &layout, err);
+                    if (m < 0) {
+                        rc = gs_error_prefix(err, "node group '%s'", g->name);
+                        break;
+                    }
+                    if (m == 0)
+                        enabled = false; /* no entry for this GPU: MIG stays off */
+                }
+                if (!enabled)
+                    continue;
+                struct gs_mig_placement pl;
+                rc = gs_mig_place(g->model, &layout, &pl, err);
+                if (rc)
+                    break;
+                gpu->mode = GS_GPU_MIG;
+                gpu->mig = pl;
+                gpu->replicas = 0;
+            }
+        }
+    }
+    gs_migparted_free(mp);
+    return rc;
+}
+
+/* ---------- requests per strategy ---------- */
+
+static void make_request(const struct sim *s, const struct gs_sc_class *k, struct gs_request *r,
+                         bool *shared)
+{
+    memset(r, 0, sizeof(*r));
+    r->cpu_milli = k->cpu_milli;
+    r->mem_mib = k->mem_mib;
+    *shared = false;
+    if (s->st->mig && k->mig[0]) {
+        r->kind = GS_REQ_MIG;
+        r->gpus = 1;
+        snprintf(r->mig, sizeof(r->mig), "%s", k->mig);
+        return;
+    }
+    int gpus = k->gpus;
+    if (gpus == 0 && k->mig[0])
+        gpus = 1; /* a MIG-sized workload asks one GPU when MIG is off */
+    if (gpus == 0) {
+        r->kind = GS_REQ_NONE;
+        return;
+    }
+    r->kind = GS_REQ_GPU;
+    r->gpus = (uint8_t)gpus;
+    r->milli = GS_MILLI;
+    r->gpu_mem_mib = k->gpu_mem_mib; /* whole GPUs: the model must be large enough */
+    if (s->st->share == GS_SM_NONE)
+        return;
+    /* which replicas this class may take under the strategy */
+    uint8_t modes = s->st->share == GS_SM_TIMESLICING ? 1 : s->st->share == GS_SM_MPS ? 2 : 3;
+    uint8_t ok = k->share & modes & s->share_ok[k - s->sc->classes];
+    r->nsel = 1;
+    snprintf(r->sel[0].key, sizeof(r->sel[0].key), "nvidia.com/gpu.sharing-strategy");
+    if (!ok) {
+        /* dedicated GPUs, as an operator pins training to unshared nodes */
+        snprintf(r->sel[0].val, sizeof(r->sel[0].val), "none");
+        return;
+    }
+    *shared = true;
+    if (ok == 3)
+        r->nsel = 0;
+    else
+        snprintf(r->sel[0].val, sizeof(r->sel[0].val), "%s", ok == 1 ? "time-slicing" : "mps");
+    if ((ok & 1) && !s->st->mem_aware)
+        r->gpu_mem_mib = 0; /* the stock device plugin knows no GPU memory */
+}
+
+/* ---------- speed of a running pod ---------- */
+
+static double device_rate(const struct sim *s, const struct pod *p, int k)
+{
+    const struct gs_gpu *g = &s->c.gpus[p->alloc.gpu[k]];
+    const struct gpu_rt *rt = &s->grt[p->alloc.gpu[k]];
+    double u = p->util > 0 ? p->util : 1;
+    switch (g->mode) {
+    case GS_GPU_MIG: {
+        const struct gs_mig_profile *pr =
+            &gs_catalog_get(g->model)->profiles[g->mig.inst[p->alloc.slot[k]].profile];
+        double f = pr->compute / 7.0;
+        return f >= u ? 1.0 : f / u;
+    }
+    case GS_GPU_TIMESLICE: {
+        if (rt->npods <= 1)
+            return 1.0;
+        double cap = 0.9; /* context switches between time slices cost throughput */
+        return rt->load <= cap ? 1.0 : cap / rt->load;
+    }
+    case GS_GPU_MPS: {
+        double r = rt->load <= 1.0 ? 1.0 : 1.0 / rt->load;
+        double limit = 1.0 / (g->replicas ? g->replicas : 1); /* active thread percentage */
+        double capr = limit >= u ? 1.0 : limit / u;
+        return r < capr ? r : capr;
+    }
+    case GS_GPU_FRACTION: {
+        double f = p->alloc.milli / (double)GS_MILLI;
+        return f >= u ? 1.0 : f / u;
+    }
+    default:
+        return 1.0;
+    }
+}
+
+static double pod_used(const struct pod *p)
+{
+    if (p->req.kind == GS_REQ_NONE)
+        return 0;
+    double per = p->util * p->rate;
+    return per * (p->alloc.ndev ? p->alloc.ndev : 1);
+}
+
+static void settle(struct sim *s, struct pod *p)
+{
+    double dt = s->now - p->last;
+    if (dt > 0) {
+        p->work_left -= p->rate * dt;
+        if (p->work_left < 0)
+            p->work_left = 0;
+        if (p->measured) {
+            p->rate_sum_dt += p->rate * dt;
+            p->run_dt += dt;
+        }
+    }
+    p->last = s->now;
+}
+
+/* Recompute the rate of a running pod; reschedule its completion when it changed. */
+static int update_rate(struct sim *s, int pi)
+{
+    struct pod *p = &s->pods[pi];
+    if (p->state != P_RUNNING)
+        return 0;
+    double r = 1.0;
+    for (int k = 0; k < p->alloc.ndev; k++) {
+        double d = device_rate(s, p, k);
+        if (d < r)
+            r = d;
+    }
+    if (r == p->rate && p->version)
+        return 0;
+    settle(s, p);
+    s->used_units -= pod_used(p);
+    p->rate = r;
+    s->used_units += pod_used(p);
+    p->version++;
+    return push(s, s->now + p->work_left / (r > 1e-9 ? r : 1e-9), EV_COMPLETE, pi, p->version);
+}
+
+static bool is_replica_gpu(const struct gs_gpu *g)
+{
+    return g->mode == GS_GPU_TIMESLICE || g->mode == GS_GPU_MPS;
+}
+
+static int rt_add(struct gpu_rt *rt, int pi)
+{
+    if (rt->npods == rt->cap) {
+        int cap = rt->cap ? rt->cap * 2 : 8;
+        int *v = realloc(rt->pods, sizeof(int) * (size_t)cap);
+        if (!v)
+            return GS_ENOMEM;
+        rt->pods = v;
+        rt->cap = cap;
+    }
+    rt->pods[rt->npods++] = pi;
+    return 0;
+}
+
+static void rt_remove(struct gpu_rt *rt, int pi)
+{
+    for (int i = 0; i < rt->npods; i++)
+        if (rt->pods[i] == pi) {
+            rt->pods[i] = rt->pods[--rt->npods];
+            return;
+        }
+}
+
+/* Re-rate everything sharing the pod's GPUs. */
+static int rerate_neighbours(struct sim *s, int pi)
+{
+    struct pod *p = &s->pods[pi];
+    for (int k = 0; k < p->alloc.ndev; k++) {
+        int g = p->alloc.gpu[k];
+        if (!is_replica_gpu(&s->c.gpus[g]))
+            continue;
+        for (int j = 0; j < s->grt[g].npods; j++) {
+            int rc = update_rate(s, s->grt[g].pods[j]);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* ---------- queue ---------- */
+
+static bool queue_before(const struct sim *s, int a, int b)
+{
+    const struct pod *pa = &s->pods[a], *pb = &s->pods[b];
+    if (s->st->priority) {
+        int32_t qa = s->sc->classes[pa->cls].priority, qb = s->sc->classes[pb->cls].priority;
+        if (qa != qb)
+            return qa > qb;
+    }
+    if (pa->first_arrival != pb->first_arrival)
+        return pa->first_arrival < pb->first_arrival;
+    return a < b;
+}
+
+static int enqueue(struct sim *s, int pi)
+{
+    if (s->nqueue == s->cap_queue) {
+        int cap = s->cap_queue ? s->cap_queue * 2 : 256;
+        int *v = realloc(s->queue, sizeof(int) * (size_t)cap);
+        if (!v)
+            return GS_ENOMEM;
+        s->queue = v;
+        s->cap_queue = cap;
+    }
+    int i = s->nqueue++;
+    while (i > 0 && queue_before(s, pi, s->queue[i - 1])) {
+        s->queue[i] = s->queue[i - 1];
+        i--;
+    }
+    s->queue[i] = pi;
+    s->pods[pi].state = P_PENDING;
+    return 0;
+}
+
+static int start_pod(struct sim *s, int pi, const struct gs_decision *d)
+{
+    struct pod *p = &s->pods[pi];
+    int rc = gs_cluster_bind(&s->c, &p->req, &d->alloc);
+    if (rc)
+        return gs_error_set(NULL, GS_EINTERNAL, "bind");
+    p->alloc = d->alloc;
+    for (int k = 0; k < p->alloc.ndev; k++) {
+        int g = p->alloc.gpu[k];
+        if (is_replica_gpu(&s->c.gpus[g])) {
+            if ((rc = rt_add(&s->grt[g], pi)))
+                return rc;
+            s->grt[g].load += p->util;
+            s->grt[g].mem += p->gpu_mem;
+        }
+    }
+    /* time-slicing does not isolate memory: a GPU holding more than it has OOMs the pod */
+    bool oom = false;
+    for (int k = 0; k < p->alloc.ndev; k++) {
+        const struct gs_gpu *g = &s->c.gpus[p->alloc.gpu[k]];
+        if (g->mode == GS_GPU_TIMESLICE &&
+            s->grt[p->alloc.gpu[k]].mem > (int64_t)gs_catalog_get(g->model)->mem_mib)
+            oom = true;
+    }
+    if (!p->started) {
+        p->started = true;
+        p->start = s->now;
+    }
+    p->state = P_RUNNING;
+    p->last = s->now;
+    p->rate = 0;
+    p->version = 0;
+    if (oom) {
+        p->oom = true;
+        for (int k = 0; k < p->alloc.ndev; k++) {
+            int g = p->alloc.gpu[k];
+            if (is_replica_gpu(&s->c.gpus[g])) {
+                rt_remove(&s->grt[g], pi);
+                s->grt[g].load -= p->util;
+                s->grt[g].mem -= p->gpu_mem;
+            }
+        }
+        gs_cluster_unbind(&s->c, &p->req, &p->alloc);
+        p->state = P_BACKOFF;
+        p->started = false;
+        return push(s, s->now + 60.0, EV_RETRY, pi, 0);
+    }
+    if ((rc = update_rate(s, pi)))
+        return rc;
+    return rerate_neighbours(s, pi);
+}
+
+static int schedule_pass(struct sim *s)
+{
+    uint32_t failed = 0; /* classes that did not fit in this pass: identical requests skip */
+    int w = 0;
+    for (int i = 0; i < s->nqueue; i++) {
+        int pi = s->queue[i];
+        struct pod *p = &s->pods[pi];
+        uint32_t bit = 1u << (p->cls & 31);
+        if (failed & bit) {
+            s->queue[w++] = pi;
+            continue;
+        }
+        struct gs_decision d;
+        int rc = gs_engine_place(s->e, &s->c, &p->req, pi, &d, NULL);
+        if (rc == GS_ENOFIT) {
+            failed |= bit;
+            s->queue[w++] = pi;
+            continue;
+        }
+        if (rc)
+            return rc;
+        if ((rc = start_pod(s, pi, &d)))
+            return rc;
+    }
+    s->nqueue = w;
+    return 0;
+}
+
+static int finish_pod(struct sim *s, int pi)
+{
+    struct pod *p = &s->pods[pi];
+    settle(s, p);
+    s->used_units -= pod_used(p);
+    p->state = P_DONE;
+    for (int k = 0; k < p->alloc.ndev; k++) {
+        int g = p->alloc.gpu[k];
+        if (is_replica_gpu(&s->c.gpus[g])) {
+            rt_remove(&s->grt[g], pi);
+            s->grt[g].load -= p->util;
+            s->grt[g].mem -= p->gpu_mem;
+        }
+    }
+    int rc = gs_cluster_unbind(&s->c, &p->req, &p->alloc);
+    if (rc)
+        return GS_EINTERNAL;
+    return rerate_neighbours(s, pi);
+}
+
+static int new_pod(struct sim *s, int cls, double util, int32_t gmem, const struct gs_request *r,
+                   double work)
+{
+    if (s->npods == s->cap_pods) {
+        int cap = s->cap_pods ? s->cap_pods * 2 : 1024;
+        struct pod *v = realloc(s->pods, sizeof(*v) * (size_t)cap);
+        if (!v)
+            return GS_ENOMEM;
+        s->pods = v;
+        s->cap_pods = cap;
+    }
+    int pi = s->npods++;
+    struct pod *p = &s->pods[pi];
+    memset(p, 0, sizeof(*p));
+    p->cls = cls;
+    p->first_arrival = s->now;
+    p->work_left = work;
+    p->util = util;
+    p->gpu_mem = gmem;
+    p->req = *r;
+    p->measured = s->now >= s->sc->warmup_s;
+    return enqueue(s, pi);
+}
+
+static double alloc_now(const struct gs_cluster *c)
+{
+    double u = 0;
+    for (int i = 0; i < c->ngpus; i++)
+        u += gs_gpu_alloc_units(&c->gpus[i]);
+    return u;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double pct(const double *v, int n, double q)
+{
+    if (n == 0)
+        return 0;
+    double idx = q * (n - 1);
+    int lo = (int)floor(idx), hi = (int)ceil(idx);
+    return v[lo] + (v[hi] - v[lo]) * (idx - lo);
+}
+
+int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st, struct gs_sim_result *out,
+               struct gs_error *err)
+{
+    struct sim s;
+    memset(&s, 0, sizeof(s));
+    memset(out, 0, sizeof(*out));
+    s.sc = sc;
+    s.st = st;
+    out->strategy = st;
+    out->seed = sc->seed;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    gs_rng_init(&s.rng, sc->seed);
+    int rc = build_cluster(&s, err);
+    if (rc)
+        goto out;
+    /* a class may share only GPUs that exist under this strategy and can hold its memory;
+     * otherwise it gets dedicated GPUs */
+    for (int k = 0; k < sc->nclasses; k++) {
+        for (int g = 0; g < s.c.ngpus; g++) {
+            const struct gs_gpu *gpu = &s.c.gpus[g];
+            const struct gs_gpu_model *m = gs_catalog_get(gpu->model);
+            int32_t need = sc->classes[k].gpu_mem_mib;
+            if (gpu->mode == GS_GPU_TIMESLICE && (int64_t)m->mem_mib >= need)
+                s.share_ok[k] |= 1;
+            if (gpu->mode == GS_GPU_MPS && (int64_t)m->mem_mib / gpu->replicas >= need)
+                s.share_ok[k] |= 2;
+        }
+    }
+    s.grt = calloc((size_t)(s.c.ngpus ? s.c.ngpus : 1), sizeof(*s.grt));
+    s.e = gs_engine_new(gs_policy_find("gpusched"), NULL, s.c.nnodes, sc->seed);
+    if (!s.grt || !s.e) {
+        rc = gs_error_set(err, GS_ENOMEM, "out of memory");
+        goto out;
+    }
+    /* first arrivals, samples */
+    for (int k = 0; k < sc->nclasses; k++) {
+        const struct gs_sc_class *c = &sc->classes[k];
+        double t = c->start_s + (c->arrival == GS_ARRIVAL_POISSON
+                                     ? gs_rng_exp(&s.rng, 3600.0 / c->per_hour)
+                                     : 0);
+        if ((rc = push(&s, t, EV_ARRIVAL, k, 0)))
+            goto out;
+    }
+    for (int i = 0; i < sc->ntrace; i++)
+        if ((rc = push(&s, sc->trace[i].arrival_s, EV_ARRIVAL, GS_SC_MAX_CLASSES + i, 0)))
+            goto out;
+    for (int i = 0; i < GS_SIM_SAMPLES; i++)
+        if ((rc = push(&s, sc->duration_s * (i + 1) / GS_SIM_SAMPLES, EV_SAMPLE, i, 0)))
+            goto out;
+    double last_t = 0;
+    while (s.h.n > 0) {
+        struct event ev = heap_pop(&s.h);
+        if (ev.t > sc->duration_s)
+            break;
+        /* integrate the measured window */
+        double a = fmax(last_t, sc->warmup_s), b = fmax(ev.t, sc->warmup_s);
+        if (b > a) {
+            s.int_alloc += s.alloc_units * (b - a);
+            s.int_used += s.used_units * (b - a);
+            s.int_t += b - a;
+        }
+        last_t = ev.t;
+        s.now = ev.t;
+        bool sched = false;
+        switch (ev.type) {
+        case EV_ARRIVAL:
+            if (ev.id >= GS_SC_MAX_CLASSES) {
+                const struct gs_sc_trace_pod *tp = &sc->trace[ev.id - GS_SC_MAX_CLASSES];
+                struct gs_request r = {.cpu_milli = tp->cpu_milli, .mem_mib = tp->mem_mib};
+                if (tp->gpus == 0) {
+                    r.kind = GS_REQ_NONE;
+                } else if (tp->milli < GS_MILLI) {
+                    r.kind = GS_REQ_FRACTION;
+                    r.gpus = 1;
+                    r.milli = tp->milli;
+                } else {
+                    r.kind = GS_REQ_GPU;
+                    r.gpus = (uint8_t)tp->gpus;
+                    r.milli = GS_MILLI;
+                }
+                rc = new_pod(&s, -1, tp->milli / 1000.0, 0, &r, tp->duration_s);
+                if (!rc)
+                    s.pods[s.npods - 1].cls = 0;
+            } else {
+                const struct gs_sc_class *c = &sc->classes[ev.id];
+                if (!c->max_jobs || s.class_jobs[ev.id] < c->max_jobs) {
+                    struct gs_request r;
+                    bool shared;
+                    make_request(&s, c, &r, &shared);
+                    s.class_jobs[ev.id]++;
+                    rc = new_pod(&s, ev.id, c->util, c->gpu_mem_mib, &r, sample_duration(&s, c));
+                }
+                double next = c->arrival == GS_ARRIVAL_POISSON
+                                  ? ev.t + gs_rng_exp(&s.rng, 3600.0 / c->per_hour)
+                                  : ev.t + c->interval_s;
+                if (!rc && (c->stop_s <= 0 || next < c->stop_s))
+                    rc = push(&s, next, EV_ARRIVAL, ev.id, 0);
+            }
+            sched = true;
+            break;
+        case EV_COMPLETE: {
+            struct pod *p = &s.pods[ev.id];
+            if (p->state != P_RUNNING || p->version != ev.version)
+                break; /* stale: its rate changed since */
+            rc = finish_pod(&s, ev.id);
+            sched = true;
+            break;
+        }
+        case EV_RETRY:
+            rc = enqueue(&s, ev.id);
+            sched = true;
+            break;
+        case EV_SAMPLE:
+            out->t[ev.id] = ev.t;
+            out->alloc_ts[ev.id] = s.c.ngpus ? s.alloc_units / s.c.ngpus : 0;
+            out->used_ts[ev.id] = s.c.ngpus ? s.used_units / s.c.ngpus : 0;
+            out->pending_ts[ev.id] = s.nqueue;
+            break;
+        }
+        if (rc)
+            goto out;
+        /* batch events at the same instant before scheduling */
+        if (sched && (s.h.n == 0 || s.h.v[0].t > s.now)) {
+            if ((rc = schedule_pass(&s)))
+                goto out;
+        }
+        s.alloc_units = alloc_now(&s.c);
+    }
+    {
+        double end = sc->duration_s;
+        if (end > last_t) {
+            double a = fmax(last_t, sc->warmup_s);
+            if (end > a) {
+                s.int_alloc += s.alloc_units * (end - a);
+                s.int_used += s.used_units * (end - a);
+                s.int_t += end - a;
+            }
+        }
+        s.now = end;
+        /* results */
+        out->sim_seconds = end;
+        out->gpus = s.c.ngpus;
+        double cap_time = s.int_t > 0 ? s.int_t : 1;
+        out->alloc_share = s.c.ngpus ? s.int_alloc / (s.c.ngpus * cap_time) : 0;
+        out->used_share = s.c.ngpus ? s.int_used / (s.c.ngpus * cap_time) : 0;
+        double price_h = 0;
+        for (int i = 0; i < s.c.ngpus; i++)
+            price_h += sc->price[s.c.gpus[i].model];
+        out->gpu_hours = s.c.ngpus * cap_time / 3600.0;
+        out->cost = price_h * cap_time / 3600.0;
+        out->useful_gpu_hours = s.int_used / 3600.0;
+        out->cost_per_useful_hour = out->useful_gpu_hours > 0 ? out->cost / out->useful_gpu_hours : 0;
+        out->nclasses = sc->nclasses > 0 ? sc->nclasses : 1;
+        double *waits = malloc(sizeof(double) * (size_t)(s.npods ? s.npods : 1));
+        double *online = malloc(sizeof(double) * (size_t)(s.npods ? s.npods : 1));
+        if (!waits || !online) {
+            free(waits);
+            free(online);
+            rc = gs_error_set(err, GS_ENOMEM, "out of memory");
+            goto out;
+        }
+        int non = 0, online_n = 0, online_miss = 0;
+        for (int k = 0; k < out->nclasses; k++) {
+            struct gs_class_stats *cs = &out->cls[k];
+            int n = 0;
+            double sum = 0;
+            const struct gs_sc_class *c = sc->nclasses ? &sc->classes[k] : NULL;
+            for (int i = 0; i < s.npods; i++) {
+                struct pod *p = &s.pods[i];
+                if (p->cls != k || !p->measured)
+                    continue;
+                cs->arrived++;
+                if (p->oom)
+                    cs->oom_kills++;
+                double w = p->started ? p->start - p->first_arrival : end - p->first_arrival;
+                if (p->started)
+                    cs->started++;
+                else
+                    cs->waiting_at_end++;
+                if (p->state == P_DONE)
+                    cs->completed++;
+                waits[n++] = w;
+                sum += w;
+                if (c && c->kind == GS_KIND_ONLINE) {
+                    if (p->state == P_RUNNING)
+                        settle(&s, p);
+                    double speed = p->run_dt > 0 ? p->rate_sum_dt / p->run_dt : 1.0;
+                    bool miss = w > sc->sla_wait_s || p->oom || speed < sc->sla_min_speed;
+                    online_n++;
+                    online_miss += miss;
+                    cs->sla_miss += miss;
+                    online[non++] = w;
+                }
+            }
+            qsort(waits, (size_t)n, sizeof(double), cmp_double);
+            cs->wait_p50 = pct(waits, n, 0.50);
+            cs->wait_p95 = pct(waits, n, 0.95);
+            cs->wait_p99 = pct(waits, n, 0.99);
+            cs->wait_mean = n ? sum / n : 0;
+            out->oom_kills += cs->oom_kills;
+            out->jobs_completed += cs->completed;
+        }
+        qsort(online, (size_t)non, sizeof(double), cmp_double);
+        out->online_p99_wait = pct(online, non, 0.99);
+        out->online_sla_miss_pct = online_n ? 100.0 * online_miss / online_n : 0;
+        free(waits);
+        free(online);
+    }
+out:
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    out->wall_seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    gs_engine_free(s.e);
+    for (int i = 0; s.grt && i < s.c.ngpus; i++)
+        free(s.grt[i].pods);
+    free(s.grt);
+    free(s.pods);
+    free(s.queue);
+    free(s.h.v);
+    gs_cluster_release(&s.c);
+    return rc;
+}
+
+struct run_job {
+    const struct gs_scenario *sc;
+    int next;
+    pthread_mutex_t mu;
+    struct gs_sim_result *out;
+    int rc[GS_SIM_STRATEGIES];
+    struct gs_error err[GS_SIM_STRATEGIES];
+};
+
+static void *run_worker(void *arg)
+{
+    struct run_job *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->mu);
+        int i = j->next < GS_SIM_STRATEGIES ? j->next++ : -1;
+        pthread_mutex_unlock(&j->mu);
+        if (i < 0)
+            return NULL;
+        gs_error_init(&j->err[i]);
+        j->rc[i] = gs_sim_run(j->sc, &strategies[i], &j->out[i], &j->err[i]);
+    }
+}
+
+int gs_sim_run_all(const struct gs_scenario *sc, int threads, struct gs_sim_result *out,
+                   struct gs_error *err)
+{
+    struct run_job *jp = calloc(1, sizeof(*jp));
+    if (!jp)
+        return gs_error_set(err, GS_ENOMEM, "out of memory");
+    struct run_job *j_ = jp;
+#define j (*j_)
+    j.sc = sc;
+    j.out = out;
+    pthread_mutex_init(&j.mu, NULL);
+    int nt = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (nt < 1)
+        nt = 1;
+    if (nt > GS_SIM_STRATEGIES)
+        nt = GS_SIM_STRATEGIES;
+    pthread_t th[GS_SIM_STRATEGIES];
+    int started = 0;
+    for (int t = 0; t < nt; t++)
+        if (pthread_create(&th[t], NULL, run_worker, &j) == 0)
+            started++;
+    if (!started)
+        run_worker(&j);
+    for (int t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    pthread_mutex_destroy(&j.mu);
+    int rc = 0;
+    for (int i = 0; i < GS_SIM_STRATEGIES && !rc; i++)
+        if (j.rc[i]) {
+            if (err)
+                *err = j.err[i];
+            rc = j.rc[i];
+            gs_error_prefix(err, "strategy '%s'", strategies[i].name);
+        }
+#undef j
+    free(jp);
+    return rc;
+}

@@ -1,0 +1,73 @@
+/* scenario.h - time-based simulation of a scenario under the six sharing strategies.
+ *
+ * A discrete-event simulation on a virtual clock (events ordered by time, then sequence
+ * number; one seeded PRNG per run): workload classes arrive, wait in a queue, are placed by
+ * the engine (core/engine.c, policy gpusched), run at a speed set by what shares their GPU,
+ * and leave. Strategies (exclusive, time-slicing, MPS, static MIG, MIG + priority, all
+ * together) change how node groups expose their GPUs, what each class asks for, and the
+ * queue order. Results per strategy: allocated and used share of GPUs over time, waits per
+ * class (p50/p95/p99), SLA misses of online inference, GPU-hours and $ per useful GPU-hour.
+ * Runs are independent; gs_sim_run_all runs them on a pool of threads. */
+#ifndef GS_SIM_SCENARIO_H
+#define GS_SIM_SCENARIO_H
+
+#include "../formats/scenario.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GS_SIM_STRATEGIES 6
+#define GS_SIM_SAMPLES    120
+
+enum gs_share_mode { GS_SM_NONE = 0, GS_SM_TIMESLICING, GS_SM_MPS, GS_SM_GROUP };
+
+struct gs_strategy {
+    const char *name;
+    const char *label;
+    bool mig;
+    enum gs_share_mode share;
+    bool priority;
+    bool mem_aware;    /* pods declare GPU memory and the engine honours it on shared GPUs */
+    double claim_util; /* the article's stated utilization gain, % (0: none stated) */
+    double claim_cost; /* the article's stated cost saving, % */
+};
+
+const struct gs_strategy *gs_strategy_get(int i);
+const struct gs_strategy *gs_strategy_find(const char *name);
+
+struct gs_class_stats {
+    int arrived, started, completed, waiting_at_end, oom_kills, sla_miss;
+    double wait_p50, wait_p95, wait_p99, wait_mean;
+};
+
+struct gs_sim_result {
+    const struct gs_strategy *strategy;
+    uint64_t seed;
+    double sim_seconds;
+    int gpus;
+    double alloc_share, used_share; /* time averages over the measured window, 0..1 */
+    double gpu_hours, cost, useful_gpu_hours, cost_per_useful_hour;
+    double online_p99_wait, online_sla_miss_pct;
+    int oom_kills, jobs_completed;
+    int nclasses;
+    struct gs_class_stats cls[GS_SC_MAX_CLASSES];
+    double t[GS_SIM_SAMPLES], alloc_ts[GS_SIM_SAMPLES], used_ts[GS_SIM_SAMPLES];
+    int pending_ts[GS_SIM_SAMPLES];
+    double wall_seconds;
+};
+
+struct gs_error;
+
+/* Run one strategy. Returns 0 or a negative error (err says why). */
+int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st, struct gs_sim_result *out,
+               struct gs_error *err);
+/* Run every strategy (threads <= 0: number of CPUs). out has GS_SIM_STRATEGIES entries. */
+int gs_sim_run_all(const struct gs_scenario *sc, int threads, struct gs_sim_result *out,
+                   struct gs_error *err);
+
+/* The embedded default scenario (the article's setting) and the article's mig-parted
+ * config, as YAML text. */
+extern const char gs_default_scenario_yaml[];
+extern const char gs_article_mig_config_yaml[];
+
+#endif
