@@ -301,7 +301,7 @@ static int parse_flags(const struct gs_yaml *y, struct fy_node *n, struct gs_dpc
     return 0;
 }
 
-int gs_dpconfig_parse(const char *name, const char *data, size_t len, struct gs_dpconfig *out,
+static int parse_text(const char *name, const char *data, size_t len, int line_offset, struct gs_dpconfig *out,
                       struct gs_error *err)
 {
     struct gs_dpconfig c;
@@ -310,7 +310,7 @@ int gs_dpconfig_parse(const char *name, const char *data, size_t len, struct gs_
     c.imex_channels = -1;
     snprintf(c.device_id_strategy, sizeof(c.device_id_strategy), "uuid");
     struct gs_yaml y;
-    int rc = gs_yaml_load(&y, name, data, len, err);
+    int rc = gs_yaml_load_at(&y, name, data, len, line_offset, err);
     if (rc)
         return rc;
     rc = GS_EINVAL;
@@ -406,6 +406,25 @@ int gs_dpconfig_parse(const char *name, const char *data, size_t len, struct gs_
     rc = 0;
 out:
     gs_yaml_release(&y);
+    return rc;
+}
+
+int gs_dpconfig_parse(const char *name, const char *data, size_t len, struct gs_dpconfig *out,
+                      struct gs_error *err)
+{
+    /* a ConfigMap manifest (as the article ships it) is unwrapped to its config.yaml */
+    struct gs_buf inner;
+    gs_buf_init(&inner, GS_YAML_MAX + 1);
+    char what[160], label[512];
+    int offset = 0;
+    int rc = gs_yaml_unwrap_configmap(name, data, len, &inner, &offset, what, sizeof(what), err);
+    if (rc == 1) {
+        snprintf(label, sizeof(label), "%s (%s)", name, what);
+        rc = parse_text(label, inner.data, inner.len, offset, out, err);
+    } else if (rc == 0) {
+        rc = parse_text(name, data, len, 0, out, err);
+    }
+    gs_buf_release(&inner);
     return rc;
 }
 

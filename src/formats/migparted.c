@@ -240,12 +240,12 @@ static int parse_entry(const struct gs_yaml *y, struct fy_node *n, const char *p
     return 0;
 }
 
-int gs_migparted_parse(const char *name, const char *data, size_t len, struct gs_migparted **out,
+static int parse_text(const char *name, const char *data, size_t len, int line_offset, struct gs_migparted **out,
                        struct gs_error *err)
 {
     *out = NULL;
     struct gs_yaml y;
-    int rc = gs_yaml_load(&y, name, data, len, err);
+    int rc = gs_yaml_load_at(&y, name, data, len, line_offset, err);
     if (rc)
         return rc;
     struct gs_migparted *m = calloc(1, sizeof(*m));
@@ -338,12 +338,40 @@ int gs_migparted_parse(const char *name, const char *data, size_t len, struct gs
         }
         m->nconfigs++;
     }
+    for (int c = 0; c < m->nconfigs; c++) {
+        m->configs[c].line += line_offset;
+        for (int k = 0; k < m->configs[c].nentries; k++) {
+            struct gs_mp_entry *e = &m->configs[c].entries[k];
+            e->line += line_offset;
+            for (int q = 0; q < e->nprofiles; q++)
+                e->profiles[q].line += line_offset;
+        }
+    }
     gs_yaml_release(&y);
     *out = m;
     return 0;
 fail:
     gs_yaml_release(&y);
     gs_migparted_free(m);
+    return rc;
+}
+
+int gs_migparted_parse(const char *name, const char *data, size_t len, struct gs_migparted **out,
+                      struct gs_error *err)
+{
+    /* a ConfigMap manifest (as the article ships it) is unwrapped to its config.yaml */
+    struct gs_buf inner;
+    gs_buf_init(&inner, GS_YAML_MAX + 1);
+    char what[160], label[512];
+    int offset = 0;
+    int rc = gs_yaml_unwrap_configmap(name, data, len, &inner, &offset, what, sizeof(what), err);
+    if (rc == 1) {
+        snprintf(label, sizeof(label), "%s (%s)", name, what);
+        rc = parse_text(label, inner.data, inner.len, offset, out, err);
+    } else if (rc == 0) {
+        rc = parse_text(name, data, len, 0, out, err);
+    }
+    gs_buf_release(&inner);
     return rc;
 }
 

@@ -2,6 +2,7 @@
  * loading with collected diagnostics, line numbers for nodes, typed scalar getters. */
 #include "yaml.h"
 
+#include "../base/buf.h"
 #include "../base/error.h"
 
 #include <errno.h>
@@ -14,8 +15,15 @@
 int gs_yaml_load(struct gs_yaml *y, const char *name, const char *data, size_t len,
                  struct gs_error *err)
 {
+    return gs_yaml_load_at(y, name, data, len, 0, err);
+}
+
+int gs_yaml_load_at(struct gs_yaml *y, const char *name, const char *data, size_t len,
+                    int line_offset, struct gs_error *err)
+{
     y->name = name;
     y->doc = NULL;
+    y->line_offset = line_offset;
     if (len > GS_YAML_MAX)
         return gs_error_set(err, GS_EINVAL, "%s: larger than %zu bytes", name, GS_YAML_MAX);
     struct fy_diag_cfg dcfg;
@@ -34,7 +42,8 @@ int gs_yaml_load(struct gs_yaml *y, const char *name, const char *data, size_t l
         void *it = NULL;
         struct fy_diag_error *de = fy_diag_errors_iterate(diag, &it);
         if (de)
-            rc = gs_error_set(err, GS_EINVAL, "%s:%d:%d: invalid YAML: %s", name, de->line,
+            rc = gs_error_set(err, GS_EINVAL, "%s:%d:%d: invalid YAML: %s", name,
+                              de->line + y->line_offset,
                               de->column, de->msg ? de->msg : "syntax error");
         else
             rc = gs_error_set(err, GS_EINVAL, "%s: invalid YAML", name);
@@ -97,6 +106,8 @@ int gs_yaml_fail(const struct gs_yaml *y, struct fy_node *n, const char *path,
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     int line = gs_yaml_line(n);
+    if (line > 0)
+        line += y->line_offset;
     if (line > 0)
         return gs_error_set(err, GS_EINVAL, "%s:%d: %s: %s", y->name, line, path, msg);
     return gs_error_set(err, GS_EINVAL, "%s: %s: %s", y->name, path, msg);
@@ -193,4 +204,69 @@ int gs_yaml_key(struct fy_node_pair *p, char *buf, size_t size)
     memcpy(buf, s, l);
     buf[l] = '\0';
     return 0;
+}
+
+int gs_yaml_unwrap_configmap(const char *name, const char *data, size_t len, struct gs_buf *text,
+                             int *line_offset, char *what, size_t what_size, struct gs_error *err)
+{
+    /* cheap test first: only manifests are unwrapped */
+    if (!memmem(data, len, "kind:", 5) || !memmem(data, len, "ConfigMap", 9))
+        return 0;
+    struct fy_parse_cfg cfg = {.flags = FYPCF_QUIET};
+    struct fy_parser *fyp = fy_parser_create(&cfg);
+    if (!fyp)
+        return gs_error_set(err, GS_ENOMEM, "out of memory");
+    int rc = 0;
+    if (fy_parser_set_string(fyp, data, len)) {
+        fy_parser_destroy(fyp);
+        return 0;
+    }
+    struct fy_document *d;
+    while (!rc && (d = fy_parse_load_document(fyp))) {
+        struct fy_node *root = fy_document_root(d);
+        struct fy_node *kind =
+            gs_yaml_is_map(root) ? fy_node_mapping_lookup_by_string(root, "kind", (size_t)-1) : NULL;
+        size_t kl = 0;
+        const char *ks = gs_yaml_is_scalar(kind) ? fy_node_get_scalar(kind, &kl) : NULL;
+        if (ks && kl == 9 && memcmp(ks, "ConfigMap", 9) == 0) {
+            struct fy_node *dat = fy_node_mapping_lookup_by_string(root, "data", (size_t)-1);
+            void *it = NULL;
+            struct fy_node_pair *p;
+            while (gs_yaml_is_map(dat) && (p = fy_node_mapping_iterate(dat, &it))) {
+                char key[128];
+                if (gs_yaml_key(p, key, sizeof(key)))
+                    continue;
+                size_t l = strlen(key);
+                bool want = (l > 5 && strcmp(key + l - 5, ".yaml") == 0) ||
+                            (l > 4 && strcmp(key + l - 4, ".yml") == 0) ||
+                            (l > 5 && strcmp(key + l - 5, ".json") == 0);
+                struct fy_node *v = fy_node_pair_value(p);
+                if (!want || !gs_yaml_is_scalar(v))
+                    continue;
+                size_t vl = 0;
+                const char *vs = fy_node_get_scalar(v, &vl);
+                struct fy_node *meta =
+                    fy_node_mapping_lookup_by_string(root, "metadata", (size_t)-1);
+                struct fy_node *nm =
+                    gs_yaml_is_map(meta) ? fy_node_mapping_lookup_by_string(meta, "name", (size_t)-1)
+                                         : NULL;
+                size_t nl = 0;
+                const char *ns = gs_yaml_is_scalar(nm) ? fy_node_get_scalar(nm, &nl) : "";
+                snprintf(what, what_size, "ConfigMap %.*s, data.%s", (int)(nl > 64 ? 64 : nl), ns,
+                         key);
+                gs_buf_reset(text);
+                if (gs_buf_append(text, vs ? vs : "", vl)) {
+                    rc = gs_error_set(err, GS_ENOMEM, "out of memory");
+                    break;
+                }
+                *line_offset = gs_yaml_line(v) - 1; /* the value's text starts on that line */
+                rc = 1;
+                break;
+            }
+        }
+        fy_parse_document_destroy(fyp, d);
+    }
+    fy_parser_destroy(fyp);
+    (void)name;
+    return rc;
 }

@@ -19,13 +19,25 @@ struct gs_error;
 struct gs_yaml {
     const char *name;
     struct fy_document *doc;
+    int line_offset; /* added to every reported line (text cut from a larger file) */
 };
 
 /* Parse one YAML (or JSON) document from memory; data need not be NUL-terminated. An empty
  * document yields a NULL root. */
 int gs_yaml_load(struct gs_yaml *y, const char *name, const char *data, size_t len,
                  struct gs_error *err);
+/* Same, for text that starts after line_offset lines of the named file. */
+int gs_yaml_load_at(struct gs_yaml *y, const char *name, const char *data, size_t len,
+                    int line_offset, struct gs_error *err);
 void gs_yaml_release(struct gs_yaml *y);
+
+struct gs_buf;
+/* When data is a Kubernetes manifest stream holding a ConfigMap, copy the text of its first
+ * data value whose key ends in .yaml, .yml or .json into text and set *line_offset to the
+ * line before that text starts in the file. Returns 1 when unwrapped, 0 when data is not
+ * such a manifest (text untouched), or a negative error. */
+int gs_yaml_unwrap_configmap(const char *name, const char *data, size_t len, struct gs_buf *text,
+                             int *line_offset, char *what, size_t what_size, struct gs_error *err);
 struct fy_node *gs_yaml_root(const struct gs_yaml *y);
 /* 1-based line of a node (a mapping's or sequence's first entry; 0 when unknown). */
 int gs_yaml_line(struct fy_node *n);
