@@ -69,6 +69,8 @@ bool gs_mig_profile_syntax_ok(const char *s)
     if (*p != '+' && *p != '-')
         return false;
     p++;
+    if (!*p)
+        return false;
     /* attributes: alnum and '.', not starting with digit or '.', unique, non-empty */
     char attrs[8][16];
     int na = 0;

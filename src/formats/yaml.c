@@ -68,8 +68,25 @@ struct fy_node *gs_yaml_root(const struct gs_yaml *y)
     return y->doc ? fy_document_root(y->doc) : NULL;
 }
 
+/* An empty collection has no token of its own: use its key in the parent mapping. */
+static int empty_line(struct fy_node *n)
+{
+    struct fy_node *parent = fy_node_get_parent(n);
+    if (!gs_yaml_is_map(parent))
+        return 0;
+    void *it = NULL;
+    struct fy_node_pair *p;
+    while ((p = fy_node_mapping_iterate(parent, &it)))
+        if (fy_node_pair_value(p) == n)
+            return gs_yaml_line(fy_node_pair_key(p));
+    return 0;
+}
+
 int gs_yaml_line(struct fy_node *n)
 {
+    if ((gs_yaml_is_map(n) && fy_node_mapping_item_count(n) == 0) ||
+        (gs_yaml_is_seq(n) && fy_node_sequence_item_count(n) == 0))
+        return empty_line(n);
     for (int depth = 0; n && depth < 64; depth++) {
         switch (fy_node_get_type(n)) {
         case FYNT_SCALAR: {

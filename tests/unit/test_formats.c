@@ -1,0 +1,381 @@
+/* Formats: mig-parted config, NVIDIA device-plugin config, openb CSV variants and scenario
+ * files — good input parses, bad input is rejected with file:line and what was expected. */
+#include "base/buf.h"
+#include "base/error.h"
+#include "formats/dpconfig.h"
+#include "formats/migparted.h"
+#include "formats/openb.h"
+#include "formats/scenario.h"
+#include "sim/scenario.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *examples(const char *file, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/seed/examples/%s", GS_SHARED_DIR, file);
+    return buf;
+}
+
+static bool have_shared(void)
+{
+    char p[512];
+    FILE *f = fopen(examples("nvidia-mig-config.yaml", p, sizeof(p)), "r");
+    if (f)
+        fclose(f);
+    return f != NULL;
+}
+
+Test(migparted, the_articles_payload_parses_and_fits)
+{
+    struct gs_migparted *m = NULL;
+    struct gs_error err;
+    gs_error_init(&err);
+    const char *t = gs_article_mig_config_yaml;
+    cr_assert_eq(gs_migparted_parse("article", t, strlen(t), &m, &err), 0, "%s", err.msg);
+    cr_assert_eq(m->nconfigs, 4);
+    const struct gs_mp_config *mixed = gs_migparted_find(m, "mixed");
+    cr_assert_not_null(mixed);
+    cr_assert_eq(mixed->nentries, 3);
+    cr_assert_eq(gs_migparted_check(m, -1, &err), 0, "%s", err.msg);
+    cr_assert_eq(gs_migparted_check(m, gs_catalog_find("A100-80GB"), &err), 0, "%s", err.msg);
+    cr_assert_eq(gs_migparted_check(m, gs_catalog_find("H100-80GB"), &err), 0, "%s", err.msg);
+    /* on an A100-40GB "1g.10gb" is the double-memory profile: at most 4 */
+    cr_assert_neq(gs_migparted_check(m, gs_catalog_find("A100-40GB"), &err), 0);
+    cr_assert(strstr(err.msg, "at most 4") != NULL, "%s", err.msg);
+    /* resolve per GPU index */
+    bool en;
+    struct gs_mig_layout l;
+    int a100 = gs_catalog_find("A100-80GB");
+    cr_assert_eq(gs_migparted_resolve(mixed, 0, a100, &en, &l, &err), 1);
+    cr_assert(en);
+    cr_assert_eq(l.count[gs_catalog_find_profile(a100, "3g.40gb")], 2);
+    cr_assert_eq(gs_migparted_resolve(mixed, 1, a100, &en, &l, &err), 1);
+    cr_assert_eq(l.count[gs_catalog_find_profile(a100, "1g.10gb")], 7);
+    cr_assert_eq(gs_migparted_resolve(mixed, 2, a100, &en, &l, &err), 1);
+    cr_assert(!en);
+    cr_assert_eq(gs_migparted_resolve(mixed, 5, a100, &en, &l, &err), 0, "no entry for GPU 5");
+    gs_migparted_free(m);
+}
+
+Test(migparted, the_articles_configmap_file_parses_as_it_is)
+{
+    if (!have_shared())
+        cr_skip_test("../shared/seed/examples not present");
+    char p[512];
+    struct gs_migparted *m = NULL;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_migparted_load(examples("nvidia-mig-config.yaml", p, sizeof(p)), &m, &err), 0,
+                 "%s", err.msg);
+    cr_assert_eq(m->nconfigs, 4);
+    cr_assert_eq(gs_migparted_check(m, -1, &err), 0, "%s", err.msg);
+    gs_migparted_free(m);
+}
+
+struct bad_case {
+    const char *doc;
+    int model_check; /* 1: parse succeeds, check (A100-80GB) fails */
+    int line;
+    const char *want;
+};
+
+static const struct bad_case bad[] = {
+    {"version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n"
+     "      mig-devices:\n        \"1g.10gb\": 8\n",
+     1, 7, "at most 7"},
+    {"version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n"
+     "      mig-devices:\n        \"4g.40gb\": 2\n",
+     1, 7, "at most 1"},
+    {"version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n"
+     "      mig-devices:\n        \"1g.11gb\": 1\n",
+     1, 7, "not a MIG profile of A100-80GB"},
+    {"version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n"
+     "      mig-devices:\n        \"3g.71gb\": 2\n",
+     1, 7, "not a MIG profile"},
+    {"version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n"
+     "      mig-devices:\n        \"zz\": 1\n",
+     0, 7, "not a MIG profile name"},
+    {"version: v1\nmig-configs:\n  a:\n    - devices: [0\n", 0, 0, "invalid YAML"},
+    {"version: v2\nmig-configs: {a: [{devices: all, mig-enabled: false}]}\n", 0, 1,
+     "unknown version"},
+    {"mig-configs: {a: [{devices: all, mig-enabled: false}]}\n", 0, 1, "version"},
+    {"version: v1\nmig-configs: {}\n", 0, 2, "non-empty"},
+    {"version: v1\nmig-configs:\n  a:\n    - devices: some\n      mig-enabled: true\n", 0, 4,
+     "'all' or a list"},
+    {"version: v1\nmig-configs:\n  a:\n    - devices: all\n", 0, 4, "mig-enabled"},
+    {"version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n", 0, 4,
+     "mig-devices"},
+    {"version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: false\n"
+     "      mig-devices: {\"1g.10gb\": 1}\n",
+     0, 6, "mig-enabled is false"},
+    {"version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n"
+     "      mig-devices: {\"1g.10gb\": 0}\n",
+     0, 6, "all counts"},
+    {"version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n"
+     "      colour: blue\n",
+     0, 6, "unexpected field"},
+    {"version: v1\nextra: 1\nmig-configs: {a: [{devices: all, mig-enabled: false}]}\n", 0, 2,
+     "unexpected field"},
+    {"version: v1\nmig-configs:\n  a:\n    - device-filter: nope\n      devices: all\n"
+     "      mig-enabled: false\n",
+     0, 4, "PCI id"},
+};
+
+Test(migparted, bad_configs_name_the_line_and_change_nothing)
+{
+    int a100 = gs_catalog_find("A100-80GB");
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct gs_migparted *m = (struct gs_migparted *)0x1;
+        struct gs_error err;
+        gs_error_init(&err);
+        int rc = gs_migparted_parse("t.yaml", bad[i].doc, strlen(bad[i].doc), &m, &err);
+        if (bad[i].model_check) {
+            cr_assert_eq(rc, 0, "case %zu: parse failed: %s", i, err.msg);
+            rc = gs_migparted_check(m, a100, &err);
+            gs_migparted_free(m);
+        } else {
+            cr_assert_null(m, "case %zu: failed parse must leave no config", i);
+        }
+        cr_assert_eq(rc, GS_EINVAL, "case %zu accepted", i);
+        cr_assert(strstr(err.msg, bad[i].want) != NULL, "case %zu: '%s' lacks '%s'", i, err.msg,
+                  bad[i].want);
+        if (bad[i].line) {
+            char at[32];
+            snprintf(at, sizeof(at), "t.yaml:%d:", bad[i].line);
+            cr_assert(strstr(err.msg, at) != NULL, "case %zu: '%s' lacks '%s'", i, err.msg, at);
+        }
+    }
+}
+
+Test(migparted, profile_string_syntax)
+{
+    const char *ok[] = {"1g.10gb", "1g.10gb+me", "3g.40gb", "1c.3g.40gb", "1g.10gb+me.all",
+                        "1g.24gb-me", "1g.23gb+gfx,me"};
+    const char *no[] = {"", "1g", "g.10gb", "1g.10", "1g.10gb+", "1g.10gb+me+gfx",
+                        "1g.10gb+me-gfx", "1g.10gb+1me", "1 g.10gb", "0g.10gb", "1g.10gb+me,me"};
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+        cr_assert(gs_mig_profile_syntax_ok(ok[i]), "'%s' rejected", ok[i]);
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        cr_assert(!gs_mig_profile_syntax_ok(no[i]), "'%s' accepted", no[i]);
+}
+
+Test(dpconfig, the_articles_time_slicing_and_mps_configs)
+{
+    if (!have_shared())
+        cr_skip_test("../shared/seed/examples not present");
+    char p[512];
+    struct gs_dpconfig c;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_dpconfig_load(examples("gpu-time-slicing.yaml", p, sizeof(p)), &c, &err), 0,
+                 "%s", err.msg);
+    cr_assert_eq(c.sharing, GS_SHARING_TIMESLICING);
+    cr_assert_eq(c.mig_strategy, GS_MIG_STRATEGY_NONE);
+    cr_assert_eq(c.timeslicing.nresources, 1);
+    cr_assert_str_eq(c.timeslicing.resources[0].name, "nvidia.com/gpu");
+    cr_assert_eq(c.timeslicing.resources[0].replicas, 4);
+    cr_assert(c.timeslicing.resources[0].all_devices);
+    cr_assert(!c.timeslicing.fail_requests_gt_one);
+    cr_assert_eq(gs_dpconfig_load(examples("gpu-mps-config.yaml", p, sizeof(p)), &c, &err), 0,
+                 "%s", err.msg);
+    cr_assert_eq(c.sharing, GS_SHARING_MPS);
+    cr_assert_eq(c.mps.resources[0].replicas, 2);
+    cr_assert(c.mps.fail_requests_gt_one, "MPS defaults failRequestsGreaterThanOne to true");
+}
+
+Test(dpconfig, upstream_rules)
+{
+    struct {
+        const char *doc;
+        int ok;
+        const char *want;
+    } cases[] = {
+        {"version: v1\nflags: {migStrategy: mixed}\n", 1, NULL},
+        {"sharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n"
+         "      - {name: gpu, replicas: 10, devices: [0, \"1:0\", GPU-abc]}\n",
+         1, NULL},
+        {"version: v2\n", 0, "unknown version"},
+        {"flags: {migStrategy: sometimes}\n", 0, "none, single or mixed"},
+        {"sharing:\n  timeSlicing:\n    resources:\n      - {name: nvidia.com/gpu, replicas: 1}\n",
+         0, "out of range"},
+        {"sharing:\n  mps:\n    resources:\n      - {name: nvidia.com/gpu, replicas: 49}\n", 0,
+         "out of range"},
+        {"sharing:\n  timeSlicing:\n    resources: []\n", 0, "non-empty"},
+        {"sharing:\n  timeSlicing:\n    resources:\n      - {replicas: 2}\n", 0, "'name'"},
+        {"sharing:\n  timeSlicing:\n    resources:\n      - {name: nvidia.com/GPU_X, replicas: 2}\n",
+         0, "DNS subdomain"},
+        {"flags: {migStrategy: mixed}\nsharing:\n  mps:\n    resources:\n"
+         "      - {name: nvidia.com/gpu, replicas: 2}\n",
+         0, "not supported with migStrategy mixed"},
+        {"sharing:\n  timeSlicing:\n    resources:\n      - {name: gpu, replicas: 2, devices: [x]}\n",
+         0, "GPU index"},
+        {"flags: {plugin: {deviceIDStrategy: serial}}\n", 0, "uuid or index"},
+        {"imex: {channelIDs: [1]}\n", 0, "[0]"},
+        {"flags: {colour: blue}\n", 0, "unexpected field"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct gs_dpconfig c;
+        struct gs_error err;
+        gs_error_init(&err);
+        int rc = gs_dpconfig_parse("dp.yaml", cases[i].doc, strlen(cases[i].doc), &c, &err);
+        if (cases[i].ok) {
+            cr_assert_eq(rc, 0, "case %zu: %s", i, err.msg);
+        } else {
+            cr_assert_eq(rc, GS_EINVAL, "case %zu accepted", i);
+            cr_assert(strstr(err.msg, cases[i].want) != NULL, "case %zu: '%s' lacks '%s'", i,
+                      err.msg, cases[i].want);
+            cr_assert(strstr(err.msg, "dp.yaml") != NULL, "case %zu: no file name", i);
+        }
+    }
+    struct gs_dpconfig c;
+    const char *rn = "sharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n"
+                     "      - {name: gpu, replicas: 4}\n";
+    cr_assert_eq(gs_dpconfig_parse("r", rn, strlen(rn), &c, NULL), 0);
+    cr_assert_str_eq(c.timeslicing.resources[0].rename, "nvidia.com/gpu.shared");
+}
+
+Test(openb, every_upstream_variant_format)
+{
+    struct gs_openb_pod *pods;
+    struct gs_error err;
+    gs_error_init(&err);
+    /* default-style 11 columns */
+    const char *full = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+                       "creation_time,deletion_time,scheduled_time\n"
+                       "p0,12000,16384,1,1000,,LS,Running,0,100,0\n"
+                       "p1,6000,12288,1,460,,BE,Pending,5,,\n"
+                       "p2,1000,1024,0,0,,LS,Running,7,9,7\n"
+                       "p3,8000,1024,8,1000,,LS,Running,7,9,7\n";
+    int n = gs_openb_parse_pods("full.csv", full, strlen(full), &pods, &err);
+    cr_assert_eq(n, 4, "%s", err.msg);
+    cr_assert_eq(pods[0].req.kind, GS_REQ_GPU);
+    cr_assert_eq(pods[1].req.kind, GS_REQ_FRACTION);
+    cr_assert_eq(pods[1].req.milli, 460);
+    cr_assert_eq(pods[1].deletion, -1);
+    cr_assert_eq(pods[2].req.kind, GS_REQ_NONE);
+    cr_assert_eq(pods[3].req.gpus, 8);
+    free(pods);
+    /* multigpu*: five columns only */
+    const char *five = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\r\n"
+                       "p0,8000,30517,2,1000\r\n"
+                       "p1,4000,15258,1,500\r\n";
+    n = gs_openb_parse_pods("five.csv", five, strlen(five), &pods, &err);
+    cr_assert_eq(n, 2, "%s", err.msg);
+    cr_assert_eq(pods[0].req.gpus, 2);
+    cr_assert_eq(pods[0].creation, -1);
+    free(pods);
+    /* gpuspec*: lists of allowed models */
+    const char *spec = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+                       "creation_time,deletion_time,scheduled_time\n"
+                       "p0,8000,30517,1,1000,V100M16|V100M32,LS,Running,0,1,0\n"
+                       "p1,8000,30517,1,1000,T4,LS,Running,0,1,0\n";
+    n = gs_openb_parse_pods("spec.csv", spec, strlen(spec), &pods, &err);
+    cr_assert_eq(n, 2, "%s", err.msg);
+    cr_assert_eq(pods[0].req.model_mask,
+                 (1u << gs_catalog_find("V100M16")) | (1u << gs_catalog_find("V100M32")));
+    cr_assert_eq(pods[1].req.model_mask, 1u << gs_catalog_find("T4"));
+    free(pods);
+    /* columns in another order with an extra one */
+    const char *order = "gpu_milli,num_gpu,extra,memory_mib,cpu_milli,name\n1000,4,x,100,200,p9\n";
+    n = gs_openb_parse_pods("order.csv", order, strlen(order), &pods, &err);
+    cr_assert_eq(n, 1, "%s", err.msg);
+    cr_assert_eq(pods[0].req.gpus, 4);
+    cr_assert_eq(pods[0].req.cpu_milli, 200);
+    free(pods);
+    struct gs_openb_node *nodes;
+    const char *nl = "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,262144,0,\nn1,96000,393216,8,G2\n";
+    n = gs_openb_parse_nodes("nodes.csv", nl, strlen(nl), &nodes, &err);
+    cr_assert_eq(n, 2, "%s", err.msg);
+    cr_assert_eq(nodes[0].model, -1);
+    cr_assert_eq(nodes[1].gpus, 8);
+    free(nodes);
+}
+
+Test(openb, bad_rows_name_the_line)
+{
+    struct {
+        const char *doc, *want;
+    } cases[] = {
+        {"", "empty file"},
+        {"a,b\n1,2\n", "header must name"},
+        {"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,x,1,0,0\n", "nodes.csv:2: column "
+                                                                      "'cpu_milli'"},
+        {"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,2,500\n", ":2: num_gpu 2"},
+        {"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,1,1500\n", ":2: num_gpu 1"},
+        {"name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\np0,1,1,1,1000,B9000\n",
+         "unknown GPU model 'B9000'"},
+        {"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1\n", "missing column"},
+        {"name,cpu_milli,memory_mib,num_gpu,gpu_milli\n\"p0\",1,1,0,0\n", "malformed"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct gs_openb_pod *pods = (struct gs_openb_pod *)0x1;
+        struct gs_error err;
+        gs_error_init(&err);
+        int rc = gs_openb_parse_pods("nodes.csv", cases[i].doc, strlen(cases[i].doc), &pods, &err);
+        cr_assert_lt(rc, 0, "case %zu accepted", i);
+        cr_assert_null(pods, "case %zu: output must stay empty", i);
+        cr_assert(strstr(err.msg, cases[i].want) != NULL, "case %zu: '%s' lacks '%s'", i, err.msg,
+                  cases[i].want);
+    }
+}
+
+Test(scenario, the_default_parses)
+{
+    struct gs_scenario *sc = calloc(1, sizeof(*sc));
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_scenario_parse("default", gs_default_scenario_yaml,
+                                   strlen(gs_default_scenario_yaml), sc, &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(sc->ngroups, 5);
+    cr_assert_eq(sc->ntenants, 2);
+    cr_assert_eq(sc->nclasses, 7);
+    cr_assert_eq(sc->classes[0].priority, 1000000, "gpu-critical resolves to the article's value");
+    cr_assert_eq(sc->classes[0].gpu_mem_mib, 38 * 1024);
+    cr_assert_float_eq(sc->duration_s, 26 * 3600.0, 1e-6);
+    gs_scenario_release(sc);
+    free(sc);
+}
+
+Test(scenario, bad_fields_name_the_line_and_path)
+{
+    const char *base = "duration: 1h\nnode_groups:\n  - {name: a, gpu: A100-80GB, nodes: 1}\n"
+                       "classes:\n  - name: c\n    kind: training\n"
+                       "    arrival: {process: poisson, per_hour: 1}\n"
+                       "    duration: {dist: fixed, mean: 10m}\n    request: {gpus: 1}\n";
+    struct {
+        const char *from, *to, *want;
+    } cases[] = {
+        {"gpu: A100-80GB", "gpu: B9000", "t.yaml:3: node_groups[0].gpu: unknown GPU model"},
+        {"nodes: 1", "nodes: 0", "node_groups[0].nodes"},
+        {"kind: training", "kind: cooking", "classes[0].kind"},
+        {"per_hour: 1", "per_hour: x", "classes[0].arrival.per_hour"},
+        {"mean: 10m", "mean: 10 minutes", "expected a duration"},
+        {"duration: 1h", "duration: forever", "t.yaml:1: duration"},
+        {"gpus: 1}", "gpus: 1, colour: red}", "unexpected field"},
+        {"request: {gpus: 1}", "request: {gpus: 1, memory: lots}", "Kubernetes quantity"},
+        {"request: {gpus: 1}", "request: {mig: 9g.1tb}", "not a MIG profile"},
+        {"- name: c\n", "- name: c\n    tenant: nobody\n", "unknown tenant"},
+        {"nodes: 1}", "nodes: 1, mig_layout: {\"1g.10gb\": 8}}", "out of range"},
+        {"nodes: 1}", "nodes: 1, mig_layout: {\"4g.40gb\": 1, \"3g.40gb\": 2}}",
+         "compute slices"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char doc[2048];
+        const char *at = strstr(base, cases[i].from);
+        cr_assert_not_null(at, "case %zu: bad fixture", i);
+        snprintf(doc, sizeof(doc), "%.*s%s%s", (int)(at - base), base, cases[i].to,
+                 at + strlen(cases[i].from));
+        struct gs_scenario *sc = calloc(1, sizeof(*sc));
+        struct gs_error err;
+        gs_error_init(&err);
+        int rc = gs_scenario_parse("t.yaml", doc, strlen(doc), sc, &err);
+        cr_assert_eq(rc, GS_EINVAL, "case %zu accepted", i);
+        cr_assert(strstr(err.msg, cases[i].want) != NULL, "case %zu: '%s' lacks '%s'", i, err.msg,
+                  cases[i].want);
+        gs_scenario_release(sc);
+        free(sc);
+    }
+}
