@@ -4,7 +4,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 
-.PHONY: deps build build-asan run test test-fast bench format clean
+.PHONY: deps build build-asan run test test-fast bench format clean fuzz
 
 deps:
 	@./scripts/install-deps.sh
@@ -41,3 +41,11 @@ format:
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
+
+# libFuzzer builds of every fuzz target (clang), each run for FUZZ_SECONDS on its corpus
+FUZZ_SECONDS ?= 30
+fuzz: deps
+	cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DGS_FUZZ=ON
+	cmake --build build-fuzz -j $(JOBS)
+	for t in build-fuzz/fuzzer_*; do n=$${t#build-fuzz/fuzzer_}; mkdir -p build-fuzz/corpus-$$n; \
+		$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 build-fuzz/corpus-$$n fuzz/corpus/$$n || exit 1; done

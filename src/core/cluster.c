@@ -8,6 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Node versions are stamps from one process-wide counter, so a stamp names one node state
+ * even across cluster copies: engine caches key on it. */
+static uint32_t stamp_counter;
+
+uint32_t gs__cluster_stamp(void)
+{
+    return __atomic_add_fetch(&stamp_counter, 1, __ATOMIC_RELAXED);
+}
+
+void gs_node_touch(struct gs_node *n)
+{
+    n->version = gs__cluster_stamp();
+}
+
 void gs_cluster_init(struct gs_cluster *c)
 {
     memset(c, 0, sizeof(*c));
@@ -64,6 +78,7 @@ int gs_cluster_add_node(struct gs_cluster *c, const char *name, int model, int n
     n->pods_cap = 1 << 20;
     n->gpu0 = c->ngpus;
     n->ngpus = ngpus;
+    n->version = gs__cluster_stamp();
     for (int i = 0; i < ngpus; i++) {
         struct gs_gpu *g = &c->gpus[c->ngpus++];
         memset(g, 0, sizeof(*g));
@@ -81,6 +96,7 @@ int gs_cluster_add_node(struct gs_cluster *c, const char *name, int model, int n
 
 int gs_node_set_label(struct gs_node *n, const char *key, const char *val)
 {
+    gs_node_touch(n);
     for (int i = 0; i < n->nlabels; i++) {
         if (strcmp(n->labels[i].key, key) == 0) {
             snprintf(n->labels[i].val, GS_LABEL_VAL_MAX, "%s", val);

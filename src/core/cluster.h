@@ -56,7 +56,7 @@ struct gs_node {
     int32_t pods_cap, pods_used;
     int32_t gpu0, ngpus;
     uint16_t affinity[6]; /* pods by GPU shape: share, 1, 2, 4, 8, other (GpuClustering) */
-    uint32_t version;     /* bumped on every change (score caches key on it) */
+    uint32_t version;     /* a fresh stamp on every change (gs_node_touch); caches key on it */
     uint8_t nlabels;
     struct gs_label labels[GS_MAX_LABELS];
 };
@@ -76,6 +76,10 @@ void gs_cluster_release(struct gs_cluster *c);
 int gs_cluster_add_node(struct gs_cluster *c, const char *name, int model, int ngpus,
                         int64_t cpu_milli, int64_t mem_mib, enum gs_gpu_mode mode, int replicas,
                         const struct gs_mig_layout *layout);
+/* Give the node a fresh version stamp: call after changing a node or its GPUs directly
+ * (health, schedulability, mode), so cached placement scores are not reused. Thread-safe. */
+void gs_node_touch(struct gs_node *n);
+uint32_t gs__cluster_stamp(void);
 /* Set (or replace) a label on a node. Returns 0 or GS_ENOSPC. */
 int gs_node_set_label(struct gs_node *n, const char *key, const char *val);
 const char *gs_node_label(const struct gs_node *n, const char *key);

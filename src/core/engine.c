@@ -17,8 +17,23 @@
 #define MAX_SPEC_CPU   128000.0
 #define MAX_SPEC_GPU   8000.0
 
+/* Score memo per request shape: for each of the last SHAPES distinct requests, every node's
+ * verdict and score at the node's version stamp. Nodes change one at a time (a bind), so a
+ * placement is mostly memo hits and scores only the nodes that changed. Devices are chosen
+ * again for the winner alone. Not used for the random policy (its score is a draw). */
+#define SHAPES 64
+struct shape_memo {
+    uint64_t sig;
+    uint64_t used; /* last use, for LRU replacement */
+    uint32_t *ver;
+    int8_t *why; /* -1: fits; else the gs_reason */
+    int64_t *score;
+};
+
 struct gs_engine {
     const struct gs_policy *policy;
+    struct shape_memo *memo_shapes; /* SHAPES entries, or NULL */
+    uint64_t tick;
     const struct gs_typical *typ;
     struct gs_frag_memo *memo;
     struct gs_rng rng;
@@ -120,8 +135,7 @@ static int free_mig_slot(const struct gs_gpu *g, const char *profile)
     return -1;
 }
 
-bool gs_engine_fits(const struct gs_cluster *c, int node, const struct gs_request *req,
-                    struct gs_reasons *r)
+static int fit_reason(const struct gs_cluster *c, int node, const struct gs_request *req)
 {
     const struct gs_node *n = &c->nodes[node];
     int why = -1;
@@ -170,12 +184,45 @@ bool gs_engine_fits(const struct gs_cluster *c, int node, const struct gs_reques
             break;
         }
     }
+    return why;
+}
+
+bool gs_engine_fits(const struct gs_cluster *c, int node, const struct gs_request *req,
+                    struct gs_reasons *r)
+{
+    int why = fit_reason(c, node, req);
     if (r) {
         r->nodes++;
         if (why >= 0)
             r->count[why]++;
     }
     return why < 0;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdULL;
+}
+
+/* Signature of everything in a request that filters or scores read. */
+static uint64_t request_sig(const struct gs_request *r)
+{
+    uint64_t h = mix(0x6a09e667f3bcc908ULL, (uint64_t)r->cpu_milli);
+    h = mix(h, (uint64_t)r->mem_mib);
+    h = mix(h, (uint64_t)r->kind | (uint64_t)r->gpus << 8 | (uint64_t)(uint16_t)r->milli << 16 |
+                   (uint64_t)r->model_mask << 32);
+    h = mix(h, (uint64_t)(uint32_t)r->gpu_mem_mib | (uint64_t)r->nsel << 32);
+    for (const char *p = r->mig; *p && p < r->mig + sizeof(r->mig); p++)
+        h = mix(h, (uint64_t)(unsigned char)*p);
+    for (int i = 0; i < r->nsel && i < GS_MAX_SELECTOR; i++) {
+        for (const char *p = r->sel[i].key; *p && p < r->sel[i].key + GS_LABEL_KEY_MAX; p++)
+            h = mix(h, (uint64_t)(unsigned char)*p);
+        h = mix(h, '=');
+        for (const char *p = r->sel[i].val; *p && p < r->sel[i].val + GS_LABEL_VAL_MAX; p++)
+            h = mix(h, (uint64_t)(unsigned char)*p);
+    }
+    return h | 1; /* 0 marks an empty cache way */
 }
 
 void gs_reasons_str(const struct gs_reasons *r, const struct gs_request *req, char *out,
@@ -625,12 +672,25 @@ struct gs_engine *gs_engine_new(const struct gs_policy *policy, const struct gs_
         }
     }
     e->choices = malloc(sizeof(*e->choices) * (size_t)e->max_nodes);
+    bool memo_ok = e->policy->score != score_random;
+    if (memo_ok) {
+        e->memo_shapes = calloc(SHAPES, sizeof(*e->memo_shapes));
+        for (int k = 0; e->memo_shapes && k < SHAPES; k++) {
+            struct shape_memo *sm = &e->memo_shapes[k];
+            sm->ver = calloc((size_t)e->max_nodes, sizeof(*sm->ver));
+            sm->why = calloc((size_t)e->max_nodes, sizeof(*sm->why));
+            sm->score = calloc((size_t)e->max_nodes, sizeof(*sm->score));
+            if (!sm->ver || !sm->why || !sm->score)
+                memo_ok = false;
+        }
+    }
     static const struct gs_typical empty;
     if (!e->typ)
         e->typ = &empty;
     if (e->policy->score == score_fgd || e->policy->score == score_gpusched)
         e->memo = gs_frag_memo_new();
-    if (!e->scores || !e->feasible || !e->choices || !e->rank) {
+    if (!e->scores || !e->feasible || !e->choices || !e->rank ||
+        (e->policy->score != score_random && (!e->memo_shapes || !memo_ok))) {
         gs_engine_free(e);
         return NULL;
     }
@@ -643,6 +703,12 @@ void gs_engine_free(struct gs_engine *e)
         return;
     gs_frag_memo_free(e->memo);
     free(e->scores);
+    for (int k = 0; e->memo_shapes && k < SHAPES; k++) {
+        free(e->memo_shapes[k].ver);
+        free(e->memo_shapes[k].why);
+        free(e->memo_shapes[k].score);
+    }
+    free(e->memo_shapes);
     free(e->rank);
     free(e->feasible);
     free(e->choices);
@@ -660,11 +726,49 @@ int gs_engine_place(struct gs_engine *e, const struct gs_cluster *c, const struc
     if (c->nnodes > e->max_nodes)
         return GS_EINVAL;
     int nf = 0;
+    struct shape_memo *sm = NULL;
+    if (e->memo_shapes) {
+        uint64_t sig = request_sig(req);
+        int lru = 0;
+        for (int k = 0; k < SHAPES && !sm; k++) {
+            if (e->memo_shapes[k].sig == sig)
+                sm = &e->memo_shapes[k];
+            else if (e->memo_shapes[k].used < e->memo_shapes[lru].used)
+                lru = k;
+        }
+        if (!sm) {
+            sm = &e->memo_shapes[lru];
+            sm->sig = sig;
+            memset(sm->ver, 0, sizeof(*sm->ver) * (size_t)e->max_nodes);
+        }
+        sm->used = ++e->tick;
+    }
     for (int i = 0; i < c->nnodes; i++) {
-        if (!gs_engine_fits(c, i, req, r))
+        int why;
+        int64_t score = 0;
+        bool hit = sm && sm->ver[i] == c->nodes[i].version;
+        if (hit) {
+            why = sm->why[i];
+            score = sm->score[i];
+        } else {
+            why = fit_reason(c, i, req);
+            if (why < 0)
+                score = e->policy->score(e, c, i, req, &e->choices[sm ? 0 : nf]);
+            if (sm) {
+                sm->ver[i] = c->nodes[i].version;
+                sm->why[i] = (int8_t)why;
+                sm->score[i] = score;
+            }
+        }
+        if (r) {
+            r->nodes++;
+            if (why >= 0)
+                r->count[why]++;
+        }
+        if (why >= 0)
             continue;
         e->feasible[nf] = i;
-        e->scores[nf] = e->policy->score(e, c, i, req, &e->choices[nf]);
+        e->scores[nf] = score;
         nf++;
     }
     if (nf == 0)
@@ -690,7 +794,10 @@ int gs_engine_place(struct gs_engine *e, const struct gs_cluster *c, const struc
     memset(d, 0, sizeof(*d));
     d->kind = GS_DECIDE_BIND;
     d->pod = pod;
-    d->alloc = e->choices[best];
+    if (sm) /* devices of the winner: its score function chooses them again */
+        e->policy->score(e, c, e->feasible[best], req, &d->alloc);
+    else
+        d->alloc = e->choices[best];
     if (req->kind != GS_REQ_NONE && d->alloc.ndev == 0)
         return GS_EINTERNAL;
     return 0;
@@ -805,7 +912,7 @@ static int apply(struct gs_cluster *c, const struct gs_request *req, const struc
     int tag = gs_request_affinity(req);
     if (tag >= 0)
         n->affinity[tag] = (uint16_t)(n->affinity[tag] + sign);
-    n->version++;
+    gs_node_touch(n);
     return 0;
 }
 

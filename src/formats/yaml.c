@@ -229,13 +229,24 @@ int gs_yaml_unwrap_configmap(const char *name, const char *data, size_t len, str
     /* cheap test first: only manifests are unwrapped */
     if (!memmem(data, len, "kind:", 5) || !memmem(data, len, "ConfigMap", 9))
         return 0;
-    struct fy_parse_cfg cfg = {.flags = FYPCF_QUIET};
-    struct fy_parser *fyp = fy_parser_create(&cfg);
-    if (!fyp)
+    struct fy_diag_cfg dcfg;
+    fy_diag_cfg_default(&dcfg);
+    dcfg.fp = NULL;
+    dcfg.colorize = false;
+    struct fy_diag *diag = fy_diag_create(&dcfg);
+    if (!diag)
         return gs_error_set(err, GS_ENOMEM, "out of memory");
+    fy_diag_set_collect_errors(diag, true); /* library code prints nothing */
+    struct fy_parse_cfg cfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG, .diag = diag};
+    struct fy_parser *fyp = fy_parser_create(&cfg);
+    if (!fyp) {
+        fy_diag_destroy(diag);
+        return gs_error_set(err, GS_ENOMEM, "out of memory");
+    }
     int rc = 0;
     if (fy_parser_set_string(fyp, data, len)) {
         fy_parser_destroy(fyp);
+        fy_diag_destroy(diag);
         return 0;
     }
     struct fy_document *d;
@@ -284,6 +295,7 @@ int gs_yaml_unwrap_configmap(const char *name, const char *data, size_t len, str
         fy_parse_document_destroy(fyp, d);
     }
     fy_parser_destroy(fyp);
+    fy_diag_destroy(diag);
     (void)name;
     return rc;
 }

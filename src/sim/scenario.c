@@ -263,6 +263,7 @@ static int build_cluster(struct sim *s, struct gs_error *err)
                 gpu->mode = GS_GPU_MIG;
                 gpu->mig = pl;
                 gpu->replicas = 0;
+                gs_node_touch(n);
             }
         }
     }

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Runs every benchmark of bench/ and prints their JSON lines.
+set -euo pipefail
+build="${1:-build}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+shared="${GS_SHARED_DIR:-$root/../shared}"
+"$build/bench_engine"
+"$build/bench_sim" "$shared"
