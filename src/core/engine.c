@@ -687,6 +687,7 @@ struct gs_engine *gs_engine_new(const struct gs_policy *policy, const struct gs_
     static const struct gs_typical empty;
     if (!e->typ)
         e->typ = &empty;
+
     if (e->policy->score == score_fgd || e->policy->score == score_gpusched)
         e->memo = gs_frag_memo_new();
     if (!e->scores || !e->feasible || !e->choices || !e->rank ||

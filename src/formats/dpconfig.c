@@ -188,8 +188,12 @@ static int parse_sharing(const struct gs_yaml *y, struct fy_node *n, const char 
         s->fail_requests_gt_one = is_mps; /* upstream default: true for MPS */
     for (int i = 0; i < s->nresources; i++) {
         struct gs_dp_resource *r = &s->resources[i];
-        if (s->rename_by_default && !r->rename[0])
-            snprintf(r->rename, sizeof(r->rename), "%.55s.shared", r->name);
+        if (s->rename_by_default && !r->rename[0]) {
+            char base[64];
+            memcpy(base, r->name, sizeof(base));
+            base[55] = '\0';
+            snprintf(r->rename, sizeof(r->rename), "%s.shared", base);
+        }
     }
     return 0;
 }
