@@ -34,8 +34,13 @@ int main(int argc, char **argv)
         int n = gs_policy_count();
         for (int i = 0; i < n; i++)
             pol[i] = gs_policy_get(i);
-        struct gs_openb_spec spec = {.nodes = nodes, .nnodes = nn, .pods = pods, .npods = npods,
-                                     .tune = 1.3, .seed_lo = 42, .seed_hi = 51};
+        struct gs_openb_spec spec = {.nodes = nodes,
+                                     .nnodes = nn,
+                                     .pods = pods,
+                                     .npods = npods,
+                                     .tune = 1.3,
+                                     .seed_lo = 42,
+                                     .seed_hi = 51};
         struct gs_openb_result res[16];
         double t0 = now();
         int rc = gs_openb_experiment(&spec, pol, n, res, &err);
@@ -55,14 +60,13 @@ int main(int argc, char **argv)
         free(nodes);
         free(pods);
     } else {
-        fprintf(stderr, "bench_sim: openb traces not found under %s/data/openb: skipped\n",
-                shared);
+        fprintf(stderr, "bench_sim: openb traces not found under %s/data/openb: skipped\n", shared);
     }
     struct gs_scenario *sc = calloc(1, sizeof(*sc));
     struct gs_sim_result *r = calloc(GS_SIM_STRATEGIES, sizeof(*r));
     if (!sc || !r ||
-        gs_scenario_parse("default", gs_default_scenario_yaml, strlen(gs_default_scenario_yaml),
-                          sc, &err))
+        gs_scenario_parse("default", gs_default_scenario_yaml, strlen(gs_default_scenario_yaml), sc,
+                          &err))
         return 1;
     double t0 = now();
     if (gs_sim_run_all(sc, 1, r, &err)) {

@@ -13,13 +13,13 @@
 
 enum {
     GS_OK = 0,
-    GS_EINVAL = -1,   /* bad input: a user's file, flag or request (CLI exit 2) */
-    GS_ENOMEM = -2,   /* allocation failed */
-    GS_EIO = -3,      /* file or socket failure (CLI exit 1) */
-    GS_ENOTFOUND = -4,/* a named thing does not exist */
-    GS_ENOSPC = -5,   /* a fixed bound was reached */
-    GS_ENOFIT = -6,   /* a request does not fit (placement, MIG layout) */
-    GS_EINTERNAL = -7 /* a broken invariant: a bug */
+    GS_EINVAL = -1,    /* bad input: a user's file, flag or request (CLI exit 2) */
+    GS_ENOMEM = -2,    /* allocation failed */
+    GS_EIO = -3,       /* file or socket failure (CLI exit 1) */
+    GS_ENOTFOUND = -4, /* a named thing does not exist */
+    GS_ENOSPC = -5,    /* a fixed bound was reached */
+    GS_ENOFIT = -6,    /* a request does not fit (placement, MIG layout) */
+    GS_EINTERNAL = -7  /* a broken invariant: a bug */
 };
 
 #define GS_ERROR_MSG_MAX 1024

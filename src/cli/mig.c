@@ -89,7 +89,8 @@ static int cmd_layouts(int argc, char **argv)
     for (int i = 0; i < argc; i++)
         all |= strcmp(argv[i], "--all") == 0;
     static struct gs_mig_layout ls[4096];
-    int n = all ? gs_mig_enumerate_valid(model, ls, 4096) : gs_mig_enumerate_maximal(model, ls, 4096);
+    int n =
+        all ? gs_mig_enumerate_valid(model, ls, 4096) : gs_mig_enumerate_maximal(model, ls, 4096);
     if (n > 4096)
         n = 4096;
     printf("%s: %d %s layouts\n", gs_catalog_get(model)->name, n, all ? "valid" : "maximal");

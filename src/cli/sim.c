@@ -6,7 +6,6 @@
 #include "../base/error.h"
 #include "../sim/openb.h"
 
-
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -16,15 +15,14 @@
 
 static void sim_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: gpusched sim                      run the embedded default scenario\n"
-            "       gpusched sim scenario FILE [--format table|json] [--report OUT.html]\n"
-            "                                         [--seed N]\n"
-            "       gpusched sim openb --nodes FILE --pods FILE [--policy NAME[,NAME...]]\n"
-            "                          [--seeds LO-HI] [--tune X] [--threads N]\n"
-            "                          [--format table|json]\n"
-            "\n"
-            "policies:");
+    fprintf(f, "usage: gpusched sim                      run the embedded default scenario\n"
+               "       gpusched sim scenario FILE [--format table|json] [--report OUT.html]\n"
+               "                                         [--seed N]\n"
+               "       gpusched sim openb --nodes FILE --pods FILE [--policy NAME[,NAME...]]\n"
+               "                          [--seeds LO-HI] [--tune X] [--threads N]\n"
+               "                          [--format table|json]\n"
+               "\n"
+               "policies:");
     for (int i = 0; i < gs_policy_count(); i++)
         fprintf(f, "%s %s", i ? "," : "", gs_policy_get(i)->name);
     fprintf(f, " (or 'all')\n");
@@ -159,8 +157,14 @@ static int cmd_openb(int argc, char **argv)
         fprintf(stderr, "gpusched sim openb: %s\n", err.msg);
         return gs_cli_exit_code(npods == GS_EIO ? GS_EINVAL : npods);
     }
-    struct gs_openb_spec spec = {.nodes = nodes, .nnodes = nn, .pods = pods, .npods = npods,
-                                 .tune = tune, .seed_lo = lo, .seed_hi = hi, .threads = threads};
+    struct gs_openb_spec spec = {.nodes = nodes,
+                                 .nnodes = nn,
+                                 .pods = pods,
+                                 .npods = npods,
+                                 .tune = tune,
+                                 .seed_lo = lo,
+                                 .seed_hi = hi,
+                                 .threads = threads};
     struct gs_openb_result res[32];
     int rc = gs_openb_experiment(&spec, pols, np, res, &err);
     if (rc) {
@@ -173,8 +177,9 @@ static int cmd_openb(int argc, char **argv)
         json_t *root = json_object();
         json_object_set_new(root, "nodes_file", json_string(nodes_path));
         json_object_set_new(root, "pods_file", json_string(pods_path));
-        json_object_set_new(root, "seeds", json_sprintf("%llu-%llu", (unsigned long long)lo,
-                                                        (unsigned long long)hi));
+        json_object_set_new(
+            root, "seeds",
+            json_sprintf("%llu-%llu", (unsigned long long)lo, (unsigned long long)hi));
         json_object_set_new(root, "tune", json_real(tune));
         json_t *arr = json_array();
         for (int p = 0; p < np; p++) {
@@ -197,9 +202,9 @@ static int cmd_openb(int argc, char **argv)
             for (int b = 0; b < GS_OPENB_CURVE; b++) {
                 json_t *pt = json_object();
                 json_object_set_new(pt, "arrived_pct", json_integer(b));
-                json_object_set_new(pt, "allocated_pct", isnan(res[p].curve_mean[b])
-                                                             ? json_null()
-                                                             : json_real(res[p].curve_mean[b]));
+                json_object_set_new(pt, "allocated_pct",
+                                    isnan(res[p].curve_mean[b]) ? json_null()
+                                                                : json_real(res[p].curve_mean[b]));
                 json_array_append_new(curve, pt);
             }
             json_object_set_new(o, "curve", curve);

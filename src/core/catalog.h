@@ -18,25 +18,25 @@
 #define GS_MAX_MODELS       32
 
 struct gs_mig_profile {
-    uint16_t id;          /* NVML GPU-instance profile ID (19, 20, 15, 14, 9, 5, 0) */
-    const char *name;     /* canonical NVIDIA name, e.g. "1g.10gb" or "1g.10gb+me" */
-    uint8_t compute;      /* compute slices ("g") */
-    uint8_t mem_slices;   /* memory slices = placement size */
-    uint8_t start_mask;   /* bit s set: placement start s is valid */
-    uint8_t max_count;    /* instances of this profile at most */
-    uint16_t sms;         /* SMs of one instance */
-    uint32_t mem_mib;     /* memory of one instance, MiB */
+    uint16_t id;        /* NVML GPU-instance profile ID (19, 20, 15, 14, 9, 5, 0) */
+    const char *name;   /* canonical NVIDIA name, e.g. "1g.10gb" or "1g.10gb+me" */
+    uint8_t compute;    /* compute slices ("g") */
+    uint8_t mem_slices; /* memory slices = placement size */
+    uint8_t start_mask; /* bit s set: placement start s is valid */
+    uint8_t max_count;  /* instances of this profile at most */
+    uint16_t sms;       /* SMs of one instance */
+    uint32_t mem_mib;   /* memory of one instance, MiB */
 };
 
 struct gs_gpu_model {
-    const char *name;           /* catalog name, e.g. "A100-80GB" */
-    const char *product;        /* nvidia.com/gpu.product value GFD publishes (sanitized) */
-    const char *aliases;        /* ';'-separated extra names that resolve to this model */
+    const char *name;    /* catalog name, e.g. "A100-80GB" */
+    const char *product; /* nvidia.com/gpu.product value GFD publishes (sanitized) */
+    const char *aliases; /* ';'-separated extra names that resolve to this model */
     uint32_t mem_mib;
     uint16_t sms;
-    double price_per_hour;      /* $/h for one GPU */
-    uint32_t pci_ids[4];        /* device<<16 | 0x10DE, for mig-parted device-filter */
-    uint8_t nprofiles;          /* 0: not MIG-capable */
+    double price_per_hour; /* $/h for one GPU */
+    uint32_t pci_ids[4];   /* device<<16 | 0x10DE, for mig-parted device-filter */
+    uint8_t nprofiles;     /* 0: not MIG-capable */
     struct gs_mig_profile profiles[GS_MIG_MAX_PROFILES];
 };
 

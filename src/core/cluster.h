@@ -14,32 +14,32 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define GS_NAME_MAX       64
-#define GS_MAX_GPUS_NODE  16
-#define GS_MAX_LABELS     16
-#define GS_LABEL_KEY_MAX  64
-#define GS_LABEL_VAL_MAX  64
-#define GS_MILLI          1000
+#define GS_NAME_MAX      64
+#define GS_MAX_GPUS_NODE 16
+#define GS_MAX_LABELS    16
+#define GS_LABEL_KEY_MAX 64
+#define GS_LABEL_VAL_MAX 64
+#define GS_MILLI         1000
 
 enum gs_gpu_mode {
-    GS_GPU_WHOLE = 0,  /* exclusive GPUs only */
-    GS_GPU_FRACTION,   /* milli-GPU shares allowed */
-    GS_GPU_MIG,        /* partitioned: instances are the allocatable slots */
-    GS_GPU_TIMESLICE,  /* time-slicing replicas */
-    GS_GPU_MPS         /* MPS replicas */
+    GS_GPU_WHOLE = 0, /* exclusive GPUs only */
+    GS_GPU_FRACTION,  /* milli-GPU shares allowed */
+    GS_GPU_MIG,       /* partitioned: instances are the allocatable slots */
+    GS_GPU_TIMESLICE, /* time-slicing replicas */
+    GS_GPU_MPS        /* MPS replicas */
 };
 
 struct gs_gpu {
     int16_t model;
     uint8_t mode;
     uint8_t healthy;
-    int16_t milli_free;   /* WHOLE / FRACTION: 0..1000 */
-    uint8_t replicas;     /* TIMESLICE / MPS */
+    int16_t milli_free; /* WHOLE / FRACTION: 0..1000 */
+    uint8_t replicas;   /* TIMESLICE / MPS */
     uint8_t replicas_used;
-    int32_t mem_used_mib; /* TIMESLICE / MPS: memory declared by the replicas in use */
+    int32_t mem_used_mib;        /* TIMESLICE / MPS: memory declared by the replicas in use */
     struct gs_mig_placement mig; /* MIG: instances */
-    uint8_t mig_used;     /* bit i: instance i is allocated */
-    float util;           /* simulated busy fraction of the whole GPU (0..1), used share */
+    uint8_t mig_used;            /* bit i: instance i is allocated */
+    float util;                  /* simulated busy fraction of the whole GPU (0..1), used share */
 };
 
 struct gs_label {
@@ -88,10 +88,10 @@ int gs_cluster_copy(struct gs_cluster *dst, const struct gs_cluster *src);
 
 /* Totals for reports. "units" follow DESIGN.md's accounting unit. */
 struct gs_cluster_totals {
-    int64_t gpus;          /* physical GPUs */
-    double units_cap;      /* = gpus */
-    double units_alloc;    /* allocated GPU units */
-    double units_used;     /* simulated busy units */
+    int64_t gpus;       /* physical GPUs */
+    double units_cap;   /* = gpus */
+    double units_alloc; /* allocated GPU units */
+    double units_used;  /* simulated busy units */
 };
 void gs_cluster_totals(const struct gs_cluster *c, struct gs_cluster_totals *t);
 /* Allocated units of one GPU. */

@@ -236,11 +236,16 @@ void gs_reasons_str(const struct gs_reasons *r, const struct gs_request *req, ch
         snprintf(dev, sizeof(dev), "no free nvidia.com/mig-%s slot", req->mig);
     else
         snprintf(dev, sizeof(dev), "no free MIG slot of the profile");
-    const char *names[GS_R_COUNT] = {"node unschedulable",   "insufficient cpu",
-                                     "insufficient memory",  "too many pods",
-                                     "GPU model mismatch",   "node selector mismatch",
-                                     "not enough free GPUs", "no GPU with enough free share",
-                                     dev,                    "no free GPU replica"};
+    const char *names[GS_R_COUNT] = {"node unschedulable",
+                                     "insufficient cpu",
+                                     "insufficient memory",
+                                     "too many pods",
+                                     "GPU model mismatch",
+                                     "node selector mismatch",
+                                     "not enough free GPUs",
+                                     "no GPU with enough free share",
+                                     dev,
+                                     "no free GPU replica"};
     size_t o = 0;
     int n = snprintf(out, size, "%d/%d nodes fit", fit, r->nodes);
     o = n > 0 ? (size_t)n : 0;
@@ -903,7 +908,7 @@ static int apply(struct gs_cluster *c, const struct gs_request *req, const struc
             if (sign > 0)
                 g->mig_used |= (uint8_t)(1u << a->slot[k]);
             else
-                g->mig_used &= (uint8_t)~(1u << a->slot[k]);
+                g->mig_used &= (uint8_t) ~(1u << a->slot[k]);
             break;
         }
     }
@@ -922,8 +927,7 @@ int gs_cluster_bind(struct gs_cluster *c, const struct gs_request *req, const st
     return apply(c, req, a, +1);
 }
 
-int gs_cluster_unbind(struct gs_cluster *c, const struct gs_request *req,
-                      const struct gs_alloc *a)
+int gs_cluster_unbind(struct gs_cluster *c, const struct gs_request *req, const struct gs_alloc *a)
 {
     return apply(c, req, a, -1);
 }

@@ -6,8 +6,8 @@
  * node selector and the device fit (whole GPUs, a milli share on one GPU, a free MIG slot
  * of the profile, time-slicing/MPS replicas). Policies are rows of one table {name, score};
  * the best-scoring node wins; ties go to the node with the lowest rank in a seeded random
- * order (a consistent tie-break packs). An engine owns scratch memory sized to the cluster and, for the
- * fragmentation-aware policies, a memo: one engine per thread. */
+ * order (a consistent tie-break packs). An engine owns scratch memory sized to the cluster and, for
+ * the fragmentation-aware policies, a memo: one engine per thread. */
 #ifndef GS_ENGINE_H
 #define GS_ENGINE_H
 
@@ -25,7 +25,7 @@ enum gs_decision_kind { GS_DECIDE_BIND = 0, GS_DECIDE_EVICT, GS_DECIDE_REPARTITI
  * time-slicing/MPS, each entry is one replica of gpu[i]. */
 struct gs_alloc {
     int32_t node;
-    uint8_t kind;  /* enum gs_req_kind */
+    uint8_t kind; /* enum gs_req_kind */
     uint8_t ndev;
     int16_t milli; /* per device for whole/fraction */
     int32_t gpu[GS_MAX_GPUS_NODE];
@@ -37,10 +37,10 @@ struct gs_alloc {
 struct gs_decision {
     enum gs_decision_kind kind;
     int32_t pod;
-    struct gs_alloc alloc;             /* BIND */
-    int32_t nvictims;                  /* EVICT: pods to evict for `pod` */
+    struct gs_alloc alloc; /* BIND */
+    int32_t nvictims;      /* EVICT: pods to evict for `pod` */
     int32_t victims[GS_MAX_VICTIMS];
-    int32_t gpu;                       /* REPARTITION: GPU and its new layout */
+    int32_t gpu; /* REPARTITION: GPU and its new layout */
     struct gs_mig_layout layout;
 };
 
@@ -102,8 +102,7 @@ int gs_engine_place(struct gs_engine *e, const struct gs_cluster *c, const struc
 /* Apply / undo an allocation on the cluster. Returns 0 or GS_EINVAL when the devices are
  * not free (nothing is changed then). */
 int gs_cluster_bind(struct gs_cluster *c, const struct gs_request *req, const struct gs_alloc *a);
-int gs_cluster_unbind(struct gs_cluster *c, const struct gs_request *req,
-                      const struct gs_alloc *a);
+int gs_cluster_unbind(struct gs_cluster *c, const struct gs_request *req, const struct gs_alloc *a);
 
 /* The naive first-fit baseline: first node in order that fits, first devices. */
 int gs_engine_first_fit(const struct gs_cluster *c, const struct gs_request *req,

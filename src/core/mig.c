@@ -73,8 +73,8 @@ int gs_mig_place_into(int model, const struct gs_mig_layout *l, uint8_t occupied
         mem += p->mem_slices * l->count[i];
     }
     if (compute > GS_MIG_COMPUTE_MAX)
-        return gs_error_set(err, GS_ENOFIT, "needs %d compute slices, %s has %d", compute,
-                            m->name, GS_MIG_COMPUTE_MAX);
+        return gs_error_set(err, GS_ENOFIT, "needs %d compute slices, %s has %d", compute, m->name,
+                            GS_MIG_COMPUTE_MAX);
     if (mem > GS_MIG_MEM_SLICES)
         return gs_error_set(err, GS_ENOFIT, "needs %d memory slices, %s has %d", mem, m->name,
                             GS_MIG_MEM_SLICES);

@@ -39,8 +39,8 @@ int gs_quantity_parse(const char *s, size_t len, struct gs_quantity *out, struct
         char c = s[i];
         if (c == '.') {
             if (seen_dot)
-                return gs_error_set(err, GS_EINVAL, "quantity '%.*s': two decimal points",
-                                    (int)len, s);
+                return gs_error_set(err, GS_EINVAL, "quantity '%.*s': two decimal points", (int)len,
+                                    s);
             seen_dot = true;
             continue;
         }
@@ -62,8 +62,8 @@ int gs_quantity_parse(const char *s, size_t len, struct gs_quantity *out, struct
     }
     if (ndigits == 0)
         return gs_error_set(err, GS_EINVAL,
-                            "quantity '%.*s': expected a number such as 1, 0.5 or 250m",
-                            (int)len, s);
+                            "quantity '%.*s': expected a number such as 1, 0.5 or 250m", (int)len,
+                            s);
     /* suffix */
     const char *suf = s + i;
     size_t slen = len - i;

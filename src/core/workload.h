@@ -22,8 +22,8 @@ struct gs_request {
     int64_t cpu_milli;
     int64_t mem_mib;
     uint8_t kind;
-    uint8_t gpus;   /* GS_REQ_GPU: count; others: 1 (0 for NONE) */
-    int16_t milli;  /* per GPU: 1000 for whole, < 1000 for a fraction */
+    uint8_t gpus;              /* GS_REQ_GPU: count; others: 1 (0 for NONE) */
+    int16_t milli;             /* per GPU: 1000 for whole, < 1000 for a fraction */
     char mig[GS_MIG_NAME_MAX]; /* GS_REQ_MIG: profile name */
     uint32_t model_mask;
     int32_t gpu_mem_mib; /* memory the work needs on each device (0 = no check): whole GPUs

@@ -35,8 +35,8 @@ static bool dns_subdomain(const char *s)
     return isalnum((unsigned char)s[0]) && isalnum((unsigned char)s[n - 1]);
 }
 
-static int parse_resource(const struct gs_yaml *y, struct fy_node *n, const char *path,
-                          bool is_mps, struct gs_dp_resource *r, struct gs_error *err)
+static int parse_resource(const struct gs_yaml *y, struct fy_node *n, const char *path, bool is_mps,
+                          struct gs_dp_resource *r, struct gs_error *err)
 {
     if (!gs_yaml_is_map(n))
         return gs_yaml_fail(y, n, path, err, "expected a mapping with name and replicas");
@@ -305,8 +305,8 @@ static int parse_flags(const struct gs_yaml *y, struct fy_node *n, struct gs_dpc
     return 0;
 }
 
-static int parse_text(const char *name, const char *data, size_t len, int line_offset, struct gs_dpconfig *out,
-                      struct gs_error *err)
+static int parse_text(const char *name, const char *data, size_t len, int line_offset,
+                      struct gs_dpconfig *out, struct gs_error *err)
 {
     struct gs_dpconfig c;
     memset(&c, 0, sizeof(c));
@@ -358,8 +358,7 @@ static int parse_text(const char *name, const char *data, size_t len, int line_o
                                       &c.timeslicing, err))
                         goto out;
                 } else if (strcmp(k2, "mps") == 0) {
-                    if (parse_sharing(&y, fy_node_pair_value(sp), "sharing.mps", true, &c.mps,
-                                      err))
+                    if (parse_sharing(&y, fy_node_pair_value(sp), "sharing.mps", true, &c.mps, err))
                         goto out;
                 } else {
                     gs_yaml_fail(&y, fy_node_pair_key(sp), "sharing", err,
@@ -368,9 +367,9 @@ static int parse_text(const char *name, const char *data, size_t len, int line_o
                 }
             }
         } else if (strcmp(key, "imex") == 0) {
-            struct fy_node *ch = gs_yaml_is_map(v) ? fy_node_mapping_lookup_by_string(
-                                                         v, "channelIDs", (size_t)-1)
-                                                   : NULL;
+            struct fy_node *ch = gs_yaml_is_map(v)
+                                     ? fy_node_mapping_lookup_by_string(v, "channelIDs", (size_t)-1)
+                                     : NULL;
             if (!gs_yaml_is_map(v)) {
                 gs_yaml_fail(&y, v, "imex", err, "expected channelIDs and required");
                 goto out;
@@ -379,8 +378,8 @@ static int parse_text(const char *name, const char *data, size_t len, int line_o
                 int n = gs_yaml_is_seq(ch) ? fy_node_sequence_item_count(ch) : -1;
                 int64_t id = -1;
                 if (n == 1)
-                    gs_yaml_int(&y, fy_node_sequence_get_by_index(ch, 0), "imex.channelIDs", 0,
-                                0, &id, NULL);
+                    gs_yaml_int(&y, fy_node_sequence_get_by_index(ch, 0), "imex.channelIDs", 0, 0,
+                                &id, NULL);
                 if (n < 0 || n > 1 || (n == 1 && id != 0)) {
                     gs_yaml_fail(&y, ch, "imex.channelIDs", err, "only [] or [0] are valid");
                     goto out;

@@ -139,8 +139,7 @@ static int parse_entry(const struct gs_yaml *y, struct fy_node *n, const char *p
             if (gs_yaml_is_scalar(v)) {
                 char b[16];
                 if (gs_yaml_str(y, v, sub, b, sizeof(b), err) || strcmp(b, "all") != 0)
-                    return gs_yaml_fail(y, v, sub, err,
-                                        "expected 'all' or a list of GPU indexes");
+                    return gs_yaml_fail(y, v, sub, err, "expected 'all' or a list of GPU indexes");
                 e->all_devices = true;
             } else if (gs_yaml_is_seq(v)) {
                 void *it2 = NULL;
@@ -165,8 +164,7 @@ static int parse_entry(const struct gs_yaml *y, struct fy_node *n, const char *p
             char b[40];
             if (gs_yaml_is_scalar(v)) {
                 if (gs_yaml_str(y, v, sub, b, sizeof(b), err) || parse_filter(b, &e->filter[0]))
-                    return gs_yaml_fail(y, v, sub, err,
-                                        "expected a PCI id such as 0x20B210DE");
+                    return gs_yaml_fail(y, v, sub, err, "expected a PCI id such as 0x20B210DE");
                 e->nfilters = 1;
             } else if (gs_yaml_is_seq(v)) {
                 void *it2 = NULL;
@@ -177,8 +175,7 @@ static int parse_entry(const struct gs_yaml *y, struct fy_node *n, const char *p
                                             GS_MP_MAX_FILTERS);
                     if (gs_yaml_str(y, d, sub, b, sizeof(b), err) ||
                         parse_filter(b, &e->filter[e->nfilters]))
-                        return gs_yaml_fail(y, d, sub, err,
-                                            "expected a PCI id such as 0x20B210DE");
+                        return gs_yaml_fail(y, d, sub, err, "expected a PCI id such as 0x20B210DE");
                     e->nfilters++;
                 }
             } else {
@@ -187,8 +184,7 @@ static int parse_entry(const struct gs_yaml *y, struct fy_node *n, const char *p
         } else if (strcmp(key, "mig-devices") == 0) {
             has_migdev = true;
             migdev = v;
-            if (!gs_yaml_is_map(v) &&
-                !(gs_yaml_is_scalar(v) && fy_node_get_scalar_length(v) == 0))
+            if (!gs_yaml_is_map(v) && !(gs_yaml_is_scalar(v) && fy_node_get_scalar_length(v) == 0))
                 return gs_yaml_fail(y, v, sub, err, "expected a map of profile to count");
             bool any = false;
             void *it2 = NULL;
@@ -205,8 +201,8 @@ static int parse_entry(const struct gs_yaml *y, struct fy_node *n, const char *p
                                         "not a MIG profile name (expected [<C>c.]<G>g.<GB>gb"
                                         "[+attr], e.g. 1g.10gb or 3g.40gb)");
                 if (e->nprofiles >= GS_MP_MAX_PROFILES)
-                    return gs_yaml_fail(y, fy_node_pair_key(mp), sub, err,
-                                        "more than %d profiles", GS_MP_MAX_PROFILES);
+                    return gs_yaml_fail(y, fy_node_pair_key(mp), sub, err, "more than %d profiles",
+                                        GS_MP_MAX_PROFILES);
                 for (int k = 0; k < e->nprofiles; k++)
                     if (strcmp(e->profiles[k].name, pk) == 0)
                         return gs_yaml_fail(y, fy_node_pair_key(mp), psub, err,
@@ -242,8 +238,8 @@ static int parse_entry(const struct gs_yaml *y, struct fy_node *n, const char *p
     return 0;
 }
 
-static int parse_text(const char *name, const char *data, size_t len, int line_offset, struct gs_migparted **out,
-                       struct gs_error *err)
+static int parse_text(const char *name, const char *data, size_t len, int line_offset,
+                      struct gs_migparted **out, struct gs_error *err)
 {
     *out = NULL;
     struct gs_yaml y;
@@ -298,8 +294,7 @@ static int parse_text(const char *name, const char *data, size_t len, int line_o
     }
     int nc = fy_node_mapping_item_count(configs);
     if (nc > GS_MP_MAX_CONFIGS) {
-        gs_yaml_fail(&y, configs, "mig-configs", err, "more than %d configs",
-                     GS_MP_MAX_CONFIGS);
+        gs_yaml_fail(&y, configs, "mig-configs", err, "more than %d configs", GS_MP_MAX_CONFIGS);
         goto fail;
     }
     m->configs = calloc((size_t)nc, sizeof(*m->configs));
@@ -313,8 +308,7 @@ static int parse_text(const char *name, const char *data, size_t len, int line_o
         char path[160];
         if (gs_yaml_key(p, c->name, sizeof(c->name))) {
             gs_yaml_fail(&y, fy_node_pair_key(p), "mig-configs", err,
-                         "config names are strings of at most %d characters",
-                         GS_MP_NAME_MAX - 1);
+                         "config names are strings of at most %d characters", GS_MP_NAME_MAX - 1);
             goto fail;
         }
         snprintf(path, sizeof(path), "mig-configs.%s", c->name);
@@ -359,7 +353,7 @@ fail:
 }
 
 int gs_migparted_parse(const char *name, const char *data, size_t len, struct gs_migparted **out,
-                      struct gs_error *err)
+                       struct gs_error *err)
 {
     /* a ConfigMap manifest (as the article ships it) is unwrapped to its config.yaml */
     struct gs_buf inner;
@@ -466,10 +460,9 @@ int gs_migparted_check(const struct gs_migparted *m, int model, struct gs_error 
             for (int k = 0; k < m->configs[c].nentries; k++) {
                 const struct gs_mp_entry *e = &m->configs[c].entries[k];
                 if (e->mig_enabled && !e->all_devices)
-                    return gs_error_set(err, GS_EINVAL,
-                                        "%s:%d: mig-configs.%s[%d]: %s does not support MIG",
-                                        m->file, e->line, m->configs[c].name, k,
-                                        gs_catalog_get(model)->name);
+                    return gs_error_set(
+                        err, GS_EINVAL, "%s:%d: mig-configs.%s[%d]: %s does not support MIG",
+                        m->file, e->line, m->configs[c].name, k, gs_catalog_get(model)->name);
             }
         return 0;
     }
@@ -516,9 +509,8 @@ int gs_migparted_check(const struct gs_migparted *m, int model, struct gs_error 
                 int line = e->line;
                 gs_error_init(&e2);
                 if (entry_layout(e, cands[i], &l, &line, &e2))
-                    return gs_error_set(err, GS_EINVAL,
-                                        "%s:%d: mig-configs.%s[%d].mig-devices: %s", m->file,
-                                        line, cfg->name, k, e2.msg);
+                    return gs_error_set(err, GS_EINVAL, "%s:%d: mig-configs.%s[%d].mig-devices: %s",
+                                        m->file, line, cfg->name, k, e2.msg);
             }
         }
     }
@@ -546,8 +538,8 @@ int gs_migparted_resolve(const struct gs_mp_config *c, int gpu_index, int model,
         matched = 1;
         if (!e->mig_enabled || !gs_catalog_mig_capable(model)) {
             if (e->mig_enabled && !e->all_devices)
-                return gs_error_set(err, GS_EINVAL, "config '%s' asks MIG on GPU %d, a %s",
-                                    c->name, gpu_index, gm ? gm->name : "GPU without MIG");
+                return gs_error_set(err, GS_EINVAL, "config '%s' asks MIG on GPU %d, a %s", c->name,
+                                    gpu_index, gm ? gm->name : "GPU without MIG");
             *enabled = false;
             memset(layout, 0, sizeof(*layout));
             continue;
@@ -555,7 +547,7 @@ int gs_migparted_resolve(const struct gs_mp_config *c, int gpu_index, int model,
         int line = 0;
         if (entry_layout(e, model, layout, &line, err))
             return gs_error_prefix(err, "config '%s', GPU %d", c->name, gpu_index) ? GS_EINVAL
-                                                                                  : GS_EINVAL;
+                                                                                   : GS_EINVAL;
         *enabled = true;
     }
     return matched;

@@ -104,10 +104,9 @@ static int get_int(struct reader *r, const struct csv_line *ln, int col, const c
         return gs_error_set(err, GS_EINVAL, "%s:%d: missing column '%s' (line has %d fields)",
                             r->name, r->lineno, what, ln->n);
     if (parse_int(ln->f[col], ln->l[col], out) || *out < 0)
-        return gs_error_set(err, GS_EINVAL,
-                            "%s:%d: column '%s': expected a non-negative integer, got '%.*s'",
-                            r->name, r->lineno, what, (int)(ln->l[col] > 40 ? 40 : ln->l[col]),
-                            ln->f[col]);
+        return gs_error_set(
+            err, GS_EINVAL, "%s:%d: column '%s': expected a non-negative integer, got '%.*s'",
+            r->name, r->lineno, what, (int)(ln->l[col] > 40 ? 40 : ln->l[col]), ln->f[col]);
     return 0;
 }
 
@@ -125,8 +124,8 @@ static int parse_model(const char *s, size_t l, int *out)
     return 0;
 }
 
-int gs_openb_parse_nodes(const char *name, const char *data, size_t len,
-                         struct gs_openb_node **out, struct gs_error *err)
+int gs_openb_parse_nodes(const char *name, const char *data, size_t len, struct gs_openb_node **out,
+                         struct gs_error *err)
 {
     struct reader r = {.name = name, .data = data, .len = len};
     const char *p;
@@ -135,9 +134,11 @@ int gs_openb_parse_nodes(const char *name, const char *data, size_t len,
     *out = NULL;
     int rc = next_line(&r, &p, &l, err);
     if (rc <= 0)
-        return rc < 0 ? rc : gs_error_set(err, GS_EINVAL, "%s: empty file, expected a header "
-                                                          "'sn,cpu_milli,memory_mib,gpu,model'",
-                                          name);
+        return rc < 0 ? rc
+                      : gs_error_set(err, GS_EINVAL,
+                                     "%s: empty file, expected a header "
+                                     "'sn,cpu_milli,memory_mib,gpu,model'",
+                                     name);
     if (split(p, l, &h))
         return gs_error_set(err, GS_EINVAL, "%s:%d: malformed header", name, r.lineno);
     int c_sn = find_col(&h, "sn"), c_cpu = find_col(&h, "cpu_milli"),
@@ -297,8 +298,7 @@ int gs_openb_parse_pods(const char *name, const char *data, size_t len, struct g
                     if (parse_model(s + st, i - st, &m)) {
                         rc = gs_error_set(err, GS_EINVAL,
                                           "%s:%d: column 'gpu_spec': unknown GPU model '%.*s'",
-                                          name, r.lineno, (int)(i - st > 40 ? 40 : i - st),
-                                          s + st);
+                                          name, r.lineno, (int)(i - st > 40 ? 40 : i - st), s + st);
                         goto fail;
                     }
                     pd->req.model_mask |= 1u << m;

@@ -33,8 +33,8 @@ struct gs_openb_pod {
 struct gs_error;
 
 /* Parse a node list. *out is malloc'd (caller frees); returns the count or a negative error. */
-int gs_openb_parse_nodes(const char *name, const char *data, size_t len,
-                         struct gs_openb_node **out, struct gs_error *err);
+int gs_openb_parse_nodes(const char *name, const char *data, size_t len, struct gs_openb_node **out,
+                         struct gs_error *err);
 int gs_openb_parse_pods(const char *name, const char *data, size_t len, struct gs_openb_pod **out,
                         struct gs_error *err);
 /* File wrappers. */

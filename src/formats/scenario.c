@@ -96,8 +96,7 @@ static int walk(struct ctx *c, struct fy_node *n, const char *path, const struct
     char key[64], sub[256];
     while ((p = fy_node_mapping_iterate(n, &it))) {
         if (gs_yaml_key(p, key, sizeof(key)))
-            return gs_yaml_fail(&c->y, fy_node_pair_key(p), path, c->err,
-                                "expected a string key");
+            return gs_yaml_fail(&c->y, fy_node_pair_key(p), path, c->err, "expected a string key");
         snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
         size_t i;
         for (i = 0; i < nf; i++)
@@ -339,8 +338,8 @@ static int a_stop(struct ctx *c, struct fy_node *v, const char *p, void *o)
     return get_duration(c, v, p, &CLS(o)->stop_s);
 }
 static const struct field arrival_fields[] = {
-    {"process", a_process, true}, {"per_hour", a_per_hour, false},
-    {"interval", a_interval, false}, {"start", a_start, false}, {"stop", a_stop, false},
+    {"process", a_process, true}, {"per_hour", a_per_hour, false}, {"interval", a_interval, false},
+    {"start", a_start, false},    {"stop", a_stop, false},
 };
 static int c_arrival(struct ctx *c, struct fy_node *v, const char *p, void *o)
 {
@@ -381,7 +380,9 @@ static int d_sigma(struct ctx *c, struct fy_node *v, const char *p, void *o)
     return gs_yaml_double(&c->y, v, p, 0, 5, &CLS(o)->sigma, c->err);
 }
 static const struct field duration_fields[] = {
-    {"dist", d_dist, true}, {"mean", d_mean, false}, {"median", d_median, false},
+    {"dist", d_dist, true},
+    {"mean", d_mean, false},
+    {"median", d_median, false},
     {"sigma", d_sigma, false},
 };
 static int c_duration(struct ctx *c, struct fy_node *v, const char *p, void *o)
@@ -430,8 +431,7 @@ static int r_mig(struct ctx *c, struct fy_node *v, const char *p, void *o)
         if (gs_catalog_find_profile(m, dst) >= 0)
             return 0;
     return gs_yaml_fail(&c->y, v, p, c->err,
-                        "'%s' is not a MIG profile of any known GPU (e.g. 1g.10gb, 3g.40gb)",
-                        dst);
+                        "'%s' is not a MIG profile of any known GPU (e.g. 1g.10gb, 3g.40gb)", dst);
 }
 static int r_share(struct ctx *c, struct fy_node *v, const char *p, void *o)
 {
@@ -447,13 +447,13 @@ static int r_share(struct ctx *c, struct fy_node *v, const char *p, void *o)
     else if (strcmp(b, "mps") == 0)
         CLS(o)->share = 2;
     else
-        return gs_yaml_fail(&c->y, v, p, c->err,
-                            "'%s': expected true, false, timeslicing or mps", b);
+        return gs_yaml_fail(&c->y, v, p, c->err, "'%s': expected true, false, timeslicing or mps",
+                            b);
     return 0;
 }
 static const struct field request_fields[] = {
-    {"gpus", r_gpus, false},         {"cpu", r_cpu, false}, {"memory", r_mem, false},
-    {"gpu_memory", r_gmem, false},   {"mig", r_mig, false}, {"share", r_share, false},
+    {"gpus", r_gpus, false},       {"cpu", r_cpu, false}, {"memory", r_mem, false},
+    {"gpu_memory", r_gmem, false}, {"mig", r_mig, false}, {"share", r_share, false},
 };
 static int c_request(struct ctx *c, struct fy_node *v, const char *p, void *o)
 {
@@ -472,9 +472,9 @@ static int c_max(struct ctx *c, struct fy_node *v, const char *p, void *o)
     return 0;
 }
 static const struct field class_fields[] = {
-    {"name", c_name, true},         {"tenant", c_tenant, false}, {"kind", c_kind, true},
+    {"name", c_name, true},          {"tenant", c_tenant, false},  {"kind", c_kind, true},
     {"priority", c_priority, false}, {"arrival", c_arrival, true}, {"duration", c_duration, true},
-    {"request", c_request, true},   {"util", c_util, false},     {"max_jobs", c_max, false},
+    {"request", c_request, true},    {"util", c_util, false},      {"max_jobs", c_max, false},
 };
 
 /* ---- tenants ---- */
@@ -507,7 +507,9 @@ static int t_quota(struct ctx *c, struct fy_node *v, const char *p, void *o)
     return 0;
 }
 static const struct field tenant_fields[] = {
-    {"name", t_name, true}, {"namespace", t_ns, false}, {"quota", t_quota, false},
+    {"name", t_name, true},
+    {"namespace", t_ns, false},
+    {"quota", t_quota, false},
 };
 
 /* ---- top level ---- */
@@ -579,8 +581,8 @@ static int s_migcfg(struct ctx *c, struct fy_node *v, const char *p, void *o)
     free(SC(o)->mig_yaml);
     SC(o)->mig_yaml = text;
     SC(o)->mig_yaml_len = strlen(text);
-    snprintf(SC(o)->mig_yaml_name, sizeof(SC(o)->mig_yaml_name), "%s:%d:mig_configs",
-             c->y.name, gs_yaml_line(v));
+    snprintf(SC(o)->mig_yaml_name, sizeof(SC(o)->mig_yaml_name), "%s:%d:mig_configs", c->y.name,
+             gs_yaml_line(v));
     return 0;
 }
 static int list_of(struct ctx *c, struct fy_node *v, const char *p, void *base, size_t stride,
@@ -711,7 +713,8 @@ static int s_trace(struct ctx *c, struct fy_node *v, const char *p, void *o)
             continue;
         struct gs_sc_trace_pod *q = &tp[k++];
         q->arrival_s = (double)pods[i].creation * t.scale;
-        double end = pods[i].deletion >= 0 ? (double)pods[i].deletion : (double)pods[i].creation + 3600;
+        double end =
+            pods[i].deletion >= 0 ? (double)pods[i].deletion : (double)pods[i].creation + 3600;
         q->duration_s = (end - (double)pods[i].creation) * t.scale;
         if (q->duration_s < 1)
             q->duration_s = 1;
@@ -731,11 +734,16 @@ static int s_tenants_done(struct ctx *c, struct fy_node *v, const char *p, void 
     return 0; /* read before the other fields, so classes can name tenants in any order */
 }
 static const struct field top_fields[] = {
-    {"name", s_name, false},          {"seed", s_seed, false},
-    {"duration", s_duration, true},   {"warmup", s_warmup, false},
-    {"sla", s_sla, false},            {"prices", s_prices, false},
-    {"mig_configs", s_migcfg, false}, {"node_groups", s_groups, true},
-    {"tenants", s_tenants_done, false}, {"classes", s_classes, false},
+    {"name", s_name, false},
+    {"seed", s_seed, false},
+    {"duration", s_duration, true},
+    {"warmup", s_warmup, false},
+    {"sla", s_sla, false},
+    {"prices", s_prices, false},
+    {"mig_configs", s_migcfg, false},
+    {"node_groups", s_groups, true},
+    {"tenants", s_tenants_done, false},
+    {"classes", s_classes, false},
     {"trace", s_trace, false},
 };
 

@@ -45,8 +45,8 @@ struct gs_sc_group {
     int model;
     int nodes, gpus;
     int64_t cpu_milli, mem_mib;
-    char mig_config[64];        /* name in the scenario's mig configs; "" = none */
-    bool has_layout;            /* mig_layout given inline: every GPU gets it */
+    char mig_config[64]; /* name in the scenario's mig configs; "" = none */
+    bool has_layout;     /* mig_layout given inline: every GPU gets it */
     struct gs_mig_layout layout;
     enum gs_group_sharing sharing;
     int replicas;

@@ -43,8 +43,8 @@ int gs_yaml_load_at(struct gs_yaml *y, const char *name, const char *data, size_
         struct fy_diag_error *de = fy_diag_errors_iterate(diag, &it);
         if (de)
             rc = gs_error_set(err, GS_EINVAL, "%s:%d:%d: invalid YAML: %s", name,
-                              de->line + y->line_offset,
-                              de->column, de->msg ? de->msg : "syntax error");
+                              de->line + y->line_offset, de->column,
+                              de->msg ? de->msg : "syntax error");
         else
             rc = gs_error_set(err, GS_EINVAL, "%s: invalid YAML", name);
         if (doc)
@@ -114,8 +114,8 @@ int gs_yaml_line(struct fy_node *n)
     return 0;
 }
 
-int gs_yaml_fail(const struct gs_yaml *y, struct fy_node *n, const char *path,
-                 struct gs_error *err, const char *fmt, ...)
+int gs_yaml_fail(const struct gs_yaml *y, struct fy_node *n, const char *path, struct gs_error *err,
+                 const char *fmt, ...)
 {
     char msg[768];
     va_list ap;
@@ -252,8 +252,9 @@ int gs_yaml_unwrap_configmap(const char *name, const char *data, size_t len, str
     struct fy_document *d;
     while (!rc && (d = fy_parse_load_document(fyp))) {
         struct fy_node *root = fy_document_root(d);
-        struct fy_node *kind =
-            gs_yaml_is_map(root) ? fy_node_mapping_lookup_by_string(root, "kind", (size_t)-1) : NULL;
+        struct fy_node *kind = gs_yaml_is_map(root)
+                                   ? fy_node_mapping_lookup_by_string(root, "kind", (size_t)-1)
+                                   : NULL;
         size_t kl = 0;
         const char *ks = gs_yaml_is_scalar(kind) ? fy_node_get_scalar(kind, &kl) : NULL;
         if (ks && kl == 9 && memcmp(ks, "ConfigMap", 9) == 0) {
@@ -276,8 +277,9 @@ int gs_yaml_unwrap_configmap(const char *name, const char *data, size_t len, str
                 struct fy_node *meta =
                     fy_node_mapping_lookup_by_string(root, "metadata", (size_t)-1);
                 struct fy_node *nm =
-                    gs_yaml_is_map(meta) ? fy_node_mapping_lookup_by_string(meta, "name", (size_t)-1)
-                                         : NULL;
+                    gs_yaml_is_map(meta)
+                        ? fy_node_mapping_lookup_by_string(meta, "name", (size_t)-1)
+                        : NULL;
                 size_t nl = 0;
                 const char *ns = gs_yaml_is_scalar(nm) ? fy_node_get_scalar(nm, &nl) : "";
                 snprintf(what, what_size, "ConfigMap %.*s, data.%s", (int)(nl > 64 ? 64 : nl), ns,

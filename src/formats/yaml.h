@@ -42,8 +42,8 @@ struct fy_node *gs_yaml_root(const struct gs_yaml *y);
 /* 1-based line of a node (a mapping's or sequence's first entry; 0 when unknown). */
 int gs_yaml_line(struct fy_node *n);
 /* Set err to "<file>:<line>: <path>: <msg>". Returns GS_EINVAL. */
-int gs_yaml_fail(const struct gs_yaml *y, struct fy_node *n, const char *path,
-                 struct gs_error *err, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int gs_yaml_fail(const struct gs_yaml *y, struct fy_node *n, const char *path, struct gs_error *err,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Scalar text copied into buf (NUL-terminated). Fails when not a scalar or too long. */
 int gs_yaml_str(const struct gs_yaml *y, struct fy_node *n, const char *path, char *buf,
                 size_t size, struct gs_error *err);

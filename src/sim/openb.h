@@ -38,9 +38,9 @@ struct gs_openb_spec {
     int nnodes;
     const struct gs_openb_pod *pods;
     int npods;
-    double tune;    /* <= 0: no resampling */
+    double tune; /* <= 0: no resampling */
     uint64_t seed_lo, seed_hi;
-    int threads;    /* <= 0: number of CPUs */
+    int threads; /* <= 0: number of CPUs */
 };
 
 struct gs_error;

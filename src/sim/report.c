@@ -45,12 +45,12 @@ int gs_report_table(const struct gs_scenario *sc, const struct gs_sim_result *r,
                            "after warm-up)\n\n",
                            sc->name, r[0].gpus, (unsigned long long)r[0].seed,
                            r[0].sim_seconds / 3600, (r[0].sim_seconds - sc->warmup_s) / 3600);
-    rc |= gs_buf_printf(o, "%-26s %6s %6s %6s %9s %8s %9s %4s %9s %9s %9s\n", "strategy",
-                        "alloc", "used", "used/", "online", "online", "training", "OOM",
-                        "$/useful", "util vs", "cost vs");
-    rc |= gs_buf_printf(o, "%-26s %6s %6s %6s %9s %8s %9s %4s %9s %9s %9s\n", "", "%", "%",
-                        "alloc%", "p99 wait", "SLA miss", "p50 wait", "", "GPU-hour",
-                        "exclusive", "exclusive");
+    rc |= gs_buf_printf(o, "%-26s %6s %6s %6s %9s %8s %9s %4s %9s %9s %9s\n", "strategy", "alloc",
+                        "used", "used/", "online", "online", "training", "OOM", "$/useful",
+                        "util vs", "cost vs");
+    rc |=
+        gs_buf_printf(o, "%-26s %6s %6s %6s %9s %8s %9s %4s %9s %9s %9s\n", "", "%", "%", "alloc%",
+                      "p99 wait", "SLA miss", "p50 wait", "", "GPU-hour", "exclusive", "exclusive");
     for (int i = 0; i < n; i++) {
         char w1[16], w2[16];
         double tw = tk >= 0 ? r[i].cls[tk].wait_p50 : 0;
@@ -73,9 +73,10 @@ int gs_report_table(const struct gs_scenario *sc, const struct gs_sim_result *r,
         rc |= gs_buf_printf(o, " %s %+.0f%%/%+.0f%%;", r[i].strategy->name,
                             rel(r[i].used_share, r[0].used_share),
                             rel(r[i].cost_per_useful_hour, r[0].cost_per_useful_hour));
-    rc |= gs_buf_printf(o, "\nthe article states priority scheduling adds +15%% utilization; measured "
-                           "MIG + priority vs static MIG: %+.0f%% used, online p99 wait %.0fs -> "
-                           "%.0fs\n",
+    rc |= gs_buf_printf(o,
+                        "\nthe article states priority scheduling adds +15%% utilization; measured "
+                        "MIG + priority vs static MIG: %+.0f%% used, online p99 wait %.0fs -> "
+                        "%.0fs\n",
                         n > 4 ? rel(r[4].used_share, r[3].used_share) : 0.0,
                         n > 4 ? r[3].online_p99_wait : 0.0, n > 4 ? r[4].online_p99_wait : 0.0);
     return rc ? GS_ENOMEM : 0;
@@ -111,8 +112,7 @@ int gs_report_json(const struct gs_scenario *sc, const struct gs_sim_result *r, 
                             json_real(rel(r[i].cost_per_useful_hour, r[0].cost_per_useful_hour)));
         if (r[i].strategy->claim_util > 0) {
             json_object_set_new(s, "article_util_gain_pct", json_real(r[i].strategy->claim_util));
-            json_object_set_new(s, "article_cost_saving_pct",
-                                json_real(r[i].strategy->claim_cost));
+            json_object_set_new(s, "article_cost_saving_pct", json_real(r[i].strategy->claim_cost));
         }
         json_t *cls = json_array();
         for (int k = 0; k < r[i].nclasses; k++) {
@@ -181,8 +181,9 @@ static int bars(struct gs_buf *o, const char *title, const struct gs_sim_result 
     if (mx <= 0)
         mx = 1;
     int w = 520, rowh = 26, h = n * rowh + 30;
-    int rc = gs_buf_printf(o, "<figure><figcaption>%s</figcaption><svg width=\"%d\" height=\"%d\" "
-                              "role=\"img\" aria-label=\"%s\">\n",
+    int rc = gs_buf_printf(o,
+                           "<figure><figcaption>%s</figcaption><svg width=\"%d\" height=\"%d\" "
+                           "role=\"img\" aria-label=\"%s\">\n",
                            title, w + 260, h, title);
     for (int i = 0; i < n; i++) {
         double bw = v[i] / mx * w;
@@ -208,10 +209,11 @@ static int lines(struct gs_buf *o, const char *title, const struct gs_sim_result
 {
     int w = 720, h = 240, pad = 40;
     double tmax = r[0].t[GS_SIM_SAMPLES - 1] > 0 ? r[0].t[GS_SIM_SAMPLES - 1] : 1;
-    int rc = gs_buf_printf(o, "<figure><figcaption>%s</figcaption><svg width=\"%d\" height=\"%d\" "
-                              "role=\"img\" aria-label=\"%s\">\n"
-                              "<rect x=\"%d\" y=\"10\" width=\"%d\" height=\"%d\" fill=\"none\" "
-                              "stroke=\"#ccc\"/>\n",
+    int rc = gs_buf_printf(o,
+                           "<figure><figcaption>%s</figcaption><svg width=\"%d\" height=\"%d\" "
+                           "role=\"img\" aria-label=\"%s\">\n"
+                           "<rect x=\"%d\" y=\"10\" width=\"%d\" height=\"%d\" fill=\"none\" "
+                           "stroke=\"#ccc\"/>\n",
                            title, w + 200, h + 40, title, pad, w, h);
     for (int g = 0; g <= 4; g++)
         rc |= gs_buf_printf(o,
@@ -226,11 +228,13 @@ static int lines(struct gs_buf *o, const char *title, const struct gs_sim_result
             double v = used ? r[i].used_ts[k] : r[i].alloc_ts[k];
             rc |= gs_buf_printf(o, "%.1f,%.1f ", pad + r[i].t[k] / tmax * w, 10 + h - v * h);
         }
-        rc |= gs_buf_printf(o, "\"/><text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"%s\">%s</text>\n",
-                            pad + w + 8, 20 + i * 16, colors[i % 6], r[i].strategy->label);
+        rc |=
+            gs_buf_printf(o, "\"/><text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"%s\">%s</text>\n",
+                          pad + w + 8, 20 + i * 16, colors[i % 6], r[i].strategy->label);
     }
-    rc |= gs_buf_printf(o, "<text x=\"%d\" y=\"%d\" font-size=\"10\">simulated time: 0 .. %.0f h"
-                           "</text></svg></figure>\n",
+    rc |= gs_buf_printf(o,
+                        "<text x=\"%d\" y=\"%d\" font-size=\"10\">simulated time: 0 .. %.0f h"
+                        "</text></svg></figure>\n",
                         pad, h + 34, tmax / 3600);
     return rc;
 }
@@ -243,16 +247,18 @@ int gs_report_html(const struct gs_scenario *sc, const struct gs_sim_result *r, 
     int rc = gs_buf_puts(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                             "<title>gpusched simulation: ");
     rc |= esc(o, sc->name);
-    rc |= gs_buf_puts(o, "</title><style>body{font-family:sans-serif;margin:2em;max-width:1100px}"
-                         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;"
-                         "text-align:right}th{background:#f4f4f4}td:first-child{text-align:left}"
-                         "figure{margin:1.5em 0}figcaption{font-weight:bold;margin-bottom:.4em}"
-                         "</style></head><body>\n<h1>gpusched simulation: ");
+    rc |=
+        gs_buf_puts(o, "</title><style>body{font-family:sans-serif;margin:2em;max-width:1100px}"
+                       "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;"
+                       "text-align:right}th{background:#f4f4f4}td:first-child{text-align:left}"
+                       "figure{margin:1.5em 0}figcaption{font-weight:bold;margin-bottom:.4em}"
+                       "</style></head><body>\n<h1>gpusched simulation: ");
     rc |= esc(o, sc->name);
-    rc |= gs_buf_printf(o, "</h1>\n<p>%d GPUs, seed %llu, %.0f h simulated, measured after a %.0f h "
-                           "warm-up. Every strategy runs the same arrivals through the same "
-                           "engine (policy <code>gpusched</code>); only GPU sharing and queue "
-                           "order change.</p>\n",
+    rc |= gs_buf_printf(o,
+                        "</h1>\n<p>%d GPUs, seed %llu, %.0f h simulated, measured after a %.0f h "
+                        "warm-up. Every strategy runs the same arrivals through the same "
+                        "engine (policy <code>gpusched</code>); only GPU sharing and queue "
+                        "order change.</p>\n",
                         r[0].gpus, (unsigned long long)r[0].seed, r[0].sim_seconds / 3600,
                         sc->warmup_s / 3600);
     struct gs_buf t;
@@ -290,8 +296,8 @@ int gs_report_html(const struct gs_scenario *sc, const struct gs_sim_result *r, 
         v[i] = r[i].cost_per_useful_hour;
         cl[i] = r[i].strategy->claim_cost > 0 ? -r[i].strategy->claim_cost : 0;
     }
-    rc |= bars(o, "$ per useful GPU-hour (lower is better), with the article's stated saving", r,
-               n, v, "", cl);
+    rc |= bars(o, "$ per useful GPU-hour (lower is better), with the article's stated saving", r, n,
+               v, "", cl);
     for (int i = 0; i < n && i < GS_SIM_STRATEGIES; i++)
         v[i] = r[i].online_p99_wait;
     rc |= bars(o, "Online inference p99 wait (s)", r, n, v, " s", NULL);

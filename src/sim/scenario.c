@@ -128,8 +128,8 @@ struct gpu_rt {
     int npods;
     int cap;
     int *pods;
-    double load;    /* sum of util of pods on this GPU (replicas) */
-    int64_t mem;    /* sum of real GPU memory of pods on this GPU (replicas) */
+    double load; /* sum of util of pods on this GPU (replicas) */
+    int64_t mem; /* sum of real GPU memory of pods on this GPU (replicas) */
 };
 
 struct sim {
@@ -625,8 +625,8 @@ static double pct(const double *v, int n, double q)
     return v[lo] + (v[hi] - v[lo]) * (idx - lo);
 }
 
-int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st, struct gs_sim_result *out,
-               struct gs_error *err)
+int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st,
+               struct gs_sim_result *out, struct gs_error *err)
 {
     struct sim s;
     memset(&s, 0, sizeof(s));
@@ -663,9 +663,9 @@ int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st, struc
     /* first arrivals, samples */
     for (int k = 0; k < sc->nclasses; k++) {
         const struct gs_sc_class *c = &sc->classes[k];
-        double t = c->start_s + (c->arrival == GS_ARRIVAL_POISSON
-                                     ? gs_rng_exp(&s.rng, 3600.0 / c->per_hour)
-                                     : 0);
+        double t =
+            c->start_s +
+            (c->arrival == GS_ARRIVAL_POISSON ? gs_rng_exp(&s.rng, 3600.0 / c->per_hour) : 0);
         if ((rc = push(&s, t, EV_ARRIVAL, k, 0)))
             goto out;
     }
@@ -777,7 +777,8 @@ int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st, struc
         out->gpu_hours = s.c.ngpus * cap_time / 3600.0;
         out->cost = price_h * cap_time / 3600.0;
         out->useful_gpu_hours = s.int_used / 3600.0;
-        out->cost_per_useful_hour = out->useful_gpu_hours > 0 ? out->cost / out->useful_gpu_hours : 0;
+        out->cost_per_useful_hour =
+            out->useful_gpu_hours > 0 ? out->cost / out->useful_gpu_hours : 0;
         out->nclasses = sc->nclasses > 0 ? sc->nclasses : 1;
         double *waits = malloc(sizeof(double) * (size_t)(s.npods ? s.npods : 1));
         double *online = malloc(sizeof(double) * (size_t)(s.npods ? s.npods : 1));

@@ -59,8 +59,8 @@ struct gs_sim_result {
 struct gs_error;
 
 /* Run one strategy. Returns 0 or a negative error (err says why). */
-int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st, struct gs_sim_result *out,
-               struct gs_error *err);
+int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st,
+               struct gs_sim_result *out, struct gs_error *err);
 /* Run every strategy (threads <= 0: number of CPUs). out has GS_SIM_STRATEGIES entries. */
 int gs_sim_run_all(const struct gs_scenario *sc, int threads, struct gs_sim_result *out,
                    struct gs_error *err);

@@ -46,8 +46,8 @@ static struct gs_request mig_req(const char *p)
 
 Test(engine, policy_table_has_the_paper_baselines_and_ours)
 {
-    const char *names[] = {"gpusched", "fgd", "bestfit", "packing", "clustering", "dotprod",
-                           "random"};
+    const char *names[] = {"gpusched",   "fgd",     "bestfit", "packing",
+                           "clustering", "dotprod", "random"};
     cr_assert_eq(gs_policy_count(), 7);
     for (size_t i = 0; i < 7; i++)
         cr_assert_not_null(gs_policy_find(names[i]), "%s", names[i]);

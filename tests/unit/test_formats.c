@@ -151,10 +151,19 @@ Test(migparted, bad_configs_name_the_line_and_change_nothing)
 
 Test(migparted, profile_string_syntax)
 {
-    const char *ok[] = {"1g.10gb", "1g.10gb+me", "3g.40gb", "1c.3g.40gb", "1g.10gb+me.all",
-                        "1g.24gb-me", "1g.23gb+gfx,me"};
-    const char *no[] = {"", "1g", "g.10gb", "1g.10", "1g.10gb+", "1g.10gb+me+gfx",
-                        "1g.10gb+me-gfx", "1g.10gb+1me", "1 g.10gb", "0g.10gb", "1g.10gb+me,me"};
+    const char *ok[] = {"1g.10gb",        "1g.10gb+me", "3g.40gb",       "1c.3g.40gb",
+                        "1g.10gb+me.all", "1g.24gb-me", "1g.23gb+gfx,me"};
+    const char *no[] = {"",
+                        "1g",
+                        "g.10gb",
+                        "1g.10",
+                        "1g.10gb+",
+                        "1g.10gb+me+gfx",
+                        "1g.10gb+me-gfx",
+                        "1g.10gb+1me",
+                        "1 g.10gb",
+                        "0g.10gb",
+                        "1g.10gb+me,me"};
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
         cr_assert(gs_mig_profile_syntax_ok(ok[i]), "'%s' rejected", ok[i]);
     for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
@@ -178,8 +187,8 @@ Test(dpconfig, the_articles_time_slicing_and_mps_configs)
     cr_assert_eq(c.timeslicing.resources[0].replicas, 4);
     cr_assert(c.timeslicing.resources[0].all_devices);
     cr_assert(!c.timeslicing.fail_requests_gt_one);
-    cr_assert_eq(gs_dpconfig_load(examples("gpu-mps-config.yaml", p, sizeof(p)), &c, &err), 0,
-                 "%s", err.msg);
+    cr_assert_eq(gs_dpconfig_load(examples("gpu-mps-config.yaml", p, sizeof(p)), &c, &err), 0, "%s",
+                 err.msg);
     cr_assert_eq(c.sharing, GS_SHARING_MPS);
     cr_assert_eq(c.mps.resources[0].replicas, 2);
     cr_assert(c.mps.fail_requests_gt_one, "MPS defaults failRequestsGreaterThanOne to true");
@@ -204,12 +213,14 @@ Test(dpconfig, upstream_rules)
          "out of range"},
         {"sharing:\n  timeSlicing:\n    resources: []\n", 0, "non-empty"},
         {"sharing:\n  timeSlicing:\n    resources:\n      - {replicas: 2}\n", 0, "'name'"},
-        {"sharing:\n  timeSlicing:\n    resources:\n      - {name: nvidia.com/GPU_X, replicas: 2}\n",
+        {"sharing:\n  timeSlicing:\n    resources:\n      - {name: nvidia.com/GPU_X, replicas: "
+         "2}\n",
          0, "DNS subdomain"},
         {"flags: {migStrategy: mixed}\nsharing:\n  mps:\n    resources:\n"
          "      - {name: nvidia.com/gpu, replicas: 2}\n",
          0, "not supported with migStrategy mixed"},
-        {"sharing:\n  timeSlicing:\n    resources:\n      - {name: gpu, replicas: 2, devices: [x]}\n",
+        {"sharing:\n  timeSlicing:\n    resources:\n      - {name: gpu, replicas: 2, devices: "
+         "[x]}\n",
          0, "GPU index"},
         {"flags: {plugin: {deviceIDStrategy: serial}}\n", 0, "uuid or index"},
         {"imex: {channelIDs: [1]}\n", 0, "[0]"},
@@ -285,7 +296,8 @@ Test(openb, every_upstream_variant_format)
     cr_assert_eq(pods[0].req.cpu_milli, 200);
     free(pods);
     struct gs_openb_node *nodes;
-    const char *nl = "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,262144,0,\nn1,96000,393216,8,G2\n";
+    const char *nl =
+        "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,262144,0,\nn1,96000,393216,8,G2\n";
     n = gs_openb_parse_nodes("nodes.csv", nl, strlen(nl), &nodes, &err);
     cr_assert_eq(n, 2, "%s", err.msg);
     cr_assert_eq(nodes[0].model, -1);
@@ -359,8 +371,7 @@ Test(scenario, bad_fields_name_the_line_and_path)
         {"request: {gpus: 1}", "request: {mig: 9g.1tb}", "not a MIG profile"},
         {"- name: c\n", "- name: c\n    tenant: nobody\n", "unknown tenant"},
         {"nodes: 1}", "nodes: 1, mig_layout: {\"1g.10gb\": 8}}", "out of range"},
-        {"nodes: 1}", "nodes: 1, mig_layout: {\"4g.40gb\": 1, \"3g.40gb\": 2}}",
-         "compute slices"},
+        {"nodes: 1}", "nodes: 1, mig_layout: {\"4g.40gb\": 1, \"3g.40gb\": 2}}", "compute slices"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char doc[2048];

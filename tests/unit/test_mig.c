@@ -38,15 +38,24 @@ Test(catalog, resolves_names_and_product_labels)
     struct {
         const char *name, *want;
     } cases[] = {
-        {"A100-80GB", "A100-80GB"},          {"A100-SXM4-80GB", "A100-80GB"},
-        {"NVIDIA-A100-SXM4-80GB", "A100-80GB"}, {"A100-SXM4-40GB", "A100-40GB"},
-        {"H100-80GB", "H100-80GB"},          {"H100-SXM5-80GB", "H100-80GB"},
-        {"NVIDIA-H100-80GB-HBM3", "H100-80GB"}, {"H100-PCIe", "H100-PCIe-80GB"},
-        {"H100-NVL", "H100-NVL-94GB"},       {"H200-141GB", "H200-141GB"},
-        {"NVIDIA-H200", "H200-141GB"},       {"L40S-48GB", "L40S-48GB"},
-        {"RTX-4090", "RTX4090-24GB"},        {"Tesla-T4", "T4"},
-        {"V100M16", "V100M16"},              {"A100-SXM4-80GB-SHARED", "A100-80GB"},
-        {"NVIDIA-A100-SXM4-80GB-MIG-1g.10gb", "A100-80GB"}, {"g2", "G2"},
+        {"A100-80GB", "A100-80GB"},
+        {"A100-SXM4-80GB", "A100-80GB"},
+        {"NVIDIA-A100-SXM4-80GB", "A100-80GB"},
+        {"A100-SXM4-40GB", "A100-40GB"},
+        {"H100-80GB", "H100-80GB"},
+        {"H100-SXM5-80GB", "H100-80GB"},
+        {"NVIDIA-H100-80GB-HBM3", "H100-80GB"},
+        {"H100-PCIe", "H100-PCIe-80GB"},
+        {"H100-NVL", "H100-NVL-94GB"},
+        {"H200-141GB", "H200-141GB"},
+        {"NVIDIA-H200", "H200-141GB"},
+        {"L40S-48GB", "L40S-48GB"},
+        {"RTX-4090", "RTX4090-24GB"},
+        {"Tesla-T4", "T4"},
+        {"V100M16", "V100M16"},
+        {"A100-SXM4-80GB-SHARED", "A100-80GB"},
+        {"NVIDIA-A100-SXM4-80GB-MIG-1g.10gb", "A100-80GB"},
+        {"g2", "G2"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int m = gs_catalog_find(cases[i].name);
@@ -96,8 +105,8 @@ Test(catalog, mig_rows_match_nvml)
     cr_assert_geq(gs_catalog_find_profile(model("H200-141GB"), "1g.18gb"), 0);
     cr_assert_geq(gs_catalog_find_profile(model("H200-141GB"), "3g.71gb"), 0);
     cr_assert_lt(gs_catalog_find_profile(model("H200-141GB"), "3g.40gb"), 0);
-    cr_assert_eq(gs_catalog_get(model("H100-PCIe-80GB"))->profiles[gs_catalog_find_profile(
-                                                            model("H100-PCIe-80GB"), "7g.80gb")]
+    cr_assert_eq(gs_catalog_get(model("H100-PCIe-80GB"))
+                     ->profiles[gs_catalog_find_profile(model("H100-PCIe-80GB"), "7g.80gb")]
                      .sms,
                  114);
     cr_assert_eq(gs_catalog_get(model("L40S-48GB"))->nprofiles, 0);
@@ -130,10 +139,10 @@ Test(mig, exact_placement_and_reasons)
     struct gs_error err;
     struct gs_mig_placement pl;
     struct gs_mig_layout ok[] = {
-        layout_of(m, "3g.40gb=2"),          layout_of(m, "1g.10gb=7"),
+        layout_of(m, "3g.40gb=2"),           layout_of(m, "1g.10gb=7"),
         layout_of(m, "2g.20gb=3,1g.10gb=1"), layout_of(m, "4g.40gb=1,3g.40gb=1"),
         layout_of(m, "4g.40gb=1,1g.10gb=2"), layout_of(m, "1g.20gb=4"),
-        layout_of(m, "7g.80gb=1"),          layout_of(m, "3g.40gb=1,1g.20gb=2"),
+        layout_of(m, "7g.80gb=1"),           layout_of(m, "3g.40gb=1,1g.20gb=2"),
     };
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         gs_error_init(&err);
@@ -197,8 +206,7 @@ Test(mig, properties_hold_on_every_mig_model)
             cr_assert(gs_mig_placement_valid(m, &pl));
             uint8_t occ = 0;
             for (int k = 0; k < pl.n; k++) {
-                const struct gs_mig_profile *p =
-                    &gs_catalog_get(m)->profiles[pl.inst[k].profile];
+                const struct gs_mig_profile *p = &gs_catalog_get(m)->profiles[pl.inst[k].profile];
                 uint8_t bits = (uint8_t)(((1u << p->mem_slices) - 1) << pl.inst[k].start);
                 cr_assert_eq(occ & bits, 0, "model %d layout %d: instances overlap", m, i);
                 occ |= bits;

@@ -52,8 +52,13 @@ static void run(const char *trace, const struct want *w, int nw, double *gpusche
     pols[n++] = gs_policy_find("gpusched");
     for (int i = 0; i < nw; i++)
         pols[n++] = gs_policy_find(w[i].policy);
-    struct gs_openb_spec spec = {.nodes = nodes, .nnodes = nn, .pods = pods, .npods = np,
-                                 .tune = 1.3, .seed_lo = 42, .seed_hi = last_seed()};
+    struct gs_openb_spec spec = {.nodes = nodes,
+                                 .nnodes = nn,
+                                 .pods = pods,
+                                 .npods = np,
+                                 .tune = 1.3,
+                                 .seed_lo = 42,
+                                 .seed_hi = last_seed()};
     struct gs_openb_result res[8];
     struct gs_error err;
     gs_error_init(&err);
@@ -86,7 +91,7 @@ static void run(const char *trace, const struct want *w, int nw, double *gpusche
 Test(openb, default_trace_matches_published_figures_and_gpusched_beats_fgd, .timeout = 900)
 {
     struct want w[] = {
-        {"bestfit", 7.14, 0.6}, {"fgd", 4.77, 0.6}, {"random", 13.70, 1.5},
+        {"bestfit", 7.14, 0.6}, {"fgd", 4.77, 0.6},     {"random", 13.70, 1.5},
         {"dotprod", 9.38, 1.0}, {"packing", 8.22, 1.0}, {"clustering", 8.35, 1.0},
     };
     double g = 0, f = 0;
@@ -109,8 +114,13 @@ Test(openb, runs_are_deterministic_for_a_seed)
     int nn, np;
     if (!load("openb_pod_list_default.csv", &nodes, &nn, &pods, &np))
         cr_skip_test("openb traces not present");
-    struct gs_openb_spec spec = {.nodes = nodes, .nnodes = nn, .pods = pods, .npods = np,
-                                 .tune = 1.3, .seed_lo = 42, .seed_hi = 42};
+    struct gs_openb_spec spec = {.nodes = nodes,
+                                 .nnodes = nn,
+                                 .pods = pods,
+                                 .npods = np,
+                                 .tune = 1.3,
+                                 .seed_lo = 42,
+                                 .seed_hi = 42};
     struct gs_openb_run a, b;
     cr_assert_eq(gs_openb_run_one(&spec, gs_policy_find("gpusched"), NULL, 42, &a), 0);
     cr_assert_eq(gs_openb_run_one(&spec, gs_policy_find("gpusched"), NULL, 42, &b), 0);

@@ -58,10 +58,10 @@ Test(quantity, parses_and_prints_canonical_forms)
         gs_quantity_format(&q, out, sizeof(out));
         cr_assert_str_eq(out, good[i].canon, "'%s': canonical '%s', want '%s'", good[i].in, out,
                          good[i].canon);
-        cr_assert_eq(gs_quantity_value(&q), good[i].value, "'%s': value %lld want %lld",
-                     good[i].in, (long long)gs_quantity_value(&q), (long long)good[i].value);
-        cr_assert_eq(gs_quantity_milli(&q), good[i].milli, "'%s': milli %lld want %lld",
-                     good[i].in, (long long)gs_quantity_milli(&q), (long long)good[i].milli);
+        cr_assert_eq(gs_quantity_value(&q), good[i].value, "'%s': value %lld want %lld", good[i].in,
+                     (long long)gs_quantity_value(&q), (long long)good[i].value);
+        cr_assert_eq(gs_quantity_milli(&q), good[i].milli, "'%s': milli %lld want %lld", good[i].in,
+                     (long long)gs_quantity_milli(&q), (long long)good[i].milli);
     }
 }
 
@@ -78,9 +78,32 @@ Test(quantity, canonical_form_reparses_to_the_same_value)
 }
 
 static const char *bad[] = {
-    "",      "abc",   "1x",    "1.2.3", "Ki",    "1Ki2",   "1e",     "1e+",   "--1",  "1 ",
-    " 1",    "1kk",   "1.5.Gi", "e3",   "1mi",   "1KI",    "1e99999", "10Ei",  "9223372036854775808",
-    "1e19",  ".",     "+",     "-",     "1..",   "1,5",    "0x10",
+    "",
+    "abc",
+    "1x",
+    "1.2.3",
+    "Ki",
+    "1Ki2",
+    "1e",
+    "1e+",
+    "--1",
+    "1 ",
+    " 1",
+    "1kk",
+    "1.5.Gi",
+    "e3",
+    "1mi",
+    "1KI",
+    "1e99999",
+    "10Ei",
+    "9223372036854775808",
+    "1e19",
+    ".",
+    "+",
+    "-",
+    "1..",
+    "1,5",
+    "0x10",
 };
 
 Test(quantity, rejects_garbage_and_overflow)
