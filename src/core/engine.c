@@ -206,7 +206,7 @@ static uint64_t mix(uint64_t h, uint64_t v)
 }
 
 /* Signature of everything in a request that filters or scores read. */
-static uint64_t request_sig(const struct gs_request *r)
+uint64_t gs_request_sig(const struct gs_request *r)
 {
     uint64_t h = mix(0x6a09e667f3bcc908ULL, (uint64_t)r->cpu_milli);
     h = mix(h, (uint64_t)r->mem_mib);
@@ -734,7 +734,7 @@ int gs_engine_place(struct gs_engine *e, const struct gs_cluster *c, const struc
     int nf = 0;
     struct shape_memo *sm = NULL;
     if (e->memo_shapes) {
-        uint64_t sig = request_sig(req);
+        uint64_t sig = gs_request_sig(req);
         int lru = 0;
         for (int k = 0; k < SHAPES && !sm; k++) {
             if (e->memo_shapes[k].sig == sig)

@@ -214,8 +214,11 @@ static int g_sharing(struct ctx *c, struct fy_node *v, const char *p, void *o)
         GROUP(o)->sharing = GS_SHARE_TIMESLICING;
     else if (strcmp(b, "mps") == 0)
         GROUP(o)->sharing = GS_SHARE_MPS;
+    else if (strcmp(b, "fraction") == 0)
+        GROUP(o)->sharing = GS_SHARE_FRACTION;
     else
-        return gs_yaml_fail(&c->y, v, p, c->err, "'%s': expected none, timeslicing or mps", b);
+        return gs_yaml_fail(&c->y, v, p, c->err,
+                            "'%s': expected none, timeslicing, mps or fraction", b);
     return 0;
 }
 static int g_replicas(struct ctx *c, struct fy_node *v, const char *p, void *o)

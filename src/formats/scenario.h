@@ -5,7 +5,8 @@
  *   prices: {A100-80GB: 3.5}                       # $/GPU-hour overrides
  *   mig_configs: <mig-parted v1 document>          # optional, else the article's
  *   node_groups:
- *     - {name, gpu, nodes, gpus, cpu, memory, mig_config, sharing, replicas, labels}
+ *     - {name, gpu, nodes, gpus, cpu, memory, mig_config, mig_layout,
+ *        sharing: none|timeslicing|mps|fraction, replicas, labels}
  *   tenants: [{name, namespace, quota: {nvidia.com/gpu: 8}}]
  *   classes:
  *     - name, tenant, kind (online-inference | batch-inference | training | development),
@@ -36,7 +37,7 @@
 #define GS_SC_MAX_QUOTA   8
 
 enum gs_class_kind { GS_KIND_ONLINE = 0, GS_KIND_BATCH, GS_KIND_TRAINING, GS_KIND_DEV };
-enum gs_group_sharing { GS_SHARE_NONE = 0, GS_SHARE_TIMESLICING, GS_SHARE_MPS };
+enum gs_group_sharing { GS_SHARE_NONE = 0, GS_SHARE_TIMESLICING, GS_SHARE_MPS, GS_SHARE_FRACTION };
 enum gs_arrival { GS_ARRIVAL_POISSON = 0, GS_ARRIVAL_FIXED };
 enum gs_dist { GS_DIST_FIXED = 0, GS_DIST_EXP, GS_DIST_LOGNORMAL };
 

@@ -175,6 +175,8 @@ static double sample_duration(struct sim *s, const struct gs_sc_class *k)
 static enum gs_gpu_mode group_share_mode(const struct gs_strategy *st, const struct gs_sc_group *g,
                                          int *replicas)
 {
+    if (g->sharing == GS_SHARE_FRACTION)
+        return GS_GPU_FRACTION; /* milli-GPU shares (gpusched's own), in every strategy */
     if (g->sharing == GS_SHARE_NONE || st->share == GS_SM_NONE)
         return GS_GPU_WHOLE;
     enum gs_group_sharing mode = g->sharing;
@@ -234,9 +236,10 @@ static int build_cluster(struct sim *s, struct gs_error *err)
             if (g->gpus) {
                 gs_node_set_label(n, "nvidia.com/gpu.product", gs_catalog_get(g->model)->product);
                 gs_node_set_label(n, "nvidia.com/gpu.sharing-strategy",
-                                  mode == GS_GPU_TIMESLICE ? "time-slicing"
-                                  : mode == GS_GPU_MPS     ? "mps"
-                                                           : "none");
+                                  mode == GS_GPU_TIMESLICE  ? "time-slicing"
+                                  : mode == GS_GPU_MPS      ? "mps"
+                                  : mode == GS_GPU_FRACTION ? "fraction"
+                                                            : "none");
             }
             if (!use_mig)
                 continue;
@@ -530,22 +533,46 @@ static int start_pod(struct sim *s, int pi, const struct gs_decision *d)
     return rerate_neighbours(s, pi);
 }
 
+#define FAILED_SLOTS 256
+
+static bool failed_has(const uint64_t *set, uint64_t sig)
+{
+    for (uint32_t i = (uint32_t)sig % FAILED_SLOTS, n = 0; set[i] && n < FAILED_SLOTS;
+         i = (i + 1) % FAILED_SLOTS, n++)
+        if (set[i] == sig)
+            return true;
+    return false;
+}
+
+static void failed_add(uint64_t *set, int *count, uint64_t sig)
+{
+    if (*count >= FAILED_SLOTS / 2)
+        return; /* full enough: later requests are simply tried */
+    uint32_t i = (uint32_t)sig % FAILED_SLOTS;
+    while (set[i])
+        i = (i + 1) % FAILED_SLOTS;
+    set[i] = sig;
+    (*count)++;
+}
+
 static int schedule_pass(struct sim *s)
 {
-    uint32_t failed = 0; /* classes that did not fit in this pass: identical requests skip */
+    /* requests that did not fit in this pass: an identical one cannot fit either */
+    uint64_t failed[FAILED_SLOTS] = {0};
+    int nfailed = 0;
     int w = 0;
     for (int i = 0; i < s->nqueue; i++) {
         int pi = s->queue[i];
         struct pod *p = &s->pods[pi];
-        uint32_t bit = 1u << (p->cls & 31);
-        if (failed & bit) {
+        uint64_t sig = gs_request_sig(&p->req);
+        if (failed_has(failed, sig)) {
             s->queue[w++] = pi;
             continue;
         }
         struct gs_decision d;
         int rc = gs_engine_place(s->e, &s->c, &p->req, pi, &d, NULL);
         if (rc == GS_ENOFIT) {
-            failed |= bit;
+            failed_add(failed, &nfailed, sig);
             s->queue[w++] = pi;
             continue;
         }
