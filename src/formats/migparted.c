@@ -352,34 +352,21 @@ fail:
     return rc;
 }
 
+static int parse_any(const char *name, const char *data, size_t len, int line_offset, void *out,
+                     struct gs_error *err)
+{
+    return parse_text(name, data, len, line_offset, (struct gs_migparted **)out, err);
+}
+
 int gs_migparted_parse(const char *name, const char *data, size_t len, struct gs_migparted **out,
                        struct gs_error *err)
 {
-    /* a ConfigMap manifest (as the article ships it) is unwrapped to its config.yaml */
-    struct gs_buf inner;
-    gs_buf_init(&inner, GS_YAML_MAX + 1);
-    char what[160], label[512];
-    int offset = 0;
-    int rc = gs_yaml_unwrap_configmap(name, data, len, &inner, &offset, what, sizeof(what), err);
-    if (rc == 1) {
-        snprintf(label, sizeof(label), "%s (%s)", name, what);
-        rc = parse_text(label, inner.data, inner.len, offset, out, err);
-    } else if (rc == 0) {
-        rc = parse_text(name, data, len, 0, out, err);
-    }
-    gs_buf_release(&inner);
-    return rc;
+    return gs_yaml_read_unwrapped(name, data, len, parse_any, out, err);
 }
 
 int gs_migparted_load(const char *path, struct gs_migparted **out, struct gs_error *err)
 {
-    struct gs_buf b;
-    gs_buf_init(&b, GS_YAML_MAX + 1);
-    int rc = gs_buf_read_file(&b, path, GS_YAML_MAX, err);
-    if (rc == 0)
-        rc = gs_migparted_parse(path, b.data, b.len, out, err);
-    gs_buf_release(&b);
-    return rc;
+    return gs_yaml_read_file(path, parse_any, out, err);
 }
 
 void gs_migparted_free(struct gs_migparted *m)

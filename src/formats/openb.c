@@ -124,32 +124,40 @@ static int parse_model(const char *s, size_t l, int *out)
     return 0;
 }
 
-int gs_openb_parse_nodes(const char *name, const char *data, size_t len, struct gs_openb_node **out,
-                         struct gs_error *err)
+/* One row into one element; cols[i] is the index of wanted column i, or -1. */
+typedef int (*row_fn)(struct reader *r, const struct csv_line *ln, const int *cols, void *elem,
+                      struct gs_error *err);
+
+/* Header by name, then every row through fn into a growing array (*out, malloc'd). The first
+ * nrequired wanted columns must be present. On error *out stays NULL. */
+static int parse_table(const char *name, const char *data, size_t len, const char *const *wanted,
+                       int nwanted, int nrequired, size_t elem_size, row_fn fn, void **out,
+                       struct gs_error *err)
 {
     struct reader r = {.name = name, .data = data, .len = len};
     const char *p;
     size_t l;
     struct csv_line h, ln;
+    char header[256] = "";
+    for (int i = 0, o = 0; i < nrequired; i++)
+        o += snprintf(header + o, sizeof(header) - (size_t)o, "%s%s", i ? "," : "", wanted[i]);
     *out = NULL;
     int rc = next_line(&r, &p, &l, err);
     if (rc <= 0)
         return rc < 0 ? rc
-                      : gs_error_set(err, GS_EINVAL,
-                                     "%s: empty file, expected a header "
-                                     "'sn,cpu_milli,memory_mib,gpu,model'",
-                                     name);
+                      : gs_error_set(err, GS_EINVAL, "%s: empty file, expected a header '%s'", name,
+                                     header);
     if (split(p, l, &h))
         return gs_error_set(err, GS_EINVAL, "%s:%d: malformed header", name, r.lineno);
-    int c_sn = find_col(&h, "sn"), c_cpu = find_col(&h, "cpu_milli"),
-        c_mem = find_col(&h, "memory_mib"), c_gpu = find_col(&h, "gpu"),
-        c_model = find_col(&h, "model");
-    if (c_sn < 0 || c_cpu < 0 || c_mem < 0 || c_gpu < 0 || c_model < 0)
-        return gs_error_set(err, GS_EINVAL,
-                            "%s:%d: header must name sn, cpu_milli, memory_mib, gpu and model",
-                            name, r.lineno);
-    int cap = 256, n = 0;
-    struct gs_openb_node *v = malloc(sizeof(*v) * (size_t)cap);
+    int cols[MAX_FIELDS];
+    for (int i = 0; i < nwanted && i < MAX_FIELDS; i++) {
+        cols[i] = find_col(&h, wanted[i]);
+        if (cols[i] < 0 && i < nrequired)
+            return gs_error_set(err, GS_EINVAL, "%s:%d: header must name %s", name, r.lineno,
+                                header);
+    }
+    size_t cap = 256, n = 0;
+    char *v = malloc(elem_size * cap);
     if (!v)
         return gs_error_set(err, GS_ENOMEM, "out of memory");
     while ((rc = next_line(&r, &p, &l, err)) > 0) {
@@ -158,7 +166,7 @@ int gs_openb_parse_nodes(const char *name, const char *data, size_t len, struct 
             goto fail;
         }
         if (n == cap) {
-            struct gs_openb_node *q = realloc(v, sizeof(*v) * (size_t)cap * 2);
+            char *q = realloc(v, elem_size * cap * 2);
             if (!q) {
                 rc = gs_error_set(err, GS_ENOMEM, "out of memory");
                 goto fail;
@@ -166,167 +174,143 @@ int gs_openb_parse_nodes(const char *name, const char *data, size_t len, struct 
             v = q;
             cap *= 2;
         }
-        struct gs_openb_node *nd = &v[n];
-        memset(nd, 0, sizeof(*nd));
-        if (c_sn >= ln.n || ln.l[c_sn] == 0 || ln.l[c_sn] >= GS_NAME_MAX) {
-            rc = gs_error_set(err, GS_EINVAL, "%s:%d: column 'sn': expected a node name", name,
-                              r.lineno);
+        memset(v + n * elem_size, 0, elem_size);
+        if ((rc = fn(&r, &ln, cols, v + n * elem_size, err)))
             goto fail;
-        }
-        memcpy(nd->name, ln.f[c_sn], ln.l[c_sn]);
-        int64_t g;
-        if ((rc = get_int(&r, &ln, c_cpu, "cpu_milli", &nd->cpu_milli, err)) ||
-            (rc = get_int(&r, &ln, c_mem, "memory_mib", &nd->mem_mib, err)) ||
-            (rc = get_int(&r, &ln, c_gpu, "gpu", &g, err)))
-            goto fail;
-        if (g > GS_MAX_GPUS_NODE) {
-            rc = gs_error_set(err, GS_EINVAL, "%s:%d: column 'gpu': %lld GPUs, at most %d", name,
-                              r.lineno, (long long)g, GS_MAX_GPUS_NODE);
-            goto fail;
-        }
-        nd->gpus = (int)g;
-        nd->model = -1;
-        if (g > 0) {
-            if (c_model >= ln.n || parse_model(ln.f[c_model], ln.l[c_model], &nd->model)) {
-                rc = gs_error_set(err, GS_EINVAL,
-                                  "%s:%d: column 'model': unknown GPU model '%.*s' (expected "
-                                  "a catalog model such as T4, V100M16, A100-80GB)",
-                                  name, r.lineno,
-                                  c_model < ln.n ? (int)(ln.l[c_model] > 40 ? 40 : ln.l[c_model])
-                                                 : 0,
-                                  c_model < ln.n ? ln.f[c_model] : "");
-                goto fail;
-            }
-        }
         n++;
     }
     if (rc < 0)
         goto fail;
+    if (n > INT32_MAX) {
+        rc = gs_error_set(err, GS_EINVAL, "%s: too many rows", name);
+        goto fail;
+    }
     *out = v;
-    return n;
+    return (int)n;
 fail:
     free(v);
     return rc < 0 ? rc : GS_EINVAL;
 }
 
+static int get_name(struct reader *r, const struct csv_line *ln, int col, const char *what,
+                    char *dst, struct gs_error *err)
+{
+    if (col >= ln->n || ln->l[col] == 0 || ln->l[col] >= GS_NAME_MAX)
+        return gs_error_set(err, GS_EINVAL,
+                            "%s:%d: column '%s': expected a name of 1..%d "
+                            "characters",
+                            r->name, r->lineno, what, GS_NAME_MAX - 1);
+    memcpy(dst, ln->f[col], ln->l[col]);
+    return 0;
+}
+
+enum { N_SN, N_CPU, N_MEM, N_GPU, N_MODEL };
+static const char *const node_cols[] = {"sn", "cpu_milli", "memory_mib", "gpu", "model"};
+
+static int node_row(struct reader *r, const struct csv_line *ln, const int *c, void *elem,
+                    struct gs_error *err)
+{
+    struct gs_openb_node *nd = elem;
+    int64_t g;
+    int rc;
+    if ((rc = get_name(r, ln, c[N_SN], "sn", nd->name, err)) ||
+        (rc = get_int(r, ln, c[N_CPU], "cpu_milli", &nd->cpu_milli, err)) ||
+        (rc = get_int(r, ln, c[N_MEM], "memory_mib", &nd->mem_mib, err)) ||
+        (rc = get_int(r, ln, c[N_GPU], "gpu", &g, err)))
+        return rc;
+    if (g > GS_MAX_GPUS_NODE)
+        return gs_error_set(err, GS_EINVAL, "%s:%d: column 'gpu': %lld GPUs, at most %d", r->name,
+                            r->lineno, (long long)g, GS_MAX_GPUS_NODE);
+    nd->gpus = (int)g;
+    nd->model = -1;
+    int cm = c[N_MODEL];
+    if (g > 0 && (cm >= ln->n || parse_model(ln->f[cm], ln->l[cm], &nd->model)))
+        return gs_error_set(err, GS_EINVAL,
+                            "%s:%d: column 'model': unknown GPU model '%.*s' (expected a catalog "
+                            "model such as T4, V100M16, A100-80GB)",
+                            r->name, r->lineno,
+                            cm < ln->n ? (int)(ln->l[cm] > 40 ? 40 : ln->l[cm]) : 0,
+                            cm < ln->n ? ln->f[cm] : "");
+    return 0;
+}
+
+int gs_openb_parse_nodes(const char *name, const char *data, size_t len, struct gs_openb_node **out,
+                         struct gs_error *err)
+{
+    return parse_table(name, data, len, node_cols, 5, 5, sizeof(**out), node_row, (void **)out,
+                       err);
+}
+
+enum { P_NAME, P_CPU, P_MEM, P_NG, P_GM, P_SPEC, P_QOS, P_CT, P_DT, P_ST };
+static const char *const pod_cols[] = {
+    "name",     "cpu_milli", "memory_mib",    "num_gpu",       "gpu_milli",
+    "gpu_spec", "qos",       "creation_time", "deletion_time", "scheduled_time"};
+
+static int pod_row(struct reader *r, const struct csv_line *ln, const int *c, void *elem,
+                   struct gs_error *err)
+{
+    struct gs_openb_pod *pd = elem;
+    int64_t ng, gm;
+    int rc;
+    if ((rc = get_name(r, ln, c[P_NAME], "name", pd->name, err)) ||
+        (rc = get_int(r, ln, c[P_CPU], "cpu_milli", &pd->req.cpu_milli, err)) ||
+        (rc = get_int(r, ln, c[P_MEM], "memory_mib", &pd->req.mem_mib, err)) ||
+        (rc = get_int(r, ln, c[P_NG], "num_gpu", &ng, err)) ||
+        (rc = get_int(r, ln, c[P_GM], "gpu_milli", &gm, err)))
+        return rc;
+    if (ng > GS_MAX_GPUS_NODE || gm > GS_MILLI || (ng > 0 && gm == 0) || (ng > 1 && gm < GS_MILLI))
+        return gs_error_set(err, GS_EINVAL,
+                            "%s:%d: num_gpu %lld with gpu_milli %lld: expected 0..%d GPUs and "
+                            "1..1000 milli, a share below 1000 only with one GPU",
+                            r->name, r->lineno, (long long)ng, (long long)gm, GS_MAX_GPUS_NODE);
+    if (ng == 0) {
+        pd->req.kind = GS_REQ_NONE;
+    } else if (gm < GS_MILLI) {
+        pd->req.kind = GS_REQ_FRACTION;
+        pd->req.gpus = 1;
+        pd->req.milli = (int16_t)gm;
+    } else {
+        pd->req.kind = GS_REQ_GPU;
+        pd->req.gpus = (uint8_t)ng;
+        pd->req.milli = GS_MILLI;
+    }
+    int cs = c[P_SPEC];
+    if (cs >= 0 && cs < ln->n && ln->l[cs] > 0) {
+        /* '|'-separated list of allowed models */
+        const char *sp = ln->f[cs];
+        size_t sl = ln->l[cs], st = 0;
+        for (size_t i = 0; i <= sl; i++) {
+            if (i < sl && sp[i] != '|')
+                continue;
+            int m;
+            if (i > st && parse_model(sp + st, i - st, &m))
+                return gs_error_set(err, GS_EINVAL,
+                                    "%s:%d: column 'gpu_spec': unknown GPU model '%.*s'", r->name,
+                                    r->lineno, (int)(i - st > 40 ? 40 : i - st), sp + st);
+            if (i > st)
+                pd->req.model_mask |= 1u << m;
+            st = i + 1;
+        }
+    }
+    int cq = c[P_QOS];
+    if (cq >= 0 && cq < ln->n && ln->l[cq] < sizeof(pd->qos))
+        memcpy(pd->qos, ln->f[cq], ln->l[cq]);
+    int64_t *dst[3] = {&pd->creation, &pd->deletion, &pd->scheduled};
+    for (int k = 0; k < 3; k++) {
+        int col = c[P_CT + k];
+        *dst[k] = -1;
+        if (col < 0 || col >= ln->n || ln->l[col] == 0)
+            continue;
+        if ((rc = get_int(r, ln, col, pod_cols[P_CT + k], dst[k], err)))
+            return rc;
+    }
+    return 0;
+}
+
 int gs_openb_parse_pods(const char *name, const char *data, size_t len, struct gs_openb_pod **out,
                         struct gs_error *err)
 {
-    struct reader r = {.name = name, .data = data, .len = len};
-    const char *p;
-    size_t l;
-    struct csv_line h, ln;
-    *out = NULL;
-    int rc = next_line(&r, &p, &l, err);
-    if (rc <= 0)
-        return rc < 0 ? rc
-                      : gs_error_set(err, GS_EINVAL,
-                                     "%s: empty file, expected a header "
-                                     "'name,cpu_milli,memory_mib,num_gpu,gpu_milli,...'",
-                                     name);
-    if (split(p, l, &h))
-        return gs_error_set(err, GS_EINVAL, "%s:%d: malformed header", name, r.lineno);
-    int c_name = find_col(&h, "name"), c_cpu = find_col(&h, "cpu_milli"),
-        c_mem = find_col(&h, "memory_mib"), c_ng = find_col(&h, "num_gpu"),
-        c_gm = find_col(&h, "gpu_milli"), c_spec = find_col(&h, "gpu_spec"),
-        c_qos = find_col(&h, "qos"), c_ct = find_col(&h, "creation_time"),
-        c_dt = find_col(&h, "deletion_time"), c_st = find_col(&h, "scheduled_time");
-    if (c_name < 0 || c_cpu < 0 || c_mem < 0 || c_ng < 0 || c_gm < 0)
-        return gs_error_set(
-            err, GS_EINVAL,
-            "%s:%d: header must name name, cpu_milli, memory_mib, num_gpu and gpu_milli", name,
-            r.lineno);
-    int cap = 1024, n = 0;
-    struct gs_openb_pod *v = malloc(sizeof(*v) * (size_t)cap);
-    if (!v)
-        return gs_error_set(err, GS_ENOMEM, "out of memory");
-    while ((rc = next_line(&r, &p, &l, err)) > 0) {
-        if (split(p, l, &ln)) {
-            rc = gs_error_set(err, GS_EINVAL, "%s:%d: malformed CSV line", name, r.lineno);
-            goto fail;
-        }
-        if (n == cap) {
-            struct gs_openb_pod *q = realloc(v, sizeof(*v) * (size_t)cap * 2);
-            if (!q) {
-                rc = gs_error_set(err, GS_ENOMEM, "out of memory");
-                goto fail;
-            }
-            v = q;
-            cap *= 2;
-        }
-        struct gs_openb_pod *pd = &v[n];
-        memset(pd, 0, sizeof(*pd));
-        if (c_name >= ln.n || ln.l[c_name] == 0 || ln.l[c_name] >= GS_NAME_MAX) {
-            rc = gs_error_set(err, GS_EINVAL, "%s:%d: column 'name': expected a pod name", name,
-                              r.lineno);
-            goto fail;
-        }
-        memcpy(pd->name, ln.f[c_name], ln.l[c_name]);
-        int64_t ng, gm;
-        if ((rc = get_int(&r, &ln, c_cpu, "cpu_milli", &pd->req.cpu_milli, err)) ||
-            (rc = get_int(&r, &ln, c_mem, "memory_mib", &pd->req.mem_mib, err)) ||
-            (rc = get_int(&r, &ln, c_ng, "num_gpu", &ng, err)) ||
-            (rc = get_int(&r, &ln, c_gm, "gpu_milli", &gm, err)))
-            goto fail;
-        if (ng > GS_MAX_GPUS_NODE || gm > GS_MILLI || (ng > 0 && gm == 0) ||
-            (ng > 1 && gm < GS_MILLI)) {
-            rc = gs_error_set(err, GS_EINVAL,
-                              "%s:%d: num_gpu %lld with gpu_milli %lld: expected 0..%d GPUs and "
-                              "1..1000 milli, a share below 1000 only with one GPU",
-                              name, r.lineno, (long long)ng, (long long)gm, GS_MAX_GPUS_NODE);
-            goto fail;
-        }
-        if (ng == 0) {
-            pd->req.kind = GS_REQ_NONE;
-        } else if (gm < GS_MILLI) {
-            pd->req.kind = GS_REQ_FRACTION;
-            pd->req.gpus = 1;
-            pd->req.milli = (int16_t)gm;
-        } else {
-            pd->req.kind = GS_REQ_GPU;
-            pd->req.gpus = (uint8_t)ng;
-            pd->req.milli = GS_MILLI;
-        }
-        if (c_spec >= 0 && c_spec < ln.n && ln.l[c_spec] > 0) {
-            const char *s = ln.f[c_spec];
-            size_t sl = ln.l[c_spec], st = 0;
-            for (size_t i = 0; i <= sl; i++) {
-                if (i < sl && s[i] != '|')
-                    continue;
-                if (i > st) {
-                    int m;
-                    if (parse_model(s + st, i - st, &m)) {
-                        rc = gs_error_set(err, GS_EINVAL,
-                                          "%s:%d: column 'gpu_spec': unknown GPU model '%.*s'",
-                                          name, r.lineno, (int)(i - st > 40 ? 40 : i - st), s + st);
-                        goto fail;
-                    }
-                    pd->req.model_mask |= 1u << m;
-                }
-                st = i + 1;
-            }
-        }
-        if (c_qos >= 0 && c_qos < ln.n && ln.l[c_qos] < sizeof(pd->qos))
-            memcpy(pd->qos, ln.f[c_qos], ln.l[c_qos]);
-        pd->creation = pd->deletion = pd->scheduled = -1;
-        int cols[3] = {c_ct, c_dt, c_st};
-        int64_t *dst[3] = {&pd->creation, &pd->deletion, &pd->scheduled};
-        const char *cn[3] = {"creation_time", "deletion_time", "scheduled_time"};
-        for (int k = 0; k < 3; k++) {
-            if (cols[k] < 0 || cols[k] >= ln.n || ln.l[cols[k]] == 0)
-                continue;
-            if ((rc = get_int(&r, &ln, cols[k], cn[k], dst[k], err)))
-                goto fail;
-        }
-        n++;
-    }
-    if (rc < 0)
-        goto fail;
-    *out = v;
-    return n;
-fail:
-    free(v);
-    return rc < 0 ? rc : GS_EINVAL;
+    return parse_table(name, data, len, pod_cols, 10, 5, sizeof(**out), pod_row, (void **)out, err);
 }
 
 int gs_openb_load_nodes(const char *path, struct gs_openb_node **out, struct gs_error *err)

@@ -801,13 +801,12 @@ out:
 
 int gs_scenario_load(const char *path, struct gs_scenario *sc, struct gs_error *err)
 {
+    memset(sc, 0, sizeof(*sc));
     struct gs_buf b;
     gs_buf_init(&b, GS_YAML_MAX + 1);
     int rc = gs_buf_read_file(&b, path, GS_YAML_MAX, err);
     if (rc == 0)
         rc = gs_scenario_parse(path, b.data, b.len, sc, err);
-    else
-        memset(sc, 0, sizeof(*sc));
     gs_buf_release(&b);
     return rc;
 }

@@ -301,3 +301,32 @@ int gs_yaml_unwrap_configmap(const char *name, const char *data, size_t len, str
     (void)name;
     return rc;
 }
+
+int gs_yaml_read_unwrapped(const char *name, const char *data, size_t len, gs_yaml_text_fn fn,
+                           void *out, struct gs_error *err)
+{
+    struct gs_buf inner;
+    gs_buf_init(&inner, GS_YAML_MAX + 1);
+    char what[160], label[512];
+    int offset = 0;
+    int rc = gs_yaml_unwrap_configmap(name, data, len, &inner, &offset, what, sizeof(what), err);
+    if (rc == 1) {
+        snprintf(label, sizeof(label), "%s (%s)", name, what);
+        rc = fn(label, inner.data, inner.len, offset, out, err);
+    } else if (rc == 0) {
+        rc = fn(name, data, len, 0, out, err);
+    }
+    gs_buf_release(&inner);
+    return rc;
+}
+
+int gs_yaml_read_file(const char *path, gs_yaml_text_fn fn, void *out, struct gs_error *err)
+{
+    struct gs_buf b;
+    gs_buf_init(&b, GS_YAML_MAX + 1);
+    int rc = gs_buf_read_file(&b, path, GS_YAML_MAX, err);
+    if (rc == 0)
+        rc = gs_yaml_read_unwrapped(path, b.data, b.len, fn, out, err);
+    gs_buf_release(&b);
+    return rc;
+}

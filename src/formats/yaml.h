@@ -32,6 +32,17 @@ int gs_yaml_load_at(struct gs_yaml *y, const char *name, const char *data, size_
 void gs_yaml_release(struct gs_yaml *y);
 
 struct gs_buf;
+
+/* A format's reader of YAML text that starts after line_offset lines of the named file. */
+typedef int (*gs_yaml_text_fn)(const char *name, const char *data, size_t len, int line_offset,
+                               void *out, struct gs_error *err);
+/* Run fn on data, or on the config.yaml of a ConfigMap when data is such a manifest (as
+ * NVIDIA's configs are usually shipped), naming "file (ConfigMap x, data.config.yaml)". */
+int gs_yaml_read_unwrapped(const char *name, const char *data, size_t len, gs_yaml_text_fn fn,
+                           void *out, struct gs_error *err);
+/* Read a file of at most GS_YAML_MAX bytes and run gs_yaml_read_unwrapped on it. */
+int gs_yaml_read_file(const char *path, gs_yaml_text_fn fn, void *out, struct gs_error *err);
+
 /* When data is a Kubernetes manifest stream holding a ConfigMap, copy the text of its first
  * data value whose key ends in .yaml, .yml or .json into text and set *line_offset to the
  * line before that text starts in the file. Returns 1 when unwrapped, 0 when data is not
