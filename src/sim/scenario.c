@@ -452,7 +452,9 @@ static bool queue_before(const struct sim *s, int a, int b)
 {
     const struct pod *pa = &s->pods[a], *pb = &s->pods[b];
     if (s->st->priority) {
-        int32_t qa = s->sc->classes[pa->cls].priority, qb = s->sc->classes[pb->cls].priority;
+        int n = s->sc->nclasses;
+        int32_t qa = pa->cls >= 0 && pa->cls < n ? s->sc->classes[pa->cls].priority : 0;
+        int32_t qb = pb->cls >= 0 && pb->cls < n ? s->sc->classes[pb->cls].priority : 0;
         if (qa != qb)
             return qa > qb;
     }
@@ -733,9 +735,8 @@ int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st,
                     r.gpus = (uint8_t)tp->gpus;
                     r.milli = GS_MILLI;
                 }
-                rc = new_pod(&s, -1, tp->milli / 1000.0, 0, &r, tp->duration_s);
-                if (!rc)
-                    s.pods[s.npods - 1].cls = 0;
+                /* trace pods form one class (index 0) in the statistics */
+                rc = new_pod(&s, 0, tp->milli / 1000.0, 0, &r, tp->duration_s);
             } else {
                 const struct gs_sc_class *c = &sc->classes[ev.id];
                 if (!c->max_jobs || s.class_jobs[ev.id] < c->max_jobs) {

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Builds the upstream control plane that gpusched's end-to-end tests run against, from pinned
+# Go modules, into a cache outside the repository keyed by version (GS_E2E_CACHE, default
+# ~/.cache/gpusched-e2e). Idempotent: a complete cache is reused. Prints the bin folder.
+#   kube-apiserver, kube-scheduler, kubectl  k8s.io/kubernetes v1.37.2 (staging v0.37.2)
+#   etcd                                     go.etcd.io/etcd/server/v3 v3.6.16
+#   kwok                                     sigs.k8s.io/kwok v0.8.0 (optional: tests fall
+#                                            back to gpusched's own fake kubelet)
+set -euo pipefail
+K8S=v1.37.2
+STAGING=v0.37.2
+ETCD=v3.6.16
+KWOK=v0.8.0
+here="$(cd "$(dirname "$0")" && pwd)"
+cache="${GS_E2E_CACHE:-$HOME/.cache/gpusched-e2e}"
+out="$cache/k8s-$K8S-etcd-$ETCD-kwok-$KWOK"
+bin="$out/bin"
+mkdir -p "$bin" "$out/src"
+export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
+log="$out/build.log"
+
+staging="api apiextensions-apiserver apimachinery apiserver cli-runtime client-go
+cloud-provider cluster-bootstrap code-generator component-base component-helpers
+controller-manager cri-api cri-client cri-streaming csi-translation-lib
+dynamic-resource-allocation endpointslice externaljwt kms kube-aggregator
+kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics mount-utils
+pod-security-admission sample-apiserver sample-cli-plugin sample-controller streaming"
+
+build_k8s() {
+    [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kube-scheduler" ] && [ -x "$bin/kubectl" ] && return 0
+    local src="$out/src/k8s"
+    mkdir -p "$src"
+    cp "$here/tools/k8s/main.go" "$src/"
+    {
+        echo "module gpusched.local/e2e/k8s"
+        echo
+        echo "go 1.26"
+        echo
+        echo "require k8s.io/kubernetes $K8S"
+        echo
+        for m in $staging; do echo "replace k8s.io/$m => k8s.io/$m $STAGING"; done
+        echo "replace k8s.io/kubernetes => k8s.io/kubernetes $K8S"
+    } > "$src/go.mod"
+    (cd "$src" && go mod tidy && go build -trimpath \
+        -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37" \
+        -o "$bin/k8s-multi" .) >>"$log" 2>&1
+    ln -sf k8s-multi "$bin/kube-apiserver"
+    ln -sf k8s-multi "$bin/kube-scheduler"
+    ln -sf k8s-multi "$bin/kubectl"
+}
+
+build_etcd() {
+    [ -x "$bin/etcd" ] && return 0
+    local src="$out/src/etcd"
+    mkdir -p "$src"
+    cp "$here/tools/etcd/main.go" "$src/"
+    printf 'module gpusched.local/e2e/etcd\n\ngo 1.26\n\nrequire go.etcd.io/etcd/server/v3 %s\n' "$ETCD" > "$src/go.mod"
+    (cd "$src" && go mod tidy && go build -trimpath -ldflags "-s -w" -o "$bin/etcd" .) >>"$log" 2>&1
+}
+
+build_kwok() {
+    [ -x "$bin/kwok" ] && return 0
+    [ -f "$out/kwok.unavailable" ] && return 1
+    local src="$out/src/kwok"
+    mkdir -p "$src"
+    cp "$here/tools/kwok/main.go" "$src/"
+    printf 'module gpusched.local/e2e/kwok\n\ngo 1.26\n\nrequire sigs.k8s.io/kwok %s\n' "$KWOK" > "$src/go.mod"
+    if ! (cd "$src" && go mod tidy && go build -trimpath -ldflags "-s -w" -o "$bin/kwok" .) >>"$log" 2>&1; then
+        touch "$out/kwok.unavailable"
+        return 1
+    fi
+}
+
+if ! command -v go >/dev/null; then
+    echo "build-control-plane: no Go toolchain found" >&2
+    exit 1
+fi
+build_etcd || { echo "build-control-plane: etcd build failed, see $log" >&2; exit 1; }
+build_k8s || { echo "build-control-plane: kubernetes build failed, see $log" >&2; exit 1; }
+build_kwok || echo "build-control-plane: kwok unavailable, see $log (using the C fake kubelet)" >&2
+echo "$bin"
