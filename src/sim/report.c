@@ -194,7 +194,7 @@ static int bars(struct gs_buf *o, const char *title, const struct gs_sim_result 
                             "<text x=\"%.1f\" y=\"%d\" font-size=\"12\">%.2f%s</text>\n",
                             y + 13, r[i].strategy->label, y, bw * 0.85, colors[i % 6],
                             175 + bw * 0.85, y + 13, v[i], unit);
-        if (claims && claims[i] > 0)
+        if (claims && claims[i] != 0)
             rc |= gs_buf_printf(o,
                                 "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" fill=\"#555\">"
                                 "(article: %+.0f%%)</text>\n",
