@@ -4,7 +4,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 
-.PHONY: deps build build-asan run test test-fast bench format clean fuzz
+.PHONY: deps build build-asan run test test-fast e2e bench format clean fuzz
 
 deps:
 	@./scripts/install-deps.sh
@@ -29,6 +29,11 @@ test: build build-asan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		GS_TEST_SANITIZED=1 ctest --output-on-failure -j $(JOBS)
+
+# end-to-end tests against a real kube-apiserver and etcd (built from pinned Go modules on
+# first use, cached in ~/.cache/gpusched-e2e)
+e2e: build
+	cd $(BUILD) && ctest --output-on-failure -L e2e
 
 test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -3,7 +3,8 @@
 # calls apt-get when a package is missing.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config clang clang-format libclang-rt-14-dev
-      libfyaml-dev libjansson-dev libcriterion-dev)
+      libfyaml-dev libjansson-dev libcriterion-dev libcurl4-openssl-dev libmicrohttpd-dev
+      openssl python3)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -15,6 +15,7 @@ static void usage(FILE *f)
                "multi-tenant placement, with a simulator that runs the very same engine.\n"
                "\n"
                "commands:\n"
+               "  scheduler  schedule pods with schedulerName gpusched on a Kubernetes cluster\n"
                "  sim        simulate: the embedded default scenario, a scenario file, or the\n"
                "             openb trace experiment (see gpusched sim --help)\n"
                "  mig        MIG geometry: profiles, layouts, validate a mig-parted config,\n"
@@ -71,6 +72,8 @@ int main(int argc, char **argv)
         return gs_cli_sim(argc - i - 1, argv + i + 1);
     if (strcmp(cmd, "mig") == 0)
         return gs_cli_mig(argc - i - 1, argv + i + 1);
+    if (strcmp(cmd, "scheduler") == 0)
+        return gs_cli_scheduler(argc - i - 1, argv + i + 1);
     if (strcmp(cmd, "help") == 0) {
         usage(stdout);
         return GS_EXIT_OK;

@@ -1,0 +1,193 @@
+/* scheduler.c - `gpusched scheduler`: flags, credentials and signals around
+ * sched/scheduler.c. */
+#include "cli.h"
+
+#include "../base/error.h"
+#include "../base/log.h"
+#include "../core/engine.h"
+#include "../sched/scheduler.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile int stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gpusched scheduler [--kubeconfig FILE] [--context NAME] [--in-cluster]\n"
+               "         [--scheduler-name gpusched] [--policy gpusched] [--qps 50] [--burst 100]\n"
+               "         [--leader-elect true|false] [--lease-namespace kube-system]\n"
+               "         [--lease-name gpusched] [--lease-duration 15] [--renew-deadline 10]\n"
+               "         [--retry-period 2] [--identity NAME] [--http-port 10259]\n"
+               "         [--http-bind 0.0.0.0]\n"
+               "\n"
+               "Schedules pods with spec.schedulerName gpusched: binds them with the chosen\n"
+               "devices in the gpusched.io/devices annotation, and gives the others a\n"
+               "FailedScheduling event that says why. Serves /healthz, /readyz, /metrics.\n");
+}
+
+static int num(const char *flag, const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || x < lo || x > hi) {
+        fprintf(stderr, "gpusched scheduler: %s '%s': expected a number in %g..%g\n", flag, v, lo,
+                hi);
+        return GS_EXIT_USAGE;
+    }
+    *out = x;
+    return 0;
+}
+
+int gs_cli_scheduler(int argc, char **argv)
+{
+    if (gs_cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return GS_EXIT_OK;
+    }
+    const char *kubeconfig = NULL, *context = NULL;
+    bool in_cluster = false;
+    char host[128] = "gpusched", identity[256];
+    gethostname(host, sizeof(host) - 1);
+    snprintf(identity, sizeof(identity), "%s_%d", host, (int)getpid());
+    struct gs_scheduler_opts o = {
+        .scheduler_name = "gpusched",
+        .policy = "gpusched",
+        .leader_elect = true,
+        .lease_namespace = "kube-system",
+        .lease_name = "gpusched",
+        .identity = identity,
+        .lease_duration_s = 15,
+        .renew_deadline_s = 10,
+        .retry_period_s = 2,
+        .http_port = 10259,
+        .max_backoff_s = 60,
+    };
+    struct gs_kube_client_opts copts = {.qps = 50, .burst = 100, .timeout_s = 30};
+    char flag[64];
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *eqs = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+        bool inline_value = eqs && (size_t)(eqs - a) < sizeof(flag);
+        if (inline_value) { /* --flag=value */
+            snprintf(flag, sizeof(flag), "%.*s", (int)(eqs - a), a);
+            a = flag;
+            v = eqs + 1;
+            i--; /* the value is not a separate argument */
+        }
+        double x;
+        int rc = 0;
+        if (!v && strcmp(a, "--in-cluster") != 0) {
+            fprintf(stderr, "gpusched scheduler: unknown or incomplete option '%s'\n", a);
+            usage(stderr);
+            return GS_EXIT_USAGE;
+        }
+        if (strcmp(a, "--in-cluster") == 0) {
+            in_cluster = true;
+            continue;
+        }
+        i++;
+        if (strcmp(a, "--kubeconfig") == 0)
+            kubeconfig = v;
+        else if (strcmp(a, "--context") == 0)
+            context = v;
+        else if (strcmp(a, "--scheduler-name") == 0)
+            o.scheduler_name = v;
+        else if (strcmp(a, "--policy") == 0) {
+            if (!gs_policy_find(v)) {
+                fprintf(stderr, "gpusched scheduler: --policy '%s': unknown policy\n", v);
+                return GS_EXIT_USAGE;
+            }
+            o.policy = v;
+        } else if (strcmp(a, "--qps") == 0)
+            rc = num(a, v, 0.1, 100000, &copts.qps);
+        else if (strcmp(a, "--burst") == 0) {
+            rc = num(a, v, 1, 100000, &x);
+            copts.burst = (int)x;
+        } else if (strcmp(a, "--leader-elect") == 0) {
+            if (strcmp(v, "true") && strcmp(v, "false")) {
+                fprintf(stderr, "gpusched scheduler: --leader-elect '%s': expected true or false\n",
+                        v);
+                return GS_EXIT_USAGE;
+            }
+            o.leader_elect = strcmp(v, "true") == 0;
+        } else if (strcmp(a, "--lease-namespace") == 0)
+            o.lease_namespace = v;
+        else if (strcmp(a, "--lease-name") == 0)
+            o.lease_name = v;
+        else if (strcmp(a, "--identity") == 0)
+            o.identity = v;
+        else if (strcmp(a, "--lease-duration") == 0)
+            rc = num(a, v, 1, 3600, &o.lease_duration_s);
+        else if (strcmp(a, "--renew-deadline") == 0)
+            rc = num(a, v, 1, 3600, &o.renew_deadline_s);
+        else if (strcmp(a, "--retry-period") == 0)
+            rc = num(a, v, 0.1, 3600, &o.retry_period_s);
+        else if (strcmp(a, "--http-port") == 0) {
+            rc = num(a, v, 0, 65535, &x);
+            o.http_port = (int)x;
+        } else if (strcmp(a, "--http-bind") == 0)
+            o.http_bind = v;
+        else {
+            fprintf(stderr, "gpusched scheduler: unknown option '%s'\n", a);
+            usage(stderr);
+            return GS_EXIT_USAGE;
+        }
+        if (rc)
+            return rc;
+    }
+    if (o.renew_deadline_s >= o.lease_duration_s) {
+        fprintf(stderr,
+                "gpusched scheduler: --renew-deadline must be less than --lease-duration\n");
+        return GS_EXIT_USAGE;
+    }
+    struct gs_error err;
+    gs_error_init(&err);
+    struct gs_kube_config cfg;
+    int rc = in_cluster ? gs_kube_config_in_cluster("", &cfg, &err)
+                        : gs_kube_config_load(kubeconfig, context, &cfg, &err);
+    if (rc) {
+        fprintf(stderr, "gpusched scheduler: %s\n", err.msg);
+        return GS_EXIT_USAGE;
+    }
+    GS_INFO("scheduler", "using %s, scheduler name '%s', policy '%s'", cfg.source, o.scheduler_name,
+            o.policy);
+    struct gs_kube_client *kc = NULL;
+    rc = gs_kube_client_new(&cfg, &copts, &kc, &err);
+    if (rc) {
+        gs_kube_config_release(&cfg);
+        fprintf(stderr, "gpusched scheduler: %s\n", err.msg);
+        return GS_EXIT_FAILURE;
+    }
+    /* fail fast on an unreachable or forbidden API server */
+    long status = 0;
+    rc = gs_kube_request(kc, "GET", "/api/v1/nodes?limit=1", NULL, NULL, NULL, &status, &err);
+    if (rc) {
+        fprintf(stderr, "gpusched scheduler: %s\n", err.msg);
+        gs_kube_client_free(kc);
+        return GS_EXIT_FAILURE;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    rc = gs_scheduler_run(kc, &o, &stop_flag, &err);
+    if (rc) {
+        fprintf(stderr, "gpusched scheduler: %s\n", err.msg);
+        return GS_EXIT_FAILURE;
+    }
+    return GS_EXIT_OK;
+}

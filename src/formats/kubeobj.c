@@ -1,0 +1,428 @@
+/* kubeobj.c - Pod and Node JSON to engine structs, and the Binding, Event and patch bodies
+ * the scheduler sends; sched/ builds its cache from what this reads. */
+#include "kubeobj.h"
+
+#include "../base/error.h"
+#include "../core/quantity.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static const char *jstr(const json_t *o, const char *key)
+{
+    const json_t *v = o ? json_object_get(o, key) : NULL;
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static void copy(char *dst, size_t n, const char *src)
+{
+    snprintf(dst, n, "%s", src ? src : "");
+}
+
+static int qty(const json_t *v, struct gs_quantity *q)
+{
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        return gs_quantity_parse(s, strlen(s), q, NULL);
+    }
+    if (json_is_integer(v)) {
+        char b[32];
+        snprintf(b, sizeof(b), "%lld", (long long)json_integer_value(v));
+        return gs_quantity_parse(b, strlen(b), q, NULL);
+    }
+    return GS_EINVAL;
+}
+
+struct res_sum {
+    int64_t cpu_milli, mem_bytes;
+    int64_t gpus, milli;
+    char mig[GS_MIG_NAME_MAX];
+    int64_t mig_count;
+};
+
+static int read_resources(const char *who, const char *path, const json_t *res, struct res_sum *sum,
+                          struct gs_error *err)
+{
+    const json_t *req = json_object_get(res, "requests"), *lim = json_object_get(res, "limits");
+    const char *key;
+    const json_t *v;
+    struct gs_quantity q;
+    /* cpu and memory: requests, else limits */
+    const char *basic[2] = {"cpu", "memory"};
+    for (int k = 0; k < 2; k++) {
+        const json_t *rv = json_object_get(req, basic[k]);
+        if (!rv)
+            rv = json_object_get(lim, basic[k]);
+        if (!rv)
+            continue;
+        if (qty(rv, &q) || q.nanos < 0)
+            return gs_error_set(err, GS_EINVAL, "%s: %s.resources.%s: not a quantity", who, path,
+                                basic[k]);
+        if (k == 0)
+            sum->cpu_milli += gs_quantity_milli(&q);
+        else
+            sum->mem_bytes += gs_quantity_value(&q);
+    }
+    /* extended resources: limits are the truth; requests must be absent or equal */
+    json_object_foreach((json_t *)req, key, v)
+    {
+        if (strchr(key, '/') == NULL || strncmp(key, "kubernetes.io/", 14) == 0)
+            continue;
+        if (!json_object_get(lim, key))
+            return gs_error_set(err, GS_EINVAL,
+                                "%s: %s.resources.requests.%s: Limit must be set for non "
+                                "overcommitable resources",
+                                who, path, key);
+        struct gs_quantity a, b;
+        if (qty(v, &a) || qty(json_object_get(lim, key), &b) || a.nanos != b.nanos)
+            return gs_error_set(err, GS_EINVAL,
+                                "%s: %s.resources.requests.%s: must be equal to "
+                                "%s limit",
+                                who, path, key, key);
+    }
+    json_object_foreach((json_t *)lim, key, v)
+    {
+        bool gpu = strcmp(key, "nvidia.com/gpu") == 0;
+        bool mig = strncmp(key, "nvidia.com/mig-", 15) == 0;
+        bool milli = strcmp(key, "gpusched.io/gpu-milli") == 0;
+        if (!gpu && !mig && !milli)
+            continue;
+        if (qty(v, &q) || !gs_quantity_is_integer(&q) || q.nanos < 0)
+            return gs_error_set(err, GS_EINVAL,
+                                "%s: %s.resources.limits.%s: must be a non-negative integer", who,
+                                path, key);
+        int64_t n = gs_quantity_value(&q);
+        if (n > 1000000)
+            return gs_error_set(err, GS_EINVAL, "%s: %s.resources.limits.%s: %lld is too large",
+                                who, path, key, (long long)n);
+        if (gpu)
+            sum->gpus += n;
+        else if (milli)
+            sum->milli += n;
+        else if (n > 0) {
+            if (sum->mig[0] && strcmp(sum->mig, key + 15) != 0)
+                return gs_error_set(err, GS_EINVAL,
+                                    "%s: %s.resources.limits: MIG devices of two profiles (%s and "
+                                    "%s) in one pod are not supported",
+                                    who, path, sum->mig, key + 15);
+            if (strlen(key + 15) >= sizeof(sum->mig))
+                return gs_error_set(err, GS_EINVAL, "%s: %s.resources.limits.%s: name too long",
+                                    who, path, key);
+            copy(sum->mig, sizeof(sum->mig), key + 15);
+            sum->mig_count += n;
+        }
+    }
+    return 0;
+}
+
+int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *err)
+{
+    memset(p, 0, sizeof(*p));
+    if (!json_is_object(obj))
+        return gs_error_set(err, GS_EINVAL, "pod: expected a JSON object");
+    const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec"),
+                 *st = json_object_get(obj, "status");
+    copy(p->ns, sizeof(p->ns), jstr(md, "namespace"));
+    copy(p->name, sizeof(p->name), jstr(md, "name"));
+    copy(p->uid, sizeof(p->uid), jstr(md, "uid"));
+    copy(p->rv, sizeof(p->rv), jstr(md, "resourceVersion"));
+    if (!p->name[0] || !json_is_object(spec))
+        return gs_error_set(err, GS_EINVAL, "pod: metadata.name and spec are required");
+    char who[GS_KNAME_MAX + 70];
+    snprintf(who, sizeof(who), "pod %s/%s", p->ns, p->name);
+    p->terminating = json_object_get(md, "deletionTimestamp") != NULL;
+    const char *dev = jstr(json_object_get(md, "annotations"), GS_DEVICES_ANNOTATION);
+    copy(p->devices, sizeof(p->devices), dev);
+    copy(p->node, sizeof(p->node), jstr(spec, "nodeName"));
+    copy(p->scheduler, sizeof(p->scheduler), jstr(spec, "schedulerName"));
+    if (!p->scheduler[0])
+        copy(p->scheduler, sizeof(p->scheduler), "default-scheduler");
+    copy(p->priority_class, sizeof(p->priority_class), jstr(spec, "priorityClassName"));
+    const json_t *prio = json_object_get(spec, "priority");
+    p->priority = json_is_integer(prio) ? (int32_t)json_integer_value(prio) : 0;
+    copy(p->phase, sizeof(p->phase), jstr(st, "phase"));
+
+    /* effective request: max(sum of containers, each init container) */
+    struct res_sum total = {0}, init_max = {0};
+    const json_t *containers = json_object_get(spec, "containers");
+    size_t i;
+    const json_t *c;
+    json_array_foreach(containers, i, c)
+    {
+        char path[64];
+        snprintf(path, sizeof(path), "spec.containers[%zu]", i);
+        int rc = read_resources(who, path, json_object_get(c, "resources"), &total, err);
+        if (rc)
+            return rc;
+    }
+    json_array_foreach(json_object_get(spec, "initContainers"), i, c)
+    {
+        char path[64];
+        struct res_sum one = {0};
+        snprintf(path, sizeof(path), "spec.initContainers[%zu]", i);
+        int rc = read_resources(who, path, json_object_get(c, "resources"), &one, err);
+        if (rc)
+            return rc;
+        if (one.cpu_milli > init_max.cpu_milli)
+            init_max.cpu_milli = one.cpu_milli;
+        if (one.mem_bytes > init_max.mem_bytes)
+            init_max.mem_bytes = one.mem_bytes;
+        if (one.gpus > total.gpus)
+            total.gpus = one.gpus;
+    }
+    if (init_max.cpu_milli > total.cpu_milli)
+        total.cpu_milli = init_max.cpu_milli;
+    if (init_max.mem_bytes > total.mem_bytes)
+        total.mem_bytes = init_max.mem_bytes;
+    struct gs_request *r = &p->req;
+    r->cpu_milli = total.cpu_milli;
+    r->mem_mib = (total.mem_bytes + (1 << 20) - 1) >> 20;
+    int kinds = (total.gpus > 0) + (total.mig_count > 0) + (total.milli > 0);
+    if (kinds > 1)
+        return gs_error_set(err, GS_EINVAL,
+                            "%s: spec.containers: asks for more than one kind of GPU device "
+                            "(nvidia.com/gpu, nvidia.com/mig-*, gpusched.io/gpu-milli)",
+                            who);
+    if (total.gpus > GS_MAX_GPUS_NODE)
+        return gs_error_set(err, GS_EINVAL, "%s: nvidia.com/gpu: %lld GPUs, at most %d per pod",
+                            who, (long long)total.gpus, GS_MAX_GPUS_NODE);
+    if (total.mig_count > 1)
+        return gs_error_set(err, GS_EINVAL,
+                            "%s: nvidia.com/mig-%s: %lld instances; one MIG instance per pod is "
+                            "supported",
+                            who, total.mig, (long long)total.mig_count);
+    if (total.milli >= GS_MILLI)
+        return gs_error_set(err, GS_EINVAL,
+                            "%s: gpusched.io/gpu-milli: %lld; a share is 1..999 (ask "
+                            "nvidia.com/gpu for whole GPUs)",
+                            who, (long long)total.milli);
+    if (total.gpus > 0) {
+        r->kind = GS_REQ_GPU;
+        r->gpus = (uint8_t)total.gpus;
+        r->milli = GS_MILLI;
+    } else if (total.mig_count == 1) {
+        r->kind = GS_REQ_MIG;
+        r->gpus = 1;
+        copy(r->mig, sizeof(r->mig), total.mig);
+        bool known = false;
+        for (int m = 0; m < gs_catalog_count() && !known; m++)
+            known = gs_catalog_find_profile(m, r->mig) >= 0;
+        if (!known)
+            return gs_error_set(err, GS_EINVAL,
+                                "%s: nvidia.com/mig-%s: not a MIG profile of any known GPU", who,
+                                r->mig);
+    } else if (total.milli > 0) {
+        r->kind = GS_REQ_FRACTION;
+        r->gpus = 1;
+        r->milli = (int16_t)total.milli;
+    } else {
+        r->kind = GS_REQ_NONE;
+    }
+    const char *key;
+    const json_t *v;
+    json_object_foreach(json_object_get(spec, "nodeSelector"), key, v)
+    {
+        if (r->nsel >= GS_MAX_SELECTOR)
+            return gs_error_set(err, GS_EINVAL, "%s: spec.nodeSelector: more than %d entries", who,
+                                GS_MAX_SELECTOR);
+        if (!json_is_string(v) || strlen(key) >= GS_LABEL_KEY_MAX ||
+            strlen(json_string_value(v)) >= GS_LABEL_VAL_MAX)
+            return gs_error_set(err, GS_EINVAL, "%s: spec.nodeSelector.%s: bad entry", who, key);
+        copy(r->sel[r->nsel].key, GS_LABEL_KEY_MAX, key);
+        copy(r->sel[r->nsel].val, GS_LABEL_VAL_MAX, json_string_value(v));
+        r->nsel++;
+    }
+    json_array_foreach(json_object_get(spec, "tolerations"), i, c)
+    {
+        if (p->ntol >= GS_MAX_TOLERATIONS)
+            break;
+        struct gs_toleration *t = &p->tol[p->ntol++];
+        copy(t->key, sizeof(t->key), jstr(c, "key"));
+        copy(t->op, sizeof(t->op), jstr(c, "operator"));
+        copy(t->value, sizeof(t->value), jstr(c, "value"));
+        copy(t->effect, sizeof(t->effect), jstr(c, "effect"));
+    }
+    return 0;
+}
+
+int gs_kube_node_read(const json_t *obj, struct gs_kube_node *n, struct gs_error *err)
+{
+    memset(n, 0, sizeof(*n));
+    if (!json_is_object(obj))
+        return gs_error_set(err, GS_EINVAL, "node: expected a JSON object");
+    const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec"),
+                 *st = json_object_get(obj, "status");
+    copy(n->name, sizeof(n->name), jstr(md, "name"));
+    copy(n->rv, sizeof(n->rv), jstr(md, "resourceVersion"));
+    if (!n->name[0])
+        return gs_error_set(err, GS_EINVAL, "node: metadata.name is required");
+    const json_t *u = json_object_get(spec, "unschedulable");
+    n->unschedulable = json_is_true(u);
+    const char *key;
+    const json_t *v;
+    json_object_foreach(json_object_get(md, "labels"), key, v)
+    {
+        if (n->nlabels >= GS_MAX_LABELS || !json_is_string(v))
+            continue;
+        if (strlen(key) >= GS_LABEL_KEY_MAX || strlen(json_string_value(v)) >= GS_LABEL_VAL_MAX)
+            continue; /* labels we do not match on may be longer */
+        copy(n->labels[n->nlabels].key, GS_LABEL_KEY_MAX, key);
+        copy(n->labels[n->nlabels].val, GS_LABEL_VAL_MAX, json_string_value(v));
+        n->nlabels++;
+    }
+    size_t i;
+    const json_t *t;
+    json_array_foreach(json_object_get(spec, "taints"), i, t)
+    {
+        if (n->ntaints >= GS_MAX_TAINTS)
+            break;
+        struct gs_taint *x = &n->taints[n->ntaints++];
+        copy(x->key, sizeof(x->key), jstr(t, "key"));
+        copy(x->value, sizeof(x->value), jstr(t, "value"));
+        copy(x->effect, sizeof(x->effect), jstr(t, "effect"));
+    }
+    const json_t *alloc = json_object_get(st, "allocatable");
+    struct gs_quantity q;
+    json_object_foreach((json_t *)alloc, key, v)
+    {
+        if (qty(v, &q) || q.nanos < 0)
+            return gs_error_set(err, GS_EINVAL, "node %s: status.allocatable.%s: not a quantity",
+                                n->name, key);
+        if (strcmp(key, "cpu") == 0)
+            n->cpu_milli = gs_quantity_milli(&q);
+        else if (strcmp(key, "memory") == 0)
+            n->mem_mib = gs_quantity_value(&q) >> 20;
+        else if (strcmp(key, "pods") == 0)
+            n->pods = gs_quantity_value(&q);
+        else if (strcmp(key, "nvidia.com/gpu") == 0)
+            n->gpus = gs_quantity_value(&q);
+        else if (strncmp(key, "nvidia.com/mig-", 15) == 0 && n->next < GS_MAX_EXT &&
+                 strlen(key) < sizeof(n->ext[0].name)) {
+            copy(n->ext[n->next].name, sizeof(n->ext[0].name), key);
+            n->ext[n->next].count = gs_quantity_value(&q);
+            n->next++;
+        }
+    }
+    return 0;
+}
+
+const char *gs_kube_label(const struct gs_kube_node *n, const char *key)
+{
+    for (int i = 0; i < n->nlabels; i++)
+        if (strcmp(n->labels[i].key, key) == 0)
+            return n->labels[i].val;
+    return NULL;
+}
+
+static bool tolerates_one(const struct gs_kube_pod *p, const struct gs_taint *t)
+{
+    for (int i = 0; i < p->ntol; i++) {
+        const struct gs_toleration *o = &p->tol[i];
+        if (o->effect[0] && strcmp(o->effect, t->effect) != 0)
+            continue;
+        if (!o->key[0] && strcmp(o->op, "Exists") == 0)
+            return true; /* tolerates everything */
+        if (strcmp(o->key, t->key) != 0)
+            continue;
+        if (strcmp(o->op, "Exists") == 0 || strcmp(o->value, t->value) == 0)
+            return true;
+    }
+    return false;
+}
+
+bool gs_kube_tolerates(const struct gs_kube_pod *p, const struct gs_kube_node *n)
+{
+    for (int i = 0; i < n->ntaints; i++) {
+        const struct gs_taint *t = &n->taints[i];
+        if (strcmp(t->effect, "NoSchedule") != 0 && strcmp(t->effect, "NoExecute") != 0)
+            continue;
+        if (!tolerates_one(p, t))
+            return false;
+    }
+    return true;
+}
+
+json_t *gs_kube_binding(const struct gs_kube_pod *p, const char *node)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind",
+                     "Binding", "metadata", "name", p->name, "namespace", p->ns, "uid", p->uid,
+                     "target", "apiVersion", "v1", "kind", "Node", "name", node);
+}
+
+static void micro_time(char *out, size_t n)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char base[32];
+    strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out, n, "%s.%06ldZ", base, ts.tv_nsec / 1000);
+}
+
+json_t *gs_kube_event(const struct gs_kube_pod *p, const char *type, const char *reason,
+                      const char *action, const char *note, const char *instance)
+{
+    char name[GS_KNAME_MAX + 32], now[40];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(name, sizeof(name), "%.200s.%llx%05lx", p->name, (unsigned long long)ts.tv_sec,
+             (long)(ts.tv_nsec / 10000) & 0xfffff);
+    micro_time(now, sizeof(now));
+    char n1024[1024];
+    snprintf(n1024, sizeof(n1024), "%s", note ? note : "");
+    return json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:s, "
+                     "s:{s:s, s:s, s:s, s:s, s:s}}",
+                     "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata", "name", name,
+                     "namespace", p->ns, "eventTime", now, "type", type, "reason", reason, "action",
+                     action, "note", n1024, "reportingController", "gpusched.io/scheduler",
+                     "reportingInstance", instance, "regarding", "apiVersion", "v1", "kind", "Pod",
+                     "name", p->name, "namespace", p->ns, "uid", p->uid);
+}
+
+json_t *gs_kube_unschedulable_patch(const char *message)
+{
+    char now[40];
+    micro_time(now, sizeof(now));
+    now[19] = 'Z';
+    now[20] = '\0'; /* conditions use seconds */
+    return json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status", "conditions", "type",
+                     "PodScheduled", "status", "False", "reason", "Unschedulable", "message",
+                     message, "lastTransitionTime", now);
+}
+
+json_t *gs_kube_annotation_patch(const char *key, const char *value)
+{
+    return json_pack("{s:{s:{s:s}}}", "metadata", "annotations", key, value);
+}
+
+void gs_kube_devices_str(const struct gs_cluster *c, const struct gs_alloc *a, char *out,
+                         unsigned size)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    const struct gs_node *n = &c->nodes[a->node];
+    const char *kind = a->kind == GS_REQ_MIG        ? "mig"
+                       : a->kind == GS_REQ_FRACTION ? "milli"
+                       : a->milli == 0              ? "replica"
+                                                    : "gpu";
+    int w = snprintf(out, size, "%s=", kind);
+    o = w > 0 ? (size_t)w : 0;
+    for (int k = 0; k < a->ndev && o + 1 < size; k++) {
+        int idx = a->gpu[k] - n->gpu0;
+        const struct gs_gpu *g = &c->gpus[a->gpu[k]];
+        if (a->kind == GS_REQ_MIG) {
+            const struct gs_mig_instance *in = &g->mig.inst[a->slot[k]];
+            w = snprintf(out + o, size - o, "%s%d:%s@%u", k ? "," : "", idx,
+                         gs_catalog_get(g->model)->profiles[in->profile].name, in->start);
+        } else if (a->kind == GS_REQ_FRACTION) {
+            w = snprintf(out + o, size - o, "%s%d:%d", k ? "," : "", idx, a->milli);
+        } else {
+            w = snprintf(out + o, size - o, "%s%d", k ? "," : "", idx);
+        }
+        if (w < 0)
+            break;
+        o += (size_t)w;
+    }
+}

@@ -1,0 +1,99 @@
+/* kubeobj.h - Kubernetes objects as the API server serves them (JSON), read into the
+ * engine's structs, and the JSON gpusched writes back (Binding, Event, status patches).
+ *
+ * Pods: containers' requests/limits for cpu, memory, nvidia.com/gpu and nvidia.com/mig-*
+ * (extended resources must be integers; a request without a limit is rejected, a limit
+ * without a request counts as both), nodeSelector, tolerations, schedulerName, priority,
+ * the device annotation gpusched writes (GS_DEVICES_ANNOTATION). Nodes: allocatable
+ * resources, labels, taints, unschedulable. Every error names the object and the field
+ * path. Readers take a parsed jansson object and fill plain structs (no heap). */
+#ifndef GS_KUBEOBJ_H
+#define GS_KUBEOBJ_H
+
+#include "../core/engine.h"
+#include "../core/workload.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GS_DEVICES_ANNOTATION "gpusched.io/devices"
+#define GS_KNAME_MAX          254
+#define GS_MAX_TOLERATIONS    16
+#define GS_MAX_TAINTS         16
+#define GS_MAX_EXT            16
+
+struct gs_toleration {
+    char key[GS_LABEL_KEY_MAX];
+    char op[16]; /* Equal | Exists */
+    char value[GS_LABEL_VAL_MAX];
+    char effect[24];
+};
+
+struct gs_kube_pod {
+    char ns[64];
+    char name[GS_KNAME_MAX];
+    char uid[64];
+    char node[GS_KNAME_MAX];
+    char scheduler[64];
+    char phase[16];
+    char rv[32];
+    char priority_class[64];
+    char devices[256]; /* the gpusched.io/devices annotation, if any */
+    int32_t priority;
+    bool terminating;
+    struct gs_request req;
+    int ntol;
+    struct gs_toleration tol[GS_MAX_TOLERATIONS];
+};
+
+struct gs_taint {
+    char key[GS_LABEL_KEY_MAX];
+    char value[GS_LABEL_VAL_MAX];
+    char effect[24];
+};
+
+struct gs_kube_ext {
+    char name[64]; /* e.g. nvidia.com/mig-3g.40gb */
+    int64_t count;
+};
+
+struct gs_kube_node {
+    char name[GS_KNAME_MAX];
+    char rv[32];
+    bool unschedulable;
+    int64_t cpu_milli, mem_mib, pods;
+    int64_t gpus; /* allocatable nvidia.com/gpu */
+    int next;
+    struct gs_kube_ext ext[GS_MAX_EXT]; /* nvidia.com/mig-* */
+    int nlabels;
+    struct gs_label labels[GS_MAX_LABELS];
+    int ntaints;
+    struct gs_taint taints[GS_MAX_TAINTS];
+};
+
+struct gs_error;
+
+/* Read a Pod. Bad resource values are GS_EINVAL with "ns/name: spec.containers[0].resources
+ * .limits.nvidia.com/gpu: ...". */
+int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *out, struct gs_error *err);
+int gs_kube_node_read(const json_t *obj, struct gs_kube_node *out, struct gs_error *err);
+const char *gs_kube_label(const struct gs_kube_node *n, const char *key);
+/* True when the pod tolerates every NoSchedule/NoExecute taint of the node. */
+bool gs_kube_tolerates(const struct gs_kube_pod *p, const struct gs_kube_node *n);
+
+/* Writers (new references; NULL on allocation failure). */
+json_t *gs_kube_binding(const struct gs_kube_pod *p, const char *node);
+/* events.k8s.io/v1 Event regarding a pod. */
+json_t *gs_kube_event(const struct gs_kube_pod *p, const char *type, const char *reason,
+                      const char *action, const char *note, const char *instance);
+/* Strategic-merge patch of status: PodScheduled=False/Unschedulable with a message. */
+json_t *gs_kube_unschedulable_patch(const char *message);
+/* Metadata patch setting one annotation. */
+json_t *gs_kube_annotation_patch(const char *key, const char *value);
+/* Devices annotation text for an allocation: "gpu=0,1" or "mig=0:3g.40gb@4" or
+ * "milli=0:500" or "replica=2". GPU indexes are node-local. */
+void gs_kube_devices_str(const struct gs_cluster *c, const struct gs_alloc *a, char *out,
+                         unsigned size);
+
+#endif

@@ -1,0 +1,811 @@
+/* scheduler.c - the `gpusched scheduler` daemon: informers over kube/client.c, a store of
+ * Nodes and Pods, the scheduling loop over core/engine.c with the cluster rebuilt by
+ * sched/cache.c, binding with the device annotation, Events, Lease leader election and the
+ * HTTP endpoints. */
+#include "scheduler.h"
+
+#include "../base/buf.h"
+#include "../base/error.h"
+#include "../base/log.h"
+#include "cache.h"
+
+#include <curl/curl.h>
+#include <microhttpd.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---------- store ---------- */
+
+struct pod_entry {
+    struct gs_kube_pod p;
+    uint64_t seq;    /* arrival order in the store */
+    double next_try; /* monotonic seconds */
+    double backoff;
+};
+
+struct store {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t gen, seq;
+    struct gs_kube_node *nodes;
+    int nnodes, cap_nodes;
+    struct pod_entry *pods;
+    int npods, cap_pods;
+    bool nodes_synced, pods_synced;
+};
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int find_node(const struct store *s, const char *name)
+{
+    for (int i = 0; i < s->nnodes; i++)
+        if (strcmp(s->nodes[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int find_pod(const struct store *s, const char *ns, const char *name)
+{
+    for (int i = 0; i < s->npods; i++)
+        if (strcmp(s->pods[i].p.name, name) == 0 && strcmp(s->pods[i].p.ns, ns) == 0)
+            return i;
+    return -1;
+}
+
+static int upsert_node(struct store *s, const struct gs_kube_node *n)
+{
+    int i = find_node(s, n->name);
+    if (i < 0) {
+        if (s->nnodes == s->cap_nodes) {
+            int cap = s->cap_nodes ? s->cap_nodes * 2 : 64;
+            void *v = realloc(s->nodes, sizeof(*s->nodes) * (size_t)cap);
+            if (!v)
+                return GS_ENOMEM;
+            s->nodes = v;
+            s->cap_nodes = cap;
+        }
+        i = s->nnodes++;
+    }
+    s->nodes[i] = *n;
+    return 0;
+}
+
+static int upsert_pod(struct store *s, const struct gs_kube_pod *p)
+{
+    int i = find_pod(s, p->ns, p->name);
+    if (i >= 0 && strcmp(s->pods[i].p.uid, p->uid) == 0) {
+        s->pods[i].p = *p;
+        return 0;
+    }
+    if (i < 0) {
+        if (s->npods == s->cap_pods) {
+            int cap = s->cap_pods ? s->cap_pods * 2 : 256;
+            void *v = realloc(s->pods, sizeof(*s->pods) * (size_t)cap);
+            if (!v)
+                return GS_ENOMEM;
+            s->pods = v;
+            s->cap_pods = cap;
+        }
+        i = s->npods++;
+    }
+    memset(&s->pods[i], 0, sizeof(s->pods[i]));
+    s->pods[i].p = *p;
+    s->pods[i].seq = ++s->seq;
+    return 0;
+}
+
+/* ---------- daemon state ---------- */
+
+#define NBUCKETS 9
+static const double buckets[NBUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1};
+
+struct sched {
+    struct gs_kube_client *kc;
+    struct gs_scheduler_opts o;
+    volatile int *stop;
+    volatile int fatal;
+    struct store st;
+    volatile int leader;
+    /* metrics */
+    pthread_mutex_t mmu;
+    uint64_t attempts_scheduled, attempts_unschedulable, attempts_error;
+    uint64_t lat_count, lat_bucket[NBUCKETS];
+    double lat_sum;
+    int pending;
+    int nmodels;
+    char model_name[GS_MAX_MODELS][32];
+    double model_alloc[GS_MAX_MODELS], model_cap[GS_MAX_MODELS];
+};
+
+/* ---------- informers ---------- */
+
+enum kind { K_NODES, K_PODS };
+
+struct informer {
+    struct sched *s;
+    enum kind kind;
+    char rv[64];
+    bool relist;
+    /* list staging */
+    struct gs_kube_node *lnodes;
+    int nl, capl;
+    struct gs_kube_pod *lpods;
+    int npl, cappl;
+};
+
+static int on_list_item(const json_t *item, void *user)
+{
+    struct informer *in = user;
+    struct gs_error err;
+    gs_error_init(&err);
+    if (in->kind == K_NODES) {
+        struct gs_kube_node n;
+        if (gs_kube_node_read(item, &n, &err)) {
+            GS_WARN("informer", "%s", err.msg);
+            return 0;
+        }
+        if (in->nl == in->capl) {
+            int cap = in->capl ? in->capl * 2 : 256;
+            void *v = realloc(in->lnodes, sizeof(n) * (size_t)cap);
+            if (!v)
+                return GS_ENOMEM;
+            in->lnodes = v;
+            in->capl = cap;
+        }
+        in->lnodes[in->nl++] = n;
+    } else {
+        struct gs_kube_pod p;
+        if (gs_kube_pod_read(item, &p, &err)) {
+            GS_WARN("informer", "%s", err.msg);
+            return 0;
+        }
+        if (in->npl == in->cappl) {
+            int cap = in->cappl ? in->cappl * 2 : 256;
+            void *v = realloc(in->lpods, sizeof(p) * (size_t)cap);
+            if (!v)
+                return GS_ENOMEM;
+            in->lpods = v;
+            in->cappl = cap;
+        }
+        in->lpods[in->npl++] = p;
+    }
+    return 0;
+}
+
+#define RELIST 7001
+
+static int on_event(const char *type, const json_t *obj, void *user)
+{
+    struct informer *in = user;
+    struct store *st = &in->s->st;
+    const char *rv =
+        json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+    if (strcmp(type, "ERROR") == 0) {
+        json_int_t code = json_integer_value(json_object_get(obj, "code"));
+        GS_INFO("informer", "watch error %lld: %s; relisting", (long long)code,
+                json_string_value(json_object_get(obj, "message")));
+        return RELIST;
+    }
+    if (strcmp(type, "BOOKMARK") == 0) {
+        if (rv)
+            snprintf(in->rv, sizeof(in->rv), "%s", rv);
+        return 0;
+    }
+    struct gs_error err;
+    gs_error_init(&err);
+    pthread_mutex_lock(&st->mu);
+    if (in->kind == K_NODES) {
+        struct gs_kube_node n;
+        if (gs_kube_node_read(obj, &n, &err) == 0) {
+            if (strcmp(type, "DELETED") == 0) {
+                int i = find_node(st, n.name);
+                if (i >= 0)
+                    st->nodes[i] = st->nodes[--st->nnodes];
+            } else {
+                upsert_node(st, &n);
+            }
+        } else {
+            GS_WARN("informer", "%s", err.msg);
+        }
+    } else {
+        struct gs_kube_pod p;
+        if (gs_kube_pod_read(obj, &p, &err) == 0) {
+            int i = find_pod(st, p.ns, p.name);
+            if (strcmp(type, "DELETED") == 0) {
+                if (i >= 0)
+                    st->pods[i] = st->pods[--st->npods];
+            } else {
+                upsert_pod(st, &p);
+            }
+        } else {
+            GS_WARN("informer", "%s", err.msg);
+        }
+    }
+    st->gen++;
+    pthread_cond_broadcast(&st->cv);
+    pthread_mutex_unlock(&st->mu);
+    if (rv)
+        snprintf(in->rv, sizeof(in->rv), "%s", rv);
+    return 0;
+}
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+static void *informer_main(void *arg)
+{
+    struct informer *in = arg;
+    struct sched *s = in->s;
+    const char *path = in->kind == K_NODES
+                           ? "/api/v1/nodes"
+                           : "/api/v1/pods?fieldSelector=status.phase%21%3DSucceeded"
+                             "%2Cstatus.phase%21%3DFailed";
+    double backoff = 1;
+    in->relist = true;
+    while (!*s->stop && !s->fatal) {
+        struct gs_error err;
+        gs_error_init(&err);
+        if (in->relist) {
+            in->nl = in->npl = 0;
+            int rc = gs_kube_list(s->kc, path, on_list_item, in, in->rv, sizeof(in->rv), &err);
+            if (rc) {
+                GS_WARN("informer", "list %s: %s; retrying in %.0fs",
+                        in->kind == K_NODES ? "nodes" : "pods", err.msg, backoff);
+                sleep_s(backoff);
+                backoff = fmin(backoff * 2, 30);
+                continue;
+            }
+            struct store *st = &s->st;
+            pthread_mutex_lock(&st->mu);
+            if (in->kind == K_NODES) {
+                st->nnodes = 0;
+                for (int i = 0; i < in->nl; i++)
+                    upsert_node(st, &in->lnodes[i]);
+                st->nodes_synced = true;
+            } else {
+                /* keep backoff state of pods that stay */
+                struct pod_entry *old = st->pods;
+                int nold = st->npods;
+                st->pods = NULL;
+                st->npods = st->cap_pods = 0;
+                for (int i = 0; i < in->npl; i++) {
+                    upsert_pod(st, &in->lpods[i]);
+                    for (int k = 0; k < nold; k++)
+                        if (strcmp(old[k].p.uid, in->lpods[i].uid) == 0) {
+                            st->pods[st->npods - 1].next_try = old[k].next_try;
+                            st->pods[st->npods - 1].backoff = old[k].backoff;
+                            st->pods[st->npods - 1].seq = old[k].seq;
+                        }
+                }
+                free(old);
+                st->pods_synced = true;
+            }
+            st->gen++;
+            pthread_cond_broadcast(&st->cv);
+            pthread_mutex_unlock(&st->mu);
+            in->relist = false;
+            GS_INFO("informer", "listed %d %s at resourceVersion %s",
+                    in->kind == K_NODES ? in->nl : in->npl, in->kind == K_NODES ? "nodes" : "pods",
+                    in->rv);
+        }
+        int rc = gs_kube_watch(s->kc, path, in->rv, 60, on_event, in, s->stop, &err);
+        if (rc == RELIST || rc == GS_ENOTFOUND) {
+            in->relist = true;
+        } else if (rc) {
+            GS_WARN("informer", "%s; reconnecting in %.0fs", err.msg, backoff);
+            sleep_s(backoff);
+            backoff = fmin(backoff * 2, 30);
+            in->relist = true;
+        } else {
+            backoff = 1;
+        }
+    }
+    free(in->lnodes);
+    free(in->lpods);
+    return NULL;
+}
+
+/* ---------- leader election ---------- */
+
+static void rfc3339_micro(char *out, size_t n)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char b[32];
+    strftime(b, sizeof(b), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out, n, "%s.%06ldZ", b, ts.tv_nsec / 1000);
+}
+
+static void *leader_main(void *arg)
+{
+    struct sched *s = arg;
+    char path[512], observed[256] = "";
+    snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s",
+             s->o.lease_namespace, s->o.lease_name);
+    double observed_at = mono(), last_renew = 0;
+    while (!*s->stop && !s->fatal) {
+        struct gs_error err;
+        gs_error_init(&err);
+        json_t *lease = NULL;
+        long status = 0;
+        char now[40];
+        rfc3339_micro(now, sizeof(now));
+        int rc = gs_kube_request(s->kc, "GET", path, NULL, NULL, &lease, &status, &err);
+        if (rc == GS_ENOTFOUND) {
+            json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:i, s:s, s:s, s:i}}",
+                                     "apiVersion", "coordination.k8s.io/v1", "kind", "Lease",
+                                     "metadata", "name", s->o.lease_name, "namespace",
+                                     s->o.lease_namespace, "spec", "holderIdentity", s->o.identity,
+                                     "leaseDurationSeconds", (int)s->o.lease_duration_s,
+                                     "acquireTime", now, "renewTime", now, "leaseTransitions", 0);
+            char cpath[512];
+            snprintf(cpath, sizeof(cpath), "/apis/coordination.k8s.io/v1/namespaces/%s/leases",
+                     s->o.lease_namespace);
+            if (gs_kube_request(s->kc, "POST", cpath, NULL, body, NULL, NULL, &err) == 0) {
+                s->leader = 1;
+                last_renew = mono();
+                GS_INFO("leader", "'%s' acquired lease %s/%s", s->o.identity, s->o.lease_namespace,
+                        s->o.lease_name);
+            }
+            json_decref(body);
+        } else if (rc == 0) {
+            json_t *spec = json_object_get(lease, "spec");
+            const char *holder = json_string_value(json_object_get(spec, "holderIdentity"));
+            const char *renew = json_string_value(json_object_get(spec, "renewTime"));
+            json_int_t trans = json_integer_value(json_object_get(spec, "leaseTransitions"));
+            char rec[256];
+            snprintf(rec, sizeof(rec), "%s|%s", holder ? holder : "", renew ? renew : "");
+            if (strcmp(rec, observed) != 0) {
+                snprintf(observed, sizeof(observed), "%s", rec);
+                observed_at = mono();
+            }
+            bool mine = holder && strcmp(holder, s->o.identity) == 0;
+            bool expired = !holder || !holder[0] || mono() - observed_at > s->o.lease_duration_s;
+            if (mine || expired) {
+                json_t *sp = json_object_get(lease, "spec");
+                json_object_set_new(sp, "holderIdentity", json_string(s->o.identity));
+                json_object_set_new(sp, "leaseDurationSeconds",
+                                    json_integer((json_int_t)s->o.lease_duration_s));
+                json_object_set_new(sp, "renewTime", json_string(now));
+                if (!mine) {
+                    json_object_set_new(sp, "acquireTime", json_string(now));
+                    json_object_set_new(sp, "leaseTransitions", json_integer(trans + 1));
+                }
+                if (gs_kube_request(s->kc, "PUT", path, NULL, lease, NULL, NULL, &err) == 0) {
+                    if (!s->leader)
+                        GS_INFO("leader", "'%s' %s lease %s/%s", s->o.identity,
+                                mine ? "holds" : "took over", s->o.lease_namespace,
+                                s->o.lease_name);
+                    s->leader = 1;
+                    last_renew = mono();
+                }
+            }
+        }
+        json_decref(lease);
+        if (s->leader && mono() - last_renew > s->o.renew_deadline_s) {
+            GS_ERR("leader", "'%s' could not renew the lease for %.0fs: stepping down (%s)",
+                   s->o.identity, s->o.renew_deadline_s, err.msg);
+            s->leader = 0;
+            s->fatal = 1;
+            pthread_mutex_lock(&s->st.mu);
+            pthread_cond_broadcast(&s->st.cv);
+            pthread_mutex_unlock(&s->st.mu);
+            break;
+        }
+        sleep_s(s->o.retry_period_s);
+    }
+    return NULL;
+}
+
+/* ---------- HTTP ---------- */
+
+static enum MHD_Result http_reply(struct MHD_Connection *conn, unsigned code, const char *type,
+                                  const char *body)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+    MHD_add_response_header(r, "Content-Type", type);
+    enum MHD_Result ret = MHD_queue_response(conn, code, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result http_handler(void *cls, struct MHD_Connection *conn, const char *url,
+                                    const char *method, const char *version, const char *data,
+                                    size_t *size, void **ctx)
+{
+    struct sched *s = cls;
+    (void)version;
+    (void)data;
+    (void)size;
+    (void)ctx;
+    if (strcmp(method, "GET") != 0)
+        return http_reply(conn, 405, "text/plain", "method not allowed\n");
+    if (strcmp(url, "/healthz") == 0)
+        return s->fatal ? http_reply(conn, 500, "text/plain", "fatal\n")
+                        : http_reply(conn, 200, "text/plain", "ok\n");
+    if (strcmp(url, "/readyz") == 0) {
+        pthread_mutex_lock(&s->st.mu);
+        bool ready = s->st.nodes_synced && s->st.pods_synced && !s->fatal;
+        pthread_mutex_unlock(&s->st.mu);
+        return ready ? http_reply(conn, 200, "text/plain", "ok\n")
+                     : http_reply(conn, 503, "text/plain", "informers not synced\n");
+    }
+    if (strcmp(url, "/metrics") == 0) {
+        struct gs_buf b;
+        gs_buf_init(&b, 0);
+        pthread_mutex_lock(&s->mmu);
+        gs_buf_printf(&b,
+                      "# HELP gpusched_schedule_attempts_total Scheduling attempts by result.\n"
+                      "# TYPE gpusched_schedule_attempts_total counter\n"
+                      "gpusched_schedule_attempts_total{result=\"scheduled\"} %llu\n"
+                      "gpusched_schedule_attempts_total{result=\"unschedulable\"} %llu\n"
+                      "gpusched_schedule_attempts_total{result=\"error\"} %llu\n"
+                      "# HELP gpusched_scheduling_duration_seconds Time to place and bind a pod.\n"
+                      "# TYPE gpusched_scheduling_duration_seconds histogram\n",
+                      (unsigned long long)s->attempts_scheduled,
+                      (unsigned long long)s->attempts_unschedulable,
+                      (unsigned long long)s->attempts_error);
+        uint64_t cum = 0;
+        for (int i = 0; i < NBUCKETS; i++) {
+            cum += s->lat_bucket[i];
+            gs_buf_printf(&b, "gpusched_scheduling_duration_seconds_bucket{le=\"%g\"} %llu\n",
+                          buckets[i], (unsigned long long)cum);
+        }
+        gs_buf_printf(&b,
+                      "gpusched_scheduling_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
+                      "gpusched_scheduling_duration_seconds_sum %.6f\n"
+                      "gpusched_scheduling_duration_seconds_count %llu\n"
+                      "# HELP gpusched_pending_pods Pods waiting for gpusched.\n"
+                      "# TYPE gpusched_pending_pods gauge\n"
+                      "gpusched_pending_pods %d\n"
+                      "# HELP gpusched_leader 1 when this replica holds the lease.\n"
+                      "# TYPE gpusched_leader gauge\n"
+                      "gpusched_leader %d\n"
+                      "# HELP gpusched_gpus_allocatable GPUs (accounting units) by model.\n"
+                      "# TYPE gpusched_gpus_allocatable gauge\n",
+                      (unsigned long long)s->lat_count, s->lat_sum,
+                      (unsigned long long)s->lat_count, s->pending, s->leader ? 1 : 0);
+        for (int m = 0; m < s->nmodels; m++)
+            gs_buf_printf(&b, "gpusched_gpus_allocatable{model=\"%s\"} %g\n", s->model_name[m],
+                          s->model_cap[m]);
+        gs_buf_puts(&b, "# HELP gpusched_gpus_allocated GPUs (accounting units) allocated by "
+                        "model.\n# TYPE gpusched_gpus_allocated gauge\n");
+        for (int m = 0; m < s->nmodels; m++)
+            gs_buf_printf(&b, "gpusched_gpus_allocated{model=\"%s\"} %g\n", s->model_name[m],
+                          s->model_alloc[m]);
+        pthread_mutex_unlock(&s->mmu);
+        enum MHD_Result r =
+            http_reply(conn, 200, "text/plain; version=0.0.4", b.data ? b.data : "");
+        gs_buf_release(&b);
+        return r;
+    }
+    return http_reply(conn, 404, "text/plain", "not found\n");
+}
+
+/* ---------- scheduling ---------- */
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const struct pod_entry *x = *(const struct pod_entry *const *)a,
+                           *y = *(const struct pod_entry *const *)b;
+    if (x->p.priority != y->p.priority)
+        return x->p.priority > y->p.priority ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void emit_event(struct sched *s, const struct gs_kube_pod *p, const char *type,
+                       const char *reason, const char *action, const char *note)
+{
+    json_t *ev = gs_kube_event(p, type, reason, action, note, s->o.identity);
+    char path[256];
+    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", p->ns);
+    struct gs_error err;
+    gs_error_init(&err);
+    if (gs_kube_request(s->kc, "POST", path, NULL, ev, NULL, NULL, &err))
+        GS_WARN("scheduler", "event for %s/%s: %s", p->ns, p->name, err.msg);
+    json_decref(ev);
+}
+
+static void record_latency(struct sched *s, double dt, int result)
+{
+    pthread_mutex_lock(&s->mmu);
+    if (result == 0)
+        s->attempts_scheduled++;
+    else if (result == 1)
+        s->attempts_unschedulable++;
+    else
+        s->attempts_error++;
+    s->lat_count++;
+    s->lat_sum += dt;
+    for (int i = 0; i < NBUCKETS; i++)
+        if (dt <= buckets[i]) {
+            s->lat_bucket[i]++;
+            break;
+        }
+    pthread_mutex_unlock(&s->mmu);
+}
+
+static void update_gauges(struct sched *s, const struct gs_cluster *c, int pending)
+{
+    pthread_mutex_lock(&s->mmu);
+    s->pending = pending;
+    s->nmodels = 0;
+    for (int g = 0; g < c->ngpus; g++) {
+        const char *name = gs_catalog_get(c->gpus[g].model)->name;
+        int m;
+        for (m = 0; m < s->nmodels; m++)
+            if (strcmp(s->model_name[m], name) == 0)
+                break;
+        if (m == s->nmodels) {
+            if (s->nmodels >= GS_MAX_MODELS)
+                continue;
+            snprintf(s->model_name[m], sizeof(s->model_name[m]), "%s", name);
+            s->model_cap[m] = s->model_alloc[m] = 0;
+            s->nmodels++;
+        }
+        s->model_cap[m] += 1;
+        s->model_alloc[m] += gs_gpu_alloc_units(&c->gpus[g]);
+    }
+    pthread_mutex_unlock(&s->mmu);
+}
+
+static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engine_nodes)
+{
+    struct store *st = &s->st;
+    /* snapshot */
+    pthread_mutex_lock(&st->mu);
+    int nn = st->nnodes, np = st->npods;
+    size_t ann = nn > 0 ? (size_t)nn : 1, anp = np > 0 ? (size_t)np : 1;
+    struct gs_kube_node *nodes = malloc(sizeof(*nodes) * ann);
+    struct pod_entry *pods = malloc(sizeof(*pods) * anp);
+    if (!nodes || !pods) {
+        pthread_mutex_unlock(&st->mu);
+        free(nodes);
+        free(pods);
+        return GS_ENOMEM;
+    }
+    memcpy(nodes, st->nodes, sizeof(*nodes) * (size_t)nn);
+    memcpy(pods, st->pods, sizeof(*pods) * (size_t)np);
+    pthread_mutex_unlock(&st->mu);
+
+    struct gs_cluster c;
+    gs_cluster_init(&c);
+    bool tainted = false;
+    for (int i = 0; i < nn; i++) {
+        gs_cache_add_node(&c, &nodes[i], NULL, 0);
+        tainted |= nodes[i].ntaints > 0;
+    }
+    for (int i = 0; i < np; i++) {
+        struct gs_kube_pod *p = &pods[i].p;
+        if (!p->node[0])
+            continue;
+        int id = -1;
+        for (int k = 0; k < nn && id < 0; k++)
+            if (strcmp(nodes[k].name, p->node) == 0)
+                id = k;
+        if (id >= 0)
+            gs_cache_add_pod(&c, id, p, NULL);
+    }
+    /* pending pods in priority order */
+    struct pod_entry **q = malloc(sizeof(*q) * anp);
+    int nq = 0, waiting = 0;
+    double t = mono();
+    for (int i = 0; q && i < np; i++) {
+        struct pod_entry *e = &pods[i];
+        if (e->p.node[0] || e->p.terminating || strcmp(e->p.scheduler, s->o.scheduler_name) != 0)
+            continue;
+        waiting++;
+        if (e->next_try <= t)
+            q[nq++] = e;
+    }
+    if (q)
+        qsort(q, (size_t)nq, sizeof(*q), cmp_entry);
+    if (!*engine || *engine_nodes < c.nnodes) {
+        gs_engine_free(*engine);
+        *engine_nodes = c.nnodes > 64 ? c.nnodes * 2 : 128;
+        *engine = gs_engine_new(gs_policy_find(s->o.policy), NULL, *engine_nodes, 42);
+        if (!*engine) {
+            free(q);
+            free(nodes);
+            free(pods);
+            gs_cluster_release(&c);
+            return GS_ENOMEM;
+        }
+    }
+    int scheduled = 0;
+    for (int k = 0; k < nq && !*s->stop && s->leader; k++) {
+        struct pod_entry *e = q[k];
+        double t0 = mono();
+        /* taints: nodes this pod does not tolerate are out for it */
+        bool masked[4096] = {false};
+        if (tainted)
+            for (int i = 0; i < nn && i < 4096; i++)
+                if (!c.nodes[i].unschedulable && !gs_kube_tolerates(&e->p, &nodes[i])) {
+                    c.nodes[i].unschedulable = true;
+                    gs_node_touch(&c.nodes[i]);
+                    masked[i] = true;
+                }
+        struct gs_decision d;
+        struct gs_reasons why;
+        memset(&why, 0, sizeof(why));
+        int rc = gs_engine_place(*engine, &c, &e->p.req, 0, &d, &why);
+        for (int i = 0; i < nn && i < 4096; i++)
+            if (masked[i]) {
+                c.nodes[i].unschedulable = false;
+                gs_node_touch(&c.nodes[i]);
+            }
+        struct gs_error err;
+        gs_error_init(&err);
+        if (rc == 0) {
+            char devices[256] = "", path[600];
+            if (e->p.req.kind != GS_REQ_NONE)
+                gs_kube_devices_str(&c, &d.alloc, devices, sizeof(devices));
+            json_t *b = gs_kube_binding(&e->p, c.nodes[d.alloc.node].name);
+            if (devices[0])
+                json_object_set_new(json_object_get(b, "metadata"), "annotations",
+                                    json_pack("{s:s}", GS_DEVICES_ANNOTATION, devices));
+            snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", e->p.ns,
+                     e->p.name);
+            long status = 0;
+            rc = gs_kube_request(s->kc, "POST", path, NULL, b, NULL, &status, &err);
+            json_decref(b);
+            if (rc == 0) {
+                gs_cluster_bind(&c, &e->p.req, &d.alloc);
+                scheduled++;
+                /* assume it: the next cycle counts it before the watch reports it */
+                pthread_mutex_lock(&st->mu);
+                int i = find_pod(st, e->p.ns, e->p.name);
+                if (i >= 0 && strcmp(st->pods[i].p.uid, e->p.uid) == 0 && !st->pods[i].p.node[0]) {
+                    snprintf(st->pods[i].p.node, sizeof(st->pods[i].p.node), "%s",
+                             c.nodes[d.alloc.node].name);
+                    snprintf(st->pods[i].p.devices, sizeof(st->pods[i].p.devices), "%s", devices);
+                }
+                pthread_mutex_unlock(&st->mu);
+                record_latency(s, mono() - t0, 0);
+                char note[512];
+                snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s%s%s", e->p.ns,
+                         e->p.name, c.nodes[d.alloc.node].name, devices[0] ? " with " : "",
+                         devices);
+                emit_event(s, &e->p, "Normal", "Scheduled", "Binding", note);
+                GS_INFO("scheduler", "%s/%s -> %s %s", e->p.ns, e->p.name,
+                        c.nodes[d.alloc.node].name, devices);
+                continue;
+            }
+            record_latency(s, mono() - t0, 2);
+            if (status == 409 || status == 404) {
+                GS_INFO("scheduler", "bind %s/%s: %s (the store will catch up)", e->p.ns, e->p.name,
+                        err.msg);
+                continue;
+            }
+            GS_WARN("scheduler", "bind %s/%s: %s", e->p.ns, e->p.name, err.msg);
+        } else {
+            char msg[768];
+            gs_reasons_str(&why, &e->p.req, msg, sizeof(msg));
+            record_latency(s, mono() - t0, 1);
+            emit_event(s, &e->p, "Warning", "FailedScheduling", "Scheduling", msg);
+            json_t *patch = gs_kube_unschedulable_patch(msg);
+            char path[600];
+            snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", e->p.ns,
+                     e->p.name);
+            if (gs_kube_request(s->kc, "PATCH", path, "application/strategic-merge-patch+json",
+                                patch, NULL, NULL, &err))
+                GS_WARN("scheduler", "status of %s/%s: %s", e->p.ns, e->p.name, err.msg);
+            json_decref(patch);
+            GS_INFO("scheduler", "%s/%s unschedulable: %s", e->p.ns, e->p.name, msg);
+        }
+        /* back off: 1s doubling to the maximum */
+        pthread_mutex_lock(&st->mu);
+        int i = find_pod(st, e->p.ns, e->p.name);
+        if (i >= 0) {
+            double b = st->pods[i].backoff ? st->pods[i].backoff * 2 : 1;
+            if (b > s->o.max_backoff_s)
+                b = s->o.max_backoff_s;
+            st->pods[i].backoff = b;
+            st->pods[i].next_try = mono() + b;
+        }
+        pthread_mutex_unlock(&st->mu);
+    }
+    update_gauges(s, &c, waiting - scheduled);
+    free(q);
+    free(nodes);
+    free(pods);
+    gs_cluster_release(&c);
+    return 0;
+}
+
+int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_opts *opts,
+                     volatile int *stop, struct gs_error *err)
+{
+    struct sched *s = calloc(1, sizeof(*s));
+    if (!s) {
+        gs_kube_client_free(client);
+        return gs_error_set(err, GS_ENOMEM, "out of memory");
+    }
+    s->kc = client;
+    s->o = *opts;
+    s->stop = stop;
+    if (!s->o.max_backoff_s)
+        s->o.max_backoff_s = 60;
+    pthread_mutex_init(&s->st.mu, NULL);
+    pthread_cond_init(&s->st.cv, NULL);
+    pthread_mutex_init(&s->mmu, NULL);
+    s->leader = !s->o.leader_elect;
+    struct MHD_Daemon *http = NULL;
+    if (s->o.http_port > 0) {
+        http =
+            MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
+                             (uint16_t)s->o.http_port, NULL, NULL, http_handler, s, MHD_OPTION_END);
+        if (!http) {
+            int rc = gs_error_set(err, GS_EIO, "cannot serve HTTP on port %d", s->o.http_port);
+            gs_kube_client_free(client);
+            free(s);
+            return rc;
+        }
+    }
+    struct informer in_nodes = {.s = s, .kind = K_NODES}, in_pods = {.s = s, .kind = K_PODS};
+    pthread_t t_nodes, t_pods, t_leader;
+    pthread_create(&t_nodes, NULL, informer_main, &in_nodes);
+    pthread_create(&t_pods, NULL, informer_main, &in_pods);
+    if (s->o.leader_elect)
+        pthread_create(&t_leader, NULL, leader_main, s);
+    struct gs_engine *engine = NULL;
+    int engine_nodes = 0;
+    uint64_t seen = (uint64_t)-1;
+    int rc = 0;
+    while (!*stop && !s->fatal) {
+        pthread_mutex_lock(&s->st.mu);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        if (s->st.gen == seen)
+            pthread_cond_timedwait(&s->st.cv, &s->st.mu, &ts);
+        bool ready = s->st.nodes_synced && s->st.pods_synced;
+        uint64_t gen = s->st.gen;
+        pthread_mutex_unlock(&s->st.mu);
+        if (!ready || !s->leader)
+            continue;
+        seen = gen;
+        rc = schedule_cycle(s, &engine, &engine_nodes);
+        if (rc) {
+            gs_error_set(err, rc, "scheduling cycle: %s", gs_error_name(rc));
+            break;
+        }
+    }
+    if (s->fatal && !rc)
+        rc = gs_error_set(err, GS_EIO, "lost the leader lease");
+    int flag = 1;
+    volatile int *st = stop;
+    if (!*st)
+        s->stop = &flag; /* stop the helper threads too */
+    pthread_join(t_nodes, NULL);
+    pthread_join(t_pods, NULL);
+    if (s->o.leader_elect)
+        pthread_join(t_leader, NULL);
+    if (http)
+        MHD_stop_daemon(http);
+    gs_engine_free(engine);
+    free(s->st.nodes);
+    free(s->st.pods);
+    gs_kube_client_free(client);
+    pthread_mutex_destroy(&s->st.mu);
+    pthread_cond_destroy(&s->st.cv);
+    pthread_mutex_destroy(&s->mmu);
+    free(s);
+    return rc;
+}

@@ -1,0 +1,37 @@
+/* scheduler.h - the gpusched scheduler daemon: schedules pods whose schedulerName is ours.
+ *
+ * Informers (list + watch with resourceVersion, bookmarks, relist on 410, reconnect with
+ * backoff) keep a store of Nodes and non-terminal Pods. When the store changes, the leader
+ * rebuilds the engine's cluster from it (sched/cache.c), places pending pods in priority
+ * order, and binds each with the chosen devices in the gpusched.io/devices annotation (the
+ * Binding carries it). A pod that does not fit gets a FailedScheduling Event that says why,
+ * per reason with node counts, and is retried when the cluster changes, with backoff.
+ * Leader election uses a coordination.k8s.io/v1 Lease. /healthz, /readyz and /metrics are
+ * served over HTTP. One daemon per process; gs_scheduler_run blocks until stop is set or
+ * leadership is lost. */
+#ifndef GS_SCHEDULER_H
+#define GS_SCHEDULER_H
+
+#include "../kube/client.h"
+
+#include <stdbool.h>
+
+struct gs_scheduler_opts {
+    const char *scheduler_name; /* "gpusched" */
+    const char *policy;         /* engine policy, "gpusched" */
+    bool leader_elect;
+    const char *lease_namespace, *lease_name, *identity;
+    double lease_duration_s, renew_deadline_s, retry_period_s;
+    int http_port;         /* 0: no HTTP server */
+    const char *http_bind; /* "127.0.0.1" or "0.0.0.0" */
+    int max_backoff_s;     /* per pod; 60 */
+};
+
+struct gs_error;
+
+/* Runs until *stop becomes non-zero (returns 0) or the daemon must exit: lost leadership
+ * (GS_EIO) or a fatal error. Takes ownership of the client. */
+int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_opts *opts,
+                     volatile int *stop, struct gs_error *err);
+
+#endif

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Starts a real control plane on loopback for gpusched's end-to-end tests: etcd and
+# kube-apiserver (TLS, RBAC, a service-account issuer) built from pinned Go modules by
+# build-control-plane.sh. Source it:  . cluster.sh; e2e_up; ...; (e2e_down runs on exit).
+# Exports KUBECONFIG (admin, system:masters), E2E_DIR, E2E_BIN, E2E_SERVER and writes
+# $E2E_DIR/scheduler.kubeconfig for the gpusched-scheduler user (RBAC from deploy/).
+E2E_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+e2e_free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+e2e_down() {
+    local pids
+    pids="$(cat "$E2E_DIR"/*.pid 2>/dev/null)"
+    [ -n "$pids" ] && kill $pids 2>/dev/null
+    sleep 0.3
+    [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+    if [ -n "${E2E_KEEP:-}" ]; then echo "e2e: kept $E2E_DIR"; else rm -rf "$E2E_DIR"; fi
+}
+
+e2e_kubeconfig() { # FILE USER-CERT USER-KEY
+    cat > "$1" <<K
+apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: $E2E_SERVER
+    certificate-authority-data: $(base64 -w0 "$E2E_DIR/ca.crt")
+users:
+- name: u
+  user:
+    client-certificate-data: $(base64 -w0 "$2")
+    client-key-data: $(base64 -w0 "$3")
+contexts:
+- name: e2e
+  context: {cluster: e2e, user: u}
+current-context: e2e
+K
+}
+
+e2e_cert() { # NAME CN ORG
+    openssl req -newkey rsa:2048 -nodes -keyout "$E2E_DIR/$1.key" -out "$E2E_DIR/$1.csr" \
+        -subj "/CN=$2${3:+/O=$3}" >/dev/null 2>&1
+    openssl x509 -req -in "$E2E_DIR/$1.csr" -CA "$E2E_DIR/ca.crt" -CAkey "$E2E_DIR/ca.key" \
+        -CAcreateserial -days 1 -out "$E2E_DIR/$1.crt" ${4:+-extfile "$4"} >/dev/null 2>&1
+}
+
+e2e_up() {
+    E2E_BIN="$("$E2E_SRC/build-control-plane.sh")" || { echo "e2e: control plane build failed"; return 1; }
+    export E2E_BIN
+    E2E_DIR="$(mktemp -d /tmp/gpusched-e2e.XXXXXX)"
+    export E2E_DIR
+    trap e2e_down EXIT
+    # certificates: a CA, the serving cert for 127.0.0.1, users, the service-account key
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$E2E_DIR/ca.key" -out "$E2E_DIR/ca.crt" \
+        -subj "/CN=gpusched-e2e-ca" -days 1 >/dev/null 2>&1
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > "$E2E_DIR/san.ext"
+    e2e_cert apiserver kube-apiserver "" "$E2E_DIR/san.ext"
+    e2e_cert admin e2e-admin system:masters
+    e2e_cert scheduler gpusched-scheduler ""
+    openssl genrsa -out "$E2E_DIR/sa.key" 2048 >/dev/null 2>&1
+    openssl rsa -in "$E2E_DIR/sa.key" -pubout -out "$E2E_DIR/sa.pub" >/dev/null 2>&1
+    local ep pp ap
+    ep=$(e2e_free_port); pp=$(e2e_free_port); ap=$(e2e_free_port)
+    "$E2E_BIN/etcd" --data-dir "$E2E_DIR/etcd" --listen-client-urls "http://127.0.0.1:$ep" \
+        --advertise-client-urls "http://127.0.0.1:$ep" --listen-peer-urls "http://127.0.0.1:$pp" \
+        --initial-advertise-peer-urls "http://127.0.0.1:$pp" \
+        --initial-cluster "default=http://127.0.0.1:$pp" --unsafe-no-fsync \
+        > "$E2E_DIR/etcd.log" 2>&1 &
+    echo $! > "$E2E_DIR/etcd.pid"
+    "$E2E_BIN/kube-apiserver" --etcd-servers "http://127.0.0.1:$ep" --bind-address 127.0.0.1 \
+        --secure-port "$ap" --advertise-address 127.0.0.1 --cert-dir "$E2E_DIR" \
+        --tls-cert-file "$E2E_DIR/apiserver.crt" --tls-private-key-file "$E2E_DIR/apiserver.key" \
+        --client-ca-file "$E2E_DIR/ca.crt" --authorization-mode RBAC \
+        --service-account-issuer "https://127.0.0.1:$ap" \
+        --service-account-key-file "$E2E_DIR/sa.pub" \
+        --service-account-signing-key-file "$E2E_DIR/sa.key" \
+        --service-cluster-ip-range 10.0.0.0/24 --allow-privileged=true \
+        --disable-admission-plugins ServiceAccount,TaintNodesByCondition \
+        --max-requests-inflight 1000 --max-mutating-requests-inflight 500 \
+        --endpoint-reconciler-type none \
+        > "$E2E_DIR/apiserver.log" 2>&1 &
+    echo $! > "$E2E_DIR/apiserver.pid"
+    export E2E_SERVER="https://127.0.0.1:$ap"
+    e2e_kubeconfig "$E2E_DIR/admin.kubeconfig" "$E2E_DIR/admin.crt" "$E2E_DIR/admin.key"
+    e2e_kubeconfig "$E2E_DIR/scheduler.kubeconfig" "$E2E_DIR/scheduler.crt" "$E2E_DIR/scheduler.key"
+    export KUBECONFIG="$E2E_DIR/admin.kubeconfig"
+    local i
+    for i in $(seq 1 120); do
+        kill -0 "$(cat "$E2E_DIR/apiserver.pid")" 2>/dev/null || break
+        if curl -sf --cacert "$E2E_DIR/ca.crt" --cert "$E2E_DIR/admin.crt" \
+            --key "$E2E_DIR/admin.key" "$E2E_SERVER/readyz" >/dev/null 2>&1; then
+            # RBAC for the scheduler user, as deploy/ ships it
+            "$E2E_BIN/kubectl" apply -f "$E2E_SRC/../../deploy/rbac.yaml" >/dev/null &&
+                "$E2E_BIN/kubectl" create clusterrolebinding gpusched-e2e-user \
+                    --clusterrole gpusched-scheduler --user gpusched-scheduler >/dev/null &&
+                "$E2E_BIN/kubectl" create rolebinding gpusched-e2e-lease -n kube-system \
+                    --role gpusched-scheduler-lease --user gpusched-scheduler >/dev/null &&
+                return 0
+            echo "e2e: RBAC setup failed"
+            return 1
+        fi
+        sleep 0.5
+    done
+    echo "e2e: kube-apiserver did not become ready; last log lines:"
+    tail -20 "$E2E_DIR/apiserver.log"
+    return 1
+}

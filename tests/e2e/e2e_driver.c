@@ -1,0 +1,457 @@
+/* e2e_driver - the client side of gpusched's end-to-end tests, speaking to the real API
+ * server through gpusched's own client: create fake GPU nodes from a compact spec (labels
+ * and allocatable as NVIDIA's stack publishes them), create pods, wait for bindings, and
+ * verify from the API alone that no device is over-allocated, selectors hold and every
+ * unbound pod carries a FailedScheduling Event that says why.
+ *
+ *   e2e_driver nodes  < spec    COUNT PREFIX MODEL GPUS whole|mig:<config>|ts:<R>|mps:<R>
+ *   e2e_driver pods   < spec    COUNT PREFIX NS gpu:N|mig:<profile>|milli:M|none [k=v]
+ *   e2e_driver wait-bound N SECONDS
+ *   e2e_driver verify [--expect-bound N] [--expect-unschedulable N]
+ */
+#include "base/error.h"
+#include "core/catalog.h"
+#include "formats/kubeobj.h"
+#include "formats/migparted.h"
+#include "kube/client.h"
+#include "sim/scenario.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* strtol that never reads past a number and yields -1 on garbage */
+static int atoi_safe(const char *s)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    return end == s ? -1 : (int)v;
+}
+
+static struct gs_kube_client *kc;
+
+static int req(const char *method, const char *path, const char *ctype, json_t *body)
+{
+    struct gs_error err;
+    gs_error_init(&err);
+    long status = 0;
+    int rc = gs_kube_request(kc, method, path, ctype, body, NULL, &status, &err);
+    json_decref(body);
+    if (rc && status != 409) {
+        fprintf(stderr, "e2e_driver: %s\n", err.msg);
+        return rc;
+    }
+    return 0;
+}
+
+/* Labels and allocatable of one fake node. */
+static json_t *node_json(const char *name, int model, int gpus, const char *mode)
+{
+    const struct gs_gpu_model *m = gs_catalog_get(model);
+    json_t *labels =
+        json_pack("{s:s, s:s, s:s, s:s, s:s}", "kubernetes.io/hostname", name,
+                  "nvidia.com/gpu.product", m->product, "nvidia.com/gpu.present", "true", "type",
+                  "fake-gpu", "nvidia.com/mig.capable", m->nprofiles ? "true" : "false");
+    json_t *alloc = json_pack("{s:s, s:s, s:s}", "cpu", "128", "memory", "1Ti", "pods", "110");
+    char v[32];
+    snprintf(v, sizeof(v), "%d", gpus);
+    json_object_set_new(labels, "nvidia.com/gpu.count", json_string(v));
+    snprintf(v, sizeof(v), "%u", m->mem_mib);
+    json_object_set_new(labels, "nvidia.com/gpu.memory", json_string(v));
+    int whole = gpus;
+    if (strncmp(mode, "ts:", 3) == 0 || strncmp(mode, "mps:", 4) == 0) {
+        int r = (int)strtol(strchr(mode, ':') + 1, NULL, 10);
+        snprintf(v, sizeof(v), "%d", r);
+        json_object_set_new(labels, "nvidia.com/gpu.replicas", json_string(v));
+        json_object_set_new(labels, "nvidia.com/gpu.sharing-strategy",
+                            json_string(mode[0] == 't' ? "time-slicing" : "mps"));
+        snprintf(v, sizeof(v), "%d", gpus * r);
+        json_object_set_new(alloc, "nvidia.com/gpu", json_string(v));
+        whole = -1;
+    } else if (strncmp(mode, "mig:", 4) == 0) {
+        struct gs_migparted *mp = NULL;
+        gs_migparted_parse("article", gs_article_mig_config_yaml,
+                           strlen(gs_article_mig_config_yaml), &mp, NULL);
+        const struct gs_mp_config *cfg = gs_migparted_find(mp, mode + 4);
+        if (!cfg) {
+            fprintf(stderr, "e2e_driver: unknown mig config '%s'\n", mode + 4);
+            exit(2);
+        }
+        json_object_set_new(labels, "nvidia.com/mig.config", json_string(mode + 4));
+        json_object_set_new(labels, "nvidia.com/mig.config.state", json_string("success"));
+        json_object_set_new(labels, "nvidia.com/mig.strategy", json_string("mixed"));
+        uint32_t total[GS_MIG_MAX_PROFILES] = {0};
+        whole = 0;
+        for (int g = 0; g < gpus; g++) {
+            bool en = false;
+            struct gs_mig_layout l;
+            if (gs_migparted_resolve(cfg, g, model, &en, &l, NULL) < 0 || !en) {
+                whole++;
+                continue;
+            }
+            for (int p = 0; p < m->nprofiles; p++)
+                total[p] += l.count[p];
+        }
+        for (int p = 0; p < m->nprofiles; p++) {
+            if (!total[p])
+                continue;
+            char res[64];
+            gs_mig_resource_name(&m->profiles[p], res, sizeof(res));
+            snprintf(v, sizeof(v), "%u", total[p]);
+            json_object_set_new(alloc, res, json_string(v));
+        }
+        gs_migparted_free(mp);
+    }
+    if (whole >= 0) {
+        snprintf(v, sizeof(v), "%d", whole);
+        json_object_set_new(alloc, "nvidia.com/gpu", json_string(v));
+    }
+    return json_pack("{s:s, s:s, s:{s:s, s:o}, s:{s:o, s:o}}", "apiVersion", "v1", "kind", "Node",
+                     "metadata", "name", name, "labels", labels, "status", "allocatable", alloc,
+                     "capacity", json_deep_copy(alloc));
+}
+
+static int cmd_nodes(void)
+{
+    char line[512];
+    while (fgets(line, sizeof(line), stdin)) {
+        int count, gpus;
+        char prefix[64], model[64], mode[64];
+        if (line[0] == '#' ||
+            sscanf(line, "%d %63s %63s %d %63s", &count, prefix, model, &gpus, mode) != 5)
+            continue;
+        int m = gs_catalog_find(model);
+        if (m < 0) {
+            fprintf(stderr, "e2e_driver: unknown model '%s'\n", model);
+            return 2;
+        }
+        for (int i = 0; i < count; i++) {
+            char name[128], path[256];
+            snprintf(name, sizeof(name), "%s-%03d", prefix, i);
+            json_t *n = node_json(name, m, gpus, mode);
+            json_t *status = json_incref(json_object_get(n, "status"));
+            if (req("POST", "/api/v1/nodes", NULL, n)) {
+                json_decref(status);
+                return 1;
+            }
+            snprintf(path, sizeof(path), "/api/v1/nodes/%s/status", name);
+            if (req("PATCH", path, "application/merge-patch+json",
+                    json_pack("{s:o}", "status", status)))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static int cmd_pods(void)
+{
+    char line[512];
+    req("POST", "/api/v1/namespaces", NULL,
+        json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace", "metadata",
+                  "name", "e2e"));
+    while (fgets(line, sizeof(line), stdin)) {
+        int count;
+        char prefix[64], ns[64], kind[64], sel[128] = "";
+        if (line[0] == '#' ||
+            sscanf(line, "%d %63s %63s %63s %127s", &count, prefix, ns, kind, sel) < 4)
+            continue;
+        for (int i = 0; i < count; i++) {
+            char name[128], path[256], v[16];
+            snprintf(name, sizeof(name), "%s-%04d", prefix, i);
+            json_t *limits = json_pack("{s:s, s:s}", "cpu", "500m", "memory", "1Gi");
+            if (strncmp(kind, "gpu:", 4) == 0)
+                json_object_set_new(limits, "nvidia.com/gpu", json_string(kind + 4));
+            else if (strncmp(kind, "mig:", 4) == 0) {
+                char res[64];
+                snprintf(res, sizeof(res), "nvidia.com/mig-%s", kind + 4);
+                json_object_set_new(limits, res, json_string("1"));
+            } else if (strncmp(kind, "milli:", 6) == 0)
+                json_object_set_new(limits, "gpusched.io/gpu-milli", json_string(kind + 6));
+            json_t *spec = json_pack(
+                "{s:s, s:[{s:s, s:s, s:{s:o}}], s:[{s:s, s:s}]}", "schedulerName", "gpusched",
+                "containers", "name", "c", "image", "registry.invalid/none:1", "resources",
+                "limits", limits, "tolerations", "key", "nvidia.com/gpu", "operator", "Exists");
+            if (sel[0]) {
+                char k[128];
+                snprintf(k, sizeof(k), "%s", sel);
+                char *eq = strchr(k, '=');
+                if (eq) {
+                    *eq = '\0';
+                    json_object_set_new(spec, "nodeSelector", json_pack("{s:s}", k, eq + 1));
+                }
+            }
+            (void)v;
+            snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ns);
+            if (req("POST", path, NULL,
+                    json_pack("{s:s, s:s, s:{s:s, s:s}, s:o}", "apiVersion", "v1", "kind", "Pod",
+                              "metadata", "name", name, "namespace", ns, "spec", spec)))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+struct listing {
+    int n, cap;
+    struct gs_kube_pod *pods;
+    struct gs_kube_node *nodes;
+};
+
+static int add_pod(const json_t *item, void *user)
+{
+    struct listing *l = user;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 256;
+        l->pods = realloc(l->pods, sizeof(*l->pods) * (size_t)l->cap);
+    }
+    if (gs_kube_pod_read(item, &l->pods[l->n], NULL) == 0 &&
+        strcmp(l->pods[l->n].scheduler, "gpusched") == 0)
+        l->n++;
+    return 0;
+}
+
+static int add_node(const json_t *item, void *user)
+{
+    struct listing *l = user;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 256;
+        l->nodes = realloc(l->nodes, sizeof(*l->nodes) * (size_t)l->cap);
+    }
+    if (gs_kube_node_read(item, &l->nodes[l->n], NULL) == 0)
+        l->n++;
+    return 0;
+}
+
+static int list_pods(struct listing *l)
+{
+    memset(l, 0, sizeof(*l));
+    struct gs_error err;
+    gs_error_init(&err);
+    if (gs_kube_list(kc, "/api/v1/pods", add_pod, l, NULL, 0, &err)) {
+        fprintf(stderr, "e2e_driver: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int bound(const struct listing *l)
+{
+    int b = 0;
+    for (int i = 0; i < l->n; i++)
+        b += l->pods[i].node[0] != 0;
+    return b;
+}
+
+static int cmd_wait(int want, int seconds)
+{
+    time_t end = time(NULL) + seconds;
+    int b = 0;
+    while (time(NULL) < end) {
+        struct listing l;
+        if (list_pods(&l))
+            return 1;
+        b = bound(&l);
+        free(l.pods);
+        if (b >= want) {
+            printf("bound %d pods\n", b);
+            return 0;
+        }
+        usleep(500000);
+    }
+    fprintf(stderr, "e2e_driver: only %d of %d pods bound after %d s\n", b, want, seconds);
+    return 1;
+}
+
+static int has_failed_event(const struct gs_kube_pod *p, char *note, size_t n)
+{
+    char path[512];
+    snprintf(path, sizeof(path),
+             "/apis/events.k8s.io/v1/namespaces/%s/events?fieldSelector=regarding.name%%3D%s",
+             p->ns, p->name);
+    json_t *out = NULL;
+    if (gs_kube_request(kc, "GET", path, NULL, NULL, &out, NULL, NULL))
+        return 0;
+    size_t i;
+    json_t *ev;
+    int found = 0;
+    json_array_foreach(json_object_get(out, "items"), i, ev)
+    {
+        const char *reason = json_string_value(json_object_get(ev, "reason"));
+        if (reason && strcmp(reason, "FailedScheduling") == 0) {
+            snprintf(note, n, "%s", json_string_value(json_object_get(ev, "note")));
+            found = 1;
+        }
+    }
+    json_decref(out);
+    return found;
+}
+
+/* Check a node's devices from annotations alone, independently of the scheduler's code. */
+static int check_node(const struct gs_kube_node *n, const struct listing *pods)
+{
+    int bad = 0, gpus = 0, replicas = 1;
+    const char *c = gs_kube_label(n, "nvidia.com/gpu.count");
+    const char *r = gs_kube_label(n, "nvidia.com/gpu.replicas");
+    gpus = c ? atoi_safe(c) : 0;
+    replicas = r ? atoi_safe(r) : 1;
+    int whole[64] = {0}, rep[64] = {0}, milli[64] = {0};
+    char slots[64][8][24];
+    int nslots[64] = {0};
+    for (int i = 0; i < pods->n; i++) {
+        const struct gs_kube_pod *p = &pods->pods[i];
+        if (strcmp(p->node, n->name) != 0 || p->req.kind == GS_REQ_NONE)
+            continue;
+        const char *eq = strchr(p->devices, '=');
+        if (!eq) {
+            fprintf(stderr, "VIOLATION: %s/%s on %s has no devices annotation\n", p->ns, p->name,
+                    n->name);
+            bad++;
+            continue;
+        }
+        char kind[16];
+        snprintf(kind, sizeof(kind), "%.*s", (int)(eq - p->devices), p->devices);
+        char list[256];
+        snprintf(list, sizeof(list), "%s", eq + 1);
+        char *save = NULL;
+        int ndev = 0;
+        for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            int g = atoi_safe(t);
+            ndev++;
+            if (g < 0 || g >= gpus || g >= 64) {
+                fprintf(stderr, "VIOLATION: %s/%s uses GPU %d of %s (%d GPUs)\n", p->ns, p->name, g,
+                        n->name, gpus);
+                bad++;
+                continue;
+            }
+            if (strcmp(kind, "gpu") == 0)
+                whole[g]++;
+            else if (strcmp(kind, "replica") == 0)
+                rep[g]++;
+            else if (strcmp(kind, "milli") == 0)
+                milli[g] += atoi_safe(strchr(t, ':') ? strchr(t, ':') + 1 : "0");
+            else if (strcmp(kind, "mig") == 0) {
+                const char *slot = strchr(t, ':');
+                for (int k = 0; slot && k < nslots[g]; k++)
+                    if (strcmp(slots[g][k], slot) == 0) {
+                        fprintf(stderr, "VIOLATION: MIG slot %d%s of %s given twice\n", g, slot,
+                                n->name);
+                        bad++;
+                    }
+                if (slot && nslots[g] < 8)
+                    snprintf(slots[g][nslots[g]++], 24, "%s", slot);
+            }
+        }
+        if (p->req.kind == GS_REQ_GPU && ndev != p->req.gpus) {
+            fprintf(stderr, "VIOLATION: %s/%s asked %d GPUs and got %d\n", p->ns, p->name,
+                    p->req.gpus, ndev);
+            bad++;
+        }
+    }
+    for (int g = 0; g < gpus && g < 64; g++) {
+        if (whole[g] > 1 || (whole[g] && (rep[g] || milli[g] || nslots[g])) || rep[g] > replicas ||
+            milli[g] > 1000) {
+            fprintf(stderr,
+                    "VIOLATION: GPU %d of %s over-allocated (whole %d, replicas %d/%d, "
+                    "milli %d, mig %d)\n",
+                    g, n->name, whole[g], rep[g], replicas, milli[g], nslots[g]);
+            bad++;
+        }
+    }
+    return bad;
+}
+
+static int cmd_verify(int expect_bound, int expect_unsched)
+{
+    struct listing pods, nodes;
+    if (list_pods(&pods))
+        return 1;
+    memset(&nodes, 0, sizeof(nodes));
+    if (gs_kube_list(kc, "/api/v1/nodes", add_node, &nodes, NULL, 0, NULL))
+        return 1;
+    int bad = 0, nb = 0, nu = 0;
+    for (int i = 0; i < nodes.n; i++)
+        bad += check_node(&nodes.nodes[i], &pods);
+    for (int i = 0; i < pods.n; i++) {
+        const struct gs_kube_pod *p = &pods.pods[i];
+        if (p->node[0]) {
+            nb++;
+            /* the node selector holds */
+            const struct gs_kube_node *n = NULL;
+            for (int k = 0; k < nodes.n && !n; k++)
+                if (strcmp(nodes.nodes[k].name, p->node) == 0)
+                    n = &nodes.nodes[k];
+            for (int s = 0; n && s < p->req.nsel; s++) {
+                const char *v = gs_kube_label(n, p->req.sel[s].key);
+                if (!v || strcmp(v, p->req.sel[s].val) != 0) {
+                    fprintf(stderr, "VIOLATION: %s/%s on %s breaks selector %s=%s\n", p->ns,
+                            p->name, p->node, p->req.sel[s].key, p->req.sel[s].val);
+                    bad++;
+                }
+            }
+            continue;
+        }
+        nu++;
+        char note[1100] = "";
+        if (!has_failed_event(p, note, sizeof(note))) {
+            fprintf(stderr, "VIOLATION: %s/%s is not bound and has no FailedScheduling event\n",
+                    p->ns, p->name);
+            bad++;
+        } else if (!strstr(note, "nodes fit")) {
+            fprintf(stderr, "VIOLATION: %s/%s: event note '%s' does not say why\n", p->ns, p->name,
+                    note);
+            bad++;
+        } else if (nu <= 3) {
+            printf("unschedulable %s/%s: %s\n", p->ns, p->name, note);
+        }
+    }
+    printf("verify: %d pods, %d bound, %d unschedulable, %d violations\n", pods.n, nb, nu, bad);
+    if (expect_bound >= 0 && nb != expect_bound) {
+        fprintf(stderr, "e2e_driver: %d bound, expected %d\n", nb, expect_bound);
+        bad++;
+    }
+    if (expect_unsched >= 0 && nu != expect_unsched) {
+        fprintf(stderr, "e2e_driver: %d unschedulable, expected %d\n", nu, expect_unsched);
+        bad++;
+    }
+    free(pods.pods);
+    free(nodes.nodes);
+    return bad ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: e2e_driver nodes|pods|wait-bound N S|verify\n");
+        return 2;
+    }
+    struct gs_error err;
+    gs_error_init(&err);
+    struct gs_kube_config cfg;
+    if (gs_kube_config_load(NULL, NULL, &cfg, &err) ||
+        gs_kube_client_new(&cfg, &(struct gs_kube_client_opts){.qps = 500, .burst = 1000}, &kc,
+                           &err)) {
+        fprintf(stderr, "e2e_driver: %s\n", err.msg);
+        return 1;
+    }
+    int rc = 2;
+    if (strcmp(argv[1], "nodes") == 0)
+        rc = cmd_nodes();
+    else if (strcmp(argv[1], "pods") == 0)
+        rc = cmd_pods();
+    else if (strcmp(argv[1], "wait-bound") == 0 && argc >= 4)
+        rc = cmd_wait(atoi_safe(argv[2]), atoi_safe(argv[3]));
+    else if (strcmp(argv[1], "verify") == 0) {
+        int eb = -1, eu = -1;
+        for (int i = 2; i + 1 < argc; i += 2) {
+            if (strcmp(argv[i], "--expect-bound") == 0)
+                eb = atoi_safe(argv[i + 1]);
+            else if (strcmp(argv[i], "--expect-unschedulable") == 0)
+                eu = atoi_safe(argv[i + 1]);
+        }
+        rc = cmd_verify(eb, eu);
+    }
+    gs_kube_client_free(kc);
+    return rc;
+}
