@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t label_int(const struct gs_kube_node *kn, const char *key, int64_t dflt, bool *bad)
+static int64_t label_int(const struct gs_kube_node *kn, const char *key, int64_t dflt, char *why,
+                         size_t n)
 {
     const char *v = gs_kube_label(kn, key);
     if (!v)
@@ -18,7 +19,8 @@ static int64_t label_int(const struct gs_kube_node *kn, const char *key, int64_t
     char *end;
     long long x = strtoll(v, &end, 10);
     if (end == v || *end || x < 0 || x > 1000000) {
-        *bad = true;
+        if (!why[0])
+            snprintf(why, n, "%s '%s' is not a number", key, v);
         return dflt;
     }
     return x;
@@ -28,19 +30,16 @@ int gs_cache_add_node(struct gs_cluster *c, const struct gs_kube_node *kn, char 
                       size_t note_size)
 {
     char why[256] = "";
-    bool bad = false;
     const char *product = gs_kube_label(kn, "nvidia.com/gpu.product");
     int model = product ? gs_catalog_find(product) : -1;
-    int64_t count = label_int(kn, "nvidia.com/gpu.count", -1, &bad);
-    int64_t replicas = label_int(kn, "nvidia.com/gpu.replicas", 1, &bad);
+    int64_t count = label_int(kn, "nvidia.com/gpu.count", -1, why, sizeof(why));
+    int64_t replicas = label_int(kn, "nvidia.com/gpu.replicas", 1, why, sizeof(why));
     const char *strategy = gs_kube_label(kn, "nvidia.com/gpu.sharing-strategy");
     int64_t mig_total = 0;
     for (int i = 0; i < kn->next; i++)
         mig_total += kn->ext[i].count;
     bool has_gpu = kn->gpus > 0 || mig_total > 0;
-    if (bad)
-        snprintf(why, sizeof(why), "nvidia.com/gpu.count or gpu.replicas is not a number");
-    else if (has_gpu && model < 0)
+    if (!why[0] && has_gpu && model < 0)
         snprintf(why, sizeof(why), "nvidia.com/gpu.product '%s' is not a known GPU model",
                  product ? product : "(missing)");
     struct gs_mig_layout layouts[GS_MAX_GPUS_NODE];

@@ -9,7 +9,9 @@
 #include "../base/log.h"
 #include "cache.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <netinet/in.h>
 #include <microhttpd.h>
 #include <math.h>
 #include <pthread.h>
@@ -580,8 +582,10 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
         free(pods);
         return GS_ENOMEM;
     }
-    memcpy(nodes, st->nodes, sizeof(*nodes) * (size_t)nn);
-    memcpy(pods, st->pods, sizeof(*pods) * (size_t)np);
+    if (nn > 0)
+        memcpy(nodes, st->nodes, sizeof(*nodes) * (size_t)nn);
+    if (np > 0)
+        memcpy(pods, st->pods, sizeof(*pods) * (size_t)np);
     pthread_mutex_unlock(&st->mu);
 
     struct gs_cluster c;

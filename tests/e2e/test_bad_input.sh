@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Bad input gives a clear error and no crash, and loses nothing: a malformed kubeconfig, an
+# unreachable API server, a 403 from RBAC, garbage in a device annotation, a node with
+# nonsense GPU labels.
+set -u
+GS="$1"; DRIVER="$2"
+. "$(dirname "$0")/cluster.sh"
+e2e_up || exit 1
+K="$E2E_BIN/kubectl"
+ok=0
+check() { # NAME WANT-EXIT TEXT CMD...
+    local name="$1" want="$2" text="$3"; shift 3
+    "$@" > "$E2E_DIR/out" 2>&1
+    local got=$?
+    if [ "$got" != "$want" ] || ! grep -qF -- "$text" "$E2E_DIR/out"; then
+        echo "FAIL $name: exit $got (want $want), output:"; sed 's/^/    /' "$E2E_DIR/out"; ok=1
+    else
+        echo "ok   $name: $(head -1 "$E2E_DIR/out")"
+    fi
+}
+printf 'apiVersion: v1\nclusters: [\n' > "$E2E_DIR/broken.kubeconfig"
+check malformed-kubeconfig 2 "invalid YAML" \
+    "$GS" scheduler --kubeconfig "$E2E_DIR/broken.kubeconfig" --leader-elect false --http-port 0
+sed "s#$E2E_SERVER#https://127.0.0.1:1#" "$E2E_DIR/scheduler.kubeconfig" > "$E2E_DIR/down.kubeconfig"
+check unreachable 1 "127.0.0.1:1" \
+    "$GS" scheduler --kubeconfig "$E2E_DIR/down.kubeconfig" --leader-elect false --http-port 0
+e2e_cert nobody nobody ""
+e2e_kubeconfig "$E2E_DIR/nobody.kubeconfig" "$E2E_DIR/nobody.crt" "$E2E_DIR/nobody.key"
+check forbidden 1 "403 Forbidden" \
+    "$GS" scheduler --kubeconfig "$E2E_DIR/nobody.kubeconfig" --leader-elect false --http-port 0
+# a node with 2 GPUs that already runs a pod with a garbage device annotation, and a node
+# whose GPU labels make no sense
+"$DRIVER" nodes <<'S' || exit 1
+1 small RTX4090-24GB 2 whole
+S
+"$K" create namespace e2e >/dev/null
+cat <<'Y' | "$K" apply -f - >/dev/null || ok=1
+apiVersion: v1
+kind: Node
+metadata:
+  name: weird-000
+  labels: {nvidia.com/gpu.product: Banana-9000, nvidia.com/gpu.count: "lots", type: weird}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: squatter
+  namespace: e2e
+  annotations: {gpusched.io/devices: "gpu=zz,,9"}
+spec:
+  nodeName: small-000
+  schedulerName: gpusched
+  containers:
+    - name: c
+      image: registry.invalid/none:1
+      resources: {limits: {nvidia.com/gpu: "1"}}
+Y
+"$K" patch node weird-000 --subresource=status --type=merge \
+    -p '{"status":{"allocatable":{"cpu":"8","memory":"8Gi","pods":"10","nvidia.com/gpu":"4"}}}' >/dev/null || ok=1
+port=$(e2e_free_port)
+"$GS" --log-level info scheduler --kubeconfig "$E2E_DIR/scheduler.kubeconfig" \
+    --leader-elect false --http-port "$port" > "$E2E_DIR/scheduler.log" 2>&1 &
+echo $! > "$E2E_DIR/scheduler.pid"
+"$DRIVER" pods <<'S' || exit 1
+3 one e2e gpu:1 kubernetes.io/hostname=small-000
+1 weird e2e gpu:1 type=weird
+S
+sleep 6
+bound=$("$K" get pods -n e2e -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c small-000)
+# the squatter holds one of the two GPUs although its annotation is garbage: one more fits
+[ "$bound" = 2 ] || { echo "FAIL garbage-annotation: $bound pods on small-000, want 2"; ok=1; }
+grep -q "node 'weird-000': nvidia.com/gpu.count 'lots' is not a number" "$E2E_DIR/scheduler.log" ||
+    { echo "FAIL nonsense-labels: not reported"; ok=1; }
+"$K" get events.v1.events.k8s.io -n e2e -o json > "$E2E_DIR/events"
+grep -q '"reason": "FailedScheduling"' "$E2E_DIR/events" && grep -q "nodes fit" "$E2E_DIR/events" ||
+    { echo "FAIL: no FailedScheduling events"; ok=1; }
+curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { echo "FAIL: scheduler not healthy"; ok=1; }
+kill -0 "$(cat "$E2E_DIR/scheduler.pid")" || { echo "FAIL: scheduler died"; ok=1; }
+[ $ok -eq 0 ] || tail -20 "$E2E_DIR/scheduler.log"
+[ $ok -eq 0 ] && echo "1 passed, 0 failed" || echo "0 passed, 1 failed"
+exit $ok
