@@ -16,6 +16,7 @@ static void usage(FILE *f)
                "\n"
                "commands:\n"
                "  scheduler  schedule pods with schedulerName gpusched on a Kubernetes cluster\n"
+               "  extender   the same decisions for a stock kube-scheduler (extender protocol)\n"
                "  sim        simulate: the embedded default scenario, a scenario file, or the\n"
                "             openb trace experiment (see gpusched sim --help)\n"
                "  mig        MIG geometry: profiles, layouts, validate a mig-parted config,\n"
@@ -74,6 +75,8 @@ int main(int argc, char **argv)
         return gs_cli_mig(argc - i - 1, argv + i + 1);
     if (strcmp(cmd, "scheduler") == 0)
         return gs_cli_scheduler(argc - i - 1, argv + i + 1);
+    if (strcmp(cmd, "extender") == 0)
+        return gs_cli_extender(argc - i - 1, argv + i + 1);
     if (strcmp(cmd, "help") == 0) {
         usage(stdout);
         return GS_EXIT_OK;

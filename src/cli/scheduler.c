@@ -50,7 +50,7 @@ static int num(const char *flag, const char *v, double lo, double hi, double *ou
     return 0;
 }
 
-int gs_cli_scheduler(int argc, char **argv)
+static int run(int argc, char **argv, bool extender)
 {
     if (gs_cli_wants_help(argc, argv)) {
         usage(stdout);
@@ -73,7 +73,12 @@ int gs_cli_scheduler(int argc, char **argv)
         .retry_period_s = 2,
         .http_port = 10259,
         .max_backoff_s = 60,
+        .extender = extender,
     };
+    if (extender) {
+        o.leader_elect = false; /* every replica answers kube-scheduler */
+        o.http_port = 8888;
+    }
     struct gs_kube_client_opts copts = {.qps = 50, .burst = 100, .timeout_s = 30};
     char flag[64];
     for (int i = 0; i < argc; i++) {
@@ -190,4 +195,14 @@ int gs_cli_scheduler(int argc, char **argv)
         return GS_EXIT_FAILURE;
     }
     return GS_EXIT_OK;
+}
+
+int gs_cli_scheduler(int argc, char **argv)
+{
+    return run(argc, argv, false);
+}
+
+int gs_cli_extender(int argc, char **argv)
+{
+    return run(argc, argv, true);
 }

@@ -809,6 +809,12 @@ int gs_engine_place(struct gs_engine *e, const struct gs_cluster *c, const struc
     return 0;
 }
 
+int64_t gs_engine_score(struct gs_engine *e, const struct gs_cluster *c, int node,
+                        const struct gs_request *req, struct gs_alloc *choice)
+{
+    return e->policy->score(e, c, node, req, choice);
+}
+
 int gs_engine_first_fit(const struct gs_cluster *c, const struct gs_request *req,
                         struct gs_alloc *a)
 {

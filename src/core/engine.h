@@ -99,6 +99,11 @@ bool gs_engine_fits(const struct gs_cluster *c, int node, const struct gs_reques
 int gs_engine_place(struct gs_engine *e, const struct gs_cluster *c, const struct gs_request *req,
                     int32_t pod, struct gs_decision *d, struct gs_reasons *r);
 
+/* The policy's score of one node that fits (higher is better) and the devices it would take.
+ * The caller checks gs_engine_fits first. */
+int64_t gs_engine_score(struct gs_engine *e, const struct gs_cluster *c, int node,
+                        const struct gs_request *req, struct gs_alloc *choice);
+
 /* Apply / undo an allocation on the cluster. Returns 0 or GS_EINVAL when the devices are
  * not free (nothing is changed then). */
 int gs_cluster_bind(struct gs_cluster *c, const struct gs_request *req, const struct gs_alloc *a);

@@ -127,7 +127,72 @@ struct sched {
     int nmodels;
     char model_name[GS_MAX_MODELS][32];
     double model_alloc[GS_MAX_MODELS], model_cap[GS_MAX_MODELS];
+    /* extender mode: one engine shared by the HTTP handlers */
+    pthread_mutex_t emu;
+    struct gs_engine *xengine;
+    int xengine_nodes;
 };
+
+struct snapshot {
+    struct gs_cluster c;
+    struct gs_kube_node *nodes;
+    int nn;
+    struct pod_entry *pods;
+    int np;
+    bool tainted;
+};
+
+static void snapshot_release(struct snapshot *sn)
+{
+    gs_cluster_release(&sn->c);
+    free(sn->nodes);
+    free(sn->pods);
+    memset(sn, 0, sizeof(*sn));
+}
+
+static int find_in(const struct snapshot *sn, const char *name)
+{
+    for (int k = 0; k < sn->nn; k++)
+        if (strcmp(sn->nodes[k].name, name) == 0)
+            return k;
+    return -1;
+}
+
+/* Copy the store and rebuild the engine's cluster from it (nodes, then bound pods). */
+static int take_snapshot(struct store *st, struct snapshot *sn)
+{
+    memset(sn, 0, sizeof(*sn));
+    pthread_mutex_lock(&st->mu);
+    sn->nn = st->nnodes;
+    sn->np = st->npods;
+    size_t ann = sn->nn > 0 ? (size_t)sn->nn : 1, anp = sn->np > 0 ? (size_t)sn->np : 1;
+    sn->nodes = malloc(sizeof(*sn->nodes) * ann);
+    sn->pods = malloc(sizeof(*sn->pods) * anp);
+    if (!sn->nodes || !sn->pods) {
+        pthread_mutex_unlock(&st->mu);
+        snapshot_release(sn);
+        return GS_ENOMEM;
+    }
+    if (sn->nn > 0)
+        memcpy(sn->nodes, st->nodes, sizeof(*sn->nodes) * (size_t)sn->nn);
+    if (sn->np > 0)
+        memcpy(sn->pods, st->pods, sizeof(*sn->pods) * (size_t)sn->np);
+    pthread_mutex_unlock(&st->mu);
+    gs_cluster_init(&sn->c);
+    for (int i = 0; i < sn->nn; i++) {
+        gs_cache_add_node(&sn->c, &sn->nodes[i], NULL, 0);
+        sn->tainted |= sn->nodes[i].ntaints > 0;
+    }
+    for (int i = 0; i < sn->np; i++) {
+        struct gs_kube_pod *p = &sn->pods[i].p;
+        if (!p->node[0])
+            continue;
+        int id = find_in(sn, p->node);
+        if (id >= 0)
+            gs_cache_add_pod(&sn->c, id, p, NULL);
+    }
+    return 0;
+}
 
 /* ---------- informers ---------- */
 
@@ -427,15 +492,247 @@ static enum MHD_Result http_reply(struct MHD_Connection *conn, unsigned code, co
     return ret;
 }
 
+/* ---------- kube-scheduler extender (filter, prioritize, bind) ---------- */
+
+static void record_latency(struct sched *s, double dt, int result);
+
+static struct gs_engine *x_engine(struct sched *s, int nodes)
+{
+    if (!s->xengine || s->xengine_nodes < nodes) {
+        gs_engine_free(s->xengine);
+        s->xengine_nodes = nodes > 64 ? nodes * 2 : 128;
+        s->xengine = gs_engine_new(gs_policy_find(s->o.policy), NULL, s->xengine_nodes, 42);
+    }
+    return s->xengine;
+}
+
+/* Candidate node names: NodeNames, or the names in Nodes.items. */
+static json_t *x_candidates(const json_t *args)
+{
+    json_t *names = json_array();
+    const json_t *nn = json_object_get(args, "NodeNames");
+    size_t i;
+    const json_t *v;
+    if (json_is_array(nn)) {
+        json_array_foreach(nn, i, v) json_array_append(names, (json_t *)v);
+        return names;
+    }
+    json_array_foreach(json_object_get(json_object_get(args, "Nodes"), "items"), i, v)
+    {
+        const char *n = json_string_value(json_object_get(json_object_get(v, "metadata"), "name"));
+        if (n)
+            json_array_append_new(names, json_string(n));
+    }
+    return names;
+}
+
+static json_t *x_filter_or_prioritize(struct sched *s, const json_t *args, bool prioritize,
+                                      char *errbuf, size_t errsize)
+{
+    struct gs_kube_pod pod;
+    struct gs_error err;
+    gs_error_init(&err);
+    if (gs_kube_pod_read(json_object_get(args, "Pod"), &pod, &err)) {
+        snprintf(errbuf, errsize, "%s", err.msg);
+        return NULL;
+    }
+    struct snapshot sn;
+    if (take_snapshot(&s->st, &sn)) {
+        snprintf(errbuf, errsize, "out of memory");
+        return NULL;
+    }
+    json_t *cands = x_candidates(args);
+    json_t *keep = json_array(), *failed = json_object(), *prio = json_array();
+    int64_t *scores = calloc(json_array_size(cands) + 1, sizeof(*scores));
+    pthread_mutex_lock(&s->emu);
+    struct gs_engine *e = x_engine(s, sn.c.nnodes);
+    size_t i;
+    const json_t *v;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    json_array_foreach(cands, i, v)
+    {
+        const char *name = json_string_value(v);
+        int id = name ? find_in(&sn, name) : -1;
+        struct gs_reasons why;
+        memset(&why, 0, sizeof(why));
+        bool fits = id >= 0 && gs_kube_tolerates(&pod, &sn.nodes[id]) &&
+                    gs_engine_fits(&sn.c, id, &pod.req, &why);
+        if (!fits) {
+            char msg[256] = "node not in gpusched's cache";
+            if (id >= 0 && !gs_kube_tolerates(&pod, &sn.nodes[id]))
+                snprintf(msg, sizeof(msg), "untolerated taint");
+            else if (id >= 0)
+                gs_reasons_str(&why, &pod.req, msg, sizeof(msg));
+            if (name)
+                json_object_set_new(failed, name, json_string(msg));
+            scores[i] = INT64_MIN;
+            continue;
+        }
+        json_array_append(keep, (json_t *)v);
+        struct gs_alloc a;
+        scores[i] = e ? gs_engine_score(e, &sn.c, id, &pod.req, &a) : 0;
+        if (scores[i] < lo)
+            lo = scores[i];
+        if (scores[i] > hi)
+            hi = scores[i];
+    }
+    pthread_mutex_unlock(&s->emu);
+    json_t *out;
+    if (prioritize) {
+        json_array_foreach(cands, i, v)
+        {
+            int64_t sc = scores[i] == INT64_MIN ? 0
+                         : hi == lo
+                             ? 10
+                             : (int64_t)((double)(scores[i] - lo) / (double)(hi - lo) * 10.0);
+            json_array_append_new(prio,
+                                  json_pack("{s:O, s:I}", "Host", v, "Score", (json_int_t)sc));
+        }
+        out = json_incref(prio);
+    } else {
+        out = json_pack("{s:O, s:o, s:o, s:s}", "NodeNames", keep, "FailedNodes", failed,
+                        "FailedAndUnresolvableNodes", json_object(), "Error", "");
+        failed = NULL;
+    }
+    json_decref(keep);
+    json_decref(failed);
+    json_decref(prio);
+    json_decref(cands);
+    free(scores);
+    snapshot_release(&sn);
+    return out;
+}
+
+static json_t *x_bind(struct sched *s, const json_t *args)
+{
+    const char *ns = json_string_value(json_object_get(args, "PodNamespace"));
+    const char *name = json_string_value(json_object_get(args, "PodName"));
+    const char *uid = json_string_value(json_object_get(args, "PodUID"));
+    const char *node = json_string_value(json_object_get(args, "Node"));
+    char msg[1024] = "";
+    if (!ns || !name || !node)
+        return json_pack("{s:s}", "Error", "PodNamespace, PodName and Node are required");
+    char path[600];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
+    json_t *obj = NULL;
+    struct gs_error err;
+    gs_error_init(&err);
+    struct gs_kube_pod pod;
+    if (gs_kube_request(s->kc, "GET", path, NULL, NULL, &obj, NULL, &err) ||
+        gs_kube_pod_read(obj, &pod, &err)) {
+        json_decref(obj);
+        return json_pack("{s:s}", "Error", err.msg);
+    }
+    json_decref(obj);
+    if (uid && strcmp(uid, pod.uid) != 0)
+        return json_pack("{s:s}", "Error", "pod UID changed");
+    struct snapshot sn;
+    if (take_snapshot(&s->st, &sn))
+        return json_pack("{s:s}", "Error", "out of memory");
+    int id = find_in(&sn, node);
+    char devices[256] = "";
+    if (id < 0) {
+        snprintf(msg, sizeof(msg), "node %s is not in gpusched's cache", node);
+    } else if (pod.req.kind != GS_REQ_NONE) {
+        struct gs_reasons why;
+        memset(&why, 0, sizeof(why));
+        if (!gs_engine_fits(&sn.c, id, &pod.req, &why)) {
+            gs_reasons_str(&why, &pod.req, msg, sizeof(msg));
+        } else {
+            pthread_mutex_lock(&s->emu);
+            struct gs_engine *e = x_engine(s, sn.c.nnodes);
+            struct gs_alloc a;
+            if (e) {
+                gs_engine_score(e, &sn.c, id, &pod.req, &a);
+                gs_kube_devices_str(&sn.c, &a, devices, sizeof(devices));
+            }
+            pthread_mutex_unlock(&s->emu);
+        }
+    }
+    snapshot_release(&sn);
+    if (msg[0])
+        return json_pack("{s:s}", "Error", msg);
+    json_t *b = gs_kube_binding(&pod, node);
+    if (devices[0])
+        json_object_set_new(json_object_get(b, "metadata"), "annotations",
+                            json_pack("{s:s}", GS_DEVICES_ANNOTATION, devices));
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
+    int rc = gs_kube_request(s->kc, "POST", path, NULL, b, NULL, NULL, &err);
+    json_decref(b);
+    if (rc)
+        return json_pack("{s:s}", "Error", err.msg);
+    /* assume it until the watch reports it */
+    pthread_mutex_lock(&s->st.mu);
+    int i = find_pod(&s->st, ns, name);
+    if (i >= 0 && !s->st.pods[i].p.node[0]) {
+        snprintf(s->st.pods[i].p.node, sizeof(s->st.pods[i].p.node), "%s", node);
+        snprintf(s->st.pods[i].p.devices, sizeof(s->st.pods[i].p.devices), "%s", devices);
+    }
+    s->st.gen++;
+    pthread_mutex_unlock(&s->st.mu);
+    record_latency(s, 0, 0);
+    GS_INFO("extender", "%s/%s -> %s %s", ns, name, node, devices);
+    return json_pack("{s:s}", "Error", "");
+}
+
+static void http_done(void *cls, struct MHD_Connection *conn, void **ctx,
+                      enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)conn;
+    (void)toe;
+    if (*ctx) {
+        gs_buf_release(*ctx);
+        free(*ctx);
+        *ctx = NULL;
+    }
+}
+
 static enum MHD_Result http_handler(void *cls, struct MHD_Connection *conn, const char *url,
                                     const char *method, const char *version, const char *data,
                                     size_t *size, void **ctx)
 {
     struct sched *s = cls;
     (void)version;
-    (void)data;
-    (void)size;
-    (void)ctx;
+    if (strcmp(method, "POST") == 0 && s->o.extender) {
+        if (!*ctx) {
+            struct gs_buf *b = malloc(sizeof(*b));
+            if (!b)
+                return MHD_NO;
+            gs_buf_init(b, (size_t)64 << 20);
+            *ctx = b;
+            return MHD_YES;
+        }
+        struct gs_buf *b = *ctx;
+        if (*size) {
+            if (gs_buf_append(b, data, *size))
+                return MHD_NO;
+            *size = 0;
+            return MHD_YES;
+        }
+        json_t *args = json_loadb(b->data ? b->data : "", b->len, 0, NULL);
+        if (!args)
+            return http_reply(conn, 400, "application/json",
+                              "{\"Error\":\"request body is not JSON\"}");
+        json_t *out = NULL;
+        char errbuf[1024] = "";
+        if (strcmp(url, "/filter") == 0)
+            out = x_filter_or_prioritize(s, args, false, errbuf, sizeof(errbuf));
+        else if (strcmp(url, "/prioritize") == 0)
+            out = x_filter_or_prioritize(s, args, true, errbuf, sizeof(errbuf));
+        else if (strcmp(url, "/bind") == 0)
+            out = x_bind(s, args);
+        json_decref(args);
+        if (!out && !errbuf[0])
+            return http_reply(conn, 404, "application/json", "{\"Error\":\"unknown verb\"}");
+        if (!out)
+            out = json_pack("{s:s}", "Error", errbuf);
+        char *text = json_dumps(out, JSON_COMPACT);
+        json_decref(out);
+        enum MHD_Result r = http_reply(conn, 200, "application/json", text ? text : "{}");
+        free(text);
+        return r;
+    }
     if (strcmp(method, "GET") != 0)
         return http_reply(conn, 405, "text/plain", "method not allowed\n");
     if (strcmp(url, "/healthz") == 0)
@@ -570,42 +867,16 @@ static void update_gauges(struct sched *s, const struct gs_cluster *c, int pendi
 static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engine_nodes)
 {
     struct store *st = &s->st;
-    /* snapshot */
-    pthread_mutex_lock(&st->mu);
-    int nn = st->nnodes, np = st->npods;
-    size_t ann = nn > 0 ? (size_t)nn : 1, anp = np > 0 ? (size_t)np : 1;
-    struct gs_kube_node *nodes = malloc(sizeof(*nodes) * ann);
-    struct pod_entry *pods = malloc(sizeof(*pods) * anp);
-    if (!nodes || !pods) {
-        pthread_mutex_unlock(&st->mu);
-        free(nodes);
-        free(pods);
-        return GS_ENOMEM;
-    }
-    if (nn > 0)
-        memcpy(nodes, st->nodes, sizeof(*nodes) * (size_t)nn);
-    if (np > 0)
-        memcpy(pods, st->pods, sizeof(*pods) * (size_t)np);
-    pthread_mutex_unlock(&st->mu);
-
-    struct gs_cluster c;
-    gs_cluster_init(&c);
-    bool tainted = false;
-    for (int i = 0; i < nn; i++) {
-        gs_cache_add_node(&c, &nodes[i], NULL, 0);
-        tainted |= nodes[i].ntaints > 0;
-    }
-    for (int i = 0; i < np; i++) {
-        struct gs_kube_pod *p = &pods[i].p;
-        if (!p->node[0])
-            continue;
-        int id = -1;
-        for (int k = 0; k < nn && id < 0; k++)
-            if (strcmp(nodes[k].name, p->node) == 0)
-                id = k;
-        if (id >= 0)
-            gs_cache_add_pod(&c, id, p, NULL);
-    }
+    struct snapshot sn;
+    int src = take_snapshot(st, &sn);
+    if (src)
+        return src;
+    struct gs_cluster c = sn.c;
+    struct gs_kube_node *nodes = sn.nodes;
+    struct pod_entry *pods = sn.pods;
+    int nn = sn.nn, np = sn.np;
+    bool tainted = sn.tainted;
+    size_t anp = np > 0 ? (size_t)np : 1;
     /* pending pods in priority order */
     struct pod_entry **q = malloc(sizeof(*q) * anp);
     int nq = 0, waiting = 0;
@@ -626,9 +897,8 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
         *engine = gs_engine_new(gs_policy_find(s->o.policy), NULL, *engine_nodes, 42);
         if (!*engine) {
             free(q);
-            free(nodes);
-            free(pods);
-            gs_cluster_release(&c);
+            sn.c = c;
+            snapshot_release(&sn);
             return GS_ENOMEM;
         }
     }
@@ -727,9 +997,8 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
     }
     update_gauges(s, &c, waiting - scheduled);
     free(q);
-    free(nodes);
-    free(pods);
-    gs_cluster_release(&c);
+    sn.c = c;
+    snapshot_release(&sn);
     return 0;
 }
 
@@ -749,12 +1018,25 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
     pthread_mutex_init(&s->st.mu, NULL);
     pthread_cond_init(&s->st.cv, NULL);
     pthread_mutex_init(&s->mmu, NULL);
+    pthread_mutex_init(&s->emu, NULL);
     s->leader = !s->o.leader_elect;
     struct MHD_Daemon *http = NULL;
     if (s->o.http_port > 0) {
-        http =
-            MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
-                             (uint16_t)s->o.http_port, NULL, NULL, http_handler, s, MHD_OPTION_END);
+        struct sockaddr_in addr;
+        memset(&addr, 0, sizeof(addr));
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons((uint16_t)s->o.http_port);
+        addr.sin_addr.s_addr = htonl(INADDR_ANY);
+        if (s->o.http_bind && inet_pton(AF_INET, s->o.http_bind, &addr.sin_addr) != 1) {
+            gs_kube_client_free(client);
+            free(s);
+            return gs_error_set(err, GS_EINVAL, "--http-bind '%s': expected an IPv4 address",
+                                opts->http_bind);
+        }
+        http = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
+                                (uint16_t)s->o.http_port, NULL, NULL, http_handler, s,
+                                MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+                                MHD_OPTION_NOTIFY_COMPLETED, http_done, NULL, MHD_OPTION_END);
         if (!http) {
             int rc = gs_error_set(err, GS_EIO, "cannot serve HTTP on port %d", s->o.http_port);
             gs_kube_client_free(client);
@@ -782,7 +1064,7 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
         bool ready = s->st.nodes_synced && s->st.pods_synced;
         uint64_t gen = s->st.gen;
         pthread_mutex_unlock(&s->st.mu);
-        if (!ready || !s->leader)
+        if (!ready || !s->leader || s->o.extender)
             continue;
         seen = gen;
         rc = schedule_cycle(s, &engine, &engine_nodes);
@@ -804,6 +1086,8 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
     if (http)
         MHD_stop_daemon(http);
     gs_engine_free(engine);
+    gs_engine_free(s->xengine);
+    pthread_mutex_destroy(&s->emu);
     free(s->st.nodes);
     free(s->st.pods);
     gs_kube_client_free(client);

@@ -7,7 +7,9 @@
  * Binding carries it). A pod that does not fit gets a FailedScheduling Event that says why,
  * per reason with node counts, and is retried when the cluster changes, with backoff.
  * Leader election uses a coordination.k8s.io/v1 Lease. /healthz, /readyz and /metrics are
- * served over HTTP. One daemon per process; gs_scheduler_run blocks until stop is set or
+ * served over HTTP. In extender mode the same store and engine answer kube-scheduler's
+ * extender calls (filter, prioritize, bind; node-cache-capable) instead. One daemon per
+ * process; gs_scheduler_run blocks until stop is set or
  * leadership is lost. */
 #ifndef GS_SCHEDULER_H
 #define GS_SCHEDULER_H
@@ -25,6 +27,8 @@ struct gs_scheduler_opts {
     int http_port;         /* 0: no HTTP server */
     const char *http_bind; /* "127.0.0.1" or "0.0.0.0" */
     int max_backoff_s;     /* per pod; 60 */
+    bool extender;         /* serve kube-scheduler's extender protocol on the HTTP port
+                            * (POST /filter, /prioritize, /bind) instead of scheduling */
 };
 
 struct gs_error;

@@ -169,10 +169,11 @@ static int cmd_pods(void)
                 json_object_set_new(limits, res, json_string("1"));
             } else if (strncmp(kind, "milli:", 6) == 0)
                 json_object_set_new(limits, "gpusched.io/gpu-milli", json_string(kind + 6));
-            json_t *spec = json_pack(
-                "{s:s, s:[{s:s, s:s, s:{s:o}}], s:[{s:s, s:s}]}", "schedulerName", "gpusched",
-                "containers", "name", "c", "image", "registry.invalid/none:1", "resources",
-                "limits", limits, "tolerations", "key", "nvidia.com/gpu", "operator", "Exists");
+            const char *sched = getenv("E2E_SCHEDULER") ? getenv("E2E_SCHEDULER") : "gpusched";
+            json_t *spec = json_pack("{s:s, s:[{s:s, s:s, s:{s:o}}], s:[{s:s, s:s}]}",
+                                     "schedulerName", sched, "containers", "name", "c", "image",
+                                     "registry.invalid/none:1", "resources", "limits", limits,
+                                     "tolerations", "key", "nvidia.com/gpu", "operator", "Exists");
             if (sel[0]) {
                 char k[128];
                 snprintf(k, sizeof(k), "%s", sel);
@@ -206,8 +207,9 @@ static int add_pod(const json_t *item, void *user)
         l->cap = l->cap ? l->cap * 2 : 256;
         l->pods = realloc(l->pods, sizeof(*l->pods) * (size_t)l->cap);
     }
+    const char *want = getenv("E2E_SCHEDULER") ? getenv("E2E_SCHEDULER") : "gpusched";
     if (gs_kube_pod_read(item, &l->pods[l->n], NULL) == 0 &&
-        strcmp(l->pods[l->n].scheduler, "gpusched") == 0)
+        strcmp(l->pods[l->n].scheduler, want) == 0)
         l->n++;
     return 0;
 }
