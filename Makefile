@@ -4,7 +4,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 
-.PHONY: deps build build-asan run test test-fast e2e bench format clean fuzz
+.PHONY: deps build build-asan run test test-fast e2e bench bench-e2e format clean fuzz
 
 deps:
 	@./scripts/install-deps.sh
@@ -40,6 +40,10 @@ test-fast: build
 
 bench: build
 	./scripts/bench.sh $(BUILD)
+
+# scheduling throughput on the real control plane: gpusched and kube-scheduler, same QPS
+bench-e2e: build
+	./bench/e2e_throughput.sh $(BUILD)/gpusched $(BUILD)/e2e_driver 1000 5000
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -19,6 +19,7 @@ struct gs_kube_client {
     struct gs_kube_client_opts opts;
     pthread_mutex_t mu;
     double tokens, last_refill;
+    double tokens2, last_refill2; /* the second lane */
     double token_read_at;
     char token[4096];
 };
@@ -48,8 +49,8 @@ int gs_kube_client_new(struct gs_kube_config *cfg, const struct gs_kube_client_o
     c->opts.qps = opts && opts->qps > 0 ? opts->qps : 50;
     c->opts.burst = opts && opts->burst > 0 ? opts->burst : 100;
     c->opts.timeout_s = opts && opts->timeout_s > 0 ? opts->timeout_s : 30;
-    c->tokens = c->opts.burst;
-    c->last_refill = now_s();
+    c->tokens = c->tokens2 = c->opts.burst;
+    c->last_refill = c->last_refill2 = now_s();
     c->token_read_at = -1e9;
     snprintf(c->token, sizeof(c->token), "%s", c->cfg.token);
     pthread_mutex_init(&c->mu, NULL);
@@ -72,19 +73,19 @@ const struct gs_kube_config *gs_kube_client_config(const struct gs_kube_client *
 }
 
 /* Token bucket: wait until a token is free. */
-static void pace(struct gs_kube_client *c)
+static void pace_lane(struct gs_kube_client *c, double *tokens, double *last)
 {
     for (;;) {
         pthread_mutex_lock(&c->mu);
         double t = now_s();
-        c->tokens = fmin(c->opts.burst, c->tokens + (t - c->last_refill) * c->opts.qps);
-        c->last_refill = t;
-        if (c->tokens >= 1) {
-            c->tokens -= 1;
+        *tokens = fmin(c->opts.burst, *tokens + (t - *last) * c->opts.qps);
+        *last = t;
+        if (*tokens >= 1) {
+            *tokens -= 1;
             pthread_mutex_unlock(&c->mu);
             return;
         }
-        double wait = (1 - c->tokens) / c->opts.qps;
+        double wait = (1 - *tokens) / c->opts.qps;
         pthread_mutex_unlock(&c->mu);
         struct timespec ts = {(time_t)wait, (long)((wait - (time_t)wait) * 1e9)};
         nanosleep(&ts, NULL);
@@ -186,9 +187,27 @@ static const char *status_text(long s)
     }
 }
 
+static int request(struct gs_kube_client *c, int lane, const char *method, const char *path,
+                   const char *content_type, const json_t *body, json_t **out, long *status,
+                   struct gs_error *err);
+
 int gs_kube_request(struct gs_kube_client *c, const char *method, const char *path,
                     const char *content_type, const json_t *body, json_t **out, long *status,
                     struct gs_error *err)
+{
+    return request(c, 1, method, path, content_type, body, out, status, err);
+}
+
+int gs_kube_request_lane2(struct gs_kube_client *c, const char *method, const char *path,
+                          const char *content_type, const json_t *body, json_t **out, long *status,
+                          struct gs_error *err)
+{
+    return request(c, 2, method, path, content_type, body, out, status, err);
+}
+
+static int request(struct gs_kube_client *c, int lane, const char *method, const char *path,
+                   const char *content_type, const json_t *body, json_t **out, long *status,
+                   struct gs_error *err)
 {
     if (out)
         *out = NULL;
@@ -199,7 +218,10 @@ int gs_kube_request(struct gs_kube_client *c, const char *method, const char *pa
     char *payload = body ? json_dumps(body, JSON_COMPACT) : NULL;
     if (body && !payload)
         return gs_error_set(err, GS_ENOMEM, "out of memory");
-    pace(c);
+    if (lane == 2)
+        pace_lane(c, &c->tokens2, &c->last_refill2);
+    else
+        pace_lane(c, &c->tokens, &c->last_refill);
     struct curl_slist *hdrs = NULL;
     CURL *h = handle(c, method, url, &hdrs,
                      body ? (content_type ? content_type : "application/json") : NULL);

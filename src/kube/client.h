@@ -36,6 +36,13 @@ int gs_kube_request(struct gs_kube_client *c, const char *method, const char *pa
                     const char *content_type, const json_t *body, json_t **out, long *status,
                     struct gs_error *err);
 
+/* Same, paced by a second token bucket of the same rate (a separate lane, as client-go gives
+ * kube-scheduler's event recorder its own client): background work such as Events does not
+ * slow down bindings. */
+int gs_kube_request_lane2(struct gs_kube_client *c, const char *method, const char *path,
+                          const char *content_type, const json_t *body, json_t **out, long *status,
+                          struct gs_error *err);
+
 typedef int (*gs_kube_item_fn)(const json_t *item, void *user);
 /* LIST with pagination (limit 500, continue tokens). Calls fn for every item; a non-zero
  * return from fn stops and is returned. rv receives the list's resourceVersion. A 410 on a

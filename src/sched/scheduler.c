@@ -28,6 +28,7 @@ struct pod_entry {
     uint64_t seq;    /* arrival order in the store */
     double next_try; /* monotonic seconds */
     double backoff;
+    bool assumed; /* bound by us, the watch has not shown it yet */
 };
 
 struct store {
@@ -86,7 +87,19 @@ static int upsert_pod(struct store *s, const struct gs_kube_pod *p)
 {
     int i = find_pod(s, p->ns, p->name);
     if (i >= 0 && strcmp(s->pods[i].p.uid, p->uid) == 0) {
-        s->pods[i].p = *p;
+        struct pod_entry *e = &s->pods[i];
+        if (e->assumed && !p->node[0]) {
+            /* an older view of a pod we just bound: keep what we bound it to */
+            char node[GS_KNAME_MAX], devices[256];
+            memcpy(node, e->p.node, sizeof(node));
+            memcpy(devices, e->p.devices, sizeof(devices));
+            e->p = *p;
+            memcpy(e->p.node, node, sizeof(node));
+            memcpy(e->p.devices, devices, sizeof(devices));
+            return 0;
+        }
+        e->p = *p;
+        e->assumed = false;
         return 0;
     }
     if (i < 0) {
@@ -106,7 +119,89 @@ static int upsert_pod(struct store *s, const struct gs_kube_pod *p)
     return 0;
 }
 
+/* ---------- background work: binds and other writes ---------- */
+
+enum job_kind { JOB_BIND = 0, JOB_WRITE };
+
+struct job {
+    enum job_kind kind;
+    char method[8];
+    char path[640];
+    char ctype[64];
+    json_t *body;
+    struct gs_kube_pod pod; /* JOB_BIND */
+    char node[GS_KNAME_MAX];
+    char devices[256];
+    double t0;
+};
+
+struct jobq {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct job *v;
+    int head, n, cap;
+    bool closing;
+};
+
+static void jobq_init(struct jobq *q, int cap)
+{
+    memset(q, 0, sizeof(*q));
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->cv, NULL);
+    q->v = calloc((size_t)cap, sizeof(*q->v));
+    q->cap = q->v ? cap : 0;
+}
+
+/* Returns false when full (the caller drops or handles the job). */
+static bool jobq_push(struct jobq *q, const struct job *j)
+{
+    pthread_mutex_lock(&q->mu);
+    bool ok = q->n < q->cap && !q->closing;
+    if (ok) {
+        q->v[(q->head + q->n) % q->cap] = *j;
+        q->n++;
+        pthread_cond_signal(&q->cv);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return ok;
+}
+
+static bool jobq_pop(struct jobq *q, struct job *j)
+{
+    pthread_mutex_lock(&q->mu);
+    while (q->n == 0 && !q->closing)
+        pthread_cond_wait(&q->cv, &q->mu);
+    bool ok = q->n > 0;
+    if (ok) {
+        *j = q->v[q->head];
+        q->head = (q->head + 1) % q->cap;
+        q->n--;
+        pthread_cond_broadcast(&q->cv);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return ok;
+}
+
+static void jobq_close(struct jobq *q)
+{
+    pthread_mutex_lock(&q->mu);
+    q->closing = true;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+static void jobq_release(struct jobq *q)
+{
+    for (int k = 0; k < q->n; k++)
+        json_decref(q->v[(q->head + k) % q->cap].body);
+    free(q->v);
+    pthread_mutex_destroy(&q->mu);
+    pthread_cond_destroy(&q->cv);
+}
+
 /* ---------- daemon state ---------- */
+
+#define BIND_WORKERS 4
 
 #define NBUCKETS 9
 static const double buckets[NBUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1};
@@ -127,6 +222,7 @@ struct sched {
     int nmodels;
     char model_name[GS_MAX_MODELS][32];
     double model_alloc[GS_MAX_MODELS], model_cap[GS_MAX_MODELS];
+    struct jobq bindq, bgq;
     /* extender mode: one engine shared by the HTTP handlers */
     pthread_mutex_t emu;
     struct gs_engine *xengine;
@@ -808,17 +904,101 @@ static int cmp_entry(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* Queue a write for the background lane (Events, status patches). */
+static void write_later(struct sched *s, const char *method, const char *path, const char *ctype,
+                        json_t *body)
+{
+    struct job j;
+    memset(&j, 0, sizeof(j));
+    j.kind = JOB_WRITE;
+    snprintf(j.method, sizeof(j.method), "%s", method);
+    snprintf(j.path, sizeof(j.path), "%s", path);
+    snprintf(j.ctype, sizeof(j.ctype), "%s", ctype ? ctype : "");
+    j.body = body;
+    if (!jobq_push(&s->bgq, &j)) {
+        GS_WARN("scheduler", "background queue full: dropping %s %s", method, path);
+        json_decref(body);
+    }
+}
+
 static void emit_event(struct sched *s, const struct gs_kube_pod *p, const char *type,
                        const char *reason, const char *action, const char *note)
 {
-    json_t *ev = gs_kube_event(p, type, reason, action, note, s->o.identity);
     char path[256];
     snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", p->ns);
-    struct gs_error err;
-    gs_error_init(&err);
-    if (gs_kube_request(s->kc, "POST", path, NULL, ev, NULL, NULL, &err))
-        GS_WARN("scheduler", "event for %s/%s: %s", p->ns, p->name, err.msg);
-    json_decref(ev);
+    write_later(s, "POST", path, NULL, gs_kube_event(p, type, reason, action, note, s->o.identity));
+}
+
+static void record_latency(struct sched *s, double dt, int result);
+
+static void *bg_worker(void *arg)
+{
+    struct sched *s = arg;
+    struct job j;
+    while (jobq_pop(&s->bgq, &j)) {
+        struct gs_error err;
+        gs_error_init(&err);
+        if (gs_kube_request_lane2(s->kc, j.method, j.path, j.ctype[0] ? j.ctype : NULL, j.body,
+                                  NULL, NULL, &err))
+            GS_WARN("scheduler", "%s", err.msg);
+        json_decref(j.body);
+    }
+    return NULL;
+}
+
+static void set_backoff(struct sched *s, struct pod_entry *e)
+{
+    double b = e->backoff ? e->backoff * 2 : 1;
+    if (b > s->o.max_backoff_s)
+        b = s->o.max_backoff_s;
+    e->backoff = b;
+    e->next_try = mono() + b;
+}
+
+static void *bind_worker(void *arg)
+{
+    struct sched *s = arg;
+    struct job j;
+    while (jobq_pop(&s->bindq, &j)) {
+        struct gs_error err;
+        gs_error_init(&err);
+        long status = 0;
+        json_t *b = gs_kube_binding(&j.pod, j.node);
+        if (j.devices[0])
+            json_object_set_new(json_object_get(b, "metadata"), "annotations",
+                                json_pack("{s:s}", GS_DEVICES_ANNOTATION, j.devices));
+        int rc = gs_kube_request(s->kc, "POST", j.path, NULL, b, NULL, &status, &err);
+        json_decref(b);
+        if (rc == 0) {
+            record_latency(s, mono() - j.t0, 0);
+            char note[700];
+            snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s%s%s", j.pod.ns,
+                     j.pod.name, j.node, j.devices[0] ? " with " : "", j.devices);
+            emit_event(s, &j.pod, "Normal", "Scheduled", "Binding", note);
+            GS_INFO("scheduler", "%s/%s -> %s %s", j.pod.ns, j.pod.name, j.node, j.devices);
+            continue;
+        }
+        record_latency(s, mono() - j.t0, 2);
+        if (status == 409 || status == 404) {
+            /* already assigned (the watch will tell) or gone */
+            GS_INFO("scheduler", "bind %s/%s: %s", j.pod.ns, j.pod.name, err.msg);
+            continue;
+        }
+        GS_WARN("scheduler", "bind %s/%s: %s", j.pod.ns, j.pod.name, err.msg);
+        /* give the devices back and retry later */
+        pthread_mutex_lock(&s->st.mu);
+        int i = find_pod(&s->st, j.pod.ns, j.pod.name);
+        if (i >= 0 && s->st.pods[i].assumed && strcmp(s->st.pods[i].p.uid, j.pod.uid) == 0) {
+            s->st.pods[i].assumed = false;
+            s->st.pods[i].p.node[0] = '\0';
+            s->st.pods[i].p.devices[0] = '\0';
+            set_backoff(s, &s->st.pods[i]);
+            s->st.gen++;
+            pthread_cond_broadcast(&s->st.cv);
+        }
+        pthread_mutex_unlock(&s->st.mu);
+    }
+    return NULL;
 }
 
 static void record_latency(struct sched *s, double dt, int result)
@@ -927,72 +1107,56 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
         struct gs_error err;
         gs_error_init(&err);
         if (rc == 0) {
-            char devices[256] = "", path[600];
+            /* assume the pod on the node now; a binder thread tells the API server */
+            struct job j;
+            memset(&j, 0, sizeof(j));
+            j.kind = JOB_BIND;
+            j.pod = e->p;
+            j.t0 = t0;
+            snprintf(j.node, sizeof(j.node), "%s", c.nodes[d.alloc.node].name);
             if (e->p.req.kind != GS_REQ_NONE)
-                gs_kube_devices_str(&c, &d.alloc, devices, sizeof(devices));
-            json_t *b = gs_kube_binding(&e->p, c.nodes[d.alloc.node].name);
-            if (devices[0])
-                json_object_set_new(json_object_get(b, "metadata"), "annotations",
-                                    json_pack("{s:s}", GS_DEVICES_ANNOTATION, devices));
-            snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", e->p.ns,
+                gs_kube_devices_str(&c, &d.alloc, j.devices, sizeof(j.devices));
+            snprintf(j.path, sizeof(j.path), "/api/v1/namespaces/%s/pods/%s/binding", e->p.ns,
                      e->p.name);
-            long status = 0;
-            rc = gs_kube_request(s->kc, "POST", path, NULL, b, NULL, &status, &err);
-            json_decref(b);
-            if (rc == 0) {
-                gs_cluster_bind(&c, &e->p.req, &d.alloc);
-                scheduled++;
-                /* assume it: the next cycle counts it before the watch reports it */
+            gs_cluster_bind(&c, &e->p.req, &d.alloc);
+            pthread_mutex_lock(&st->mu);
+            int i = find_pod(st, e->p.ns, e->p.name);
+            if (i >= 0 && strcmp(st->pods[i].p.uid, e->p.uid) == 0 && !st->pods[i].p.node[0]) {
+                snprintf(st->pods[i].p.node, sizeof(st->pods[i].p.node), "%s", j.node);
+                snprintf(st->pods[i].p.devices, sizeof(st->pods[i].p.devices), "%s", j.devices);
+                st->pods[i].assumed = true;
+            }
+            pthread_mutex_unlock(&st->mu);
+            if (!jobq_push(&s->bindq, &j)) {
+                /* cannot happen with the queue sized to the pending pods; undo */
+                gs_cluster_unbind(&c, &e->p.req, &d.alloc);
                 pthread_mutex_lock(&st->mu);
-                int i = find_pod(st, e->p.ns, e->p.name);
-                if (i >= 0 && strcmp(st->pods[i].p.uid, e->p.uid) == 0 && !st->pods[i].p.node[0]) {
-                    snprintf(st->pods[i].p.node, sizeof(st->pods[i].p.node), "%s",
-                             c.nodes[d.alloc.node].name);
-                    snprintf(st->pods[i].p.devices, sizeof(st->pods[i].p.devices), "%s", devices);
+                if (i >= 0 && st->pods[i].assumed) {
+                    st->pods[i].assumed = false;
+                    st->pods[i].p.node[0] = '\0';
                 }
                 pthread_mutex_unlock(&st->mu);
-                record_latency(s, mono() - t0, 0);
-                char note[512];
-                snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s%s%s", e->p.ns,
-                         e->p.name, c.nodes[d.alloc.node].name, devices[0] ? " with " : "",
-                         devices);
-                emit_event(s, &e->p, "Normal", "Scheduled", "Binding", note);
-                GS_INFO("scheduler", "%s/%s -> %s %s", e->p.ns, e->p.name,
-                        c.nodes[d.alloc.node].name, devices);
                 continue;
             }
-            record_latency(s, mono() - t0, 2);
-            if (status == 409 || status == 404) {
-                GS_INFO("scheduler", "bind %s/%s: %s (the store will catch up)", e->p.ns, e->p.name,
-                        err.msg);
-                continue;
-            }
-            GS_WARN("scheduler", "bind %s/%s: %s", e->p.ns, e->p.name, err.msg);
+            scheduled++;
+            continue;
         } else {
             char msg[768];
             gs_reasons_str(&why, &e->p.req, msg, sizeof(msg));
             record_latency(s, mono() - t0, 1);
             emit_event(s, &e->p, "Warning", "FailedScheduling", "Scheduling", msg);
-            json_t *patch = gs_kube_unschedulable_patch(msg);
             char path[600];
             snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", e->p.ns,
                      e->p.name);
-            if (gs_kube_request(s->kc, "PATCH", path, "application/strategic-merge-patch+json",
-                                patch, NULL, NULL, &err))
-                GS_WARN("scheduler", "status of %s/%s: %s", e->p.ns, e->p.name, err.msg);
-            json_decref(patch);
+            write_later(s, "PATCH", path, "application/strategic-merge-patch+json",
+                        gs_kube_unschedulable_patch(msg));
             GS_INFO("scheduler", "%s/%s unschedulable: %s", e->p.ns, e->p.name, msg);
         }
         /* back off: 1s doubling to the maximum */
         pthread_mutex_lock(&st->mu);
         int i = find_pod(st, e->p.ns, e->p.name);
-        if (i >= 0) {
-            double b = st->pods[i].backoff ? st->pods[i].backoff * 2 : 1;
-            if (b > s->o.max_backoff_s)
-                b = s->o.max_backoff_s;
-            st->pods[i].backoff = b;
-            st->pods[i].next_try = mono() + b;
-        }
+        if (i >= 0)
+            set_backoff(s, &st->pods[i]);
         pthread_mutex_unlock(&st->mu);
     }
     update_gauges(s, &c, waiting - scheduled);
@@ -1044,6 +1208,12 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
             return rc;
         }
     }
+    jobq_init(&s->bindq, 65536);
+    jobq_init(&s->bgq, 65536);
+    pthread_t t_bind[BIND_WORKERS], t_bg;
+    for (int k = 0; k < BIND_WORKERS; k++)
+        pthread_create(&t_bind[k], NULL, bind_worker, s);
+    pthread_create(&t_bg, NULL, bg_worker, s);
     struct informer in_nodes = {.s = s, .kind = K_NODES}, in_pods = {.s = s, .kind = K_PODS};
     pthread_t t_nodes, t_pods, t_leader;
     pthread_create(&t_nodes, NULL, informer_main, &in_nodes);
@@ -1085,6 +1255,14 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
         pthread_join(t_leader, NULL);
     if (http)
         MHD_stop_daemon(http);
+    /* let queued binds and writes finish, then stop the workers */
+    jobq_close(&s->bindq);
+    for (int k = 0; k < BIND_WORKERS; k++)
+        pthread_join(t_bind[k], NULL);
+    jobq_close(&s->bgq);
+    pthread_join(t_bg, NULL);
+    jobq_release(&s->bindq);
+    jobq_release(&s->bgq);
     gs_engine_free(engine);
     gs_engine_free(s->xengine);
     pthread_mutex_destroy(&s->emu);
