@@ -22,15 +22,30 @@ static void on_signal(int sig)
     stop_flag = 1;
 }
 
-static void usage(FILE *f)
+static void usage(FILE *f, bool extender)
 {
+    if (extender) {
+        fprintf(f, "usage: gpusched extender [--kubeconfig FILE] [--context NAME] [--in-cluster]\n"
+                   "         [--policy gpusched] [--qps 50] [--burst 100] [--http-port 8888]\n"
+                   "         [--http-bind 0.0.0.0] [--insecure-skip-tls-verify]\n"
+                   "\n"
+                   "kube-scheduler's HTTP extender on gpusched's engine: POST /filter,\n"
+                   "/prioritize and /bind (Go field names, nodeCacheCapable), with the chosen\n"
+                   "devices in the gpusched.io/devices annotation. Every replica answers; no\n"
+                   "leader election. deploy/extender-config.yaml is a KubeSchedulerConfiguration\n"
+                   "that sends nvidia.com/* pods here.\n");
+        return;
+    }
     fprintf(f, "usage: gpusched scheduler [--kubeconfig FILE] [--context NAME] [--in-cluster]\n"
                "         [--scheduler-name gpusched] [--policy gpusched] [--qps 50] [--burst 100]\n"
                "         [--leader-elect true|false] [--lease-namespace kube-system]\n"
                "         [--lease-name gpusched] [--lease-duration 15] [--renew-deadline 10]\n"
                "         [--retry-period 2] [--identity NAME] [--http-port 10259]\n"
-               "         [--http-bind 0.0.0.0]\n"
+               "         [--http-bind 0.0.0.0] [--insecure-skip-tls-verify]\n"
                "\n"
+               "TLS to the API server is verified against the kubeconfig's or the service\n"
+               "account's CA; --insecure-skip-tls-verify (or the kubeconfig's own setting)\n"
+               "turns that off.\n"
                "Schedules pods with spec.schedulerName gpusched: binds them with the chosen\n"
                "devices in the gpusched.io/devices annotation, and gives the others a\n"
                "FailedScheduling event that says why. Serves /healthz, /readyz, /metrics.\n");
@@ -53,11 +68,11 @@ static int num(const char *flag, const char *v, double lo, double hi, double *ou
 static int run(int argc, char **argv, bool extender)
 {
     if (gs_cli_wants_help(argc, argv)) {
-        usage(stdout);
+        usage(stdout, extender);
         return GS_EXIT_OK;
     }
     const char *kubeconfig = NULL, *context = NULL;
-    bool in_cluster = false;
+    bool in_cluster = false, insecure = false;
     char host[128] = "gpusched", identity[256];
     gethostname(host, sizeof(host) - 1);
     snprintf(identity, sizeof(identity), "%s_%d", host, (int)getpid());
@@ -93,9 +108,13 @@ static int run(int argc, char **argv, bool extender)
         }
         double x;
         int rc = 0;
+        if (strcmp(a, "--insecure-skip-tls-verify") == 0) {
+            insecure = true;
+            continue;
+        }
         if (!v && strcmp(a, "--in-cluster") != 0) {
             fprintf(stderr, "gpusched scheduler: unknown or incomplete option '%s'\n", a);
-            usage(stderr);
+            usage(stderr, extender);
             return GS_EXIT_USAGE;
         }
         if (strcmp(a, "--in-cluster") == 0) {
@@ -146,7 +165,7 @@ static int run(int argc, char **argv, bool extender)
             o.http_bind = v;
         else {
             fprintf(stderr, "gpusched scheduler: unknown option '%s'\n", a);
-            usage(stderr);
+            usage(stderr, extender);
             return GS_EXIT_USAGE;
         }
         if (rc)
@@ -165,6 +184,11 @@ static int run(int argc, char **argv, bool extender)
     if (rc) {
         fprintf(stderr, "gpusched scheduler: %s\n", err.msg);
         return GS_EXIT_USAGE;
+    }
+    if (insecure) {
+        cfg.insecure = true;
+        GS_WARN("scheduler", "TLS verification of the API server is off "
+                             "(--insecure-skip-tls-verify)");
     }
     GS_INFO("scheduler", "using %s, scheduler name '%s', policy '%s'", cfg.source, o.scheduler_name,
             o.policy);

@@ -4,8 +4,8 @@
 # ~/.cache/gpusched-e2e). Idempotent: a complete cache is reused. Prints the bin folder.
 #   kube-apiserver, kube-scheduler, kubectl  k8s.io/kubernetes v1.37.2 (staging v0.37.2)
 #   etcd                                     go.etcd.io/etcd/server/v3 v3.6.16
-#   kwok                                     sigs.k8s.io/kwok v0.8.0 (optional: tests fall
-#                                            back to gpusched's own fake kubelet)
+#   kwok                                     sigs.k8s.io/kwok v0.8.0 and its "fast" stages
+#                                            (optional: without it bound pods stay Pending)
 set -euo pipefail
 K8S=v1.37.2
 STAGING=v0.37.2
@@ -59,7 +59,7 @@ build_etcd() {
 }
 
 build_kwok() {
-    [ -x "$bin/kwok" ] && return 0
+    [ -x "$bin/kwok" ] && [ -f "$bin/kwok-stages.yaml" ] && return 0
     [ -f "$out/kwok.unavailable" ] && return 1
     local src="$out/src/kwok"
     mkdir -p "$src"
@@ -69,6 +69,16 @@ build_kwok() {
         touch "$out/kwok.unavailable"
         return 1
     fi
+    # kwok's own "fast" stages from the same module: nodes turn Ready, pods Running, deletions
+    # finish
+    local dir
+    dir="$(cd "$src" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)" || return 1
+    local f
+    for f in node/fast/node-initialize.yaml pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml \
+        pod/fast/pod-delete.yaml; do
+        cat "$dir/kustomize/stage/$f"
+        echo "---"
+    done > "$bin/kwok-stages.yaml"
 }
 
 if ! command -v go >/dev/null; then
@@ -77,5 +87,5 @@ if ! command -v go >/dev/null; then
 fi
 build_etcd || { echo "build-control-plane: etcd build failed, see $log" >&2; exit 1; }
 build_k8s || { echo "build-control-plane: kubernetes build failed, see $log" >&2; exit 1; }
-build_kwok || echo "build-control-plane: kwok unavailable, see $log (using the C fake kubelet)" >&2
+build_kwok || echo "build-control-plane: kwok unavailable, see $log (bound pods will stay Pending)" >&2
 echo "$bin"

@@ -47,6 +47,20 @@ e2e_cert() { # NAME CN ORG
         -CAcreateserial -days 1 -out "$E2E_DIR/$1.crt" ${4:+-extfile "$4"} >/dev/null 2>&1
 }
 
+# kwok, the fake kubelet, for the nodes the driver annotates: bound pods turn Running and
+# deletions finish, as on a real node. Optional: without it pods stay bound but Pending.
+e2e_kwok() {
+    E2E_KWOK=0
+    [ -x "$E2E_BIN/kwok" ] && [ -f "$E2E_BIN/kwok-stages.yaml" ] && [ "${GS_E2E_KWOK:-1}" != 0 ] || return 0
+    "$E2E_BIN/kwok" --kubeconfig "$E2E_DIR/admin.kubeconfig" \
+        --manage-all-nodes=false \
+        --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+        --config "$E2E_BIN/kwok-stages.yaml" --cidr 10.64.0.0/12 > "$E2E_DIR/kwok.log" 2>&1 &
+    echo $! > "$E2E_DIR/kwok.pid"
+    E2E_KWOK=1
+    export E2E_KWOK
+}
+
 e2e_up() {
     E2E_BIN="$("$E2E_SRC/build-control-plane.sh")" || { echo "e2e: control plane build failed"; return 1; }
     export E2E_BIN
@@ -98,7 +112,7 @@ e2e_up() {
                     --clusterrole gpusched-scheduler --user gpusched-scheduler >/dev/null &&
                 "$E2E_BIN/kubectl" create rolebinding gpusched-e2e-lease -n kube-system \
                     --role gpusched-scheduler-lease --user gpusched-scheduler >/dev/null &&
-                return 0
+                e2e_kwok && return 0
             echo "e2e: RBAC setup failed"
             return 1
         fi

@@ -108,9 +108,11 @@ static json_t *node_json(const char *name, int model, int gpus, const char *mode
         snprintf(v, sizeof(v), "%d", whole);
         json_object_set_new(alloc, "nvidia.com/gpu", json_string(v));
     }
-    return json_pack("{s:s, s:s, s:{s:s, s:o}, s:{s:o, s:o}}", "apiVersion", "v1", "kind", "Node",
-                     "metadata", "name", name, "labels", labels, "status", "allocatable", alloc,
-                     "capacity", json_deep_copy(alloc));
+    /* kwok, when the harness runs it, manages the nodes that carry its annotation */
+    return json_pack("{s:s, s:s, s:{s:s, s:o, s:{s:s}}, s:{s:o, s:o}}", "apiVersion", "v1", "kind",
+                     "Node", "metadata", "name", name, "labels", labels, "annotations",
+                     "kwok.x-k8s.io/node", "fake", "status", "allocatable", alloc, "capacity",
+                     json_deep_copy(alloc));
 }
 
 static int cmd_nodes(void)
@@ -263,6 +265,29 @@ static int cmd_wait(int want, int seconds)
         usleep(500000);
     }
     fprintf(stderr, "e2e_driver: only %d of %d pods bound after %d s\n", b, want, seconds);
+    return 1;
+}
+
+/* Pods in phase Running: the fake kubelet (kwok) started them on their nodes. */
+static int cmd_wait_running(int want, int seconds)
+{
+    time_t end = time(NULL) + seconds;
+    int r = 0;
+    while (time(NULL) < end) {
+        struct listing l;
+        if (list_pods(&l))
+            return 1;
+        r = 0;
+        for (int i = 0; i < l.n; i++)
+            r += l.pods[i].node[0] && strcmp(l.pods[i].phase, "Running") == 0;
+        free(l.pods);
+        if (r >= want) {
+            printf("running %d pods\n", r);
+            return 0;
+        }
+        usleep(500000);
+    }
+    fprintf(stderr, "e2e_driver: only %d of %d pods running after %d s\n", r, want, seconds);
     return 1;
 }
 
@@ -425,7 +450,7 @@ static int cmd_verify(int expect_bound, int expect_unsched)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: e2e_driver nodes|pods|wait-bound N S|verify\n");
+        fprintf(stderr, "usage: e2e_driver nodes|pods|wait-bound N S|wait-running N S|verify\n");
         return 2;
     }
     struct gs_error err;
@@ -444,6 +469,8 @@ int main(int argc, char **argv)
         rc = cmd_pods();
     else if (strcmp(argv[1], "wait-bound") == 0 && argc >= 4)
         rc = cmd_wait(atoi_safe(argv[2]), atoi_safe(argv[3]));
+    else if (strcmp(argv[1], "wait-running") == 0 && argc >= 4)
+        rc = cmd_wait_running(atoi_safe(argv[2]), atoi_safe(argv[3]));
     else if (strcmp(argv[1], "verify") == 0) {
         int eb = -1, eu = -1;
         for (int i = 2; i + 1 < argc; i += 2) {
