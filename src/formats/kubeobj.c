@@ -392,6 +392,38 @@ json_t *gs_kube_unschedulable_patch(const char *message)
                      message, "lastTransitionTime", now);
 }
 
+json_t *gs_kube_nominated_patch(const char *node, const char *message)
+{
+    json_t *p = gs_kube_unschedulable_patch(message ? message : "");
+    if (p)
+        json_object_set_new(json_object_get(p, "status"), "nominatedNodeName",
+                            node ? json_string(node) : json_null());
+    return p;
+}
+
+json_t *gs_kube_delete_options(const char *uid, long grace_s)
+{
+    json_t *o = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "DeleteOptions",
+                          "preconditions", "uid", uid ? uid : "");
+    if (o && grace_s >= 0)
+        json_object_set_new(o, "gracePeriodSeconds", json_integer(grace_s));
+    return o;
+}
+
+json_t *gs_kube_node_patch(const char *label_key, const char *label_value, int unschedulable)
+{
+    json_t *p = json_object();
+    if (!p)
+        return NULL;
+    if (label_key)
+        json_object_set_new(p, "metadata",
+                            json_pack("{s:{s:o}}", "labels", label_key,
+                                      label_value ? json_string(label_value) : json_null()));
+    if (unschedulable >= 0)
+        json_object_set_new(p, "spec", json_pack("{s:b}", "unschedulable", unschedulable ? 1 : 0));
+    return p;
+}
+
 json_t *gs_kube_annotation_patch(const char *key, const char *value)
 {
     return json_pack("{s:{s:{s:s}}}", "metadata", "annotations", key, value);

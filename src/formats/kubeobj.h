@@ -89,6 +89,15 @@ json_t *gs_kube_event(const struct gs_kube_pod *p, const char *type, const char 
                       const char *action, const char *note, const char *instance);
 /* Strategic-merge patch of status: PodScheduled=False/Unschedulable with a message. */
 json_t *gs_kube_unschedulable_patch(const char *message);
+/* Strategic-merge patch of status for a preemptor: nominatedNodeName and PodScheduled=False
+ * with a message (node NULL clears the nomination). */
+json_t *gs_kube_nominated_patch(const char *node, const char *message);
+/* DeleteOptions with a UID precondition (the API server answers 409 when the pod with that
+ * name is no longer the one meant) and a grace period (negative: the pod's own). */
+json_t *gs_kube_delete_options(const char *uid, long grace_s);
+/* Merge patch of a Node: one label set (value NULL removes it; key NULL leaves labels) and
+ * spec.unschedulable (cordon 1, uncordon 0, leave -1). */
+json_t *gs_kube_node_patch(const char *label_key, const char *label_value, int unschedulable);
 /* Metadata patch setting one annotation. */
 json_t *gs_kube_annotation_patch(const char *key, const char *value);
 /* Devices annotation text for an allocation: "gpu=0,1" or "mig=0:3g.40gb@4" or

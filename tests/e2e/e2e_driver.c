@@ -7,6 +7,10 @@
  *   e2e_driver nodes  < spec    COUNT PREFIX MODEL GPUS whole|mig:<config>|ts:<R>|mps:<R>
  *   e2e_driver pods   < spec    COUNT PREFIX NS gpu:N|mig:<profile>|milli:M|none [k=v]
  *   e2e_driver wait-bound N SECONDS
+ *   e2e_driver wait-running N SECONDS
+ *   e2e_driver writes NODE      the write paths a scheduler and a node agent need, checked
+ *                               against the API server (UID-precondition delete, nomination,
+ *                               node label and cordon patches)
  *   e2e_driver verify [--expect-bound N] [--expect-unschedulable N]
  */
 #include "base/error.h"
@@ -16,6 +20,7 @@
 #include "kube/client.h"
 #include "sim/scenario.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +273,95 @@ static int cmd_wait(int want, int seconds)
     return 1;
 }
 
+static json_t *get(const char *path, long *status)
+{
+    json_t *out = NULL;
+    struct gs_error err;
+    gs_error_init(&err);
+    *status = 0;
+    gs_kube_request(kc, "GET", path, NULL, NULL, &out, status, &err);
+    return out;
+}
+
+static int check(bool ok, const char *what)
+{
+    printf("writes: %s: %s\n", what, ok ? "ok" : "FAILED");
+    return ok ? 0 : 1;
+}
+
+static int cmd_writes(const char *node)
+{
+    struct gs_error err;
+    long st = 0;
+    int bad = 0;
+    char path[512], npath[512];
+    req("POST", "/api/v1/namespaces", NULL,
+        json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace", "metadata",
+                  "name", "e2e"));
+    json_t *pod =
+        json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:[{s:s, s:s}]}}", "apiVersion", "v1", "kind", "Pod",
+                  "metadata", "name", "writes-0", "spec", "schedulerName", "nobody", "containers",
+                  "name", "c", "image", "registry.invalid/none:1");
+    json_t *created = NULL;
+    gs_error_init(&err);
+    gs_kube_request(kc, "POST", "/api/v1/namespaces/e2e/pods", NULL, pod, &created, &st, &err);
+    json_decref(pod);
+    char uid[64];
+    const char *u = json_string_value(json_object_get(json_object_get(created, "metadata"), "uid"));
+    snprintf(uid, sizeof(uid), "%s", u ? u : "");
+    json_decref(created);
+    if (bad |= check(st == 201 && uid[0], "create pod"))
+        return 1;
+    snprintf(path, sizeof(path), "/api/v1/namespaces/e2e/pods/writes-0");
+    /* delete with a stale UID: 409, the pod stays */
+    json_t *o = gs_kube_delete_options("00000000-0000-0000-0000-000000000000", 0);
+    gs_error_init(&err);
+    int rc = gs_kube_request(kc, "DELETE", path, NULL, o, NULL, &st, &err);
+    json_decref(o);
+    bad |= check(rc && st == 409 && strstr(err.msg, "409"), "delete with a stale UID is 409");
+    json_t *g = get(path, &st);
+    bad |= check(st == 200, "the pod is still there");
+    json_decref(g);
+    /* nominate a node in status */
+    json_t *np = gs_kube_nominated_patch(node, "preempting lower-priority pods");
+    snprintf(npath, sizeof(npath), "%s/status", path);
+    gs_error_init(&err);
+    gs_kube_request(kc, "PATCH", npath, "application/strategic-merge-patch+json", np, NULL, &st,
+                    &err);
+    json_decref(np);
+    g = get(path, &st);
+    const char *nn =
+        json_string_value(json_object_get(json_object_get(g, "status"), "nominatedNodeName"));
+    bad |= check(nn && strcmp(nn, node) == 0, "status.nominatedNodeName set");
+    json_decref(g);
+    /* label and cordon the node, then undo both */
+    snprintf(npath, sizeof(npath), "/api/v1/nodes/%s", node);
+    for (int pass = 0; pass < 2; pass++) {
+        json_t *p = gs_kube_node_patch("gpusched.io/writes", pass ? NULL : "yes", pass ? 0 : 1);
+        gs_error_init(&err);
+        gs_kube_request(kc, "PATCH", npath, "application/merge-patch+json", p, NULL, &st, &err);
+        json_decref(p);
+        g = get(npath, &st);
+        struct gs_kube_node n;
+        gs_error_init(&err);
+        bool read = g && gs_kube_node_read(g, &n, &err) == 0;
+        const char *l = read ? gs_kube_label(&n, "gpusched.io/writes") : NULL;
+        if (pass == 0)
+            bad |= check(read && l && strcmp(l, "yes") == 0 && n.unschedulable,
+                         "node labelled and cordoned");
+        else
+            bad |= check(read && !l && !n.unschedulable, "label removed, node uncordoned");
+        json_decref(g);
+    }
+    /* delete with the right UID */
+    o = gs_kube_delete_options(uid, 0);
+    gs_error_init(&err);
+    rc = gs_kube_request(kc, "DELETE", path, NULL, o, NULL, &st, &err);
+    json_decref(o);
+    bad |= check(rc == 0 && (st == 200 || st == 202), "delete with the pod's UID");
+    return bad;
+}
+
 /* Pods in phase Running: the fake kubelet (kwok) started them on their nodes. */
 static int cmd_wait_running(int want, int seconds)
 {
@@ -450,7 +544,9 @@ static int cmd_verify(int expect_bound, int expect_unsched)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: e2e_driver nodes|pods|wait-bound N S|wait-running N S|verify\n");
+        fprintf(
+            stderr,
+            "usage: e2e_driver nodes|pods|wait-bound N S|wait-running N S|writes NODE|verify\n");
         return 2;
     }
     struct gs_error err;
@@ -469,6 +565,8 @@ int main(int argc, char **argv)
         rc = cmd_pods();
     else if (strcmp(argv[1], "wait-bound") == 0 && argc >= 4)
         rc = cmd_wait(atoi_safe(argv[2]), atoi_safe(argv[3]));
+    else if (strcmp(argv[1], "writes") == 0 && argc >= 3)
+        rc = cmd_writes(argv[2]);
     else if (strcmp(argv[1], "wait-running") == 0 && argc >= 4)
         rc = cmd_wait_running(atoi_safe(argv[2]), atoi_safe(argv[3]));
     else if (strcmp(argv[1], "verify") == 0) {
