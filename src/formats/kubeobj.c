@@ -350,7 +350,7 @@ json_t *gs_kube_binding(const struct gs_kube_pod *p, const char *node)
                      "target", "apiVersion", "v1", "kind", "Node", "name", node);
 }
 
-static void micro_time(char *out, size_t n)
+void gs_kube_micro_time(char *out, size_t n)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -369,7 +369,7 @@ json_t *gs_kube_event(const struct gs_kube_pod *p, const char *type, const char 
     clock_gettime(CLOCK_REALTIME, &ts);
     snprintf(name, sizeof(name), "%.200s.%llx%05lx", p->name, (unsigned long long)ts.tv_sec,
              (long)(ts.tv_nsec / 10000) & 0xfffff);
-    micro_time(now, sizeof(now));
+    gs_kube_micro_time(now, sizeof(now));
     char n1024[1024];
     snprintf(n1024, sizeof(n1024), "%s", note ? note : "");
     return json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:s, "
@@ -384,7 +384,7 @@ json_t *gs_kube_event(const struct gs_kube_pod *p, const char *type, const char 
 json_t *gs_kube_unschedulable_patch(const char *message)
 {
     char now[40];
-    micro_time(now, sizeof(now));
+    gs_kube_micro_time(now, sizeof(now));
     now[19] = 'Z';
     now[20] = '\0'; /* conditions use seconds */
     return json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status", "conditions", "type",

@@ -82,6 +82,9 @@ const char *gs_kube_label(const struct gs_kube_node *n, const char *key);
 /* True when the pod tolerates every NoSchedule/NoExecute taint of the node. */
 bool gs_kube_tolerates(const struct gs_kube_pod *p, const struct gs_kube_node *n);
 
+/* Now as a MicroTime (RFC 3339 with microseconds, UTC), as Events and Leases carry it. */
+void gs_kube_micro_time(char *out, size_t n);
+
 /* Writers (new references; NULL on allocation failure). */
 json_t *gs_kube_binding(const struct gs_kube_pod *p, const char *node);
 /* events.k8s.io/v1 Event regarding a pod. */

@@ -483,17 +483,6 @@ static void *informer_main(void *arg)
 
 /* ---------- leader election ---------- */
 
-static void rfc3339_micro(char *out, size_t n)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
-    char b[32];
-    strftime(b, sizeof(b), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out, n, "%s.%06ldZ", b, ts.tv_nsec / 1000);
-}
-
 static void *leader_main(void *arg)
 {
     struct sched *s = arg;
@@ -507,7 +496,7 @@ static void *leader_main(void *arg)
         json_t *lease = NULL;
         long status = 0;
         char now[40];
-        rfc3339_micro(now, sizeof(now));
+        gs_kube_micro_time(now, sizeof(now));
         int rc = gs_kube_request(s->kc, "GET", path, NULL, NULL, &lease, &status, &err);
         if (rc == GS_ENOTFOUND) {
             json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:i, s:s, s:s, s:i}}",
