@@ -44,6 +44,7 @@ bench: build
 # scheduling throughput on the real control plane: gpusched and kube-scheduler, same QPS
 bench-e2e: build
 	./bench/e2e_throughput.sh $(BUILD)/gpusched $(BUILD)/e2e_driver 1000 5000
+	QPS=1000 BURST=2000 ./bench/e2e_throughput.sh $(BUILD)/gpusched $(BUILD)/e2e_driver 1000 5000
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

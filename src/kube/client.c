@@ -22,6 +22,11 @@ struct gs_kube_client {
     double tokens2, last_refill2; /* the second lane */
     double token_read_at;
     char token[4096];
+    /* idle curl handles: each keeps its TLS connection to the API server alive, so requests
+     * after the first skip the handshake */
+    pthread_mutex_t pool_mu;
+    int npool;
+    CURL *pool[32];
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -54,6 +59,7 @@ int gs_kube_client_new(struct gs_kube_config *cfg, const struct gs_kube_client_o
     c->token_read_at = -1e9;
     snprintf(c->token, sizeof(c->token), "%s", c->cfg.token);
     pthread_mutex_init(&c->mu, NULL);
+    pthread_mutex_init(&c->pool_mu, NULL);
     *out = c;
     return 0;
 }
@@ -63,6 +69,9 @@ void gs_kube_client_free(struct gs_kube_client *c)
     if (!c)
         return;
     gs_kube_config_release(&c->cfg);
+    for (int i = 0; i < c->npool; i++)
+        curl_easy_cleanup(c->pool[i]);
+    pthread_mutex_destroy(&c->pool_mu);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
@@ -110,10 +119,30 @@ static void bearer(struct gs_kube_client *c, char *out, size_t n)
     pthread_mutex_unlock(&c->mu);
 }
 
+/* Back to the pool with its options cleared and its connection kept. */
+static void handle_release(struct gs_kube_client *c, CURL *h)
+{
+    curl_easy_reset(h);
+    pthread_mutex_lock(&c->pool_mu);
+    if (c->npool < (int)(sizeof(c->pool) / sizeof(c->pool[0]))) {
+        c->pool[c->npool++] = h;
+        h = NULL;
+    }
+    pthread_mutex_unlock(&c->pool_mu);
+    if (h)
+        curl_easy_cleanup(h);
+}
+
 static CURL *handle(struct gs_kube_client *c, const char *method, const char *url,
                     struct curl_slist **hdrs, const char *content_type)
 {
-    CURL *h = curl_easy_init();
+    CURL *h = NULL;
+    pthread_mutex_lock(&c->pool_mu);
+    if (c->npool > 0)
+        h = c->pool[--c->npool];
+    pthread_mutex_unlock(&c->pool_mu);
+    if (!h)
+        h = curl_easy_init();
     if (!h)
         return NULL;
     curl_easy_setopt(h, CURLOPT_URL, url);
@@ -241,7 +270,7 @@ static int request(struct gs_kube_client *c, int lane, const char *method, const
     CURLcode cc = curl_easy_perform(h);
     long code = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-    curl_easy_cleanup(h);
+    handle_release(c, h);
     curl_slist_free_all(hdrs);
     free(payload);
     int rc = 0;

@@ -201,7 +201,7 @@ static void jobq_release(struct jobq *q)
 
 /* ---------- daemon state ---------- */
 
-#define BIND_WORKERS 4
+#define BIND_WORKERS 16
 
 #define NBUCKETS 9
 static const double buckets[NBUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1};
@@ -236,6 +236,8 @@ struct snapshot {
     struct pod_entry *pods;
     int np;
     bool tainted;
+    int *hidx; /* node name hash: open addressing, -1 empty */
+    unsigned hcap;
 };
 
 static void snapshot_release(struct snapshot *sn)
@@ -243,15 +245,52 @@ static void snapshot_release(struct snapshot *sn)
     gs_cluster_release(&sn->c);
     free(sn->nodes);
     free(sn->pods);
+    free(sn->hidx);
     memset(sn, 0, sizeof(*sn));
+}
+
+static unsigned name_hash(const char *n)
+{
+    unsigned h = 2166136261u;
+    for (; *n; n++)
+        h = (h ^ (unsigned char)*n) * 16777619u;
+    return h;
 }
 
 static int find_in(const struct snapshot *sn, const char *name)
 {
-    for (int k = 0; k < sn->nn; k++)
+    if (!sn->hidx) {
+        for (int k = 0; k < sn->nn; k++)
+            if (strcmp(sn->nodes[k].name, name) == 0)
+                return k;
+        return -1;
+    }
+    for (unsigned h = name_hash(name) & (sn->hcap - 1);; h = (h + 1) & (sn->hcap - 1)) {
+        int k = sn->hidx[h];
+        if (k < 0)
+            return -1;
         if (strcmp(sn->nodes[k].name, name) == 0)
             return k;
-    return -1;
+    }
+}
+
+/* Index node names (a table at most half full); without memory the lookups scan. */
+static void index_nodes(struct snapshot *sn)
+{
+    unsigned cap = 16;
+    while (cap < 2u * (unsigned)sn->nn)
+        cap *= 2;
+    sn->hidx = malloc(sizeof(*sn->hidx) * cap);
+    if (!sn->hidx)
+        return;
+    sn->hcap = cap;
+    memset(sn->hidx, 0xff, sizeof(*sn->hidx) * cap);
+    for (int k = 0; k < sn->nn; k++) {
+        unsigned h = name_hash(sn->nodes[k].name) & (cap - 1);
+        while (sn->hidx[h] >= 0)
+            h = (h + 1) & (cap - 1);
+        sn->hidx[h] = k;
+    }
 }
 
 /* Copy the store and rebuild the engine's cluster from it (nodes, then bound pods). */
@@ -274,6 +313,7 @@ static int take_snapshot(struct store *st, struct snapshot *sn)
     if (sn->np > 0)
         memcpy(sn->pods, st->pods, sizeof(*sn->pods) * (size_t)sn->np);
     pthread_mutex_unlock(&st->mu);
+    index_nodes(sn);
     gs_cluster_init(&sn->c);
     for (int i = 0; i < sn->nn; i++) {
         gs_cache_add_node(&sn->c, &sn->nodes[i], NULL, 0);
@@ -1033,6 +1073,20 @@ static void update_gauges(struct sched *s, const struct gs_cluster *c, int pendi
     pthread_mutex_unlock(&s->mmu);
 }
 
+/* Whether a pending pod of ours is due (not in backoff): a cycle without one only refreshes
+ * the gauges. Called with the store locked. */
+static bool work_due(const struct sched *s)
+{
+    double t = mono();
+    for (int i = 0; i < s->st.npods; i++) {
+        const struct pod_entry *e = &s->st.pods[i];
+        if (!e->p.node[0] && !e->p.terminating && e->next_try <= t &&
+            strcmp(e->p.scheduler, s->o.scheduler_name) == 0)
+            return true;
+    }
+    return false;
+}
+
 static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engine_nodes)
 {
     struct store *st = &s->st;
@@ -1212,6 +1266,7 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
     struct gs_engine *engine = NULL;
     int engine_nodes = 0;
     uint64_t seen = (uint64_t)-1;
+    double last_cycle = 0;
     int rc = 0;
     while (!*stop && !s->fatal) {
         pthread_mutex_lock(&s->st.mu);
@@ -1222,10 +1277,15 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
             pthread_cond_timedwait(&s->st.cv, &s->st.mu, &ts);
         bool ready = s->st.nodes_synced && s->st.pods_synced;
         uint64_t gen = s->st.gen;
+        /* watch events for pods we just bound need no cycle; the gauges refresh each second */
+        bool due = ready && (work_due(s) || mono() - last_cycle >= 1.0);
         pthread_mutex_unlock(&s->st.mu);
         if (!ready || !s->leader || s->o.extender)
             continue;
         seen = gen;
+        if (!due)
+            continue;
+        last_cycle = mono();
         rc = schedule_cycle(s, &engine, &engine_nodes);
         if (rc) {
             gs_error_set(err, rc, "scheduling cycle: %s", gs_error_name(rc));
