@@ -12,6 +12,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* YAML is text: well-formed UTF-8 of printable characters plus tab, LF and CR (YAML 1.2
+ * c-printable). Anything else is refused here, before the parser sees it, with its line and
+ * column. Returns 0 or the byte offset + 1 of the first offender. */
+static size_t yaml_bad_byte(const unsigned char *d, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned c = d[i];
+        if (c < 0x80) {
+            if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
+                return i + 1;
+            i++;
+            continue;
+        }
+        int n;
+        if (c >= 0xc2 && c <= 0xdf)
+            n = 1;
+        else if (c >= 0xe0 && c <= 0xef)
+            n = 2;
+        else if (c >= 0xf0 && c <= 0xf4)
+            n = 3;
+        else
+            return i + 1;
+        for (int k = 1; k <= n; k++)
+            if (i + (size_t)k >= len || (d[i + (size_t)k] & 0xc0) != 0x80)
+                return i + 1;
+        i += (size_t)n + 1;
+    }
+    return 0;
+}
+
 int gs_yaml_load(struct gs_yaml *y, const char *name, const char *data, size_t len,
                  struct gs_error *err)
 {
@@ -26,6 +57,22 @@ int gs_yaml_load_at(struct gs_yaml *y, const char *name, const char *data, size_
     y->line_offset = line_offset;
     if (len > GS_YAML_MAX)
         return gs_error_set(err, GS_EINVAL, "%s: larger than %zu bytes", name, GS_YAML_MAX);
+    size_t bad = yaml_bad_byte((const unsigned char *)data, len);
+    if (bad) {
+        int line = 1, col = 1;
+        for (size_t i = 0; i + 1 < bad; i++) {
+            if (data[i] == '\n') {
+                line++;
+                col = 1;
+            } else if (((unsigned char)data[i] & 0xc0) != 0x80) {
+                col++;
+            }
+        }
+        return gs_error_set(err, GS_EINVAL,
+                            "%s:%d:%d: byte 0x%02x is not YAML text (expected UTF-8 without "
+                            "control characters other than tab and newline)",
+                            name, line + line_offset, col, (unsigned char)data[bad - 1]);
+    }
     struct fy_diag_cfg dcfg;
     fy_diag_cfg_default(&dcfg);
     dcfg.fp = NULL;
