@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,4 +119,15 @@ int gs_buf_read_file(struct gs_buf *b, const char *path, size_t max, struct gs_e
 out:
     fclose(f);
     return rc;
+}
+
+void *gs_grow(void *v, int *cap, size_t elem, int first)
+{
+    if (*cap > INT_MAX / 2)
+        return NULL;
+    int n = *cap ? *cap * 2 : first;
+    void *g = realloc(v, elem * (size_t)n);
+    if (g)
+        *cap = n;
+    return g;
 }

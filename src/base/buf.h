@@ -1,4 +1,5 @@
-/* buf.h - a growable byte buffer (always NUL-terminated) and a bounded file reader.
+/* buf.h - a growable byte buffer (always NUL-terminated), growable arrays and a bounded
+ * file reader.
  *
  * struct gs_buf is embedded: gs_buf_init / gs_buf_release. Appends fail with GS_ENOMEM or
  * GS_ENOSPC past the optional max (0 = GS_BUF_DEFAULT_MAX). Not thread-safe per instance. */
@@ -24,6 +25,11 @@ int gs_buf_append(struct gs_buf *b, const void *data, size_t len);
 int gs_buf_puts(struct gs_buf *b, const char *s);
 int gs_buf_printf(struct gs_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int gs_buf_vprintf(struct gs_buf *b, const char *fmt, va_list ap);
+
+/* Growable arrays: v (NULL at first) reallocated to twice *cap elements of elem bytes, or to
+ * first when *cap is 0. Returns the new array and updates *cap, or NULL (v and *cap
+ * untouched) when out of memory. */
+void *gs_grow(void *v, int *cap, size_t elem, int first);
 
 struct gs_error;
 /* Read a whole file (at most max bytes, 0 = 64 MiB) into b. Errors: GS_EIO (with the path

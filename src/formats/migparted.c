@@ -12,6 +12,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A slice count: one or two digits, not zero; advances *p past it. */
+static bool count_ok(const char **p)
+{
+    int num = 0, nd = 0;
+    while (isdigit((unsigned char)**p)) {
+        num = num * 10 + (**p - '0');
+        (*p)++;
+        if (++nd > 2)
+            return false;
+    }
+    return nd && num != 0;
+}
+
 bool gs_mig_profile_syntax_ok(const char *s)
 {
     /* [<C>c.]<G>g.<GB>gb[+attr[,attr...]] or ...-attr */
@@ -24,37 +37,20 @@ bool gs_mig_profile_syntax_ok(const char *s)
             return false;
     if (strchr(s, '+') && strchr(s, '-'))
         return false;
-    int num = 0, nd = 0;
     /* first number then 'c' or 'g' */
-    while (isdigit((unsigned char)*p)) {
-        num = num * 10 + (*p - '0');
-        p++;
-        nd++;
-        if (nd > 2)
-            return false;
-    }
-    if (!nd || num == 0)
+    if (!count_ok(&p))
         return false;
     if (*p == 'c') {
         if (p[1] != '.')
             return false;
         p += 2;
-        nd = 0;
-        num = 0;
-        while (isdigit((unsigned char)*p)) {
-            num = num * 10 + (*p - '0');
-            p++;
-            nd++;
-            if (nd > 2)
-                return false;
-        }
-        if (!nd || num == 0)
+        if (!count_ok(&p))
             return false;
     }
     if (*p != 'g' || p[1] != '.')
         return false;
     p += 2;
-    nd = 0;
+    int nd = 0;
     while (isdigit((unsigned char)*p)) {
         p++;
         nd++;

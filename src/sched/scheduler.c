@@ -70,12 +70,10 @@ static int upsert_node(struct store *s, const struct gs_kube_node *n)
     int i = find_node(s, n->name);
     if (i < 0) {
         if (s->nnodes == s->cap_nodes) {
-            int cap = s->cap_nodes ? s->cap_nodes * 2 : 64;
-            void *v = realloc(s->nodes, sizeof(*s->nodes) * (size_t)cap);
+            void *v = gs_grow(s->nodes, &s->cap_nodes, sizeof(*s->nodes), 64);
             if (!v)
                 return GS_ENOMEM;
             s->nodes = v;
-            s->cap_nodes = cap;
         }
         i = s->nnodes++;
     }
@@ -104,12 +102,10 @@ static int upsert_pod(struct store *s, const struct gs_kube_pod *p)
     }
     if (i < 0) {
         if (s->npods == s->cap_pods) {
-            int cap = s->cap_pods ? s->cap_pods * 2 : 256;
-            void *v = realloc(s->pods, sizeof(*s->pods) * (size_t)cap);
+            void *v = gs_grow(s->pods, &s->cap_pods, sizeof(*s->pods), 256);
             if (!v)
                 return GS_ENOMEM;
             s->pods = v;
-            s->cap_pods = cap;
         }
         i = s->npods++;
     }
@@ -358,12 +354,10 @@ static int on_list_item(const json_t *item, void *user)
             return 0;
         }
         if (in->nl == in->capl) {
-            int cap = in->capl ? in->capl * 2 : 256;
-            void *v = realloc(in->lnodes, sizeof(n) * (size_t)cap);
+            void *v = gs_grow(in->lnodes, &in->capl, sizeof(n), 256);
             if (!v)
                 return GS_ENOMEM;
             in->lnodes = v;
-            in->capl = cap;
         }
         in->lnodes[in->nl++] = n;
     } else {
@@ -373,12 +367,10 @@ static int on_list_item(const json_t *item, void *user)
             return 0;
         }
         if (in->npl == in->cappl) {
-            int cap = in->cappl ? in->cappl * 2 : 256;
-            void *v = realloc(in->lpods, sizeof(p) * (size_t)cap);
+            void *v = gs_grow(in->lpods, &in->cappl, sizeof(p), 256);
             if (!v)
                 return GS_ENOMEM;
             in->lpods = v;
-            in->cappl = cap;
         }
         in->lpods[in->npl++] = p;
     }

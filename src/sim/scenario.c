@@ -5,6 +5,7 @@
  * slices on MIG instances). */
 #include "scenario.h"
 
+#include "../base/buf.h"
 #include "../base/error.h"
 #include "../base/rng.h"
 #include "../core/engine.h"
@@ -64,12 +65,10 @@ static bool ev_less(const struct event *a, const struct event *b)
 static int heap_push(struct heap *h, struct event e)
 {
     if (h->n == h->cap) {
-        int cap = h->cap ? h->cap * 2 : 1024;
-        struct event *v = realloc(h->v, sizeof(*v) * (size_t)cap);
+        void *v = gs_grow(h->v, &h->cap, sizeof(*h->v), 1024);
         if (!v)
             return GS_ENOMEM;
         h->v = v;
-        h->cap = cap;
     }
     int i = h->n++;
     h->v[i] = e;
@@ -409,12 +408,10 @@ static bool is_replica_gpu(const struct gs_gpu *g)
 static int rt_add(struct gpu_rt *rt, int pi)
 {
     if (rt->npods == rt->cap) {
-        int cap = rt->cap ? rt->cap * 2 : 8;
-        int *v = realloc(rt->pods, sizeof(int) * (size_t)cap);
+        void *v = gs_grow(rt->pods, &rt->cap, sizeof(int), 8);
         if (!v)
             return GS_ENOMEM;
         rt->pods = v;
-        rt->cap = cap;
     }
     rt->pods[rt->npods++] = pi;
     return 0;
@@ -466,12 +463,10 @@ static bool queue_before(const struct sim *s, int a, int b)
 static int enqueue(struct sim *s, int pi)
 {
     if (s->nqueue == s->cap_queue) {
-        int cap = s->cap_queue ? s->cap_queue * 2 : 256;
-        int *v = realloc(s->queue, sizeof(int) * (size_t)cap);
+        void *v = gs_grow(s->queue, &s->cap_queue, sizeof(int), 256);
         if (!v)
             return GS_ENOMEM;
         s->queue = v;
-        s->cap_queue = cap;
     }
     int i = s->nqueue++;
     while (i > 0 && queue_before(s, pi, s->queue[i - 1])) {
@@ -611,12 +606,10 @@ static int new_pod(struct sim *s, int cls, double util, int32_t gmem, const stru
                    double work)
 {
     if (s->npods == s->cap_pods) {
-        int cap = s->cap_pods ? s->cap_pods * 2 : 1024;
-        struct pod *v = realloc(s->pods, sizeof(*v) * (size_t)cap);
+        void *v = gs_grow(s->pods, &s->cap_pods, sizeof(*s->pods), 1024);
         if (!v)
             return GS_ENOMEM;
         s->pods = v;
-        s->cap_pods = cap;
     }
     int pi = s->npods++;
     struct pod *p = &s->pods[pi];
