@@ -22,8 +22,25 @@ static void on_signal(int sig)
     stop_flag = 1;
 }
 
-static void usage(FILE *f, bool extender)
+enum mode { M_SCHEDULER = 0, M_EXTENDER, M_EXPLAIN };
+
+static void usage(FILE *f, enum mode mode)
 {
+    if (mode == M_EXPLAIN) {
+        fprintf(f, "usage: gpusched explain [NAMESPACE/POD] [--kubeconfig FILE] [--context NAME]\n"
+                   "         [--in-cluster] [--scheduler-name gpusched] [--policy gpusched]\n"
+                   "         [--min-runtime 0] [--output text|json] [--insecure-skip-tls-verify]\n"
+                   "\n"
+                   "Says why a pending pod waits: lists the cluster once, runs one scheduling\n"
+                   "cycle that writes nothing, and prints the verdict: quota (which queue or\n"
+                   "ResourceQuota, by how much), fragmentation (enough free in total, no valid\n"
+                   "slot), priority, gang (incomplete or does not fit), selector, taint,\n"
+                   "preempting, resources, or fits. Without a pod: every pending pod. The\n"
+                   "running scheduler serves the same report at /debug/pending.\n"
+                   "Exit status: 0 printed, 1 API failure, 2 bad usage, 3 no such pending pod.\n");
+        return;
+    }
+    bool extender = mode == M_EXTENDER;
     if (extender) {
         fprintf(f, "usage: gpusched extender [--kubeconfig FILE] [--context NAME] [--in-cluster]\n"
                    "         [--policy gpusched] [--qps 50] [--burst 100] [--http-port 8888]\n"
@@ -41,14 +58,66 @@ static void usage(FILE *f, bool extender)
                "         [--leader-elect true|false] [--lease-namespace kube-system]\n"
                "         [--lease-name gpusched] [--lease-duration 15] [--renew-deadline 10]\n"
                "         [--retry-period 2] [--identity NAME] [--http-port 10259]\n"
-               "         [--http-bind 0.0.0.0] [--insecure-skip-tls-verify]\n"
+               "         [--http-bind 0.0.0.0] [--min-runtime 0] [--insecure-skip-tls-verify]\n"
                "\n"
+               "Queues (GPUQueue), ResourceQuotas, priorities with preemption (victims that\n"
+               "lose the fewest GPU-hours; none younger than --min-runtime seconds), PDBs and\n"
+               "gangs (PodGroup) apply; /debug/pending says why each pending pod waits.\n"
                "TLS to the API server is verified against the kubeconfig's or the service\n"
                "account's CA; --insecure-skip-tls-verify (or the kubeconfig's own setting)\n"
                "turns that off.\n"
                "Schedules pods with spec.schedulerName gpusched: binds them with the chosen\n"
                "devices in the gpusched.io/devices annotation, and gives the others a\n"
                "FailedScheduling event that says why. Serves /healthz, /readyz, /metrics.\n");
+}
+
+static int explain(struct gs_kube_client *kc, const struct gs_scheduler_opts *o, const char *target,
+                   bool as_json)
+{
+    struct gs_error err;
+    gs_error_init(&err);
+    json_t *rep = NULL;
+    if (gs_scheduler_explain(kc, o, &rep, &err)) {
+        fprintf(stderr, "gpusched explain: %s\n", err.msg);
+        return GS_EXIT_FAILURE;
+    }
+    json_t *sel = json_array();
+    size_t i;
+    json_t *it;
+    json_array_foreach(rep, i, it)
+    {
+        char name[600];
+        snprintf(name, sizeof(name), "%s/%s", json_string_value(json_object_get(it, "namespace")),
+                 json_string_value(json_object_get(it, "pod")));
+        if (!target || strcmp(target, name) == 0)
+            json_array_append(sel, it);
+    }
+    json_decref(rep);
+    if (target && json_array_size(sel) == 0) {
+        json_decref(sel);
+        fprintf(stderr, "gpusched explain: %s is not a pending pod of scheduler '%s'\n", target,
+                o->scheduler_name);
+        return 3;
+    }
+    if (as_json) {
+        char *text = json_dumps(sel, JSON_INDENT(2));
+        printf("%s\n", text ? text : "[]");
+        free(text);
+    } else {
+        json_array_foreach(sel, i, it)
+        {
+            const char *q = json_string_value(json_object_get(it, "queue"));
+            printf("%s/%s  priority %lld%s%s\n  reason: %s\n  %s\n",
+                   json_string_value(json_object_get(it, "namespace")),
+                   json_string_value(json_object_get(it, "pod")),
+                   (long long)json_integer_value(json_object_get(it, "priority")),
+                   q && q[0] ? "  queue " : "", q ? q : "",
+                   json_string_value(json_object_get(it, "reason")),
+                   json_string_value(json_object_get(it, "message")));
+        }
+    }
+    json_decref(sel);
+    return GS_EXIT_OK;
 }
 
 static int num(const char *flag, const char *v, double lo, double hi, double *out)
@@ -65,10 +134,13 @@ static int num(const char *flag, const char *v, double lo, double hi, double *ou
     return 0;
 }
 
-static int run(int argc, char **argv, bool extender)
+static int run(int argc, char **argv, enum mode mode)
 {
+    bool extender = mode == M_EXTENDER;
+    const char *target = NULL;
+    bool as_json = false;
     if (gs_cli_wants_help(argc, argv)) {
-        usage(stdout, extender);
+        usage(stdout, mode);
         return GS_EXIT_OK;
     }
     const char *kubeconfig = NULL, *context = NULL;
@@ -112,9 +184,17 @@ static int run(int argc, char **argv, bool extender)
             insecure = true;
             continue;
         }
+        if (mode == M_EXPLAIN && a[0] != '-' && !target) {
+            target = a;
+            if (!strchr(target, '/')) {
+                fprintf(stderr, "gpusched explain: '%s': expected NAMESPACE/POD\n", target);
+                return GS_EXIT_USAGE;
+            }
+            continue;
+        }
         if (!v && strcmp(a, "--in-cluster") != 0) {
             fprintf(stderr, "gpusched scheduler: unknown or incomplete option '%s'\n", a);
-            usage(stderr, extender);
+            usage(stderr, mode);
             return GS_EXIT_USAGE;
         }
         if (strcmp(a, "--in-cluster") == 0) {
@@ -163,9 +243,17 @@ static int run(int argc, char **argv, bool extender)
             o.http_port = (int)x;
         } else if (strcmp(a, "--http-bind") == 0)
             o.http_bind = v;
-        else {
+        else if (strcmp(a, "--min-runtime") == 0)
+            rc = num(a, v, 0, 86400 * 30, &o.min_runtime_s);
+        else if (mode == M_EXPLAIN && strcmp(a, "--output") == 0) {
+            if (strcmp(v, "json") && strcmp(v, "text")) {
+                fprintf(stderr, "gpusched explain: --output '%s': expected text or json\n", v);
+                return GS_EXIT_USAGE;
+            }
+            as_json = strcmp(v, "json") == 0;
+        } else {
             fprintf(stderr, "gpusched scheduler: unknown option '%s'\n", a);
-            usage(stderr, extender);
+            usage(stderr, mode);
             return GS_EXIT_USAGE;
         }
         if (rc)
@@ -207,6 +295,8 @@ static int run(int argc, char **argv, bool extender)
         gs_kube_client_free(kc);
         return GS_EXIT_FAILURE;
     }
+    if (mode == M_EXPLAIN)
+        return explain(kc, &o, target, as_json);
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
@@ -223,10 +313,15 @@ static int run(int argc, char **argv, bool extender)
 
 int gs_cli_scheduler(int argc, char **argv)
 {
-    return run(argc, argv, false);
+    return run(argc, argv, M_SCHEDULER);
 }
 
 int gs_cli_extender(int argc, char **argv)
 {
-    return run(argc, argv, true);
+    return run(argc, argv, M_EXTENDER);
+}
+
+int gs_cli_explain(int argc, char **argv)
+{
+    return run(argc, argv, M_EXPLAIN);
 }

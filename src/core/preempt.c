@@ -16,7 +16,7 @@ double gs_running_gpu_hours(const struct gs_running *r, double now_s)
 
 /* A victim group: one pod, or a whole gang. */
 struct group {
-    int32_t first, count; /* members in the group member list */
+    int32_t first, count;   /* members in the group member list */
     int32_t local0, nlocal; /* members on the node being searched, in the local list */
     double cost;
     int32_t pods;
@@ -359,8 +359,8 @@ int gs_preempt_plan(struct gs_engine *e, struct gs_cluster *c, const struct gs_p
     s.pdb_use = malloc(sizeof(*s.pdb_use) * (size_t)(ctx->npdb + 1));
     s.mask_cost = malloc(sizeof(*s.mask_cost) << GS_PREEMPT_EXACT);
     s.mask_pods = malloc(sizeof(*s.mask_pods) << GS_PREEMPT_EXACT);
-    if (!s.mask_cost || !s.mask_pods ||!s.by_node || !s.by_gang || !s.elig || !s.gang_elig || !s.g || !s.members || !s.local ||
-        !s.order || !s.pdb_use) {
+    if (!s.mask_cost || !s.mask_pods || !s.by_node || !s.by_gang || !s.elig || !s.gang_elig ||
+        !s.g || !s.members || !s.local || !s.order || !s.pdb_use) {
         rc = GS_ENOMEM;
         goto done;
     }

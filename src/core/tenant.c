@@ -41,8 +41,8 @@ int gs_tenants_find(const struct gs_tenants *t, const char *name)
     return GS_ENOTFOUND;
 }
 
-int gs_tenants_add_queue(struct gs_tenants *t, const char *name, const char *parent,
-                         int32_t weight, int32_t priority, struct gs_error *err)
+int gs_tenants_add_queue(struct gs_tenants *t, const char *name, const char *parent, int32_t weight,
+                         int32_t priority, struct gs_error *err)
 {
     if (!name || !name[0] || strlen(name) >= GS_NAME_MAX)
         return gs_error_set(err, GS_EINVAL, "queue name: expected 1..%d characters",
@@ -57,8 +57,8 @@ int gs_tenants_add_queue(struct gs_tenants *t, const char *name, const char *par
                                 name, parent);
     }
     if (weight < 1)
-        return gs_error_set(err, GS_EINVAL, "queue '%s': overQuotaWeight %d: expected >= 1",
-                            name, (int)weight);
+        return gs_error_set(err, GS_EINVAL, "queue '%s': overQuotaWeight %d: expected >= 1", name,
+                            (int)weight);
     if (t->nq == t->capq) {
         void *v = gs_grow(t->q, &t->capq, sizeof(*t->q), 16);
         if (!v)
@@ -92,7 +92,7 @@ int gs_tenants_add_nsquota(struct gs_tenants *t, const char *ns, const char *nam
 }
 
 static const char *const fixed_names[GS_QR_MIG0] = {"gpusched.io/gpu-units", "nvidia.com/gpu",
-                                                     "cpu", "memory"};
+                                                    "cpu", "memory"};
 
 const char *gs_tenants_dim_name(const struct gs_tenants *t, int dim)
 {
@@ -173,8 +173,7 @@ void gs_tenants_fmt(int dim, int64_t v, char *out, unsigned size)
     else if (dim == GS_QR_UNITS || dim == GS_QR_CPU)
         snprintf(out, size, v % 1000 ? "%.3g" : "%.0f", (double)v / 1000);
     else if (dim == GS_QR_MEM)
-        snprintf(out, size, v % 1024 ? "%lldMi" : "%lldGi",
-                 (long long)(v % 1024 ? v : v / 1024));
+        snprintf(out, size, v % 1024 ? "%lldMi" : "%lldGi", (long long)(v % 1024 ? v : v / 1024));
     else
         snprintf(out, size, "%lld", (long long)v);
 }
@@ -288,8 +287,8 @@ enum gs_admit gs_tenants_admit(const struct gs_tenants *t, int queue, const char
                 gs_tenants_fmt(dim, Q->used.v[dim], a, sizeof(a));
                 gs_tenants_fmt(dim, d->v[dim], b, sizeof(b));
                 gs_tenants_fmt(dim, Q->limit.v[dim], c, sizeof(c));
-                snprintf(why, why_size, "queue %s: %s used %s + requested %s > limit %s",
-                         Q->name, gs_tenants_dim_name(t, dim), a, b, c);
+                snprintf(why, why_size, "queue %s: %s used %s + requested %s > limit %s", Q->name,
+                         gs_tenants_dim_name(t, dim), a, b, c);
             }
             return GS_ADMIT_DENY;
         }

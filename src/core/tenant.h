@@ -77,8 +77,8 @@ void gs_tenants_init(struct gs_tenants *t);
 void gs_tenants_release(struct gs_tenants *t);
 /* Add a queue (parent "" or NULL: a root). Parents must be added first. Returns its index,
  * GS_EINVAL (duplicate, unknown parent) or GS_ENOMEM. */
-int gs_tenants_add_queue(struct gs_tenants *t, const char *name, const char *parent,
-                         int32_t weight, int32_t priority, struct gs_error *err);
+int gs_tenants_add_queue(struct gs_tenants *t, const char *name, const char *parent, int32_t weight,
+                         int32_t priority, struct gs_error *err);
 int gs_tenants_find(const struct gs_tenants *t, const char *name);
 /* Dimension of a resource name: "gpusched.io/gpu-units" (GPU-equivalents), "nvidia.com/gpu",
  * "cpu", "memory", "nvidia.com/mig-<profile>" (registered on first use). A ResourceQuota

@@ -142,6 +142,25 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
     const json_t *prio = json_object_get(spec, "priority");
     p->priority = json_is_integer(prio) ? (int32_t)json_integer_value(prio) : 0;
     copy(p->phase, sizeof(p->phase), jstr(st, "phase"));
+    const char *pp = jstr(spec, "preemptionPolicy");
+    p->preempt_never = pp && strcmp(pp, "Never") == 0;
+    const char *ts = jstr(st, "startTime");
+    if (!ts || gs_kube_parse_time(ts, &p->start_s))
+        if (!(ts = jstr(md, "creationTimestamp")) || gs_kube_parse_time(ts, &p->start_s))
+            p->start_s = 0;
+    const char *lkey;
+    const json_t *lv;
+    json_object_foreach(json_object_get(md, "labels"), lkey, lv)
+    {
+        if (p->nlabels >= GS_MAX_POD_LABELS || !json_is_string(lv))
+            continue;
+        if (strlen(lkey) >= GS_LABEL_KEY_MAX || strlen(json_string_value(lv)) >= GS_LABEL_VAL_MAX)
+            continue;
+        /* the labels gpusched reads come first */
+        copy(p->labels[p->nlabels].key, GS_LABEL_KEY_MAX, lkey);
+        copy(p->labels[p->nlabels].val, GS_LABEL_VAL_MAX, json_string_value(lv));
+        p->nlabels++;
+    }
 
     /* effective request: max(sum of containers, each init container) */
     struct res_sum total = {0}, init_max = {0};
@@ -313,6 +332,53 @@ const char *gs_kube_label(const struct gs_kube_node *n, const char *key)
         if (strcmp(n->labels[i].key, key) == 0)
             return n->labels[i].val;
     return NULL;
+}
+
+const char *gs_kube_pod_label(const struct gs_kube_pod *p, const char *key)
+{
+    for (int i = 0; i < p->nlabels; i++)
+        if (strcmp(p->labels[i].key, key) == 0)
+            return p->labels[i].val;
+    return NULL;
+}
+
+int gs_kube_parse_time(const char *s, double *out)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    int used = 0;
+    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec, &used) != 6 ||
+        used != 19)
+        return GS_EINVAL;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    if (tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
+        tm.tm_min > 59 || tm.tm_sec > 60)
+        return GS_EINVAL;
+    double frac = 0;
+    const char *r = s + 19;
+    if (*r == '.') {
+        double scale = 0.1;
+        for (r++; *r >= '0' && *r <= '9'; r++, scale /= 10)
+            frac += (*r - '0') * scale;
+    }
+    long off = 0;
+    if (*r == 'Z' || *r == 'z') {
+        r++;
+    } else if (*r == '+' || *r == '-') {
+        int hh, mm;
+        if (sscanf(r + 1, "%2d:%2d", &hh, &mm) != 2 || strlen(r) != 6)
+            return GS_EINVAL;
+        off = (hh * 3600L + mm * 60L) * (*r == '+' ? 1 : -1);
+        r += 6;
+    } else {
+        return GS_EINVAL;
+    }
+    if (*r)
+        return GS_EINVAL;
+    *out = (double)(timegm(&tm) - off) + frac;
+    return 0;
 }
 
 static bool tolerates_one(const struct gs_kube_pod *p, const struct gs_taint *t)

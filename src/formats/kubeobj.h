@@ -22,6 +22,9 @@
 #define GS_MAX_TOLERATIONS    16
 #define GS_MAX_TAINTS         16
 #define GS_MAX_EXT            16
+#define GS_MAX_POD_LABELS     8
+#define GS_QUEUE_LABEL        "gpusched.io/queue"
+#define GS_POD_GROUP_LABEL    "scheduling.x-k8s.io/pod-group"
 
 struct gs_toleration {
     char key[GS_LABEL_KEY_MAX];
@@ -42,7 +45,11 @@ struct gs_kube_pod {
     char devices[256]; /* the gpusched.io/devices annotation, if any */
     int32_t priority;
     bool terminating;
+    bool preempt_never; /* spec.preemptionPolicy: Never */
+    double start_s;     /* status.startTime, else metadata.creationTimestamp (Unix seconds) */
     struct gs_request req;
+    int nlabels;
+    struct gs_label labels[GS_MAX_POD_LABELS];
     int ntol;
     struct gs_toleration tol[GS_MAX_TOLERATIONS];
 };
@@ -79,6 +86,11 @@ struct gs_error;
 int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *out, struct gs_error *err);
 int gs_kube_node_read(const json_t *obj, struct gs_kube_node *out, struct gs_error *err);
 const char *gs_kube_label(const struct gs_kube_node *n, const char *key);
+/* A pod's label value, or NULL (labels longer than GS_LABEL_*_MAX are not kept). */
+const char *gs_kube_pod_label(const struct gs_kube_pod *p, const char *key);
+/* RFC 3339 time ("2026-11-29T19:20:00Z", fractions and offsets allowed) as Unix seconds;
+ * returns 0 or GS_EINVAL. */
+int gs_kube_parse_time(const char *s, double *out);
 /* True when the pod tolerates every NoSchedule/NoExecute taint of the node. */
 bool gs_kube_tolerates(const struct gs_kube_pod *p, const struct gs_kube_node *n);
 

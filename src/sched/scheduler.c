@@ -7,7 +7,9 @@
 #include "../base/buf.h"
 #include "../base/error.h"
 #include "../base/log.h"
+#include "../core/gang.h"
 #include "cache.h"
+#include "tenancy.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -28,7 +30,9 @@ struct pod_entry {
     uint64_t seq;    /* arrival order in the store */
     double next_try; /* monotonic seconds */
     double backoff;
-    bool assumed; /* bound by us, the watch has not shown it yet */
+    bool assumed;                 /* bound by us, the watch has not shown it yet */
+    char nominated[GS_KNAME_MAX]; /* node its victims are leaving, while they terminate */
+    double nominated_at;
 };
 
 struct store {
@@ -219,6 +223,19 @@ struct sched {
     char model_name[GS_MAX_MODELS][32];
     double model_alloc[GS_MAX_MODELS], model_cap[GS_MAX_MODELS];
     struct jobq bindq, bgq;
+    /* tenancy objects, relisted every second */
+    pthread_mutex_t pmu;
+    struct gs_policy_objs po;
+    bool po_synced;
+    bool dry;               /* explain: decide, record why, write nothing */
+    json_t *pending_report; /* under mmu: the last cycle's reasons per pending pod */
+    uint64_t preemptions, victims;
+    /* victims we deleted, until the watch shows them gone (uid, when) */
+#define EVICTED_MAX 1024
+    char evicted[EVICTED_MAX][64];
+    double evicted_at[EVICTED_MAX];
+    int nevicted;
+    double lost_gpu_hours;
     /* extender mode: one engine shared by the HTTP handlers */
     pthread_mutex_t emu;
     struct gs_engine *xengine;
@@ -232,6 +249,8 @@ struct snapshot {
     struct pod_entry *pods;
     int np;
     bool tainted;
+    struct gs_alloc *alloc; /* per pod: what a bound pod holds */
+    int8_t *placed;
     int *hidx; /* node name hash: open addressing, -1 empty */
     unsigned hcap;
 };
@@ -241,6 +260,8 @@ static void snapshot_release(struct snapshot *sn)
     gs_cluster_release(&sn->c);
     free(sn->nodes);
     free(sn->pods);
+    free(sn->alloc);
+    free(sn->placed);
     free(sn->hidx);
     memset(sn, 0, sizeof(*sn));
 }
@@ -299,7 +320,9 @@ static int take_snapshot(struct store *st, struct snapshot *sn)
     size_t ann = sn->nn > 0 ? (size_t)sn->nn : 1, anp = sn->np > 0 ? (size_t)sn->np : 1;
     sn->nodes = malloc(sizeof(*sn->nodes) * ann);
     sn->pods = malloc(sizeof(*sn->pods) * anp);
-    if (!sn->nodes || !sn->pods) {
+    sn->alloc = calloc(anp, sizeof(*sn->alloc));
+    sn->placed = calloc(anp, 1);
+    if (!sn->nodes || !sn->pods || !sn->alloc || !sn->placed) {
         pthread_mutex_unlock(&st->mu);
         snapshot_release(sn);
         return GS_ENOMEM;
@@ -321,7 +344,7 @@ static int take_snapshot(struct store *st, struct snapshot *sn)
             continue;
         int id = find_in(sn, p->node);
         if (id >= 0)
-            gs_cache_add_pod(&sn->c, id, p, NULL);
+            sn->placed[i] = gs_cache_add_pod(&sn->c, id, p, &sn->alloc[i]) == 0;
     }
     return 0;
 }
@@ -341,6 +364,10 @@ struct informer {
     struct gs_kube_pod *lpods;
     int npl, cappl;
 };
+
+#define NODES_PATH "/api/v1/nodes"
+#define PODS_PATH                                                                                  \
+    "/api/v1/pods?fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"
 
 static int on_list_item(const json_t *item, void *user)
 {
@@ -444,10 +471,7 @@ static void *informer_main(void *arg)
 {
     struct informer *in = arg;
     struct sched *s = in->s;
-    const char *path = in->kind == K_NODES
-                           ? "/api/v1/nodes"
-                           : "/api/v1/pods?fieldSelector=status.phase%21%3DSucceeded"
-                             "%2Cstatus.phase%21%3DFailed";
+    const char *path = in->kind == K_NODES ? NODES_PATH : PODS_PATH;
     double backoff = 1;
     in->relist = true;
     while (!*s->stop && !s->fatal) {
@@ -862,6 +886,14 @@ static enum MHD_Result http_handler(void *cls, struct MHD_Connection *conn, cons
         return ready ? http_reply(conn, 200, "text/plain", "ok\n")
                      : http_reply(conn, 503, "text/plain", "informers not synced\n");
     }
+    if (strcmp(url, "/debug/pending") == 0) {
+        pthread_mutex_lock(&s->mmu);
+        char *text = s->pending_report ? json_dumps(s->pending_report, JSON_INDENT(1)) : NULL;
+        pthread_mutex_unlock(&s->mmu);
+        enum MHD_Result r = http_reply(conn, 200, "application/json", text ? text : "[]");
+        free(text);
+        return r;
+    }
     if (strcmp(url, "/metrics") == 0) {
         struct gs_buf b;
         gs_buf_init(&b, 0);
@@ -905,6 +937,19 @@ static enum MHD_Result http_handler(void *cls, struct MHD_Connection *conn, cons
         for (int m = 0; m < s->nmodels; m++)
             gs_buf_printf(&b, "gpusched_gpus_allocated{model=\"%s\"} %g\n", s->model_name[m],
                           s->model_alloc[m]);
+        gs_buf_printf(&b,
+                      "# HELP gpusched_preemptions_total Preemptions (victim sets evicted).\n"
+                      "# TYPE gpusched_preemptions_total counter\n"
+                      "gpusched_preemptions_total %llu\n"
+                      "# HELP gpusched_preemption_victims_total Pods evicted by preemption.\n"
+                      "# TYPE gpusched_preemption_victims_total counter\n"
+                      "gpusched_preemption_victims_total %llu\n"
+                      "# HELP gpusched_preemption_lost_gpu_hours_total GPU-hours of work lost "
+                      "to preemption.\n"
+                      "# TYPE gpusched_preemption_lost_gpu_hours_total counter\n"
+                      "gpusched_preemption_lost_gpu_hours_total %.6f\n",
+                      (unsigned long long)s->preemptions, (unsigned long long)s->victims,
+                      s->lost_gpu_hours);
         pthread_mutex_unlock(&s->mmu);
         enum MHD_Result r =
             http_reply(conn, 200, "text/plain; version=0.0.4", b.data ? b.data : "");
@@ -915,15 +960,6 @@ static enum MHD_Result http_handler(void *cls, struct MHD_Connection *conn, cons
 }
 
 /* ---------- scheduling ---------- */
-
-static int cmp_entry(const void *a, const void *b)
-{
-    const struct pod_entry *x = *(const struct pod_entry *const *)a,
-                           *y = *(const struct pod_entry *const *)b;
-    if (x->p.priority != y->p.priority)
-        return x->p.priority > y->p.priority ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
 
 /* Queue a write for the background lane (Events, status patches). */
 static void write_later(struct sched *s, const char *method, const char *path, const char *ctype,
@@ -1079,6 +1115,336 @@ static bool work_due(const struct sched *s)
     return false;
 }
 
+/* One pending pod's place in the cycle's order: priority, then pods owed their queue's
+ * deserved share before borrowers, then the queue's weighted dominant share, then arrival. */
+struct qitem {
+    struct pod_entry *e;
+    int idx; /* in the snapshot */
+    int32_t prio;
+    int borrow;
+    double drf;
+};
+
+static int cmp_qitem(const void *a, const void *b)
+{
+    const struct qitem *x = a, *y = b;
+    if (x->prio != y->prio)
+        return x->prio > y->prio ? -1 : 1;
+    if (x->borrow != y->borrow)
+        return x->borrow - y->borrow;
+    if (x->drf != y->drf)
+        return x->drf < y->drf ? -1 : 1;
+    return x->e->seq < y->e->seq ? -1 : x->e->seq > y->e->seq;
+}
+
+/* A cycle's shared state. */
+struct cycle {
+    struct sched *s;
+    struct snapshot *sn;
+    struct gs_cluster *c;
+    struct gs_engine *engine;
+    struct gs_tenancy ty;
+    struct gs_policy_objs po;
+    json_t *report;
+    double now_wall;
+    int scheduled;
+};
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void report(struct cycle *cy, const struct gs_kube_pod *p, int queue, const char *category,
+                   const char *msg)
+{
+    json_array_append_new(
+        cy->report, json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "namespace", p->ns, "pod", p->name,
+                              "queue", queue >= 0 ? cy->ty.t.q[queue].name : "", "priority",
+                              (int)p->priority, "reason", category, "message", msg));
+}
+
+static void backoff_pod(struct sched *s, const struct gs_kube_pod *p, double retry_s)
+{
+    pthread_mutex_lock(&s->st.mu);
+    int i = find_pod(&s->st, p->ns, p->name);
+    if (i >= 0) {
+        if (retry_s > 0)
+            s->st.pods[i].next_try = mono() + retry_s;
+        else
+            set_backoff(s, &s->st.pods[i]);
+    }
+    pthread_mutex_unlock(&s->st.mu);
+}
+
+/* FailedScheduling: an Event, the PodScheduled condition and a backoff. */
+static void unschedulable(struct cycle *cy, const struct gs_kube_pod *p, int queue,
+                          const char *category, const char *msg, double t0)
+{
+    struct sched *s = cy->s;
+    report(cy, p, queue, category, msg);
+    if (s->dry)
+        return;
+    record_latency(s, mono() - t0, 1);
+    emit_event(s, p, "Warning", "FailedScheduling", "Scheduling", msg);
+    char path[600];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", p->ns, p->name);
+    write_later(s, "PATCH", path, "application/strategic-merge-patch+json",
+                gs_kube_unschedulable_patch(msg));
+    GS_INFO("scheduler", "%s/%s unschedulable (%s): %s", p->ns, p->name, category, msg);
+    backoff_pod(s, p, 0);
+}
+
+/* Assume the pod on the node now; a binder thread tells the API server. */
+static int assume_and_bind(struct cycle *cy, const struct gs_kube_pod *p, const struct gs_alloc *a,
+                           double t0)
+{
+    struct sched *s = cy->s;
+    struct store *st = &s->st;
+    struct job j;
+    memset(&j, 0, sizeof(j));
+    j.kind = JOB_BIND;
+    j.pod = *p;
+    j.t0 = t0;
+    snprintf(j.node, sizeof(j.node), "%s", cy->c->nodes[a->node].name);
+    if (p->req.kind != GS_REQ_NONE)
+        gs_kube_devices_str(cy->c, a, j.devices, sizeof(j.devices));
+    snprintf(j.path, sizeof(j.path), "/api/v1/namespaces/%s/pods/%s/binding", p->ns, p->name);
+    if (gs_cluster_bind(cy->c, &p->req, a))
+        return GS_EINTERNAL;
+    if (s->dry) {
+        char msg[600];
+        snprintf(msg, sizeof(msg), "fits: would bind to %s%s%s", j.node, j.devices[0] ? " " : "",
+                 j.devices);
+        report(cy, p, -1, "fits", msg);
+        return 0;
+    }
+    pthread_mutex_lock(&st->mu);
+    int i = find_pod(st, p->ns, p->name);
+    if (i >= 0 && strcmp(st->pods[i].p.uid, p->uid) == 0 && !st->pods[i].p.node[0]) {
+        snprintf(st->pods[i].p.node, sizeof(st->pods[i].p.node), "%s", j.node);
+        snprintf(st->pods[i].p.devices, sizeof(st->pods[i].p.devices), "%s", j.devices);
+        st->pods[i].assumed = true;
+        st->pods[i].nominated[0] = '\0';
+    }
+    pthread_mutex_unlock(&st->mu);
+    if (!jobq_push(&s->bindq, &j)) {
+        /* cannot happen with the queue sized to the pending pods; undo */
+        gs_cluster_unbind(cy->c, &p->req, a);
+        pthread_mutex_lock(&st->mu);
+        if (i >= 0 && st->pods[i].assumed) {
+            st->pods[i].assumed = false;
+            st->pods[i].p.node[0] = '\0';
+        }
+        pthread_mutex_unlock(&st->mu);
+        return GS_ENOSPC;
+    }
+    cy->scheduled++;
+    return 0;
+}
+
+/* Why a pod that fits nowhere waits, by category: selector, taint, fragmentation (enough
+ * free in total, no valid slot on one node), priority (only equal or higher priority pods
+ * hold what it needs) or resources. */
+static const char *classify(struct cycle *cy, const struct gs_kube_pod *p,
+                            const struct gs_reasons *why, int masked, int candidates, char *extra,
+                            size_t n)
+{
+    extra[0] = '\0';
+    int nodes = why->nodes;
+    int sel = why->count[GS_R_SELECTOR] + why->count[GS_R_MODEL];
+    if (nodes > 0 && sel == nodes)
+        return "selector";
+    if (masked > 0 && masked + sel >= nodes)
+        return "taint";
+    const struct gs_request *r = &p->req;
+    if (r->kind != GS_REQ_NONE) {
+        /* free capacity of the kind the pod asks for, on nodes whose labels allow it */
+        double free_units = 0;
+        int free_whole = 0;
+        for (int k = 0; k < cy->c->nnodes; k++) {
+            const struct gs_node *nd = &cy->c->nodes[k];
+            if (nd->unschedulable)
+                continue;
+            for (int g = nd->gpu0; g < nd->gpu0 + nd->ngpus; g++) {
+                const struct gs_gpu *G = &cy->c->gpus[g];
+                if (!G->healthy)
+                    continue;
+                double u = 1.0 - gs_gpu_alloc_units(G);
+                free_units += u;
+                free_whole += G->mode != GS_GPU_MIG && G->milli_free == GS_MILLI &&
+                              (G->mode == GS_GPU_WHOLE || G->mode == GS_GPU_FRACTION);
+            }
+        }
+        double want = gs_request_units(r, -1);
+        if (r->kind == GS_REQ_GPU && r->milli == GS_MILLI && free_whole >= r->gpus) {
+            snprintf(extra, n,
+                     "; fragmentation: %d whole GPUs are free in the cluster but no "
+                     "node has %d free",
+                     free_whole, (int)r->gpus);
+            return "fragmentation";
+        }
+        if (r->kind != GS_REQ_GPU && free_units + 1e-9 >= want) {
+            snprintf(extra, n,
+                     "; fragmentation: %.2f GPU-equivalents are free in the cluster "
+                     "but no node has a valid %s%s",
+                     free_units, r->kind == GS_REQ_MIG ? "slot of " : "share of one GPU",
+                     r->kind == GS_REQ_MIG ? r->mig : "");
+            return "fragmentation";
+        }
+    }
+    if (!p->preempt_never && candidates == 0 &&
+        why->count[GS_R_GPU_COUNT] + why->count[GS_R_GPU_SHARE] + why->count[GS_R_MIG_SLOT] +
+                why->count[GS_R_REPLICA] >
+            0) {
+        snprintf(extra, n,
+                 "; priority: no running pod of lower priority in its queue, nor "
+                 "borrowed capacity it is owed, could make room");
+        return "priority";
+    }
+    return "resources";
+}
+
+/* Evict the plan's victims for p (DisruptionTarget, delete with the UID precondition,
+ * Events), nominate the node and hold the freed devices for p in this cycle. */
+static void preempt(struct cycle *cy, const struct gs_kube_pod *p, int queue,
+                    const struct gs_preempt_plan *plan, int np)
+{
+    struct sched *s = cy->s;
+    struct snapshot *sn = cy->sn;
+    const char *node = cy->c->nodes[plan->node].name;
+    char names[1024] = "";
+    size_t off = 0;
+    for (int i = 0; i < plan->nvictims; i++) {
+        struct gs_running *v = &cy->ty.run[plan->victims[i]];
+        int vp = -1;
+        for (int k = 0; k < np && vp < 0; k++)
+            if (cy->ty.pod_run[k] == plan->victims[i])
+                vp = k;
+        if (vp < 0)
+            continue;
+        const struct gs_kube_pod *vpod = &sn->pods[vp].p;
+        if (off < sizeof(names) - 1)
+            off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s/%s", i ? ", " : "",
+                                    vpod->ns, vpod->name);
+        if (v->node >= 0 && v->node < cy->c->nnodes)
+            gs_cluster_unbind(cy->c, &v->req, &v->alloc);
+        gs_tenants_charge(&cy->ty.t, v->queue, vpod->ns, &v->demand, -1);
+        v->node = -1; /* gone for the rest of the cycle */
+        v->gang = -1;
+        if (s->dry)
+            continue;
+        pthread_mutex_lock(&s->mmu);
+        int slot = s->nevicted < EVICTED_MAX ? s->nevicted++ : (int)(s->victims % EVICTED_MAX);
+        snprintf(s->evicted[slot], sizeof(s->evicted[slot]), "%s", vpod->uid);
+        s->evicted_at[slot] = mono();
+        pthread_mutex_unlock(&s->mmu);
+        char msg[800], path[600];
+        snprintf(msg, sizeof(msg), "Preempted by %s/%s (priority %d%s%s) on node %s", p->ns,
+                 p->name, (int)p->priority, queue >= 0 ? ", queue " : "",
+                 queue >= 0 ? cy->ty.t.q[queue].name : "", node);
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", vpod->ns, vpod->name);
+        write_later(s, "PATCH", path, "application/strategic-merge-patch+json",
+                    gs_kube_disruption_patch(msg));
+        emit_event(s, vpod, "Normal", "Preempted", "Preempting", msg);
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", vpod->ns, vpod->name);
+        write_later(s, "DELETE", path, NULL, gs_kube_delete_options(vpod->uid, -1));
+    }
+    char msg[1400];
+    snprintf(msg, sizeof(msg), "preempting %d pod%s on node %s (%.4f GPU-hours lost): %s",
+             plan->nvictims, plan->nvictims == 1 ? "" : "s", node, plan->gpu_hours, names);
+    report(cy, p, queue, "preempting", msg);
+    /* hold the devices for the preemptor while the victims terminate */
+    gs_cluster_bind(cy->c, &p->req, &plan->alloc);
+    pthread_mutex_lock(&s->mmu);
+    s->preemptions++;
+    s->victims += (uint64_t)plan->nvictims;
+    s->lost_gpu_hours += plan->gpu_hours;
+    pthread_mutex_unlock(&s->mmu);
+    if (s->dry)
+        return;
+    GS_INFO("scheduler", "%s/%s: %s", p->ns, p->name, msg);
+    emit_event(s, p, "Normal", "Preempting", "Preempting", msg);
+    char path[600];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", p->ns, p->name);
+    write_later(s, "PATCH", path, "application/strategic-merge-patch+json",
+                gs_kube_nominated_patch(node, msg));
+    pthread_mutex_lock(&s->st.mu);
+    int i = find_pod(&s->st, p->ns, p->name);
+    if (i >= 0) {
+        snprintf(s->st.pods[i].nominated, sizeof(s->st.pods[i].nominated), "%s", node);
+        s->st.pods[i].nominated_at = mono();
+        s->st.pods[i].next_try = mono() + 0.25;
+    }
+    pthread_mutex_unlock(&s->st.mu);
+}
+
+/* A gang: place every pending member at once, or none. */
+static void schedule_gang(struct cycle *cy, const struct qitem *q, int nq, int first, int g,
+                          double t0)
+{
+    struct snapshot *sn = cy->sn;
+    const struct gs_kube_podgroup *pg = &cy->po.groups[g];
+    int bound = 0;
+    for (int i = 0; i < sn->np; i++)
+        bound += cy->ty.pod_gang[i] == g && sn->pods[i].p.node[0] && !sn->pods[i].p.terminating;
+    int members[256], nm = 0;
+    for (int k = first; k < nq && nm < 256; k++)
+        if (cy->ty.pod_gang[q[k].idx] == g)
+            members[nm++] = k;
+    const struct gs_kube_pod *p0 = &q[members[0]].e->p;
+    int queue = cy->ty.pod_queue[q[members[0]].idx];
+    char msg[900];
+    if (nm + bound < pg->min_member) {
+        snprintf(msg, sizeof(msg),
+                 "gang %s/%s: %d of minMember %d pods exist; waiting for the rest", pg->ns,
+                 pg->name, nm + bound, (int)pg->min_member);
+        for (int k = 0; k < nm; k++)
+            unschedulable(cy, &q[members[k]].e->p, queue, "gang", msg, t0);
+        return;
+    }
+    struct gs_qvec sum, d;
+    gs_qvec_zero(&sum);
+    const struct gs_request *reqs[256];
+    for (int k = 0; k < nm; k++) {
+        reqs[k] = &q[members[k]].e->p.req;
+        gs_tenants_demand(&cy->ty.t, reqs[k], &d);
+        for (int x = 0; x < GS_QR_COUNT; x++)
+            sum.v[x] += d.v[x];
+    }
+    char why[400];
+    if (gs_tenants_admit(&cy->ty.t, queue, p0->ns, &sum, why, sizeof(why)) == GS_ADMIT_DENY) {
+        snprintf(msg, sizeof(msg), "gang %s/%s (%d pods): %s", pg->ns, pg->name, nm, why);
+        for (int k = 0; k < nm; k++)
+            unschedulable(cy, &q[members[k]].e->p, queue, "quota", msg, t0);
+        return;
+    }
+    struct gs_decision dec[256];
+    struct gs_reasons r;
+    int failed = 0;
+    if (gs_gang_place(cy->engine, cy->c, reqs, nm, dec, &failed, &r) == 0) {
+        /* the gang holds its devices in c; bind each member on those devices */
+        for (int k = 0; k < nm; k++)
+            gs_cluster_unbind(cy->c, reqs[k], &dec[k].alloc);
+        for (int k = 0; k < nm; k++)
+            if (assume_and_bind(cy, &q[members[k]].e->p, &dec[k].alloc, t0) == 0)
+                gs_tenants_charge(&cy->ty.t, queue, q[members[k]].e->p.ns,
+                                  (gs_tenants_demand(&cy->ty.t, reqs[k], &d), &d), +1);
+        GS_INFO("scheduler", "gang %s/%s: %d pods placed together", pg->ns, pg->name, nm);
+        return;
+    }
+    char reasons[600];
+    gs_reasons_str(&r, reqs[failed], reasons, sizeof(reasons));
+    snprintf(msg, sizeof(msg),
+             "gang %s/%s (%d pods, minMember %d): member %s does not fit: %s; "
+             "the gang holds nothing",
+             pg->ns, pg->name, nm, (int)pg->min_member, q[members[failed]].e->p.name, reasons);
+    for (int k = 0; k < nm; k++)
+        unschedulable(cy, &q[members[k]].e->p, queue, "gang", msg, t0);
+}
+
 static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engine_nodes)
 {
     struct store *st = &s->st;
@@ -1086,119 +1452,242 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
     int src = take_snapshot(st, &sn);
     if (src)
         return src;
-    struct gs_cluster c = sn.c;
-    struct gs_kube_node *nodes = sn.nodes;
-    struct pod_entry *pods = sn.pods;
+    struct cycle cy;
+    memset(&cy, 0, sizeof(cy));
+    cy.s = s;
+    cy.sn = &sn;
+    cy.c = &sn.c;
+    cy.now_wall = wall();
+    cy.report = json_array();
+    /* the tenancy objects as last listed */
+    pthread_mutex_lock(&s->pmu);
+    struct gs_policy_objs *po = &s->po, *cp = &cy.po;
+    cp->nqueues = po->nqueues;
+    cp->nrquotas = po->nrquotas;
+    cp->ngroups = po->ngroups;
+    cp->npdbs = po->npdbs;
+    cp->queues = malloc(sizeof(*cp->queues) * (size_t)(po->nqueues + 1));
+    cp->rquotas = malloc(sizeof(*cp->rquotas) * (size_t)(po->nrquotas + 1));
+    cp->groups = malloc(sizeof(*cp->groups) * (size_t)(po->ngroups + 1));
+    cp->pdbs = malloc(sizeof(*cp->pdbs) * (size_t)(po->npdbs + 1));
+    if (cp->queues && cp->rquotas && cp->groups && cp->pdbs) {
+        memcpy(cp->queues, po->queues, sizeof(*cp->queues) * (size_t)po->nqueues);
+        memcpy(cp->rquotas, po->rquotas, sizeof(*cp->rquotas) * (size_t)po->nrquotas);
+        memcpy(cp->groups, po->groups, sizeof(*cp->groups) * (size_t)po->ngroups);
+        memcpy(cp->pdbs, po->pdbs, sizeof(*cp->pdbs) * (size_t)po->npdbs);
+    }
+    pthread_mutex_unlock(&s->pmu);
     int nn = sn.nn, np = sn.np;
-    bool tainted = sn.tainted;
+    /* pods we evicted that the watch still shows are as good as gone */
+    pthread_mutex_lock(&s->mmu);
+    for (int k = 0; k < s->nevicted; k++) {
+        if (mono() - s->evicted_at[k] > 120) {
+            s->evicted_at[k] = s->evicted_at[s->nevicted - 1];
+            memcpy(s->evicted[k], s->evicted[--s->nevicted], sizeof(s->evicted[k]));
+            k--;
+            continue;
+        }
+        for (int i = 0; i < np; i++)
+            if (strcmp(sn.pods[i].p.uid, s->evicted[k]) == 0)
+                sn.pods[i].p.terminating = true;
+    }
+    pthread_mutex_unlock(&s->mmu);
     size_t anp = np > 0 ? (size_t)np : 1;
-    /* pending pods in priority order */
-    struct pod_entry **q = malloc(sizeof(*q) * anp);
+    struct qitem *q = malloc(sizeof(*q) * anp);
+    bool *gang_done = calloc((size_t)cp->ngroups + 1, 1);
+    if (!q || !gang_done || !cy.report || !cp->queues || !cp->rquotas || !cp->groups || !cp->pdbs ||
+        gs_tenancy_build(&cy.ty, cp, &sn.c, &sn.pods[0].p, sizeof(sn.pods[0]), np, sn.alloc,
+                         sn.placed)) {
+        free(q);
+        free(gang_done);
+        json_decref(cy.report);
+        gs_tenancy_release(&cy.ty);
+        gs_policy_objs_release(cp);
+        snapshot_release(&sn);
+        return GS_ENOMEM;
+    }
+    /* pending pods in order */
     int nq = 0, waiting = 0;
     double t = mono();
-    for (int i = 0; q && i < np; i++) {
-        struct pod_entry *e = &pods[i];
+    for (int i = 0; i < np; i++) {
+        struct pod_entry *e = &sn.pods[i];
         if (e->p.node[0] || e->p.terminating || strcmp(e->p.scheduler, s->o.scheduler_name) != 0)
             continue;
         waiting++;
-        if (e->next_try <= t)
-            q[nq++] = e;
+        if (e->next_try > t && !s->dry)
+            continue;
+        struct qitem *it = &q[nq++];
+        it->e = e;
+        it->idx = i;
+        it->prio = e->p.priority;
+        int qi = cy.ty.pod_queue[i];
+        struct gs_qvec d;
+        gs_tenants_demand(&cy.ty.t, &e->p.req, &d);
+        it->borrow = gs_tenants_admit(&cy.ty.t, qi, e->p.ns, &d, NULL, 0) != GS_ADMIT_OWED;
+        it->drf = gs_tenants_drf(&cy.ty.t, qi);
     }
-    if (q)
-        qsort(q, (size_t)nq, sizeof(*q), cmp_entry);
-    if (!*engine || *engine_nodes < c.nnodes) {
+    qsort(q, (size_t)nq, sizeof(*q), cmp_qitem);
+    if (!*engine || *engine_nodes < sn.c.nnodes) {
         gs_engine_free(*engine);
-        *engine_nodes = c.nnodes > 64 ? c.nnodes * 2 : 128;
+        *engine_nodes = sn.c.nnodes > 64 ? sn.c.nnodes * 2 : 128;
         *engine = gs_engine_new(gs_policy_find(s->o.policy), NULL, *engine_nodes, 42);
         if (!*engine) {
             free(q);
-            sn.c = c;
+            free(gang_done);
+            json_decref(cy.report);
+            gs_tenancy_release(&cy.ty);
+            gs_policy_objs_release(cp);
             snapshot_release(&sn);
             return GS_ENOMEM;
         }
     }
-    int scheduled = 0;
+    cy.engine = *engine;
+    struct gs_cluster *c = &sn.c;
     for (int k = 0; k < nq && !*s->stop && s->leader; k++) {
-        struct pod_entry *e = q[k];
+        struct pod_entry *e = q[k].e;
+        const struct gs_kube_pod *p = &e->p;
         double t0 = mono();
-        /* taints: nodes this pod does not tolerate are out for it */
-        bool masked[4096] = {false};
-        if (tainted)
-            for (int i = 0; i < nn && i < 4096; i++)
-                if (!c.nodes[i].unschedulable && !gs_kube_tolerates(&e->p, &nodes[i])) {
-                    c.nodes[i].unschedulable = true;
-                    gs_node_touch(&c.nodes[i]);
-                    masked[i] = true;
-                }
-        struct gs_decision d;
-        struct gs_reasons why;
-        memset(&why, 0, sizeof(why));
-        int rc = gs_engine_place(*engine, &c, &e->p.req, 0, &d, &why);
-        for (int i = 0; i < nn && i < 4096; i++)
-            if (masked[i]) {
-                c.nodes[i].unschedulable = false;
-                gs_node_touch(&c.nodes[i]);
-            }
-        struct gs_error err;
-        gs_error_init(&err);
-        if (rc == 0) {
-            /* assume the pod on the node now; a binder thread tells the API server */
-            struct job j;
-            memset(&j, 0, sizeof(j));
-            j.kind = JOB_BIND;
-            j.pod = e->p;
-            j.t0 = t0;
-            snprintf(j.node, sizeof(j.node), "%s", c.nodes[d.alloc.node].name);
-            if (e->p.req.kind != GS_REQ_NONE)
-                gs_kube_devices_str(&c, &d.alloc, j.devices, sizeof(j.devices));
-            snprintf(j.path, sizeof(j.path), "/api/v1/namespaces/%s/pods/%s/binding", e->p.ns,
-                     e->p.name);
-            gs_cluster_bind(&c, &e->p.req, &d.alloc);
-            pthread_mutex_lock(&st->mu);
-            int i = find_pod(st, e->p.ns, e->p.name);
-            if (i >= 0 && strcmp(st->pods[i].p.uid, e->p.uid) == 0 && !st->pods[i].p.node[0]) {
-                snprintf(st->pods[i].p.node, sizeof(st->pods[i].p.node), "%s", j.node);
-                snprintf(st->pods[i].p.devices, sizeof(st->pods[i].p.devices), "%s", j.devices);
-                st->pods[i].assumed = true;
-            }
-            pthread_mutex_unlock(&st->mu);
-            if (!jobq_push(&s->bindq, &j)) {
-                /* cannot happen with the queue sized to the pending pods; undo */
-                gs_cluster_unbind(&c, &e->p.req, &d.alloc);
-                pthread_mutex_lock(&st->mu);
-                if (i >= 0 && st->pods[i].assumed) {
-                    st->pods[i].assumed = false;
-                    st->pods[i].p.node[0] = '\0';
-                }
-                pthread_mutex_unlock(&st->mu);
-                continue;
-            }
-            scheduled++;
+        int queue = cy.ty.pod_queue[q[k].idx], g = cy.ty.pod_gang[q[k].idx];
+        const char *qlabel = gs_kube_pod_label(p, GS_QUEUE_LABEL);
+        char msg[1400], why[400], extra[300];
+        if (qlabel && queue < 0) {
+            snprintf(msg, sizeof(msg),
+                     "queue: the label %s names GPUQueue '%s', which does not "
+                     "exist",
+                     GS_QUEUE_LABEL, qlabel);
+            unschedulable(&cy, p, queue, "quota", msg, t0);
             continue;
-        } else {
-            char msg[768];
-            gs_reasons_str(&why, &e->p.req, msg, sizeof(msg));
-            record_latency(s, mono() - t0, 1);
-            emit_event(s, &e->p, "Warning", "FailedScheduling", "Scheduling", msg);
-            char path[600];
-            snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", e->p.ns,
-                     e->p.name);
-            write_later(s, "PATCH", path, "application/strategic-merge-patch+json",
-                        gs_kube_unschedulable_patch(msg));
-            GS_INFO("scheduler", "%s/%s unschedulable: %s", e->p.ns, e->p.name, msg);
         }
-        /* back off: 1s doubling to the maximum */
-        pthread_mutex_lock(&st->mu);
-        int i = find_pod(st, e->p.ns, e->p.name);
-        if (i >= 0)
-            set_backoff(s, &st->pods[i]);
-        pthread_mutex_unlock(&st->mu);
+        const char *gl = gs_kube_pod_label(p, GS_POD_GROUP_LABEL);
+        if (gl && g < 0) {
+            snprintf(msg, sizeof(msg), "gang: PodGroup %s/%s (label %s) does not exist", p->ns, gl,
+                     GS_POD_GROUP_LABEL);
+            unschedulable(&cy, p, queue, "gang", msg, t0);
+            continue;
+        }
+        if (g >= 0) {
+            if (!gang_done[g]) {
+                gang_done[g] = true;
+                schedule_gang(&cy, q, nq, k, g, t0);
+            }
+            continue;
+        }
+        struct gs_qvec d;
+        gs_tenants_demand(&cy.ty.t, &p->req, &d);
+        enum gs_admit adm = gs_tenants_admit(&cy.ty.t, queue, p->ns, &d, why, sizeof(why));
+        if (adm == GS_ADMIT_DENY) {
+            snprintf(msg, sizeof(msg), "quota: %s", why);
+            unschedulable(&cy, p, queue, "quota", msg, t0);
+            continue;
+        }
+        /* taints: nodes this pod does not tolerate are out for it */
+        int8_t *masked = sn.tainted ? calloc((size_t)nn + 1, 1) : NULL;
+        int nmasked = 0;
+        for (int i = 0; masked && i < nn; i++)
+            if (!c->nodes[i].unschedulable && !gs_kube_tolerates(p, &sn.nodes[i])) {
+                c->nodes[i].unschedulable = true;
+                gs_node_touch(&c->nodes[i]);
+                masked[i] = 1;
+                nmasked++;
+            }
+        struct gs_decision dec;
+        struct gs_reasons r;
+        memset(&r, 0, sizeof(r));
+        int rc = gs_engine_place(*engine, c, &p->req, 0, &dec, &r);
+        struct gs_preempt_plan plan;
+        int prc = GS_ENOFIT;
+        memset(&plan, 0, sizeof(plan));
+        bool nominated = e->nominated[0] && mono() - e->nominated_at < 30;
+        if (rc && !p->preempt_never && !nominated) {
+            struct gs_preempt_ctx ctx = {cy.ty.run,  cy.ty.nrun, cy.ty.ngangs, cy.ty.pdb_allowed,
+                                         cy.ty.npdb, &cy.ty.t,   cy.now_wall,  s->o.min_runtime_s};
+            struct gs_preemptor pr = {&p->req, queue, p->priority, adm == GS_ADMIT_OWED};
+            prc = gs_preempt_plan(*engine, c, &ctx, &pr, &plan);
+        }
+        for (int i = 0; masked && i < nn; i++)
+            if (masked[i]) {
+                c->nodes[i].unschedulable = false;
+                gs_node_touch(&c->nodes[i]);
+            }
+        free(masked);
+        if (rc == 0) {
+            if (assume_and_bind(&cy, p, &dec.alloc, t0) == 0)
+                gs_tenants_charge(&cy.ty.t, queue, p->ns, &d, +1);
+            continue;
+        }
+        if (prc == 0) {
+            preempt(&cy, p, queue, &plan, np);
+            gs_tenants_charge(&cy.ty.t, queue, p->ns, &d, +1);
+            continue;
+        }
+        gs_reasons_str(&r, &p->req, msg, sizeof(msg));
+        if (nominated) {
+            snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+                     "; waiting for preempted pods to leave node %s", e->nominated);
+            report(&cy, p, queue, "preempting", msg);
+            backoff_pod(s, p, 0.25);
+            continue;
+        }
+        const char *cat = classify(&cy, p, &r, nmasked, plan.candidates, extra, sizeof(extra));
+        if (adm == GS_ADMIT_BORROW)
+            snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), "; %s", why);
+        snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s", extra);
+        unschedulable(&cy, p, queue, cat, msg, t0);
     }
-    update_gauges(s, &c, waiting - scheduled);
+    update_gauges(s, c, waiting - cy.scheduled);
+    pthread_mutex_lock(&s->mmu);
+    json_decref(s->pending_report);
+    s->pending_report = cy.report;
+    pthread_mutex_unlock(&s->mmu);
     free(q);
-    sn.c = c;
+    free(gang_done);
+    gs_tenancy_release(&cy.ty);
+    gs_policy_objs_release(cp);
     snapshot_release(&sn);
     return 0;
+}
+
+/* ---------- tenancy objects ---------- */
+
+static void *policy_main(void *arg)
+{
+    struct sched *s = arg;
+    double backoff = 1;
+    while (!*s->stop && !s->fatal) {
+        struct gs_policy_objs po;
+        struct gs_error err;
+        gs_error_init(&err);
+        if (gs_policy_objs_list(s->kc, &po, &err)) {
+            GS_WARN("tenancy", "listing queues, quotas, pod groups and PDBs: %s; retrying in %.0fs",
+                    err.msg, backoff);
+            sleep_s(backoff);
+            backoff = backoff * 2 > 30 ? 30 : backoff * 2;
+            continue;
+        }
+        backoff = 1;
+        pthread_mutex_lock(&s->pmu);
+        bool changed = !s->po_synced || !gs_policy_objs_equal(&po, &s->po);
+        if (changed) {
+            gs_policy_objs_release(&s->po);
+            s->po = po;
+            s->po_synced = true;
+        } else {
+            gs_policy_objs_release(&po);
+        }
+        pthread_mutex_unlock(&s->pmu);
+        if (changed) {
+            pthread_mutex_lock(&s->st.mu);
+            /* quota or groups changed: waiting pods get another look now */
+            for (int i = 0; i < s->st.npods; i++)
+                if (!s->st.pods[i].p.node[0])
+                    s->st.pods[i].next_try = 0;
+            s->st.gen++;
+            pthread_cond_broadcast(&s->st.cv);
+            pthread_mutex_unlock(&s->st.mu);
+        }
+        sleep_s(1);
+    }
+    return NULL;
 }
 
 int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_opts *opts,
@@ -1218,6 +1707,7 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
     pthread_cond_init(&s->st.cv, NULL);
     pthread_mutex_init(&s->mmu, NULL);
     pthread_mutex_init(&s->emu, NULL);
+    pthread_mutex_init(&s->pmu, NULL);
     s->leader = !s->o.leader_elect;
     struct MHD_Daemon *http = NULL;
     if (s->o.http_port > 0) {
@@ -1250,9 +1740,10 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
         pthread_create(&t_bind[k], NULL, bind_worker, s);
     pthread_create(&t_bg, NULL, bg_worker, s);
     struct informer in_nodes = {.s = s, .kind = K_NODES}, in_pods = {.s = s, .kind = K_PODS};
-    pthread_t t_nodes, t_pods, t_leader;
+    pthread_t t_nodes, t_pods, t_leader, t_policy;
     pthread_create(&t_nodes, NULL, informer_main, &in_nodes);
     pthread_create(&t_pods, NULL, informer_main, &in_pods);
+    pthread_create(&t_policy, NULL, policy_main, s);
     if (s->o.leader_elect)
         pthread_create(&t_leader, NULL, leader_main, s);
     struct gs_engine *engine = NULL;
@@ -1268,6 +1759,9 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
         if (s->st.gen == seen)
             pthread_cond_timedwait(&s->st.cv, &s->st.mu, &ts);
         bool ready = s->st.nodes_synced && s->st.pods_synced;
+        pthread_mutex_lock(&s->pmu);
+        ready = ready && s->po_synced;
+        pthread_mutex_unlock(&s->pmu);
         uint64_t gen = s->st.gen;
         /* watch events for pods we just bound need no cycle; the gauges refresh each second */
         bool due = ready && (work_due(s) || mono() - last_cycle >= 1.0);
@@ -1292,6 +1786,7 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
         s->stop = &flag; /* stop the helper threads too */
     pthread_join(t_nodes, NULL);
     pthread_join(t_pods, NULL);
+    pthread_join(t_policy, NULL);
     if (s->o.leader_elect)
         pthread_join(t_leader, NULL);
     if (http)
@@ -1307,12 +1802,72 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
     gs_engine_free(engine);
     gs_engine_free(s->xengine);
     pthread_mutex_destroy(&s->emu);
+    pthread_mutex_destroy(&s->pmu);
+    gs_policy_objs_release(&s->po);
+    json_decref(s->pending_report);
     free(s->st.nodes);
     free(s->st.pods);
     gs_kube_client_free(client);
     pthread_mutex_destroy(&s->st.mu);
     pthread_cond_destroy(&s->st.cv);
     pthread_mutex_destroy(&s->mmu);
+    free(s);
+    return rc;
+}
+
+int gs_scheduler_explain(struct gs_kube_client *client, const struct gs_scheduler_opts *opts,
+                         json_t **out, struct gs_error *err)
+{
+    *out = NULL;
+    struct sched *s = calloc(1, sizeof(*s));
+    if (!s) {
+        gs_kube_client_free(client);
+        return gs_error_set(err, GS_ENOMEM, "out of memory");
+    }
+    int stop = 0, rc = 0;
+    s->kc = client;
+    s->o = *opts;
+    s->stop = &stop;
+    s->dry = true;
+    s->leader = 1;
+    if (!s->o.max_backoff_s)
+        s->o.max_backoff_s = 60;
+    pthread_mutex_init(&s->st.mu, NULL);
+    pthread_cond_init(&s->st.cv, NULL);
+    pthread_mutex_init(&s->mmu, NULL);
+    pthread_mutex_init(&s->emu, NULL);
+    pthread_mutex_init(&s->pmu, NULL);
+    struct informer in_nodes = {.s = s, .kind = K_NODES}, in_pods = {.s = s, .kind = K_PODS};
+    rc = gs_kube_list(client, NODES_PATH, on_list_item, &in_nodes, in_nodes.rv, sizeof(in_nodes.rv),
+                      err);
+    if (!rc)
+        rc = gs_kube_list(client, PODS_PATH, on_list_item, &in_pods, in_pods.rv, sizeof(in_pods.rv),
+                          err);
+    if (!rc)
+        rc = gs_policy_objs_list(client, &s->po, err);
+    for (int i = 0; !rc && i < in_nodes.nl; i++)
+        rc = upsert_node(&s->st, &in_nodes.lnodes[i]);
+    for (int i = 0; !rc && i < in_pods.npl; i++)
+        rc = upsert_pod(&s->st, &in_pods.lpods[i]);
+    struct gs_engine *engine = NULL;
+    int engine_nodes = 0;
+    if (!rc && (rc = schedule_cycle(s, &engine, &engine_nodes)))
+        gs_error_set(err, rc, "scheduling cycle: %s", gs_error_name(rc));
+    if (!rc)
+        *out = json_incref(s->pending_report ? s->pending_report : json_array());
+    gs_engine_free(engine);
+    free(in_nodes.lnodes);
+    free(in_pods.lpods);
+    gs_policy_objs_release(&s->po);
+    json_decref(s->pending_report);
+    free(s->st.nodes);
+    free(s->st.pods);
+    gs_kube_client_free(client);
+    pthread_mutex_destroy(&s->st.mu);
+    pthread_cond_destroy(&s->st.cv);
+    pthread_mutex_destroy(&s->mmu);
+    pthread_mutex_destroy(&s->emu);
+    pthread_mutex_destroy(&s->pmu);
     free(s);
     return rc;
 }

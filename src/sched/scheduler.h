@@ -8,13 +8,17 @@
  * per reason with node counts, and is retried when the cluster changes, with backoff.
  * Leader election uses a coordination.k8s.io/v1 Lease. /healthz, /readyz and /metrics are
  * served over HTTP. In extender mode the same store and engine answer kube-scheduler's
- * extender calls (filter, prioritize, bind; node-cache-capable) instead. One daemon per
+ * extender calls (filter, prioritize, bind; node-cache-capable) instead. Tenancy (queues,
+ * quotas, borrowing, preemption, gangs; sched/tenancy.c, core/tenant.c, core/preempt.c)
+ * orders and gates the pending pods; /debug/pending says why each one waits. One daemon per
  * process; gs_scheduler_run blocks until stop is set or
  * leadership is lost. */
 #ifndef GS_SCHEDULER_H
 #define GS_SCHEDULER_H
 
 #include "../kube/client.h"
+
+#include <jansson.h>
 
 #include <stdbool.h>
 
@@ -27,6 +31,7 @@ struct gs_scheduler_opts {
     int http_port;         /* 0: no HTTP server */
     const char *http_bind; /* "127.0.0.1" or "0.0.0.0" */
     int max_backoff_s;     /* per pod; 60 */
+    double min_runtime_s;  /* a pod runs this long before it can be preempted; 0 */
     bool extender;         /* serve kube-scheduler's extender protocol on the HTTP port
                             * (POST /filter, /prioritize, /bind) instead of scheduling */
 };
@@ -37,5 +42,13 @@ struct gs_error;
  * (GS_EIO) or a fatal error. Takes ownership of the client. */
 int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_opts *opts,
                      volatile int *stop, struct gs_error *err);
+
+/* Explain: list Nodes, Pods, GPUQueues, ResourceQuotas, PodGroups and PDBs once, run one
+ * scheduling cycle that writes nothing, and return (new reference) the cycle's verdict for
+ * every pending pod of ours: [{namespace, pod, queue, priority, reason, message}], reason one
+ * of fits, quota, gang, selector, taint, fragmentation, priority, preempting, resources.
+ * Takes ownership of the client. */
+int gs_scheduler_explain(struct gs_kube_client *client, const struct gs_scheduler_opts *opts,
+                         json_t **out, struct gs_error *err);
 
 #endif

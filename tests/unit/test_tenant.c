@@ -321,8 +321,11 @@ Test(preempt, gangs_go_whole_or_not_at_all_and_budgets_hold)
     world_init(&w);
     int a100 = gs_catalog_find("A100-80GB");
     for (int i = 0; i < 3; i++)
-        gs_cluster_add_node(&w.c, i == 0 ? "n0" : i == 1 ? "n1" : "n2", a100, 2, 64000, 1 << 20,
-                            GS_GPU_WHOLE, 0, NULL);
+        gs_cluster_add_node(&w.c,
+                            i == 0   ? "n0"
+                            : i == 1 ? "n1"
+                                     : "n2",
+                            a100, 2, 64000, 1 << 20, GS_GPU_WHOLE, 0, NULL);
     /* gang 0: one pod on n0 and one on n1 (young: cheap per pod, but two pods) */
     int g0 = run_on(&w, 0, gpu_req(2), 100, 3500, -1, 0, -1);
     int g1 = run_on(&w, 1, gpu_req(2), 100, 3500, -1, 0, -1);
@@ -401,8 +404,11 @@ Test(gang, all_members_or_none)
     world_init(&w);
     int h100 = gs_catalog_find("H100-80GB");
     for (int i = 0; i < 3; i++)
-        gs_cluster_add_node(&w.c, i == 0 ? "n0" : i == 1 ? "n1" : "n2", h100, 8, 128000,
-                            1 << 20, GS_GPU_WHOLE, 0, NULL);
+        gs_cluster_add_node(&w.c,
+                            i == 0   ? "n0"
+                            : i == 1 ? "n1"
+                                     : "n2",
+                            h100, 8, 128000, 1 << 20, GS_GPU_WHOLE, 0, NULL);
     struct gs_request r = gpu_req(8);
     const struct gs_request *reqs[4] = {&r, &r, &r, &r};
     struct gs_decision d[4];

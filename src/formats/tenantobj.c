@@ -1,0 +1,333 @@
+/* tenantobj.c - GPUQueue, ResourceQuota, PodGroup and PodDisruptionBudget readers (see
+ * tenantobj.h). */
+#include "tenantobj.h"
+
+#include "../base/error.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *jstr(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static int copy_name(char *dst, size_t n, const char *src, const char *who, const char *path,
+                     struct gs_error *err)
+{
+    if (!src || !src[0])
+        return gs_error_set(err, GS_EINVAL, "%s: %s is required", who, path);
+    if (strlen(src) >= n)
+        return gs_error_set(err, GS_EINVAL, "%s: %s: longer than %zu characters", who, path,
+                            n - 1);
+    memcpy(dst, src, strlen(src) + 1);
+    return 0;
+}
+
+/* A map of resource -> quantity (string or integer). */
+static int read_res(const json_t *m, struct gs_tobj_res *out, int *n, const char *who,
+                    const char *path, struct gs_error *err)
+{
+    *n = 0;
+    if (!m)
+        return 0;
+    if (!json_is_object(m))
+        return gs_error_set(err, GS_EINVAL, "%s: %s: expected a map of resource to quantity",
+                            who, path);
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)m, key, v)
+    {
+        if (*n >= GS_TOBJ_MAX_RES)
+            return gs_error_set(err, GS_EINVAL, "%s: %s: more than %d resources", who, path,
+                                GS_TOBJ_MAX_RES);
+        struct gs_tobj_res *r = &out[*n];
+        if (strlen(key) >= sizeof(r->name))
+            return gs_error_set(err, GS_EINVAL, "%s: %s.%s: resource name too long", who, path,
+                                key);
+        snprintf(r->name, sizeof(r->name), "%s", key);
+        if (json_is_string(v) && strlen(json_string_value(v)) < sizeof(r->qty))
+            snprintf(r->qty, sizeof(r->qty), "%s", json_string_value(v));
+        else if (json_is_integer(v))
+            snprintf(r->qty, sizeof(r->qty), "%lld", (long long)json_integer_value(v));
+        else
+            return gs_error_set(err, GS_EINVAL, "%s: %s.%s: expected a quantity", who, path, key);
+        (*n)++;
+    }
+    return 0;
+}
+
+static int read_int(const json_t *o, const char *key, int32_t def, int32_t lo, int32_t hi,
+                    int32_t *out, const char *who, const char *path, struct gs_error *err)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!v) {
+        *out = def;
+        return 0;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+        return gs_error_set(err, GS_EINVAL, "%s: %s.%s: expected an integer in %d..%d", who,
+                            path, key, (int)lo, (int)hi);
+    *out = (int32_t)json_integer_value(v);
+    return 0;
+}
+
+int gs_kube_queue_read(const json_t *obj, struct gs_kube_queue *q, struct gs_error *err)
+{
+    memset(q, 0, sizeof(*q));
+    const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
+    int rc = copy_name(q->name, sizeof(q->name), jstr(md, "name"), "GPUQueue", "metadata.name",
+                       err);
+    if (rc)
+        return rc;
+    char who[GS_NAME_MAX + 16];
+    snprintf(who, sizeof(who), "GPUQueue %s", q->name);
+    if (spec && !json_is_object(spec))
+        return gs_error_set(err, GS_EINVAL, "%s: spec: expected an object", who);
+    const char *parent = jstr(spec, "parent");
+    if (parent && parent[0] &&
+        (rc = copy_name(q->parent, sizeof(q->parent), parent, who, "spec.parent", err)))
+        return rc;
+    if (strcmp(q->parent, q->name) == 0)
+        return gs_error_set(err, GS_EINVAL, "%s: spec.parent: a queue cannot be its own parent",
+                            who);
+    if ((rc = read_res(json_object_get(spec, "deserved"), q->deserved, &q->ndeserved, who,
+                       "spec.deserved", err)) ||
+        (rc = read_res(json_object_get(spec, "limit"), q->limit, &q->nlimit, who, "spec.limit",
+                       err)) ||
+        (rc = read_int(spec, "overQuotaWeight", 1, 1, 1000000, &q->weight, who, "spec", err)) ||
+        (rc = read_int(spec, "priority", 0, INT32_MIN, INT32_MAX, &q->priority, who, "spec",
+                       err)))
+        return rc;
+    size_t i;
+    const json_t *v;
+    const json_t *nss = json_object_get(spec, "namespaces");
+    if (nss && !json_is_array(nss))
+        return gs_error_set(err, GS_EINVAL, "%s: spec.namespaces: expected a list", who);
+    json_array_foreach(nss, i, v)
+    {
+        if (q->nns >= GS_TOBJ_MAX_NS)
+            return gs_error_set(err, GS_EINVAL, "%s: spec.namespaces: more than %d", who,
+                                GS_TOBJ_MAX_NS);
+        char path[64];
+        snprintf(path, sizeof(path), "spec.namespaces[%zu]", i);
+        if ((rc = copy_name(q->ns[q->nns], sizeof(q->ns[0]), json_string_value(v), who, path,
+                            err)))
+            return rc;
+        q->nns++;
+    }
+    return 0;
+}
+
+int gs_kube_rquota_read(const json_t *obj, struct gs_kube_rquota *q, struct gs_error *err)
+{
+    memset(q, 0, sizeof(*q));
+    const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
+    int rc = copy_name(q->name, sizeof(q->name), jstr(md, "name"), "ResourceQuota",
+                       "metadata.name", err);
+    if (rc)
+        return rc;
+    char who[GS_NAME_MAX + 16];
+    snprintf(who, sizeof(who), "ResourceQuota %s", q->name);
+    if ((rc = copy_name(q->ns, sizeof(q->ns), jstr(md, "namespace"), who, "metadata.namespace",
+                        err)))
+        return rc;
+    /* spec.hard holds every kind of quota (pods, services, ...): keep the ones that fit */
+    const char *key;
+    const json_t *v;
+    json_object_foreach(json_object_get(spec, "hard"), key, v)
+    {
+        if (q->nhard >= GS_TOBJ_MAX_RES)
+            break;
+        struct gs_tobj_res *r = &q->hard[q->nhard];
+        if (strlen(key) >= sizeof(r->name) || !json_is_string(v) ||
+            strlen(json_string_value(v)) >= sizeof(r->qty))
+            continue;
+        snprintf(r->name, sizeof(r->name), "%s", key);
+        snprintf(r->qty, sizeof(r->qty), "%s", json_string_value(v));
+        q->nhard++;
+    }
+    return 0;
+}
+
+int gs_kube_podgroup_read(const json_t *obj, struct gs_kube_podgroup *g, struct gs_error *err)
+{
+    memset(g, 0, sizeof(*g));
+    const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
+    int rc = copy_name(g->name, sizeof(g->name), jstr(md, "name"), "PodGroup", "metadata.name",
+                       err);
+    if (rc)
+        return rc;
+    char who[GS_NAME_MAX + 16];
+    snprintf(who, sizeof(who), "PodGroup %s", g->name);
+    if ((rc = copy_name(g->ns, sizeof(g->ns), jstr(md, "namespace"), who, "metadata.namespace",
+                        err)) ||
+        (rc = read_int(spec, "minMember", 1, 1, 100000, &g->min_member, who, "spec", err)) ||
+        (rc = read_int(spec, "scheduleTimeoutSeconds", 0, 0, 86400 * 365, &g->timeout_s, who,
+                       "spec", err)))
+        return rc;
+    const char *ts = jstr(md, "creationTimestamp");
+    if (!ts || gs_kube_parse_time(ts, &g->created_s))
+        g->created_s = 0;
+    return 0;
+}
+
+static int int_or_pct(const json_t *v, int32_t *out, bool *pct, const char *who,
+                      const char *path, struct gs_error *err)
+{
+    *out = -1;
+    *pct = false;
+    if (!v)
+        return 0;
+    if (json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= INT32_MAX) {
+        *out = (int32_t)json_integer_value(v);
+        return 0;
+    }
+    const char *s = json_string_value(v);
+    char *end = NULL;
+    long x = s ? strtol(s, &end, 10) : -1;
+    if (s && end != s && x >= 0 && x <= 100 && strcmp(end, "%") == 0) {
+        *out = (int32_t)x;
+        *pct = true;
+        return 0;
+    }
+    return gs_error_set(err, GS_EINVAL, "%s: %s: expected an integer >= 0 or a percentage "
+                                        "like \"50%%\"",
+                        who, path);
+}
+
+int gs_kube_pdb_read(const json_t *obj, struct gs_kube_pdb *b, struct gs_error *err)
+{
+    memset(b, 0, sizeof(*b));
+    const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
+    int rc = copy_name(b->name, sizeof(b->name), jstr(md, "name"), "PodDisruptionBudget",
+                       "metadata.name", err);
+    if (rc)
+        return rc;
+    char who[GS_NAME_MAX + 24];
+    snprintf(who, sizeof(who), "PodDisruptionBudget %s", b->name);
+    if ((rc = copy_name(b->ns, sizeof(b->ns), jstr(md, "namespace"), who, "metadata.namespace",
+                        err)) ||
+        (rc = int_or_pct(json_object_get(spec, "minAvailable"), &b->min_available, &b->min_pct,
+                         who, "spec.minAvailable", err)) ||
+        (rc = int_or_pct(json_object_get(spec, "maxUnavailable"), &b->max_unavailable,
+                         &b->max_pct, who, "spec.maxUnavailable", err)))
+        return rc;
+    const json_t *sel = json_object_get(spec, "selector");
+    const char *key;
+    const json_t *v;
+    json_object_foreach(json_object_get(sel, "matchLabels"), key, v)
+    {
+        if (b->nsel >= GS_TOBJ_MAX_SEL || strlen(key) >= GS_LABEL_KEY_MAX || !json_is_string(v) ||
+            strlen(json_string_value(v)) >= GS_LABEL_VAL_MAX)
+            return gs_error_set(err, GS_EINVAL, "%s: spec.selector.matchLabels.%s: too many "
+                                                "labels or too long",
+                                who, key);
+        struct gs_sel_req *r = &b->sel[b->nsel++];
+        snprintf(r->key, sizeof(r->key), "%s", key);
+        r->op = GS_SEL_IN;
+        r->nval = 1;
+        snprintf(r->val[0], sizeof(r->val[0]), "%s", json_string_value(v));
+    }
+    size_t i, j;
+    const json_t *e, *x;
+    json_array_foreach(json_object_get(sel, "matchExpressions"), i, e)
+    {
+        const char *k = jstr(e, "key"), *op = jstr(e, "operator");
+        if (b->nsel >= GS_TOBJ_MAX_SEL || !k || strlen(k) >= GS_LABEL_KEY_MAX || !op)
+            return gs_error_set(err, GS_EINVAL, "%s: spec.selector.matchExpressions[%zu]: "
+                                                "expected key and operator",
+                                who, i);
+        struct gs_sel_req *r = &b->sel[b->nsel];
+        memset(r, 0, sizeof(*r));
+        snprintf(r->key, sizeof(r->key), "%s", k);
+        if (strcmp(op, "In") == 0)
+            r->op = GS_SEL_IN;
+        else if (strcmp(op, "NotIn") == 0)
+            r->op = GS_SEL_NOTIN;
+        else if (strcmp(op, "Exists") == 0)
+            r->op = GS_SEL_EXISTS;
+        else if (strcmp(op, "DoesNotExist") == 0)
+            r->op = GS_SEL_NOTEXISTS;
+        else
+            return gs_error_set(err, GS_EINVAL, "%s: spec.selector.matchExpressions[%zu]."
+                                                "operator: '%s': expected In, NotIn, Exists or "
+                                                "DoesNotExist",
+                                who, i, op);
+        json_array_foreach(json_object_get(e, "values"), j, x)
+        {
+            if (r->nval >= 4 || !json_is_string(x) ||
+                strlen(json_string_value(x)) >= GS_LABEL_VAL_MAX)
+                return gs_error_set(err, GS_EINVAL, "%s: spec.selector.matchExpressions[%zu]."
+                                                    "values: at most 4 values of at most %d "
+                                                    "characters",
+                                    who, i, GS_LABEL_VAL_MAX - 1);
+            snprintf(r->val[r->nval++], GS_LABEL_VAL_MAX, "%s", json_string_value(x));
+        }
+        b->nsel++;
+    }
+    return 0;
+}
+
+bool gs_kube_pdb_matches(const struct gs_kube_pdb *b, const struct gs_kube_pod *p)
+{
+    if (strcmp(b->ns, p->ns) != 0)
+        return false;
+    for (int i = 0; i < b->nsel; i++) {
+        const struct gs_sel_req *r = &b->sel[i];
+        const char *v = gs_kube_pod_label(p, r->key);
+        bool in = false;
+        for (int k = 0; v && k < r->nval; k++)
+            in |= strcmp(v, r->val[k]) == 0;
+        switch (r->op) {
+        case GS_SEL_IN:
+            if (!in)
+                return false;
+            break;
+        case GS_SEL_NOTIN:
+            if (in)
+                return false;
+            break;
+        case GS_SEL_EXISTS:
+            if (!v)
+                return false;
+            break;
+        default:
+            if (v)
+                return false;
+        }
+    }
+    return true;
+}
+
+int32_t gs_kube_pdb_allowed(const struct gs_kube_pdb *b, int32_t healthy, int32_t expected)
+{
+    int32_t allowed;
+    if (b->max_unavailable >= 0) {
+        int32_t maxu = b->max_pct ? (int32_t)ceil(expected * b->max_unavailable / 100.0)
+                                  : b->max_unavailable;
+        allowed = healthy - (expected - maxu);
+    } else if (b->min_available >= 0) {
+        int32_t mina = b->min_pct ? (int32_t)ceil(expected * b->min_available / 100.0)
+                                  : b->min_available;
+        allowed = healthy - mina;
+    } else {
+        allowed = healthy - 1; /* neither set: as minAvailable 1, the conservative reading */
+    }
+    return allowed > 0 ? allowed : 0;
+}
+
+json_t *gs_kube_disruption_patch(const char *message)
+{
+    char now[40];
+    gs_kube_micro_time(now, sizeof(now));
+    now[19] = 'Z'; /* conditions carry second precision */
+    now[20] = '\0';
+    return json_pack("{s:{s:[{s:s,s:s,s:s,s:s,s:s}]}}", "status", "conditions", "type",
+                     "DisruptionTarget", "status", "True", "reason", "PreemptionByScheduler",
+                     "message", message, "lastTransitionTime", now);
+}

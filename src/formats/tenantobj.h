@@ -1,0 +1,89 @@
+/* tenantobj.h - the objects that shape tenancy, read from the API server's JSON:
+ *
+ *   GPUQueue (gpusched.io/v1alpha1, cluster-scoped; deploy/crds/gpuqueue.yaml):
+ *     spec: {parent, deserved: {resource: quantity}, limit: {...}, overQuotaWeight,
+ *            priority, namespaces: [ns...]}   # pods of these namespaces default to it
+ *   ResourceQuota (v1): spec.hard, as the article's gpu-quota-team-a/b
+ *   PodGroup (scheduling.x-k8s.io/v1alpha1): spec.minMember, spec.scheduleTimeoutSeconds
+ *   PodDisruptionBudget (policy/v1): minAvailable | maxUnavailable (int or "N%"),
+ *     selector.matchLabels (and matchExpressions In / NotIn / Exists / DoesNotExist)
+ *
+ * Resource names and quantities are kept as text for core/tenant.c to check; everything
+ * else is checked here, and errors name the object and the field path. Plain structs, no
+ * heap. */
+#ifndef GS_TENANTOBJ_H
+#define GS_TENANTOBJ_H
+
+#include "../core/cluster.h"
+#include "kubeobj.h"
+
+#include <jansson.h>
+
+#define GS_TOBJ_MAX_RES 16
+#define GS_TOBJ_MAX_NS  16
+#define GS_TOBJ_MAX_SEL 8
+
+struct gs_tobj_res {
+    char name[64];
+    char qty[48];
+};
+
+struct gs_kube_queue {
+    char name[GS_NAME_MAX];
+    char parent[GS_NAME_MAX];
+    int ndeserved, nlimit;
+    struct gs_tobj_res deserved[GS_TOBJ_MAX_RES], limit[GS_TOBJ_MAX_RES];
+    int32_t weight, priority;
+    int nns;
+    char ns[GS_TOBJ_MAX_NS][64];
+};
+
+struct gs_kube_rquota {
+    char ns[64];
+    char name[GS_NAME_MAX];
+    int nhard;
+    struct gs_tobj_res hard[GS_TOBJ_MAX_RES];
+};
+
+struct gs_kube_podgroup {
+    char ns[64];
+    char name[GS_NAME_MAX];
+    int32_t min_member;
+    int32_t timeout_s; /* 0: none */
+    double created_s;
+};
+
+enum gs_sel_op { GS_SEL_IN = 0, GS_SEL_NOTIN, GS_SEL_EXISTS, GS_SEL_NOTEXISTS };
+
+struct gs_sel_req {
+    char key[GS_LABEL_KEY_MAX];
+    uint8_t op;
+    uint8_t nval;
+    char val[4][GS_LABEL_VAL_MAX];
+};
+
+struct gs_kube_pdb {
+    char ns[64];
+    char name[GS_NAME_MAX];
+    int32_t min_available, max_unavailable; /* -1: not set */
+    bool min_pct, max_pct;                  /* the value is a percentage */
+    int nsel;
+    struct gs_sel_req sel[GS_TOBJ_MAX_SEL];
+};
+
+struct gs_error;
+
+int gs_kube_queue_read(const json_t *obj, struct gs_kube_queue *out, struct gs_error *err);
+int gs_kube_rquota_read(const json_t *obj, struct gs_kube_rquota *out, struct gs_error *err);
+int gs_kube_podgroup_read(const json_t *obj, struct gs_kube_podgroup *out, struct gs_error *err);
+int gs_kube_pdb_read(const json_t *obj, struct gs_kube_pdb *out, struct gs_error *err);
+/* Whether a pod matches a PDB (same namespace, selector; an empty selector matches all). */
+bool gs_kube_pdb_matches(const struct gs_kube_pdb *b, const struct gs_kube_pod *p);
+/* Disruptions a PDB allows given how many matching pods run (healthy) out of expected. */
+int32_t gs_kube_pdb_allowed(const struct gs_kube_pdb *b, int32_t healthy, int32_t expected);
+
+/* Patch of a victim's status adding the DisruptionTarget condition (reason
+ * PreemptionByScheduler) with a message. */
+json_t *gs_kube_disruption_patch(const char *message);
+
+#endif

@@ -1,0 +1,273 @@
+/* tenancy.c - GPUQueues, ResourceQuotas, PodGroups and PDBs for a scheduling cycle (see
+ * tenancy.h). */
+#include "tenancy.h"
+
+#include "../base/buf.h"
+#include "../base/error.h"
+#include "../base/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct lister {
+    void *items;
+    int n, cap;
+    size_t size;
+    int (*read)(const json_t *, void *, struct gs_error *);
+};
+
+static int rd_queue(const json_t *o, void *out, struct gs_error *e)
+{
+    return gs_kube_queue_read(o, out, e);
+}
+static int rd_rquota(const json_t *o, void *out, struct gs_error *e)
+{
+    return gs_kube_rquota_read(o, out, e);
+}
+static int rd_group(const json_t *o, void *out, struct gs_error *e)
+{
+    return gs_kube_podgroup_read(o, out, e);
+}
+static int rd_pdb(const json_t *o, void *out, struct gs_error *e)
+{
+    return gs_kube_pdb_read(o, out, e);
+}
+
+static int on_item(const json_t *item, void *user)
+{
+    struct lister *l = user;
+    if (l->n == l->cap) {
+        void *v = gs_grow(l->items, &l->cap, l->size, 16);
+        if (!v)
+            return GS_ENOMEM;
+        l->items = v;
+    }
+    struct gs_error err;
+    gs_error_init(&err);
+    if (l->read(item, (char *)l->items + l->size * (size_t)l->n, &err)) {
+        GS_WARN("tenancy", "ignored: %s", err.msg);
+        return 0;
+    }
+    l->n++;
+    return 0;
+}
+
+static int list_kind(struct gs_kube_client *kc, const char *path, struct lister *l,
+                     struct gs_error *err)
+{
+    char rv[64];
+    struct gs_error e;
+    gs_error_init(&e);
+    int rc = gs_kube_list(kc, path, on_item, l, rv, sizeof(rv), &e);
+    if (rc == GS_ENOTFOUND) {
+        l->n = 0; /* the API (a CRD) is not installed */
+        return 0;
+    }
+    if (rc) {
+        free(l->items);
+        l->items = NULL;
+        return gs_error_set(err, rc, "%s", e.msg);
+    }
+    return 0;
+}
+
+void gs_policy_objs_release(struct gs_policy_objs *po)
+{
+    free(po->queues);
+    free(po->rquotas);
+    free(po->groups);
+    free(po->pdbs);
+    memset(po, 0, sizeof(*po));
+}
+
+int gs_policy_objs_list(struct gs_kube_client *kc, struct gs_policy_objs *po,
+                        struct gs_error *err)
+{
+    memset(po, 0, sizeof(*po));
+    struct lister q = {0, 0, 0, sizeof(struct gs_kube_queue), rd_queue},
+                  r = {0, 0, 0, sizeof(struct gs_kube_rquota), rd_rquota},
+                  g = {0, 0, 0, sizeof(struct gs_kube_podgroup), rd_group},
+                  b = {0, 0, 0, sizeof(struct gs_kube_pdb), rd_pdb};
+    int rc = list_kind(kc, "/apis/gpusched.io/v1alpha1/gpuqueues", &q, err);
+    if (!rc)
+        rc = list_kind(kc, "/api/v1/resourcequotas", &r, err);
+    if (!rc)
+        rc = list_kind(kc, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", &g, err);
+    if (!rc)
+        rc = list_kind(kc, "/apis/policy/v1/poddisruptionbudgets", &b, err);
+    po->queues = q.items;
+    po->nqueues = q.n;
+    po->rquotas = r.items;
+    po->nrquotas = r.n;
+    po->groups = g.items;
+    po->ngroups = g.n;
+    po->pdbs = b.items;
+    po->npdbs = b.n;
+    if (rc)
+        gs_policy_objs_release(po);
+    return rc;
+}
+
+static bool same(const void *a, int na, const void *b, int nb, size_t size)
+{
+    return na == nb && (na == 0 || memcmp(a, b, size * (size_t)na) == 0);
+}
+
+bool gs_policy_objs_equal(const struct gs_policy_objs *a, const struct gs_policy_objs *b)
+{
+    return same(a->queues, a->nqueues, b->queues, b->nqueues, sizeof(*a->queues)) &&
+           same(a->rquotas, a->nrquotas, b->rquotas, b->nrquotas, sizeof(*a->rquotas)) &&
+           same(a->groups, a->ngroups, b->groups, b->ngroups, sizeof(*a->groups)) &&
+           same(a->pdbs, a->npdbs, b->pdbs, b->npdbs, sizeof(*a->pdbs));
+}
+
+void gs_tenancy_release(struct gs_tenancy *ty)
+{
+    gs_tenants_release(&ty->t);
+    free(ty->pod_queue);
+    free(ty->pod_gang);
+    free(ty->pod_run);
+    free(ty->run);
+    free(ty->pdb_allowed);
+    memset(ty, 0, sizeof(*ty));
+}
+
+static void set_all(struct gs_tenants *t, struct gs_qvec *v, const struct gs_tobj_res *r, int n,
+                    const char *who)
+{
+    for (int i = 0; i < n; i++) {
+        struct gs_error err;
+        gs_error_init(&err);
+        int rc = gs_tenants_set(t, v, r[i].name, r[i].qty, &err);
+        if (rc && rc != GS_ENOTFOUND)
+            GS_WARN("tenancy", "%s: %s", who, err.msg);
+    }
+}
+
+static int pod_queue(const struct gs_tenants *t, const struct gs_policy_objs *po,
+                     const struct gs_kube_pod *p)
+{
+    const char *l = gs_kube_pod_label(p, GS_QUEUE_LABEL);
+    if (l)
+        return gs_tenants_find(t, l);
+    for (int i = 0; i < po->nqueues; i++)
+        for (int k = 0; k < po->queues[i].nns; k++)
+            if (strcmp(po->queues[i].ns[k], p->ns) == 0)
+                return gs_tenants_find(t, po->queues[i].name);
+    int q = gs_tenants_find(t, p->ns);
+    return q >= 0 ? q : GS_QUEUE_NONE;
+}
+
+int gs_tenancy_build(struct gs_tenancy *ty, const struct gs_policy_objs *po,
+                     const struct gs_cluster *c, const struct gs_kube_pod *pods, size_t stride,
+                     int np, const struct gs_alloc *alloc, const int8_t *placed)
+{
+    memset(ty, 0, sizeof(*ty));
+    gs_tenants_init(&ty->t);
+    struct gs_tenants *t = &ty->t;
+    /* queues, parents first; a queue whose parent never appears is left out */
+    bool *added = calloc((size_t)po->nqueues + 1, 1);
+    if (!added)
+        return GS_ENOMEM;
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (int i = 0; i < po->nqueues; i++) {
+            const struct gs_kube_queue *k = &po->queues[i];
+            if (added[i] || (k->parent[0] && gs_tenants_find(t, k->parent) < 0))
+                continue;
+            struct gs_error err;
+            gs_error_init(&err);
+            int q = gs_tenants_add_queue(t, k->name, k->parent, k->weight, k->priority, &err);
+            added[i] = true;
+            progress = true;
+            if (q < 0) {
+                GS_WARN("tenancy", "GPUQueue %s: %s", k->name, err.msg);
+                continue;
+            }
+            char who[GS_NAME_MAX + 16];
+            snprintf(who, sizeof(who), "GPUQueue %s", k->name);
+            set_all(t, &t->q[q].deserved, k->deserved, k->ndeserved, who);
+            set_all(t, &t->q[q].limit, k->limit, k->nlimit, who);
+        }
+    }
+    for (int i = 0; i < po->nqueues; i++)
+        if (!added[i])
+            GS_WARN("tenancy", "GPUQueue %s: parent '%s' does not exist (or is in a cycle); "
+                               "the queue is ignored",
+                    po->queues[i].name, po->queues[i].parent);
+    free(added);
+    for (int i = 0; i < po->nrquotas; i++) {
+        const struct gs_kube_rquota *r = &po->rquotas[i];
+        int k = gs_tenants_add_nsquota(t, r->ns, r->name);
+        if (k < 0)
+            return GS_ENOMEM;
+        char who[GS_NAME_MAX + 80];
+        snprintf(who, sizeof(who), "ResourceQuota %s/%s", r->ns, r->name);
+        set_all(t, &t->ns[k].hard, r->hard, r->nhard, who);
+    }
+    /* capacity */
+    struct gs_cluster_totals tot;
+    gs_cluster_totals(c, &tot);
+    t->cap.v[GS_QR_UNITS] = (int64_t)(tot.units_cap * 1000);
+    t->cap.v[GS_QR_GPU] = tot.gpus;
+    for (int n = 0; n < c->nnodes; n++) {
+        t->cap.v[GS_QR_CPU] += c->nodes[n].cpu_cap;
+        t->cap.v[GS_QR_MEM] += c->nodes[n].mem_cap;
+    }
+    size_t an = np > 0 ? (size_t)np : 1;
+    ty->pod_queue = malloc(sizeof(int32_t) * an);
+    ty->pod_gang = malloc(sizeof(int32_t) * an);
+    ty->pod_run = malloc(sizeof(int32_t) * an);
+    ty->run = malloc(sizeof(*ty->run) * an);
+    ty->npdb = po->npdbs;
+    ty->pdb_allowed = calloc((size_t)po->npdbs + 1, sizeof(int32_t));
+    int32_t *healthy = calloc((size_t)po->npdbs + 1, sizeof(int32_t) * 2);
+    if (!ty->pod_queue || !ty->pod_gang || !ty->pod_run || !ty->run || !ty->pdb_allowed ||
+        !healthy) {
+        free(healthy);
+        return GS_ENOMEM;
+    }
+    int32_t *expected = healthy + po->npdbs + 1;
+    ty->ngangs = po->ngroups;
+    for (int i = 0; i < np; i++) {
+        const struct gs_kube_pod *p = (const void *)((const char *)pods + stride * (size_t)i);
+        ty->pod_queue[i] = pod_queue(t, po, p);
+        ty->pod_gang[i] = -1;
+        ty->pod_run[i] = -1;
+        const char *g = gs_kube_pod_label(p, GS_POD_GROUP_LABEL);
+        for (int k = 0; g && k < po->ngroups; k++)
+            if (strcmp(po->groups[k].name, g) == 0 && strcmp(po->groups[k].ns, p->ns) == 0)
+                ty->pod_gang[i] = k;
+        if (!p->node[0])
+            continue;
+        struct gs_qvec d;
+        gs_tenants_demand(t, &p->req, &d);
+        gs_tenants_charge(t, ty->pod_queue[i], p->ns, &d, +1);
+        int pdb = -1;
+        for (int k = 0; k < po->npdbs && !p->terminating; k++)
+            if (gs_kube_pdb_matches(&po->pdbs[k], p)) {
+                expected[k]++;
+                healthy[k] += strcmp(p->phase, "Running") == 0;
+                if (pdb < 0)
+                    pdb = k;
+            }
+        if (!placed[i] || p->terminating)
+            continue;
+        struct gs_running *r = &ty->run[ty->nrun];
+        memset(r, 0, sizeof(*r));
+        r->node = alloc[i].node;
+        r->req = p->req;
+        r->alloc = alloc[i];
+        r->queue = ty->pod_queue[i];
+        r->priority = p->priority;
+        r->start_s = p->start_s;
+        r->gang = ty->pod_gang[i];
+        r->pdb = pdb;
+        r->demand = d;
+        ty->pod_run[i] = ty->nrun++;
+    }
+    for (int k = 0; k < po->npdbs; k++)
+        ty->pdb_allowed[k] = gs_kube_pdb_allowed(&po->pdbs[k], healthy[k], expected[k]);
+    free(healthy);
+    return 0;
+}

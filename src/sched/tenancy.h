@@ -1,0 +1,59 @@
+/* tenancy.h - the scheduler's view of tenancy: GPUQueues, ResourceQuotas, PodGroups and
+ * PodDisruptionBudgets listed from the API server, turned into core/tenant.c's queues and
+ * core/preempt.c's running pods for one scheduling cycle.
+ *
+ * A pod's queue: the label gpusched.io/queue, else the GPUQueue whose spec.namespaces lists
+ * its namespace, else the GPUQueue named like its namespace, else none (no queue limits;
+ * ResourceQuotas still apply). A pod's gang: the PodGroup its label
+ * scheduling.x-k8s.io/pod-group names in its namespace. A PDB's allowed disruptions are
+ * computed from the pods it selects (no controller is needed to fill its status). */
+#ifndef GS_SCHED_TENANCY_H
+#define GS_SCHED_TENANCY_H
+
+#include "../core/preempt.h"
+#include "../formats/tenantobj.h"
+#include "../kube/client.h"
+
+#include <stddef.h>
+
+struct gs_policy_objs {
+    struct gs_kube_queue *queues;
+    int nqueues;
+    struct gs_kube_rquota *rquotas;
+    int nrquotas;
+    struct gs_kube_podgroup *groups;
+    int ngroups;
+    struct gs_kube_pdb *pdbs;
+    int npdbs;
+};
+
+struct gs_error;
+
+/* List the four kinds once. A kind whose API is not installed (404: the CRD is absent) is
+ * empty; objects that do not parse are skipped with a warning. Returns 0 or GS_EIO etc. */
+int gs_policy_objs_list(struct gs_kube_client *kc, struct gs_policy_objs *out,
+                        struct gs_error *err);
+void gs_policy_objs_release(struct gs_policy_objs *po);
+/* Deep equality (to tell whether a relist changed anything). */
+bool gs_policy_objs_equal(const struct gs_policy_objs *a, const struct gs_policy_objs *b);
+
+/* One cycle's tenancy. pods: np pods at a stride (bytes) apart; alloc[i]/placed[i]: what
+ * bound pod i holds in c. */
+struct gs_tenancy {
+    struct gs_tenants t;
+    int32_t *pod_queue; /* per pod, GS_QUEUE_NONE */
+    int32_t *pod_gang;  /* per pod, index into po->groups or -1 */
+    int32_t *pod_run;   /* per pod, index into run or -1 */
+    struct gs_running *run;
+    int32_t nrun;
+    int32_t *pdb_allowed;
+    int32_t npdb;
+    int32_t ngangs;
+};
+
+int gs_tenancy_build(struct gs_tenancy *ty, const struct gs_policy_objs *po,
+                     const struct gs_cluster *c, const struct gs_kube_pod *pods, size_t stride,
+                     int np, const struct gs_alloc *alloc, const int8_t *placed);
+void gs_tenancy_release(struct gs_tenancy *ty);
+
+#endif

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Helpers for the tenancy tests (preempt, quota, borrow, gang), sourced after cluster.sh:
+# start gpusched with its HTTP port, write pods from a compact line, count and wait.
+# The article's manifests: from the article itself when it sits beside the checkout, else
+# the verbatim copies in deploy/article/.
+SEED="$E2E_SRC/../../../shared/seed/examples"
+[ -f "$SEED/gpu-priority-class.yaml" ] || SEED="$E2E_SRC/../../deploy/article"
+
+tn_start() { # extra scheduler flags...
+    TN_PORT=$(e2e_free_port)
+    "$GS" --log-level info scheduler --kubeconfig "$E2E_DIR/scheduler.kubeconfig" \
+        --leader-elect false --http-port "$TN_PORT" --http-bind 127.0.0.1 "$@" \
+        > "$E2E_DIR/scheduler.log" 2>&1 &
+    echo $! > "$E2E_DIR/scheduler.pid"
+    local i
+    for i in $(seq 1 100); do
+        curl -sf "http://127.0.0.1:$TN_PORT/readyz" > /dev/null 2>&1 && return 0
+        sleep 0.2
+    done
+    echo "gpusched did not become ready"; tail -20 "$E2E_DIR/scheduler.log"; return 1
+}
+
+# tn_pods NS PREFIX FROM TO PRIORITYCLASS RESOURCE=COUNT [LABEL=VALUE ...]  (a Pod list on stdout)
+tn_pods() {
+    python3 - "$@" <<'P'
+import json, sys
+ns, prefix, a, b, pc, res = sys.argv[1:7]
+labels = dict(x.split("=", 1) for x in sys.argv[7:])
+rname, rcount = res.split("=")
+items = []
+for i in range(int(a), int(b)):
+    spec = {"schedulerName": "gpusched",
+            "containers": [{"name": "c", "image": "registry.invalid/none:1",
+                            "resources": {"limits": {"cpu": "1", "memory": "1Gi",
+                                                     rname: rcount}}}],
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]}
+    if pc != "-":
+        spec["priorityClassName"] = pc
+    items.append({"apiVersion": "v1", "kind": "Pod",
+                  "metadata": {"name": "%s-%d" % (prefix, i), "namespace": ns, "labels": labels},
+                  "spec": spec})
+print(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+P
+}
+
+tn_bound() { # NS [SELECTOR]: pods with a node
+    "$K" get pods -n "$1" ${2:+-l "$2"} -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' |
+        grep -c .
+}
+
+tn_running() { # NS [SELECTOR]
+    "$K" get pods -n "$1" ${2:+-l "$2"} -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' |
+        grep -c '^Running$'
+}
+
+tn_bound_ge() { [ "$(tn_bound "$1")" -ge "$2" ]; }   # NS N
+tn_running_ge() { [ "$(tn_running "$1")" -ge "$2" ]; } # NS N
+
+tn_wait() { # SECONDS COMMAND...: poll every 0.2 s until the command succeeds
+    local end=$(( $(date +%s%N) / 1000000 + $1 * 1000 ))
+    shift
+    while [ $(( $(date +%s%N) / 1000000 )) -lt $end ]; do
+        "$@" && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+tn_now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+tn_fail() { echo "FAIL: $*"; TN_OK=1; }
+
+tn_done() {
+    if [ "$TN_OK" = 0 ]; then echo "1 passed, 0 failed"; else
+        echo "0 passed, 1 failed"; echo "--- scheduler log (tail)"; tail -30 "$E2E_DIR/scheduler.log"
+    fi
+    exit "$TN_OK"
+}
+TN_OK=0
