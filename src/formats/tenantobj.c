@@ -22,8 +22,7 @@ static int copy_name(char *dst, size_t n, const char *src, const char *who, cons
     if (!src || !src[0])
         return gs_error_set(err, GS_EINVAL, "%s: %s is required", who, path);
     if (strlen(src) >= n)
-        return gs_error_set(err, GS_EINVAL, "%s: %s: longer than %zu characters", who, path,
-                            n - 1);
+        return gs_error_set(err, GS_EINVAL, "%s: %s: longer than %zu characters", who, path, n - 1);
     memcpy(dst, src, strlen(src) + 1);
     return 0;
 }
@@ -36,8 +35,8 @@ static int read_res(const json_t *m, struct gs_tobj_res *out, int *n, const char
     if (!m)
         return 0;
     if (!json_is_object(m))
-        return gs_error_set(err, GS_EINVAL, "%s: %s: expected a map of resource to quantity",
-                            who, path);
+        return gs_error_set(err, GS_EINVAL, "%s: %s: expected a map of resource to quantity", who,
+                            path);
     const char *key;
     const json_t *v;
     json_object_foreach((json_t *)m, key, v)
@@ -70,8 +69,8 @@ static int read_int(const json_t *o, const char *key, int32_t def, int32_t lo, i
         return 0;
     }
     if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-        return gs_error_set(err, GS_EINVAL, "%s: %s.%s: expected an integer in %d..%d", who,
-                            path, key, (int)lo, (int)hi);
+        return gs_error_set(err, GS_EINVAL, "%s: %s.%s: expected an integer in %d..%d", who, path,
+                            key, (int)lo, (int)hi);
     *out = (int32_t)json_integer_value(v);
     return 0;
 }
@@ -80,8 +79,8 @@ int gs_kube_queue_read(const json_t *obj, struct gs_kube_queue *q, struct gs_err
 {
     memset(q, 0, sizeof(*q));
     const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
-    int rc = copy_name(q->name, sizeof(q->name), jstr(md, "name"), "GPUQueue", "metadata.name",
-                       err);
+    int rc =
+        copy_name(q->name, sizeof(q->name), jstr(md, "name"), "GPUQueue", "metadata.name", err);
     if (rc)
         return rc;
     char who[GS_NAME_MAX + 16];
@@ -100,8 +99,7 @@ int gs_kube_queue_read(const json_t *obj, struct gs_kube_queue *q, struct gs_err
         (rc = read_res(json_object_get(spec, "limit"), q->limit, &q->nlimit, who, "spec.limit",
                        err)) ||
         (rc = read_int(spec, "overQuotaWeight", 1, 1, 1000000, &q->weight, who, "spec", err)) ||
-        (rc = read_int(spec, "priority", 0, INT32_MIN, INT32_MAX, &q->priority, who, "spec",
-                       err)))
+        (rc = read_int(spec, "priority", 0, INT32_MIN, INT32_MAX, &q->priority, who, "spec", err)))
         return rc;
     size_t i;
     const json_t *v;
@@ -115,8 +113,7 @@ int gs_kube_queue_read(const json_t *obj, struct gs_kube_queue *q, struct gs_err
                                 GS_TOBJ_MAX_NS);
         char path[64];
         snprintf(path, sizeof(path), "spec.namespaces[%zu]", i);
-        if ((rc = copy_name(q->ns[q->nns], sizeof(q->ns[0]), json_string_value(v), who, path,
-                            err)))
+        if ((rc = copy_name(q->ns[q->nns], sizeof(q->ns[0]), json_string_value(v), who, path, err)))
             return rc;
         q->nns++;
     }
@@ -127,8 +124,8 @@ int gs_kube_rquota_read(const json_t *obj, struct gs_kube_rquota *q, struct gs_e
 {
     memset(q, 0, sizeof(*q));
     const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
-    int rc = copy_name(q->name, sizeof(q->name), jstr(md, "name"), "ResourceQuota",
-                       "metadata.name", err);
+    int rc = copy_name(q->name, sizeof(q->name), jstr(md, "name"), "ResourceQuota", "metadata.name",
+                       err);
     if (rc)
         return rc;
     char who[GS_NAME_MAX + 16];
@@ -158,8 +155,8 @@ int gs_kube_podgroup_read(const json_t *obj, struct gs_kube_podgroup *g, struct 
 {
     memset(g, 0, sizeof(*g));
     const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
-    int rc = copy_name(g->name, sizeof(g->name), jstr(md, "name"), "PodGroup", "metadata.name",
-                       err);
+    int rc =
+        copy_name(g->name, sizeof(g->name), jstr(md, "name"), "PodGroup", "metadata.name", err);
     if (rc)
         return rc;
     char who[GS_NAME_MAX + 16];
@@ -176,8 +173,8 @@ int gs_kube_podgroup_read(const json_t *obj, struct gs_kube_podgroup *g, struct 
     return 0;
 }
 
-static int int_or_pct(const json_t *v, int32_t *out, bool *pct, const char *who,
-                      const char *path, struct gs_error *err)
+static int int_or_pct(const json_t *v, int32_t *out, bool *pct, const char *who, const char *path,
+                      struct gs_error *err)
 {
     *out = -1;
     *pct = false;
@@ -195,8 +192,9 @@ static int int_or_pct(const json_t *v, int32_t *out, bool *pct, const char *who,
         *pct = true;
         return 0;
     }
-    return gs_error_set(err, GS_EINVAL, "%s: %s: expected an integer >= 0 or a percentage "
-                                        "like \"50%%\"",
+    return gs_error_set(err, GS_EINVAL,
+                        "%s: %s: expected an integer >= 0 or a percentage "
+                        "like \"50%%\"",
                         who, path);
 }
 
@@ -212,10 +210,10 @@ int gs_kube_pdb_read(const json_t *obj, struct gs_kube_pdb *b, struct gs_error *
     snprintf(who, sizeof(who), "PodDisruptionBudget %s", b->name);
     if ((rc = copy_name(b->ns, sizeof(b->ns), jstr(md, "namespace"), who, "metadata.namespace",
                         err)) ||
-        (rc = int_or_pct(json_object_get(spec, "minAvailable"), &b->min_available, &b->min_pct,
-                         who, "spec.minAvailable", err)) ||
-        (rc = int_or_pct(json_object_get(spec, "maxUnavailable"), &b->max_unavailable,
-                         &b->max_pct, who, "spec.maxUnavailable", err)))
+        (rc = int_or_pct(json_object_get(spec, "minAvailable"), &b->min_available, &b->min_pct, who,
+                         "spec.minAvailable", err)) ||
+        (rc = int_or_pct(json_object_get(spec, "maxUnavailable"), &b->max_unavailable, &b->max_pct,
+                         who, "spec.maxUnavailable", err)))
         return rc;
     const json_t *sel = json_object_get(spec, "selector");
     const char *key;
@@ -224,8 +222,9 @@ int gs_kube_pdb_read(const json_t *obj, struct gs_kube_pdb *b, struct gs_error *
     {
         if (b->nsel >= GS_TOBJ_MAX_SEL || strlen(key) >= GS_LABEL_KEY_MAX || !json_is_string(v) ||
             strlen(json_string_value(v)) >= GS_LABEL_VAL_MAX)
-            return gs_error_set(err, GS_EINVAL, "%s: spec.selector.matchLabels.%s: too many "
-                                                "labels or too long",
+            return gs_error_set(err, GS_EINVAL,
+                                "%s: spec.selector.matchLabels.%s: too many "
+                                "labels or too long",
                                 who, key);
         struct gs_sel_req *r = &b->sel[b->nsel++];
         snprintf(r->key, sizeof(r->key), "%s", key);
@@ -239,8 +238,9 @@ int gs_kube_pdb_read(const json_t *obj, struct gs_kube_pdb *b, struct gs_error *
     {
         const char *k = jstr(e, "key"), *op = jstr(e, "operator");
         if (b->nsel >= GS_TOBJ_MAX_SEL || !k || strlen(k) >= GS_LABEL_KEY_MAX || !op)
-            return gs_error_set(err, GS_EINVAL, "%s: spec.selector.matchExpressions[%zu]: "
-                                                "expected key and operator",
+            return gs_error_set(err, GS_EINVAL,
+                                "%s: spec.selector.matchExpressions[%zu]: "
+                                "expected key and operator",
                                 who, i);
         struct gs_sel_req *r = &b->sel[b->nsel];
         memset(r, 0, sizeof(*r));
@@ -254,17 +254,19 @@ int gs_kube_pdb_read(const json_t *obj, struct gs_kube_pdb *b, struct gs_error *
         else if (strcmp(op, "DoesNotExist") == 0)
             r->op = GS_SEL_NOTEXISTS;
         else
-            return gs_error_set(err, GS_EINVAL, "%s: spec.selector.matchExpressions[%zu]."
-                                                "operator: '%s': expected In, NotIn, Exists or "
-                                                "DoesNotExist",
+            return gs_error_set(err, GS_EINVAL,
+                                "%s: spec.selector.matchExpressions[%zu]."
+                                "operator: '%s': expected In, NotIn, Exists or "
+                                "DoesNotExist",
                                 who, i, op);
         json_array_foreach(json_object_get(e, "values"), j, x)
         {
             if (r->nval >= 4 || !json_is_string(x) ||
                 strlen(json_string_value(x)) >= GS_LABEL_VAL_MAX)
-                return gs_error_set(err, GS_EINVAL, "%s: spec.selector.matchExpressions[%zu]."
-                                                    "values: at most 4 values of at most %d "
-                                                    "characters",
+                return gs_error_set(err, GS_EINVAL,
+                                    "%s: spec.selector.matchExpressions[%zu]."
+                                    "values: at most 4 values of at most %d "
+                                    "characters",
                                     who, i, GS_LABEL_VAL_MAX - 1);
             snprintf(r->val[r->nval++], GS_LABEL_VAL_MAX, "%s", json_string_value(x));
         }
@@ -308,12 +310,12 @@ int32_t gs_kube_pdb_allowed(const struct gs_kube_pdb *b, int32_t healthy, int32_
 {
     int32_t allowed;
     if (b->max_unavailable >= 0) {
-        int32_t maxu = b->max_pct ? (int32_t)ceil(expected * b->max_unavailable / 100.0)
-                                  : b->max_unavailable;
+        int32_t maxu =
+            b->max_pct ? (int32_t)ceil(expected * b->max_unavailable / 100.0) : b->max_unavailable;
         allowed = healthy - (expected - maxu);
     } else if (b->min_available >= 0) {
-        int32_t mina = b->min_pct ? (int32_t)ceil(expected * b->min_available / 100.0)
-                                  : b->min_available;
+        int32_t mina =
+            b->min_pct ? (int32_t)ceil(expected * b->min_available / 100.0) : b->min_available;
         allowed = healthy - mina;
     } else {
         allowed = healthy - 1; /* neither set: as minAvailable 1, the conservative reading */

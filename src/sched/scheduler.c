@@ -1381,44 +1381,49 @@ static void preempt(struct cycle *cy, const struct gs_kube_pod *p, int queue,
     pthread_mutex_unlock(&s->st.mu);
 }
 
-/* A gang: place every pending member at once, or none. */
-static void schedule_gang(struct cycle *cy, const struct qitem *q, int nq, int first, int g,
-                          double t0)
+/* A gang: place every pending member (due or in backoff) at once, or none. */
+static void schedule_gang(struct cycle *cy, int g, double t0)
 {
     struct snapshot *sn = cy->sn;
+    struct sched *s = cy->s;
     const struct gs_kube_podgroup *pg = &cy->po.groups[g];
-    int bound = 0;
-    for (int i = 0; i < sn->np; i++)
-        bound += cy->ty.pod_gang[i] == g && sn->pods[i].p.node[0] && !sn->pods[i].p.terminating;
-    int members[256], nm = 0;
-    for (int k = first; k < nq && nm < 256; k++)
-        if (cy->ty.pod_gang[q[k].idx] == g)
-            members[nm++] = k;
-    const struct gs_kube_pod *p0 = &q[members[0]].e->p;
-    int queue = cy->ty.pod_queue[q[members[0]].idx];
+    int bound = 0, members[256], nm = 0;
+    for (int i = 0; i < sn->np; i++) {
+        const struct gs_kube_pod *p = &sn->pods[i].p;
+        if (cy->ty.pod_gang[i] != g || p->terminating)
+            continue;
+        if (p->node[0])
+            bound++;
+        else if (nm < 256 && strcmp(p->scheduler, s->o.scheduler_name) == 0)
+            members[nm++] = i;
+    }
+    if (nm == 0)
+        return;
+    const struct gs_kube_pod *p0 = &sn->pods[members[0]].p;
+    int queue = cy->ty.pod_queue[members[0]];
     char msg[900];
     if (nm + bound < pg->min_member) {
         snprintf(msg, sizeof(msg),
                  "gang %s/%s: %d of minMember %d pods exist; waiting for the rest", pg->ns,
                  pg->name, nm + bound, (int)pg->min_member);
         for (int k = 0; k < nm; k++)
-            unschedulable(cy, &q[members[k]].e->p, queue, "gang", msg, t0);
+            unschedulable(cy, &sn->pods[members[k]].p, queue, "gang", msg, t0);
         return;
     }
     struct gs_qvec sum, d;
     gs_qvec_zero(&sum);
     const struct gs_request *reqs[256];
     for (int k = 0; k < nm; k++) {
-        reqs[k] = &q[members[k]].e->p.req;
+        reqs[k] = &sn->pods[members[k]].p.req;
         gs_tenants_demand(&cy->ty.t, reqs[k], &d);
         for (int x = 0; x < GS_QR_COUNT; x++)
             sum.v[x] += d.v[x];
     }
     char why[400];
     if (gs_tenants_admit(&cy->ty.t, queue, p0->ns, &sum, why, sizeof(why)) == GS_ADMIT_DENY) {
-        snprintf(msg, sizeof(msg), "gang %s/%s (%d pods): %s", pg->ns, pg->name, nm, why);
+        snprintf(msg, sizeof(msg), "quota: gang %s/%s (%d pods): %s", pg->ns, pg->name, nm, why);
         for (int k = 0; k < nm; k++)
-            unschedulable(cy, &q[members[k]].e->p, queue, "quota", msg, t0);
+            unschedulable(cy, &sn->pods[members[k]].p, queue, "quota", msg, t0);
         return;
     }
     struct gs_decision dec[256];
@@ -1429,10 +1434,12 @@ static void schedule_gang(struct cycle *cy, const struct qitem *q, int nq, int f
         for (int k = 0; k < nm; k++)
             gs_cluster_unbind(cy->c, reqs[k], &dec[k].alloc);
         for (int k = 0; k < nm; k++)
-            if (assume_and_bind(cy, &q[members[k]].e->p, &dec[k].alloc, t0) == 0)
-                gs_tenants_charge(&cy->ty.t, queue, q[members[k]].e->p.ns,
-                                  (gs_tenants_demand(&cy->ty.t, reqs[k], &d), &d), +1);
-        GS_INFO("scheduler", "gang %s/%s: %d pods placed together", pg->ns, pg->name, nm);
+            if (assume_and_bind(cy, &sn->pods[members[k]].p, &dec[k].alloc, t0) == 0) {
+                gs_tenants_demand(&cy->ty.t, reqs[k], &d);
+                gs_tenants_charge(&cy->ty.t, queue, sn->pods[members[k]].p.ns, &d, +1);
+            }
+        if (!s->dry)
+            GS_INFO("scheduler", "gang %s/%s: %d pods placed together", pg->ns, pg->name, nm);
         return;
     }
     char reasons[600];
@@ -1440,9 +1447,9 @@ static void schedule_gang(struct cycle *cy, const struct qitem *q, int nq, int f
     snprintf(msg, sizeof(msg),
              "gang %s/%s (%d pods, minMember %d): member %s does not fit: %s; "
              "the gang holds nothing",
-             pg->ns, pg->name, nm, (int)pg->min_member, q[members[failed]].e->p.name, reasons);
+             pg->ns, pg->name, nm, (int)pg->min_member, sn->pods[members[failed]].p.name, reasons);
     for (int k = 0; k < nm; k++)
-        unschedulable(cy, &q[members[k]].e->p, queue, "gang", msg, t0);
+        unschedulable(cy, &sn->pods[members[k]].p, queue, "gang", msg, t0);
 }
 
 static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engine_nodes)
@@ -1543,8 +1550,31 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
     }
     cy.engine = *engine;
     struct gs_cluster *c = &sn.c;
+    /* pods whose victims have left go first, to the node they were nominated for, in or
+     * out of their backoff: nothing else may take what was freed for them */
+    int8_t *done = calloc(anp, 1);
+    for (int i = 0; done && i < np && !s->dry; i++) {
+        struct pod_entry *e = &sn.pods[i];
+        if (e->p.node[0] || e->p.terminating || !e->nominated[0] || mono() - e->nominated_at > 30 ||
+            strcmp(e->p.scheduler, s->o.scheduler_name) != 0)
+            continue;
+        int node = find_in(&sn, e->nominated);
+        if (node < 0 || !gs_engine_fits(c, node, &e->p.req, NULL))
+            continue;
+        struct gs_alloc a;
+        gs_engine_score(*engine, c, node, &e->p.req, &a);
+        a.node = node;
+        if (assume_and_bind(&cy, &e->p, &a, mono()) == 0) {
+            struct gs_qvec d;
+            gs_tenants_demand(&cy.ty.t, &e->p.req, &d);
+            gs_tenants_charge(&cy.ty.t, cy.ty.pod_queue[i], e->p.ns, &d, +1);
+            done[i] = 1;
+        }
+    }
     for (int k = 0; k < nq && !*s->stop && s->leader; k++) {
         struct pod_entry *e = q[k].e;
+        if (done && done[q[k].idx])
+            continue;
         const struct gs_kube_pod *p = &e->p;
         double t0 = mono();
         int queue = cy.ty.pod_queue[q[k].idx], g = cy.ty.pod_gang[q[k].idx];
@@ -1568,7 +1598,7 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
         if (g >= 0) {
             if (!gang_done[g]) {
                 gang_done[g] = true;
-                schedule_gang(&cy, q, nq, k, g, t0);
+                schedule_gang(&cy, g, t0);
             }
             continue;
         }
@@ -1629,11 +1659,17 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
             continue;
         }
         const char *cat = classify(&cy, p, &r, nmasked, plan.candidates, extra, sizeof(extra));
-        if (adm == GS_ADMIT_BORROW)
-            snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), "; %s", why);
+        if (adm == GS_ADMIT_BORROW) {
+            /* over its deserved share: only idle capacity would do, and there is none */
+            snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
+                     "; %s, and no idle capacity fits", why);
+            if (strcmp(cat, "selector") != 0 && strcmp(cat, "taint") != 0)
+                cat = "quota";
+        }
         snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s", extra);
         unschedulable(&cy, p, queue, cat, msg, t0);
     }
+    free(done);
     update_gauges(s, c, waiting - cy.scheduled);
     pthread_mutex_lock(&s->mmu);
     json_decref(s->pending_report);

@@ -80,8 +80,7 @@ void gs_policy_objs_release(struct gs_policy_objs *po)
     memset(po, 0, sizeof(*po));
 }
 
-int gs_policy_objs_list(struct gs_kube_client *kc, struct gs_policy_objs *po,
-                        struct gs_error *err)
+int gs_policy_objs_list(struct gs_kube_client *kc, struct gs_policy_objs *po, struct gs_error *err)
 {
     memset(po, 0, sizeof(*po));
     struct lister q = {0, 0, 0, sizeof(struct gs_kube_queue), rd_queue},
@@ -192,8 +191,9 @@ int gs_tenancy_build(struct gs_tenancy *ty, const struct gs_policy_objs *po,
     }
     for (int i = 0; i < po->nqueues; i++)
         if (!added[i])
-            GS_WARN("tenancy", "GPUQueue %s: parent '%s' does not exist (or is in a cycle); "
-                               "the queue is ignored",
+            GS_WARN("tenancy",
+                    "GPUQueue %s: parent '%s' does not exist (or is in a cycle); "
+                    "the queue is ignored",
                     po->queues[i].name, po->queues[i].parent);
     free(added);
     for (int i = 0; i < po->nrquotas; i++) {

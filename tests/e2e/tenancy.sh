@@ -77,3 +77,9 @@ tn_done() {
     exit "$TN_OK"
 }
 TN_OK=0
+
+tn_crds() { # the GPUQueue and PodGroup CRDs from deploy/, established
+    "$K" apply -f "$E2E_SRC/../../deploy/crds/gpuqueue.yaml" > /dev/null || return 1
+    "$K" wait --for condition=established --timeout=60s \
+        crd/gpuqueues.gpusched.io crd/podgroups.scheduling.x-k8s.io > /dev/null
+}
