@@ -474,10 +474,19 @@ static int c_max(struct ctx *c, struct fy_node *v, const char *p, void *o)
     CLS(o)->max_jobs = (int)n;
     return 0;
 }
+static int c_gang(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    int64_t n;
+    if (gs_yaml_int(&c->y, v, p, 1, 64, &n, c->err))
+        return GS_EINVAL;
+    CLS(o)->gang = (int)n;
+    return 0;
+}
 static const struct field class_fields[] = {
-    {"name", c_name, true},          {"tenant", c_tenant, false},  {"kind", c_kind, true},
-    {"priority", c_priority, false}, {"arrival", c_arrival, true}, {"duration", c_duration, true},
-    {"request", c_request, true},    {"util", c_util, false},      {"max_jobs", c_max, false},
+    {"gang", c_gang, false},        {"name", c_name, true},          {"tenant", c_tenant, false},
+    {"kind", c_kind, true},         {"priority", c_priority, false}, {"arrival", c_arrival, true},
+    {"duration", c_duration, true}, {"request", c_request, true},    {"util", c_util, false},
+    {"max_jobs", c_max, false},
 };
 
 /* ---- tenants ---- */
@@ -490,29 +499,51 @@ static int t_ns(struct ctx *c, struct fy_node *v, const char *p, void *o)
 {
     return gs_yaml_str(&c->y, v, p, TEN(o)->ns, GS_NAME_MAX, c->err);
 }
-static int t_quota(struct ctx *c, struct fy_node *v, const char *p, void *o)
+static int res_map(struct ctx *c, struct fy_node *v, const char *p, int *n, char (*names)[64],
+                   int64_t *values)
 {
-    struct gs_sc_tenant *t = TEN(o);
     if (!gs_yaml_is_map(v))
         return gs_yaml_fail(&c->y, v, p, c->err, "expected a map of resource name to count");
     void *it = NULL;
     struct fy_node_pair *pr;
     while ((pr = fy_node_mapping_iterate(v, &it))) {
-        if (t->nquota >= GS_SC_MAX_QUOTA)
+        if (*n >= GS_SC_MAX_QUOTA)
             return gs_yaml_fail(&c->y, fy_node_pair_key(pr), p, c->err, "more than %d entries",
                                 GS_SC_MAX_QUOTA);
-        if (gs_yaml_key(pr, t->quota_name[t->nquota], 64))
+        if (gs_yaml_key(pr, names[*n], 64))
             return gs_yaml_fail(&c->y, fy_node_pair_key(pr), p, c->err, "expected a name");
-        if (get_quantity(c, fy_node_pair_value(pr), p, 1, false, &t->quota_value[t->nquota]))
+        const char *k = names[*n];
+        if (strcmp(k, "nvidia.com/gpu") != 0 && strncmp(k, "nvidia.com/mig-", 15) != 0 &&
+            strcmp(k, "gpusched.io/gpu-units") != 0)
+            return gs_yaml_fail(&c->y, fy_node_pair_key(pr), p, c->err,
+                                "'%s': expected nvidia.com/gpu, nvidia.com/mig-<profile> or "
+                                "gpusched.io/gpu-units",
+                                k);
+        if (get_quantity(c, fy_node_pair_value(pr), p, 1, false, &values[*n]))
             return GS_EINVAL;
-        t->nquota++;
+        (*n)++;
     }
     return 0;
 }
+static int t_quota(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return res_map(c, v, p, &TEN(o)->nquota, TEN(o)->quota_name, TEN(o)->quota_value);
+}
+static int t_limit(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return res_map(c, v, p, &TEN(o)->nlimit, TEN(o)->limit_name, TEN(o)->limit_value);
+}
+static int t_weight(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    int64_t n;
+    if (gs_yaml_int(&c->y, v, p, 1, 1000, &n, c->err))
+        return GS_EINVAL;
+    TEN(o)->weight = (int)n;
+    return 0;
+}
 static const struct field tenant_fields[] = {
-    {"name", t_name, true},
-    {"namespace", t_ns, false},
-    {"quota", t_quota, false},
+    {"name", t_name, true},    {"namespace", t_ns, false},  {"quota", t_quota, false},
+    {"limit", t_limit, false}, {"weight", t_weight, false},
 };
 
 /* ---- top level ---- */
@@ -536,6 +567,10 @@ static int s_duration(struct ctx *c, struct fy_node *v, const char *p, void *o)
     if (SC(o)->duration_s <= 0 || SC(o)->duration_s > 365 * 86400.0)
         return gs_yaml_fail(&c->y, v, p, c->err, "expected a duration between 1s and 365d");
     return 0;
+}
+static int s_minrun(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return get_duration(c, v, p, &SC(o)->min_runtime_s);
 }
 static int s_warmup(struct ctx *c, struct fy_node *v, const char *p, void *o)
 {
@@ -737,17 +772,12 @@ static int s_tenants_done(struct ctx *c, struct fy_node *v, const char *p, void 
     return 0; /* read before the other fields, so classes can name tenants in any order */
 }
 static const struct field top_fields[] = {
-    {"name", s_name, false},
-    {"seed", s_seed, false},
-    {"duration", s_duration, true},
-    {"warmup", s_warmup, false},
-    {"sla", s_sla, false},
-    {"prices", s_prices, false},
-    {"mig_configs", s_migcfg, false},
-    {"node_groups", s_groups, true},
-    {"tenants", s_tenants_done, false},
-    {"classes", s_classes, false},
-    {"trace", s_trace, false},
+    {"name", s_name, false},          {"seed", s_seed, false},
+    {"duration", s_duration, true},   {"warmup", s_warmup, false},
+    {"min_runtime", s_minrun, false}, {"sla", s_sla, false},
+    {"prices", s_prices, false},      {"mig_configs", s_migcfg, false},
+    {"node_groups", s_groups, true},  {"tenants", s_tenants_done, false},
+    {"classes", s_classes, false},    {"trace", s_trace, false},
 };
 
 int gs_scenario_parse(const char *name, const char *data, size_t len, struct gs_scenario *sc,

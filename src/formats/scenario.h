@@ -7,13 +7,16 @@
  *   node_groups:
  *     - {name, gpu, nodes, gpus, cpu, memory, mig_config, mig_layout,
  *        sharing: none|timeslicing|mps|fraction, replicas, labels}
- *   tenants: [{name, namespace, quota: {nvidia.com/gpu: 8}}]
+ *   min_runtime: 10m                                # no preemption of younger pods
+ *   tenants: [{name, namespace, quota: {nvidia.com/gpu: 8}, limit: {...}, weight: 1}]
+ *     quota: the deserved share (a GPUQueue's spec.deserved); idle capacity beyond it is
+ *     borrowed and can be reclaimed; limit: a hard cap; weight: over-quota weight
  *   classes:
  *     - name, tenant, kind (online-inference | batch-inference | training | development),
  *       priority, arrival {process: poisson|fixed, per_hour | interval, start, stop},
  *       duration {dist: fixed|exponential|lognormal, mean | median, sigma},
  *       request {gpus, cpu, memory, gpu_memory, mig, share: true|false|timeslicing|mps},
- *       util, max_jobs
+ *       util, max_jobs, gang (pods per job, all placed at once or none)
  *   trace: {file: pods.csv, format: openb, time_scale: 1.0}   # instead of classes
  *
  * Durations take s/m/h/d suffixes; cpu and memory are Kubernetes quantities. Every key is
@@ -61,6 +64,10 @@ struct gs_sc_tenant {
     int nquota;
     char quota_name[GS_SC_MAX_QUOTA][64];
     int64_t quota_value[GS_SC_MAX_QUOTA];
+    int nlimit;
+    char limit_name[GS_SC_MAX_QUOTA][64];
+    int64_t limit_value[GS_SC_MAX_QUOTA];
+    int weight;
 };
 
 struct gs_sc_class {
@@ -79,6 +86,7 @@ struct gs_sc_class {
     uint8_t share; /* bit 0: may run on time-slicing replicas, bit 1: on MPS replicas */
     double util;
     int max_jobs;
+    int gang; /* pods per job (0 or 1: a single pod) */
 };
 
 struct gs_sc_trace_pod {
@@ -93,6 +101,7 @@ struct gs_scenario {
     uint64_t seed;
     double duration_s, warmup_s;
     double sla_wait_s, sla_min_speed;
+    double min_runtime_s;
     double price[GS_MAX_MODELS];
     char mig_yaml_name[256];
     char *mig_yaml; /* raw mig-parted document text (heap), or NULL for the article's */

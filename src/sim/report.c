@@ -79,6 +79,22 @@ int gs_report_table(const struct gs_scenario *sc, const struct gs_sim_result *r,
                         "%.0fs\n",
                         n > 4 ? rel(r[4].used_share, r[3].used_share) : 0.0,
                         n > 4 ? r[3].online_p99_wait : 0.0, n > 4 ? r[4].online_p99_wait : 0.0);
+    /* tenancy: queues with deserved shares, preemption, gangs */
+    for (int i = 0; i < n; i++) {
+        if (r[i].nteams == 0)
+            continue;
+        rc |= gs_buf_printf(o,
+                            "\ntenancy, %s: online p99 wait %.1fs (goal < 30s: %s), allocation "
+                            "%.1f%% (goal >= 80%%: %s); %d preemptions evicted %d pods, %.1f "
+                            "GPU-hours lost; mean share of all GPUs:",
+                            r[i].strategy->label, r[i].online_p99_wait,
+                            r[i].online_p99_wait < 30 ? "met" : "missed", 100 * r[i].alloc_share,
+                            r[i].alloc_share >= 0.8 ? "met" : "missed", r[i].preemptions,
+                            r[i].victims, r[i].lost_gpu_hours);
+        for (int q = 0; q < r[i].nteams && q < sc->ntenants; q++)
+            rc |= gs_buf_printf(o, " %s %.1f%%", sc->tenants[q].name, 100 * r[i].team_mean[q]);
+        rc |= gs_buf_puts(o, "\n");
+    }
     return rc ? GS_ENOMEM : 0;
 }
 
@@ -132,6 +148,23 @@ int gs_report_json(const struct gs_scenario *sc, const struct gs_sim_result *r, 
             json_array_append_new(cls, co);
         }
         json_object_set_new(s, "classes", cls);
+        if (r[i].nteams > 0) {
+            json_t *ten = json_object(), *teams = json_array();
+            json_object_set_new(ten, "preemptions", json_integer(r[i].preemptions));
+            json_object_set_new(ten, "victims", json_integer(r[i].victims));
+            json_object_set_new(ten, "lost_gpu_hours", json_real(r[i].lost_gpu_hours));
+            for (int q = 0; q < r[i].nteams && q < sc->ntenants; q++) {
+                json_t *tq = json_object(), *ts = json_array();
+                json_object_set_new(tq, "team", json_string(sc->tenants[q].name));
+                json_object_set_new(tq, "mean_share", json_real(r[i].team_mean[q]));
+                for (int k = 0; k < GS_SIM_SAMPLES; k++)
+                    json_array_append_new(ts, json_real(r[i].team_ts[q][k]));
+                json_object_set_new(tq, "share_over_time", ts);
+                json_array_append_new(teams, tq);
+            }
+            json_object_set_new(ten, "teams", teams);
+            json_object_set_new(s, "tenancy", ten);
+        }
         json_array_append_new(arr, s);
     }
     json_object_set_new(root, "strategies", arr);
@@ -239,6 +272,44 @@ static int lines(struct gs_buf *o, const char *title, const struct gs_sim_result
     return rc;
 }
 
+/* Each team's share of all GPUs over time, under the last strategy that ran tenancy. */
+static int team_lines(struct gs_buf *o, const struct gs_scenario *sc, const struct gs_sim_result *r,
+                      int n)
+{
+    const struct gs_sim_result *x = NULL;
+    for (int i = 0; i < n; i++)
+        if (r[i].nteams > 0)
+            x = &r[i];
+    if (!x)
+        return 0;
+    int w = 720, h = 240, pad = 40;
+    double tmax = x->t[GS_SIM_SAMPLES - 1] > 0 ? x->t[GS_SIM_SAMPLES - 1] : 1;
+    int rc = gs_buf_printf(o,
+                           "<figure><figcaption>Team shares of all GPUs over time (%s): %d "
+                           "preemptions, %.1f GPU-hours lost</figcaption><svg width=\"%d\" "
+                           "height=\"%d\" role=\"img\" aria-label=\"team shares\">\n"
+                           "<rect x=\"%d\" y=\"10\" width=\"%d\" height=\"%d\" fill=\"none\" "
+                           "stroke=\"#ccc\"/>\n",
+                           x->strategy->label, x->preemptions, x->lost_gpu_hours, w + 200, h + 40,
+                           pad, w, h);
+    for (int q = 0; q < x->nteams && q < sc->ntenants; q++) {
+        rc |= gs_buf_printf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
+                            colors[(q + 1) % 6]);
+        for (int k = 0; k < GS_SIM_SAMPLES; k++)
+            rc |= gs_buf_printf(o, "%.1f,%.1f ", pad + x->t[k] / tmax * w,
+                                10 + h - x->team_ts[q][k] * h);
+        rc |= gs_buf_printf(o, "\"/><text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"%s\">",
+                            pad + w + 8, 20 + q * 16, colors[(q + 1) % 6]);
+        rc |= esc(o, sc->tenants[q].name);
+        rc |= gs_buf_puts(o, "</text>\n");
+    }
+    rc |= gs_buf_printf(o,
+                        "<text x=\"%d\" y=\"%d\" font-size=\"10\">simulated time: 0 .. %.0f h"
+                        "</text></svg></figure>\n",
+                        pad, h + 34, tmax / 3600);
+    return rc;
+}
+
 int gs_report_html(const struct gs_scenario *sc, const struct gs_sim_result *r, int n,
                    struct gs_buf *o)
 {
@@ -303,6 +374,7 @@ int gs_report_html(const struct gs_scenario *sc, const struct gs_sim_result *r, 
     rc |= bars(o, "Online inference p99 wait (s)", r, n, v, " s", NULL);
     rc |= lines(o, "Used share of GPUs over time", r, n, true);
     rc |= lines(o, "Allocated share of GPUs over time", r, n, false);
+    rc |= team_lines(o, sc, r, n);
     rc |= gs_buf_puts(o, "<h2>Waiting time per workload class (p50 / p95 / p99, seconds)</h2>"
                          "<table><tr><th>class</th>");
     for (int i = 0; i < n; i++)

@@ -2,17 +2,24 @@
  * cluster per strategy from the scenario's node groups (MIG layouts from the mig-parted
  * config, time-slicing and MPS replicas), places pods with the engine, and runs them at the
  * speed their GPU share allows (processor sharing on time-sliced and MPS GPUs, compute
- * slices on MIG instances). */
+ * slices on MIG instances). Strategies with priority also run tenancy: each tenant is a queue
+ * whose quota is its deserved share (idle capacity beyond it is borrowed), pods of higher
+ * priority preempt lower ones in their queue, owed queues reclaim from borrowers
+ * (core/preempt.c picks the victims), and gangs start all at once or not at all. */
 #include "scenario.h"
 
 #include "../base/buf.h"
 #include "../base/error.h"
 #include "../base/rng.h"
 #include "../core/engine.h"
+#include "../core/gang.h"
+#include "../core/preempt.h"
+#include "../core/tenant.h"
 #include "../formats/migparted.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -121,6 +128,9 @@ struct pod {
     uint32_t version;
     uint8_t state;
     bool started, measured, oom;
+    int32_t gang;      /* -1, or the gang (job) id */
+    double work_total; /* a preempted pod starts over */
+    double run_start;  /* start of the current run */
 };
 
 struct gpu_rt {
@@ -148,6 +158,18 @@ struct sim {
     double alloc_units, used_units; /* current */
     double int_alloc, int_used, int_t;
     int class_jobs[GS_SC_MAX_CLASSES];
+    /* tenancy (strategies with priority) */
+    bool tenancy;
+    struct gs_tenants t;
+    int ngangs, cap_gangs;
+    uint32_t *gang_pass; /* per gang: the pass that last tried it */
+    uint32_t pass;
+    struct gs_running *run;
+    int32_t *run_pod;
+    int nrun, cap_run;
+    bool run_dirty;
+    int preemptions, victims;
+    double lost_gpu_hours;
     uint8_t share_ok[GS_SC_MAX_CLASSES]; /* sharing modes that exist here and fit the class */
 };
 
@@ -478,6 +500,28 @@ static int enqueue(struct sim *s, int pi)
     return 0;
 }
 
+static int pod_queue(const struct sim *s, const struct pod *p)
+{
+    if (!s->tenancy || p->cls < 0 || p->cls >= s->sc->nclasses)
+        return GS_QUEUE_NONE;
+    return s->sc->classes[p->cls].tenant;
+}
+
+static int32_t pod_prio(const struct sim *s, const struct pod *p)
+{
+    return p->cls >= 0 && p->cls < s->sc->nclasses ? s->sc->classes[p->cls].priority : 0;
+}
+
+static void charge(struct sim *s, int pi, int sign)
+{
+    s->run_dirty = true;
+    if (!s->tenancy)
+        return;
+    struct gs_qvec d;
+    gs_tenants_demand(&s->t, &s->pods[pi].req, &d);
+    gs_tenants_charge(&s->t, pod_queue(s, &s->pods[pi]), NULL, &d, sign);
+}
+
 static int start_pod(struct sim *s, int pi, const struct gs_decision *d)
 {
     struct pod *p = &s->pods[pi];
@@ -485,6 +529,8 @@ static int start_pod(struct sim *s, int pi, const struct gs_decision *d)
     if (rc)
         return gs_error_set(NULL, GS_EINTERNAL, "bind");
     p->alloc = d->alloc;
+    charge(s, pi, +1);
+    p->run_start = s->now;
     for (int k = 0; k < p->alloc.ndev; k++) {
         int g = p->alloc.gpu[k];
         if (is_replica_gpu(&s->c.gpus[g])) {
@@ -521,6 +567,7 @@ static int start_pod(struct sim *s, int pi, const struct gs_decision *d)
             }
         }
         gs_cluster_unbind(&s->c, &p->req, &p->alloc);
+        charge(s, pi, -1);
         p->state = P_BACKOFF;
         p->started = false;
         return push(s, s->now + 60.0, EV_RETRY, pi, 0);
@@ -552,34 +599,228 @@ static void failed_add(uint64_t *set, int *count, uint64_t sig)
     (*count)++;
 }
 
+static int evict_pod(struct sim *s, int pi);
+static int build_run(struct sim *s);
+
+/* Victims to requeue once the pass is over. */
+struct requeue {
+    int *v;
+    int n, cap;
+};
+
+static int requeue_add(struct requeue *r, int pi)
+{
+    if (r->n == r->cap) {
+        void *v = gs_grow(r->v, &r->cap, sizeof(int), 64);
+        if (!v)
+            return GS_ENOMEM;
+        r->v = v;
+    }
+    r->v[r->n++] = pi;
+    return 0;
+}
+
+/* Preemption for pod pi (tenancy only): evict the cheapest victims and start it there.
+ * Returns 1 when it started, 0 when no victim set helps, or an error. */
+static int try_preempt(struct sim *s, int pi, bool owed, struct requeue *rq)
+{
+    struct pod *p = &s->pods[pi];
+    int rc = build_run(s);
+    if (rc)
+        return rc;
+    struct gs_preempt_ctx ctx = {s->run, s->nrun, s->ngangs, NULL,
+                                 0,      &s->t,   s->now,    s->sc->min_runtime_s};
+    struct gs_preemptor pr = {&p->req, pod_queue(s, p), pod_prio(s, p), owed};
+    struct gs_preempt_plan plan;
+    rc = gs_preempt_plan(s->e, &s->c, &ctx, &pr, &plan);
+    if (rc == GS_ENOFIT)
+        return 0;
+    if (rc)
+        return rc;
+    for (int i = 0; i < plan.nvictims; i++) {
+        int vp = s->run_pod[plan.victims[i]];
+        if (s->pods[vp].state != P_RUNNING)
+            continue;
+        if ((rc = evict_pod(s, vp)) || (rc = requeue_add(rq, vp)))
+            return rc;
+    }
+    s->preemptions++;
+    struct gs_decision d;
+    memset(&d, 0, sizeof(d));
+    d.pod = pi;
+    d.alloc = plan.alloc;
+    if ((rc = start_pod(s, pi, &d)))
+        return rc;
+    return 1;
+}
+
+/* A gang: every pending member in the queue from position `from`, all at once or none. */
+static int try_gang(struct sim *s, int g, int from)
+{
+    int members[64], nm = 0;
+    for (int i = from; i < s->nqueue && nm < 64; i++) {
+        int pi = s->queue[i];
+        if (s->pods[pi].gang == g && s->pods[pi].state == P_PENDING)
+            members[nm++] = pi;
+    }
+    const struct gs_request *reqs[64];
+    struct gs_qvec sum, d;
+    gs_qvec_zero(&sum);
+    for (int k = 0; k < nm; k++) {
+        reqs[k] = &s->pods[members[k]].req;
+        gs_tenants_demand(&s->t, reqs[k], &d);
+        for (int x = 0; x < GS_QR_COUNT; x++)
+            sum.v[x] += d.v[x];
+    }
+    if (s->tenancy && gs_tenants_admit(&s->t, pod_queue(s, &s->pods[members[0]]), NULL, &sum, NULL,
+                                       0) == GS_ADMIT_DENY)
+        return 0;
+    struct gs_decision dec[64];
+    int failed = -1;
+    struct gs_reasons why;
+    memset(&why, 0, sizeof(why));
+    if (gs_gang_place(s->e, &s->c, reqs, nm, dec, &failed, &why))
+        return 0;
+    for (int k = 0; k < nm; k++)
+        gs_cluster_unbind(&s->c, reqs[k], &dec[k].alloc);
+    for (int k = 0; k < nm; k++) {
+        int rc = start_pod(s, members[k], &dec[k]);
+        if (rc)
+            return rc;
+    }
+    return 1;
+}
+
 static int schedule_pass(struct sim *s)
 {
     /* requests that did not fit in this pass: an identical one cannot fit either */
-    uint64_t failed[FAILED_SLOTS] = {0};
-    int nfailed = 0;
-    int w = 0;
+    uint64_t failed[FAILED_SLOTS] = {0}, pfailed[FAILED_SLOTS] = {0};
+    int nfailed = 0, npfailed = 0;
+    struct requeue rq = {0}, defer = {0};
+    s->pass++;
+    int w = 0, rc = 0;
+
     for (int i = 0; i < s->nqueue; i++) {
         int pi = s->queue[i];
         struct pod *p = &s->pods[pi];
+        if (p->state != P_PENDING)
+            continue; /* started with its gang earlier in this pass */
+        if (p->gang >= 0) {
+            if (s->gang_pass[p->gang] != s->pass) {
+                s->gang_pass[p->gang] = s->pass;
+                if ((rc = try_gang(s, p->gang, i)) < 0)
+                    goto out;
+                rc = 0;
+            }
+            if (p->state == P_PENDING)
+                s->queue[w++] = pi;
+            continue;
+        }
         uint64_t sig = gs_request_sig(&p->req);
         if (failed_has(failed, sig)) {
             s->queue[w++] = pi;
             continue;
         }
+        enum gs_admit adm = GS_ADMIT_OWED;
+        if (s->tenancy) {
+            struct gs_qvec d;
+            gs_tenants_demand(&s->t, &p->req, &d);
+            adm = gs_tenants_admit(&s->t, pod_queue(s, p), NULL, &d, NULL, 0);
+            if (adm == GS_ADMIT_DENY) {
+                s->queue[w++] = pi;
+                continue;
+            }
+            if (adm == GS_ADMIT_BORROW) {
+                /* borrowers go after every owed pod, lowest weighted share first */
+                s->queue[w++] = pi;
+                if ((rc = requeue_add(&defer, pi)))
+                    goto out;
+                continue;
+            }
+        }
         struct gs_decision d;
-        int rc = gs_engine_place(s->e, &s->c, &p->req, pi, &d, NULL);
+        rc = gs_engine_place(s->e, &s->c, &p->req, pi, &d, NULL);
         if (rc == GS_ENOFIT) {
+            rc = 0;
+            uint64_t key = sig ^ ((uint64_t)(uint32_t)pod_prio(s, p) << 20) ^
+                           ((uint64_t)(uint32_t)pod_queue(s, p) << 52);
+            if (s->tenancy && !failed_has(pfailed, key)) {
+                if ((rc = try_preempt(s, pi, true, &rq)) < 0)
+                    goto out;
+                if (rc == 1) {
+                    rc = 0;
+                    continue;
+                }
+                failed_add(pfailed, &npfailed, key);
+            }
             failed_add(failed, &nfailed, sig);
             s->queue[w++] = pi;
             continue;
         }
         if (rc)
-            return rc;
+            goto out;
         if ((rc = start_pod(s, pi, &d)))
-            return rc;
+            goto out;
     }
     s->nqueue = w;
-    return 0;
+    /* borrowers: repeatedly the pod whose queue has the lowest weighted dominant share */
+    for (int left = defer.n; left > 0; left--) {
+        int best = -1;
+        double bd = 0;
+        for (int k = 0; k < defer.n; k++) {
+            if (defer.v[k] < 0)
+                continue;
+            const struct pod *p = &s->pods[defer.v[k]];
+            double drf = gs_tenants_drf(&s->t, pod_queue(s, p));
+            if (best < 0 || pod_prio(s, p) > pod_prio(s, &s->pods[defer.v[best]]) ||
+                (pod_prio(s, p) == pod_prio(s, &s->pods[defer.v[best]]) && drf < bd)) {
+                best = k;
+                bd = drf;
+            }
+        }
+        int pi = defer.v[best];
+        defer.v[best] = -1;
+        struct pod *p = &s->pods[pi];
+        uint64_t sig = gs_request_sig(&p->req);
+        struct gs_qvec d;
+        gs_tenants_demand(&s->t, &p->req, &d);
+        if (failed_has(failed, sig) ||
+            gs_tenants_admit(&s->t, pod_queue(s, p), NULL, &d, NULL, 0) == GS_ADMIT_DENY)
+            continue;
+        struct gs_decision dec;
+        rc = gs_engine_place(s->e, &s->c, &p->req, pi, &dec, NULL);
+        if (rc == GS_ENOFIT) {
+            rc = 0;
+            /* within its own queue a borrower may still preempt lower priority */
+            uint64_t key = sig ^ ((uint64_t)(uint32_t)pod_prio(s, p) << 20) ^
+                           ((uint64_t)(uint32_t)pod_queue(s, p) << 52) ^ 1;
+            if (!failed_has(pfailed, key)) {
+                if ((rc = try_preempt(s, pi, false, &rq)) < 0)
+                    goto out;
+                if (rc == 1) {
+                    rc = 0;
+                    continue;
+                }
+                failed_add(pfailed, &npfailed, key);
+            }
+            failed_add(failed, &nfailed, sig);
+            continue;
+        }
+        if (rc || (rc = start_pod(s, pi, &dec)))
+            goto out;
+    }
+    /* drop what started; requeue the victims */
+    w = 0;
+    for (int i = 0; i < s->nqueue; i++)
+        if (s->pods[s->queue[i]].state == P_PENDING)
+            s->queue[w++] = s->queue[i];
+    s->nqueue = w;
+    for (int k = 0; k < rq.n && !rc; k++)
+        rc = enqueue(s, rq.v[k]);
+out:
+    free(rq.v);
+    free(defer.v);
+    return rc;
 }
 
 static int finish_pod(struct sim *s, int pi)
@@ -599,11 +840,65 @@ static int finish_pod(struct sim *s, int pi)
     int rc = gs_cluster_unbind(&s->c, &p->req, &p->alloc);
     if (rc)
         return GS_EINTERNAL;
+    charge(s, pi, -1);
     return rerate_neighbours(s, pi);
 }
 
+/* A preempted pod loses its work and waits again (the caller requeues it). */
+static int evict_pod(struct sim *s, int pi)
+{
+    struct pod *p = &s->pods[pi];
+    double units = gs_request_units(&p->req, -1);
+    int rc = finish_pod(s, pi);
+    if (rc)
+        return rc;
+    s->lost_gpu_hours += (s->now - p->run_start) / 3600.0 * units;
+    s->victims++;
+    p->work_left = p->work_total;
+    p->state = P_BACKOFF; /* not pending until requeued after the pass */
+    p->version++;
+    return 0;
+}
+
+static int build_run(struct sim *s)
+{
+    if (!s->run_dirty)
+        return 0;
+    s->nrun = 0;
+    for (int pi = 0; pi < s->npods; pi++) {
+        const struct pod *p = &s->pods[pi];
+        if (p->state != P_RUNNING)
+            continue;
+        if (s->nrun == s->cap_run) {
+            int cap = s->cap_run;
+            void *v = gs_grow(s->run, &cap, sizeof(*s->run), 256);
+            if (!v)
+                return GS_ENOMEM;
+            s->run = v;
+            v = gs_grow(s->run_pod, &s->cap_run, sizeof(*s->run_pod), 256);
+            if (!v)
+                return GS_ENOMEM;
+            s->run_pod = v;
+        }
+        struct gs_running *r = &s->run[s->nrun];
+        memset(r, 0, sizeof(*r));
+        r->node = p->alloc.node;
+        r->req = p->req;
+        r->alloc = p->alloc;
+        r->queue = pod_queue(s, p);
+        r->priority = pod_prio(s, p);
+        r->start_s = p->run_start;
+        r->gang = p->gang;
+        r->pdb = -1;
+        gs_tenants_demand(&s->t, &p->req, &r->demand);
+        s->run_pod[s->nrun++] = pi;
+    }
+    s->run_dirty = false;
+    return 0;
+}
+
 static int new_pod(struct sim *s, int cls, double util, int32_t gmem, const struct gs_request *r,
-                   double work)
+                   double work, int32_t gang)
 {
     if (s->npods == s->cap_pods) {
         void *v = gs_grow(s->pods, &s->cap_pods, sizeof(*s->pods), 1024);
@@ -617,6 +912,8 @@ static int new_pod(struct sim *s, int cls, double util, int32_t gmem, const stru
     p->cls = cls;
     p->first_arrival = s->now;
     p->work_left = work;
+    p->work_total = work;
+    p->gang = gang;
     p->util = util;
     p->gpu_mem = gmem;
     p->req = *r;
@@ -676,6 +973,37 @@ int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st,
                 s.share_ok[k] |= 2;
         }
     }
+    gs_tenants_init(&s.t);
+    s.tenancy = st->priority && sc->ntenants > 0;
+    for (int i = 0; s.tenancy && i < sc->ntenants; i++) {
+        const struct gs_sc_tenant *tn = &sc->tenants[i];
+        int q = gs_tenants_add_queue(&s.t, tn->name, NULL, tn->weight > 0 ? tn->weight : 1, 0, err);
+        if (q < 0) {
+            rc = q;
+            goto out;
+        }
+        char qty[32];
+        for (int k = 0; k < tn->nquota; k++) {
+            snprintf(qty, sizeof(qty), "%lld", (long long)tn->quota_value[k]);
+            if ((rc = gs_tenants_set(&s.t, &s.t.q[q].deserved, tn->quota_name[k], qty, err)))
+                goto out;
+        }
+        for (int k = 0; k < tn->nlimit; k++) {
+            snprintf(qty, sizeof(qty), "%lld", (long long)tn->limit_value[k]);
+            if ((rc = gs_tenants_set(&s.t, &s.t.q[q].limit, tn->limit_name[k], qty, err)))
+                goto out;
+        }
+    }
+    {
+        struct gs_cluster_totals tot;
+        gs_cluster_totals(&s.c, &tot);
+        s.t.cap.v[GS_QR_UNITS] = (int64_t)(tot.units_cap * 1000);
+        for (int n = 0; n < s.c.nnodes; n++) {
+            s.t.cap.v[GS_QR_CPU] += s.c.nodes[n].cpu_cap;
+            s.t.cap.v[GS_QR_MEM] += s.c.nodes[n].mem_cap;
+        }
+    }
+    s.run_dirty = true;
     s.grt = calloc((size_t)(s.c.ngpus ? s.c.ngpus : 1), sizeof(*s.grt));
     s.e = gs_engine_new(gs_policy_find("gpusched"), NULL, s.c.nnodes, sc->seed);
     if (!s.grt || !s.e) {
@@ -698,6 +1026,7 @@ int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st,
         if ((rc = push(&s, sc->duration_s * (i + 1) / GS_SIM_SAMPLES, EV_SAMPLE, i, 0)))
             goto out;
     double last_t = 0;
+    bool pending_pass = false;
     while (s.h.n > 0) {
         struct event ev = heap_pop(&s.h);
         if (ev.t > sc->duration_s)
@@ -711,7 +1040,7 @@ int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st,
         }
         last_t = ev.t;
         s.now = ev.t;
-        bool sched = false;
+        bool sched = pending_pass;
         switch (ev.type) {
         case EV_ARRIVAL:
             if (ev.id >= GS_SC_MAX_CLASSES) {
@@ -729,7 +1058,7 @@ int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st,
                     r.milli = GS_MILLI;
                 }
                 /* trace pods form one class (index 0) in the statistics */
-                rc = new_pod(&s, 0, tp->milli / 1000.0, 0, &r, tp->duration_s);
+                rc = new_pod(&s, 0, tp->milli / 1000.0, 0, &r, tp->duration_s, -1);
             } else {
                 const struct gs_sc_class *c = &sc->classes[ev.id];
                 if (!c->max_jobs || s.class_jobs[ev.id] < c->max_jobs) {
@@ -737,7 +1066,22 @@ int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st,
                     bool shared;
                     make_request(&s, c, &r, &shared);
                     s.class_jobs[ev.id]++;
-                    rc = new_pod(&s, ev.id, c->util, c->gpu_mem_mib, &r, sample_duration(&s, c));
+                    double work = sample_duration(&s, c);
+                    int32_t gang = -1;
+                    if (c->gang > 1) {
+                        if (s.ngangs == s.cap_gangs) {
+                            void *v = gs_grow(s.gang_pass, &s.cap_gangs, sizeof(uint32_t), 64);
+                            if (!v) {
+                                rc = gs_error_set(err, GS_ENOMEM, "out of memory");
+                                goto out;
+                            }
+                            s.gang_pass = v;
+                        }
+                        s.gang_pass[s.ngangs] = 0;
+                        gang = s.ngangs++;
+                    }
+                    for (int m = 0; m < (c->gang > 1 ? c->gang : 1) && !rc; m++)
+                        rc = new_pod(&s, ev.id, c->util, c->gpu_mem_mib, &r, work, gang);
                 }
                 double next = c->arrival == GS_ARRIVAL_POISSON
                                   ? ev.t + gs_rng_exp(&s.rng, 3600.0 / c->per_hour)
@@ -764,12 +1108,33 @@ int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st,
             out->alloc_ts[ev.id] = s.c.ngpus ? s.alloc_units / s.c.ngpus : 0;
             out->used_ts[ev.id] = s.c.ngpus ? s.used_units / s.c.ngpus : 0;
             out->pending_ts[ev.id] = s.nqueue;
+            /* each team's allocated share of the GPUs, a replica counting 1/replicas */
+            for (int pi = 0; s.tenancy && s.c.ngpus && pi < s.npods; pi++) {
+                const struct pod *p = &s.pods[pi];
+                int q = pod_queue(&s, p);
+                if (p->state != P_RUNNING || q < 0 || q >= GS_SC_MAX_TENANTS)
+                    continue;
+                double u = 0;
+                for (int k = 0; k < p->alloc.ndev; k++) {
+                    const struct gs_gpu *g = &s.c.gpus[p->alloc.gpu[k]];
+                    if (is_replica_gpu(g))
+                        u += 1.0 / (g->replicas ? g->replicas : 1);
+                    else if (p->req.kind == GS_REQ_MIG)
+                        u += gs_request_units(&p->req, g->model);
+                    else
+                        u += p->req.milli / 1000.0;
+                }
+                out->team_ts[q][ev.id] += u / s.c.ngpus;
+            }
             break;
         }
         if (rc)
             goto out;
-        /* batch events at the same instant before scheduling */
+        /* batch events at the same instant before scheduling (a sample at the same instant
+         * as an arrival must not swallow the pass) */
+        pending_pass = sched;
         if (sched && (s.h.n == 0 || s.h.v[0].t > s.now)) {
+            pending_pass = false;
             if ((rc = schedule_pass(&s)))
                 goto out;
         }
@@ -853,6 +1218,16 @@ int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st,
         qsort(online, (size_t)non, sizeof(double), cmp_double);
         out->online_p99_wait = pct(online, non, 0.99);
         out->online_sla_miss_pct = online_n ? 100.0 * online_miss / online_n : 0;
+        out->preemptions = s.preemptions;
+        out->victims = s.victims;
+        out->lost_gpu_hours = s.lost_gpu_hours;
+        out->nteams = s.tenancy ? s.t.nq : 0;
+        for (int q = 0; q < out->nteams && q < GS_SC_MAX_TENANTS; q++) {
+            double sum = 0;
+            for (int i = 0; i < GS_SIM_SAMPLES; i++)
+                sum += out->team_ts[q][i];
+            out->team_mean[q] = sum / GS_SIM_SAMPLES;
+        }
         free(waits);
         free(online);
     }
@@ -866,6 +1241,10 @@ out:
     free(s.pods);
     free(s.queue);
     free(s.h.v);
+    free(s.run);
+    free(s.run_pod);
+    free(s.gang_pass);
+    gs_tenants_release(&s.t);
     gs_cluster_release(&s.c);
     return rc;
 }

@@ -53,6 +53,12 @@ struct gs_sim_result {
     struct gs_class_stats cls[GS_SC_MAX_CLASSES];
     double t[GS_SIM_SAMPLES], alloc_ts[GS_SIM_SAMPLES], used_ts[GS_SIM_SAMPLES];
     int pending_ts[GS_SIM_SAMPLES];
+    /* tenancy (strategies with priority and a scenario with tenants) */
+    int preemptions, victims;
+    double lost_gpu_hours;
+    int nteams; /* = scenario tenants when tenancy ran, else 0 */
+    double team_ts[GS_SC_MAX_TENANTS][GS_SIM_SAMPLES]; /* allocated share of all GPUs */
+    double team_mean[GS_SC_MAX_TENANTS];
     double wall_seconds;
 };
 

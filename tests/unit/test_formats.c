@@ -343,8 +343,9 @@ Test(scenario, the_default_parses)
                  0, "%s", err.msg);
     cr_assert_eq(sc->ngroups, 5);
     cr_assert_eq(sc->ntenants, 2);
-    cr_assert_eq(sc->nclasses, 7);
+    cr_assert_eq(sc->nclasses, 8);
     cr_assert_eq(sc->classes[0].priority, 1000000, "gpu-critical resolves to the article's value");
+    cr_assert_eq(sc->classes[6].gang, 2, "distributed training is a gang of two 8-GPU pods");
     cr_assert_eq(sc->classes[0].gpu_mem_mib, 38 * 1024);
     cr_assert_float_eq(sc->duration_s, 26 * 3600.0, 1e-6);
     gs_scenario_release(sc);
@@ -372,6 +373,12 @@ Test(scenario, bad_fields_name_the_line_and_path)
         {"- name: c\n", "- name: c\n    tenant: nobody\n", "unknown tenant"},
         {"nodes: 1}", "nodes: 1, mig_layout: {\"1g.10gb\": 8}}", "out of range"},
         {"nodes: 1}", "nodes: 1, mig_layout: {\"4g.40gb\": 1, \"3g.40gb\": 2}}", "compute slices"},
+        {"kind: training", "kind: training\n    gang: 0", "classes[0].gang"},
+        {"kind: training", "kind: training\n    gang: 65", "classes[0].gang"},
+        {"duration: 1h", "duration: 1h\nmin_runtime: soon", "min_runtime"},
+        {"duration: 1h", "duration: 1h\ntenants: [{name: t, quota: {cpu: 4}}]",
+         "expected nvidia.com/gpu"},
+        {"duration: 1h", "duration: 1h\ntenants: [{name: t, weight: 0}]", "tenants[0].weight"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char doc[2048];

@@ -420,8 +420,6 @@ Test(gang, all_members_or_none)
     gs_cluster_totals(&w.c, &tot);
     cr_assert_float_eq(tot.units_alloc, 0, 1e-9, "a gang that cannot fit holds nothing");
     gs_cluster_add_node(&w.c, "n3", h100, 8, 128000, 1 << 20, GS_GPU_WHOLE, 0, NULL);
-    gs_engine_free(w.e);
-    w.e = gs_engine_new(gs_policy_find("gpusched"), NULL, 64, 1);
     cr_assert_eq(gs_gang_place(w.e, &w.c, reqs, 4, d, &failed, &why), 0);
     gs_cluster_totals(&w.c, &tot);
     cr_assert_float_eq(tot.units_alloc, 32, 1e-9);
