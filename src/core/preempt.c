@@ -14,6 +14,19 @@ double gs_running_gpu_hours(const struct gs_running *r, double now_s)
     return run / 3600.0 * (double)r->demand.v[GS_QR_UNITS] / 1000.0;
 }
 
+struct node_lb {
+    int32_t node;
+    double lb;
+};
+
+static int cmp_lb(const void *a, const void *b)
+{
+    const struct node_lb *x = a, *y = b;
+    if (x->lb != y->lb)
+        return x->lb < y->lb ? -1 : 1;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
 /* A victim group: one pod, or a whole gang. */
 struct group {
     int32_t first, count;   /* members in the group member list */
@@ -35,6 +48,7 @@ struct search {
     int32_t *local;   /* members on the node */
     int32_t *order;
     int32_t *pdb_use;
+    struct node_lb *node_lb;
     double *mask_cost; /* 2^GS_PREEMPT_EXACT */
     int32_t *mask_pods;
     int32_t ng, nmem, nlocal;
@@ -358,9 +372,10 @@ int gs_preempt_plan(struct gs_engine *e, struct gs_cluster *c, const struct gs_p
     s.order = malloc(sizeof(*s.order) * GS_PREEMPT_MAX_VICTIMS);
     s.pdb_use = malloc(sizeof(*s.pdb_use) * (size_t)(ctx->npdb + 1));
     s.mask_cost = malloc(sizeof(*s.mask_cost) << GS_PREEMPT_EXACT);
+    s.node_lb = malloc(sizeof(*s.node_lb) * (size_t)(c->nnodes + 1));
     s.mask_pods = malloc(sizeof(*s.mask_pods) << GS_PREEMPT_EXACT);
-    if (!s.mask_cost || !s.mask_pods || !s.by_node || !s.by_gang || !s.elig || !s.gang_elig ||
-        !s.g || !s.members || !s.local || !s.order || !s.pdb_use) {
+    if (!s.mask_cost || !s.mask_pods || !s.node_lb || !s.by_node || !s.by_gang || !s.elig ||
+        !s.gang_elig || !s.g || !s.members || !s.local || !s.order || !s.pdb_use) {
         rc = GS_ENOMEM;
         goto done;
     }
@@ -370,8 +385,36 @@ int gs_preempt_plan(struct gs_engine *e, struct gs_cluster *c, const struct gs_p
         out->candidates += eligible(&s, r);
     if (out->candidates == 0)
         goto done;
+    /* nodes by the cost of their cheapest valid victim (a lower bound of any plan there):
+     * once a plan costs no more than the next node's bound, no later node can beat it */
+    int nn = 0;
     for (int n = 0; n < c->nnodes; n++) {
-        if (s.node_start[n] == s.node_start[n + 1] || node_groups(&s, n) == 0)
+        double lb = -1;
+        for (int k = s.node_start[n]; k < s.node_start[n + 1]; k++) {
+            int r = s.by_node[k];
+            if (!eligible(&s, r))
+                continue;
+            const struct gs_running *v = &ctx->run[r];
+            double cost = 0;
+            if (v->gang >= 0 && v->gang < ctx->ngangs)
+                for (int j = s.gang_start[v->gang]; j < s.gang_start[v->gang + 1]; j++)
+                    cost += gs_running_gpu_hours(&ctx->run[s.by_gang[j]], ctx->now_s);
+            else
+                cost = gs_running_gpu_hours(v, ctx->now_s);
+            if (lb < 0 || cost < lb)
+                lb = cost;
+        }
+        if (lb >= 0) {
+            s.node_lb[nn].node = n;
+            s.node_lb[nn++].lb = lb;
+        }
+    }
+    qsort(s.node_lb, (size_t)nn, sizeof(*s.node_lb), cmp_lb);
+    for (int ni = 0; ni < nn; ni++) {
+        int n = s.node_lb[ni].node;
+        if (s.have && !cheaper(s.node_lb[ni].lb, 1, s.best_cost, s.best_pods))
+            break;
+        if (node_groups(&s, n) == 0)
             continue;
         double cost;
         int pods;
@@ -421,6 +464,7 @@ done:
     free(s.order);
     free(s.pdb_use);
     free(s.mask_cost);
+    free(s.node_lb);
     free(s.mask_pods);
     return rc;
 }
