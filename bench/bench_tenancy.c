@@ -16,10 +16,10 @@
 #include <string.h>
 #include <time.h>
 
-#define NODES    5000
-#define PODS     10000
-#define QUEUES   50
-#define GANG     4
+#define NODES     5000
+#define PODS      10000
+#define QUEUES    50
+#define GANG      4
 #define DECISIONS 300
 
 static double now(void)

@@ -1,0 +1,29 @@
+/* Fuzz target: the tenancy object readers (GPUQueue, ResourceQuota, PodGroup,
+ * PodDisruptionBudget JSON) and PDB selector matching. */
+#include "base/error.h"
+#include "formats/tenantobj.h"
+
+#include <stdint.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    json_t *o = json_loadb((const char *)data, size, JSON_DECODE_ANY, NULL);
+    if (!o)
+        return 0;
+    struct gs_error err;
+    gs_error_init(&err);
+    static struct gs_kube_queue q;
+    static struct gs_kube_rquota r;
+    static struct gs_kube_podgroup g;
+    static struct gs_kube_pdb b;
+    static struct gs_kube_pod p;
+    (void)gs_kube_queue_read(o, &q, &err);
+    (void)gs_kube_rquota_read(o, &r, &err);
+    (void)gs_kube_podgroup_read(o, &g, &err);
+    if (gs_kube_pdb_read(o, &b, &err) == 0 && gs_kube_pod_read(o, &p, &err) == 0) {
+        (void)gs_kube_pdb_matches(&b, &p);
+        (void)gs_kube_pdb_allowed(&b, 3, 5);
+    }
+    json_decref(o);
+    return 0;
+}
