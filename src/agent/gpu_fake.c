@@ -1,0 +1,433 @@
+/* gpu_fake.c - the fake GPU backend: a JSON file plays the hardware.
+ *
+ *   {"gpus": [{"model": "A100-80GB", "uuid": "GPU-...", "mig": true,
+ *              "instances": [{"profile": "3g.40gb", "start": 0, "busy": false}],
+ *              "util": 35, "mem_util": 20, "mem_used_mib": 1000, "power_w": 250,
+ *              "temp_c": 50, "sm_clock_mhz": 1410, "mem_clock_mhz": 1593,
+ *              "ecc_uncorrected": 0, "ecc_corrected": 0, "xids": [79]}]}
+ *
+ * MIG mode and instances are read once, at open; afterwards only create and destroy change
+ * them, under the real rules (the profile exists on the model, the start is one of its
+ * placements, no memory slice is shared, compute slices sum to 7 at most, the profile's
+ * instance limit holds), and an instance marked busy refuses to be destroyed, as NVML does
+ * while a process holds it. Metrics, ECC counts, temperatures and XIDs are re-read whenever
+ * the file's modification time changes; the XIDs listed are delivered once per change. */
+#include "gpu.h"
+
+#include "../base/error.h"
+#include "../base/log.h"
+#include "../core/mig.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct fgpu {
+    struct gs_gpu_info info;
+    struct gs_gpu_metrics m;
+    int ninst;
+    struct gs_mig_inst inst[GS_AGENT_MAX_INST];
+    bool busy[GS_AGENT_MAX_INST];
+    uint32_t next_gi;
+};
+
+struct fake {
+    char path[512];
+    struct timespec mtime;
+    int n;
+    struct fgpu g[GS_AGENT_MAX_GPUS];
+    int nx;
+    int xgpu[64];
+    uint64_t xid[64];
+};
+
+int gs_gpu_profile_index(int model, uint32_t profile_id)
+{
+    const struct gs_gpu_model *m = gs_catalog_get(model);
+    for (int p = 0; m && p < m->nprofiles; p++)
+        if (m->profiles[p].id == profile_id)
+            return p;
+    return -1;
+}
+
+/* A MIG device UUID derived from its GPU's and the instance id (stable across runs). */
+static void mig_uuid(struct gs_mig_inst *in, const char *gpu_uuid)
+{
+    char gu[96];
+    snprintf(gu, sizeof(gu), "%s", gpu_uuid);
+    snprintf(in->uuid, sizeof(in->uuid), "MIG-%.24s-gi%u", gu + 4, in->gi_id);
+}
+
+static int num(const json_t *o, const char *key, double lo, double hi, double *out,
+               const char *file, int gi, struct gs_error *err)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!v)
+        return 0;
+    if (!json_is_number(v) || json_number_value(v) < lo || json_number_value(v) > hi)
+        return gs_error_set(err, GS_EINVAL, "%s: gpus[%d].%s: expected a number in %g..%g", file,
+                            gi, key, lo, hi);
+    *out = json_number_value(v);
+    return 0;
+}
+
+/* Metrics, counters and XIDs of GPU gi from its object (the hot-reloaded part). */
+static int read_live(struct fake *f, const json_t *o, int gi, bool queue_xids,
+                     struct gs_error *err)
+{
+    struct fgpu *g = &f->g[gi];
+    const struct gs_gpu_model *m = gs_catalog_get(g->info.model);
+    double util = 0, mem_util = 0, used = 0, power = 60, temp = 40, sm = 1400, mc = 1600,
+           eu = 0, ec = 0;
+    int rc;
+    if ((rc = num(o, "util", 0, 100, &util, f->path, gi, err)) ||
+        (rc = num(o, "mem_util", 0, 100, &mem_util, f->path, gi, err)) ||
+        (rc = num(o, "mem_used_mib", 0, m->mem_mib, &used, f->path, gi, err)) ||
+        (rc = num(o, "power_w", 0, 2000, &power, f->path, gi, err)) ||
+        (rc = num(o, "temp_c", 0, 150, &temp, f->path, gi, err)) ||
+        (rc = num(o, "sm_clock_mhz", 0, 10000, &sm, f->path, gi, err)) ||
+        (rc = num(o, "mem_clock_mhz", 0, 20000, &mc, f->path, gi, err)) ||
+        (rc = num(o, "ecc_uncorrected", 0, 1e15, &eu, f->path, gi, err)) ||
+        (rc = num(o, "ecc_corrected", 0, 1e15, &ec, f->path, gi, err)))
+        return rc;
+    struct gs_gpu_metrics *x = &g->m;
+    x->util_pct = (uint32_t)util;
+    x->mem_util_pct = (uint32_t)mem_util;
+    x->mem_total = (uint64_t)m->mem_mib << 20;
+    x->mem_used = (uint64_t)used << 20;
+    x->power_w = power;
+    x->temp_c = (uint32_t)temp;
+    x->sm_clock_mhz = (uint32_t)sm;
+    x->mem_clock_mhz = (uint32_t)mc;
+    x->ecc_uncorrected = (uint64_t)eu;
+    x->ecc_corrected = (uint64_t)ec;
+    const json_t *xs = json_object_get(o, "xids");
+    if (xs && !json_is_array(xs))
+        return gs_error_set(err, GS_EINVAL, "%s: gpus[%d].xids: expected a list of numbers",
+                            f->path, gi);
+    size_t k;
+    const json_t *v;
+    json_array_foreach(xs, k, v)
+    {
+        if (!json_is_integer(v) || json_integer_value(v) < 0)
+            return gs_error_set(err, GS_EINVAL, "%s: gpus[%d].xids[%zu]: expected an XID number",
+                                f->path, gi, k);
+        if (queue_xids && f->nx < 64) {
+            f->xgpu[f->nx] = gi;
+            f->xid[f->nx++] = (uint64_t)json_integer_value(v);
+        }
+    }
+    return 0;
+}
+
+static int load(struct fake *f, bool first, struct gs_error *err)
+{
+    json_error_t je;
+    json_t *root = json_load_file(f->path, 0, &je);
+    if (!root)
+        return gs_error_set(err, GS_EINVAL, "%s:%d: %s", f->path, je.line, je.text);
+    const json_t *gpus = json_object_get(root, "gpus");
+    int rc = 0;
+    if (!json_is_array(gpus) || json_array_size(gpus) > GS_AGENT_MAX_GPUS) {
+        rc = gs_error_set(err, GS_EINVAL, "%s: gpus: expected a list of at most %d GPUs", f->path,
+                          GS_AGENT_MAX_GPUS);
+        goto out;
+    }
+    if (!first && (int)json_array_size(gpus) != f->n) {
+        rc = gs_error_set(err, GS_EINVAL, "%s: gpus: the number of GPUs changed (%d -> %zu)",
+                          f->path, f->n, json_array_size(gpus));
+        goto out;
+    }
+    struct fake tmp = *f; /* nothing changes unless the whole file is good */
+    tmp.nx = first ? 0 : f->nx;
+    size_t i;
+    const json_t *o;
+    json_array_foreach(gpus, i, o)
+    {
+        int gi = (int)i;
+        struct fgpu *g = &tmp.g[gi];
+        if (first) {
+            memset(g, 0, sizeof(*g));
+            const char *model = json_string_value(json_object_get(o, "model"));
+            int mid = model ? gs_catalog_find(model) : GS_ENOTFOUND;
+            if (mid < 0) {
+                rc = gs_error_set(err, GS_EINVAL, "%s: gpus[%d].model: '%s' is not a GPU model "
+                                                  "gpusched knows (e.g. A100-80GB, H100-80GB)",
+                                  f->path, gi, model ? model : "");
+                goto out;
+            }
+            const struct gs_gpu_model *m = gs_catalog_get(mid);
+            g->info.index = gi;
+            g->info.model = mid;
+            g->info.pci_id = m->pci_ids[0];
+            g->info.mem_mib = m->mem_mib;
+            g->info.mig_capable = m->nprofiles > 0;
+            snprintf(g->info.name, sizeof(g->info.name), "NVIDIA %s", m->name);
+            const char *uuid = json_string_value(json_object_get(o, "uuid"));
+            if (uuid)
+                snprintf(g->info.uuid, sizeof(g->info.uuid), "%s", uuid);
+            else
+                snprintf(g->info.uuid, sizeof(g->info.uuid),
+                         "GPU-%08x-fake-4000-8000-%012d", (unsigned)(mid * 7919 + 17), gi);
+            g->next_gi = 1;
+            const json_t *mig = json_object_get(o, "mig");
+            if (mig && !json_is_boolean(mig)) {
+                rc = gs_error_set(err, GS_EINVAL, "%s: gpus[%d].mig: expected true or false",
+                                  f->path, gi);
+                goto out;
+            }
+            g->info.mig_enabled = json_is_true(mig);
+            if (g->info.mig_enabled && !g->info.mig_capable) {
+                rc = gs_error_set(err, GS_EINVAL, "%s: gpus[%d].mig: %s is not MIG-capable",
+                                  f->path, gi, m->name);
+                goto out;
+            }
+            size_t k;
+            const json_t *x;
+            json_array_foreach(json_object_get(o, "instances"), k, x)
+            {
+                const char *pn = json_string_value(json_object_get(x, "profile"));
+                int p = pn ? gs_catalog_find_profile(mid, pn) : -1;
+                const json_t *st = json_object_get(x, "start");
+                if (!g->info.mig_enabled || p < 0 || !json_is_integer(st) || g->ninst >= 7) {
+                    rc = gs_error_set(err, GS_EINVAL,
+                                      "%s: gpus[%d].instances[%zu]: expected {profile, start} "
+                                      "of a %s profile on a GPU with mig: true",
+                                      f->path, gi, k, m->name);
+                    goto out;
+                }
+                struct gs_mig_placement pl = {0};
+                for (int q = 0; q < g->ninst; q++) {
+                    pl.inst[pl.n].profile = (uint8_t)gs_gpu_profile_index(mid, g->inst[q].profile_id);
+                    pl.inst[pl.n++].start = (uint8_t)g->inst[q].start;
+                }
+                pl.inst[pl.n].profile = (uint8_t)p;
+                pl.inst[pl.n++].start = (uint8_t)json_integer_value(st);
+                if (json_integer_value(st) < 0 || json_integer_value(st) > 7 ||
+                    !gs_mig_placement_valid(mid, &pl)) {
+                    rc = gs_error_set(err, GS_EINVAL,
+                                      "%s: gpus[%d].instances[%zu]: %s at start %lld is not a "
+                                      "valid placement next to the instances before it",
+                                      f->path, gi, k, pn, (long long)json_integer_value(st));
+                    goto out;
+                }
+                struct gs_mig_inst *in = &g->inst[g->ninst];
+                in->gi_id = g->next_gi++;
+                in->profile_id = m->profiles[p].id;
+                in->start = (uint32_t)json_integer_value(st);
+                in->size = m->profiles[p].mem_slices;
+                mig_uuid(in, g->info.uuid);
+                g->busy[g->ninst] = json_is_true(json_object_get(x, "busy"));
+                g->ninst++;
+            }
+        } else {
+            /* busy flags may change while running (a process starts or ends) */
+            size_t k;
+            const json_t *x;
+            json_array_foreach(json_object_get(o, "instances"), k, x)
+            {
+                const json_t *st = json_object_get(x, "start");
+                for (int q = 0; q < g->ninst; q++)
+                    if (json_is_integer(st) && g->inst[q].start == json_integer_value(st))
+                        g->busy[q] = json_is_true(json_object_get(x, "busy"));
+            }
+        }
+        if ((rc = read_live(&tmp, o, gi, true, err)))
+            goto out;
+    }
+    tmp.n = (int)json_array_size(gpus);
+    *f = tmp;
+out:
+    json_decref(root);
+    return rc;
+}
+
+static void maybe_reload(struct fake *f)
+{
+    struct stat st;
+    if (stat(f->path, &st) != 0)
+        return;
+    if (st.st_mtim.tv_sec == f->mtime.tv_sec && st.st_mtim.tv_nsec == f->mtime.tv_nsec)
+        return;
+    struct gs_error err;
+    gs_error_init(&err);
+    if (load(f, false, &err)) {
+        GS_WARN("gpu", "fake GPUs: keeping the last good state: %s", err.msg);
+        f->mtime = st.st_mtim; /* do not repeat the warning until it changes again */
+        return;
+    }
+    f->mtime = st.st_mtim;
+}
+
+static int f_count(struct gs_gpu_backend *b)
+{
+    return ((struct fake *)b->impl)->n;
+}
+
+static int f_info(struct gs_gpu_backend *b, int i, struct gs_gpu_info *out)
+{
+    struct fake *f = b->impl;
+    if (i < 0 || i >= f->n)
+        return GS_ENOTFOUND;
+    *out = f->g[i].info;
+    return 0;
+}
+
+static int f_metrics(struct gs_gpu_backend *b, int i, struct gs_gpu_metrics *out)
+{
+    struct fake *f = b->impl;
+    maybe_reload(f);
+    if (i < 0 || i >= f->n)
+        return GS_ENOTFOUND;
+    *out = f->g[i].m;
+    return 0;
+}
+
+static int f_mig_list(struct gs_gpu_backend *b, int i, struct gs_mig_inst *out, int cap)
+{
+    struct fake *f = b->impl;
+    if (i < 0 || i >= f->n)
+        return GS_ENOTFOUND;
+    int n = 0;
+    for (int k = 0; k < f->g[i].ninst && n < cap; k++)
+        out[n++] = f->g[i].inst[k];
+    return n;
+}
+
+static int f_mig_set_mode(struct gs_gpu_backend *b, int i, bool enable)
+{
+    struct fake *f = b->impl;
+    if (i < 0 || i >= f->n)
+        return GS_ENOTFOUND;
+    struct fgpu *g = &f->g[i];
+    if (!g->info.mig_capable)
+        return GS_EINVAL;
+    if (!enable && g->ninst > 0)
+        return GS_EINVAL; /* instances must go first */
+    g->info.mig_enabled = enable;
+    return 0;
+}
+
+static int f_mig_create(struct gs_gpu_backend *b, int i, uint32_t profile_id, uint32_t start,
+                        struct gs_mig_inst *out)
+{
+    struct fake *f = b->impl;
+    if (i < 0 || i >= f->n)
+        return GS_ENOTFOUND;
+    struct fgpu *g = &f->g[i];
+    int p = gs_gpu_profile_index(g->info.model, profile_id);
+    if (!g->info.mig_enabled || p < 0 || start > 7 || g->ninst >= GS_AGENT_MAX_INST)
+        return GS_EINVAL;
+    struct gs_mig_placement pl = {0};
+    for (int q = 0; q < g->ninst; q++) {
+        pl.inst[pl.n].profile = (uint8_t)gs_gpu_profile_index(g->info.model, g->inst[q].profile_id);
+        pl.inst[pl.n++].start = (uint8_t)g->inst[q].start;
+    }
+    pl.inst[pl.n].profile = (uint8_t)p;
+    pl.inst[pl.n++].start = (uint8_t)start;
+    if (!gs_mig_placement_valid(g->info.model, &pl))
+        return GS_ENOFIT; /* NVML_ERROR_INSUFFICIENT_RESOURCES */
+    const struct gs_mig_profile *mp = &gs_catalog_get(g->info.model)->profiles[p];
+    struct gs_mig_inst *in = &g->inst[g->ninst];
+    in->gi_id = g->next_gi++;
+    in->profile_id = profile_id;
+    in->start = start;
+    in->size = mp->mem_slices;
+    mig_uuid(in, g->info.uuid);
+    g->busy[g->ninst] = false;
+    g->ninst++;
+    if (out)
+        *out = *in;
+    return 0;
+}
+
+static int f_mig_destroy(struct gs_gpu_backend *b, int i, uint32_t gi_id)
+{
+    struct fake *f = b->impl;
+    maybe_reload(f);
+    if (i < 0 || i >= f->n)
+        return GS_ENOTFOUND;
+    struct fgpu *g = &f->g[i];
+    for (int q = 0; q < g->ninst; q++) {
+        if (g->inst[q].gi_id != gi_id)
+            continue;
+        if (g->busy[q])
+            return GS_EINVAL; /* NVML_ERROR_IN_USE */
+        memmove(&g->inst[q], &g->inst[q + 1], sizeof(g->inst[0]) * (size_t)(g->ninst - q - 1));
+        memmove(&g->busy[q], &g->busy[q + 1], sizeof(g->busy[0]) * (size_t)(g->ninst - q - 1));
+        g->ninst--;
+        return 0;
+    }
+    return GS_ENOTFOUND;
+}
+
+static int f_xids(struct gs_gpu_backend *b, int timeout_ms, int *gpu, uint64_t *xid, int cap)
+{
+    struct fake *f = b->impl;
+    maybe_reload(f);
+    if (f->nx == 0 && timeout_ms > 0) {
+        struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        maybe_reload(f);
+    }
+    int n = f->nx < cap ? f->nx : cap;
+    for (int k = 0; k < n; k++) {
+        gpu[k] = f->xgpu[k];
+        xid[k] = f->xid[k];
+    }
+    memmove(f->xgpu, f->xgpu + n, sizeof(f->xgpu[0]) * (size_t)(f->nx - n));
+    memmove(f->xid, f->xid + n, sizeof(f->xid[0]) * (size_t)(f->nx - n));
+    f->nx -= n;
+    return n;
+}
+
+static void f_close(struct gs_gpu_backend *b)
+{
+    free(b->impl);
+    free(b);
+}
+
+static const struct gs_gpu_ops fake_ops = {
+    "fake",          f_count,       f_info,        f_metrics, f_mig_list, f_mig_set_mode,
+    f_mig_create,    f_mig_destroy, f_xids,        f_close,
+};
+
+int gs_gpu_open_fake(const char *path, struct gs_gpu_backend **out, struct gs_error *err)
+{
+    *out = NULL;
+    struct fake *f = calloc(1, sizeof(*f));
+    struct gs_gpu_backend *b = calloc(1, sizeof(*b));
+    if (!f || !b) {
+        free(f);
+        free(b);
+        return gs_error_set(err, GS_ENOMEM, "out of memory");
+    }
+    snprintf(f->path, sizeof(f->path), "%s", path);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        free(f);
+        free(b);
+        return gs_error_set(err, GS_EINVAL, "%s: cannot read the fake GPU description", path);
+    }
+    int rc = load(f, true, err);
+    if (rc) {
+        free(f);
+        free(b);
+        return rc;
+    }
+    f->mtime = st.st_mtim;
+    b->ops = &fake_ops;
+    b->impl = f;
+    *out = b;
+    return 0;
+}
+
+void gs_gpu_close(struct gs_gpu_backend *b)
+{
+    if (b)
+        b->ops->close(b);
+}

@@ -1,0 +1,221 @@
+/* migmgr.c - plan and apply a mig-parted config on a node's GPUs (see migmgr.h). */
+#include "migmgr.h"
+
+#include "../base/error.h"
+#include "../base/log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static bool held(const struct gs_mig_inst *in, const char *const *in_use, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (in_use[k] && in->uuid[0] && strcmp(in_use[k], in->uuid) == 0)
+            return true;
+    return false;
+}
+
+/* Try to keep the instances flagged in keep[]; place the rest of the layout around them. */
+static bool place_around(int model, const struct gs_mig_layout *want, const struct gs_mig_inst *cur,
+                         int ncur, const bool *keep, struct gs_migmgr_gpu *g)
+{
+    struct gs_mig_layout rest = *want;
+    uint8_t occ = 0;
+    int compute = 0;
+    const struct gs_gpu_model *m = gs_catalog_get(model);
+    for (int k = 0; k < ncur; k++) {
+        if (!keep[k])
+            continue;
+        int p = gs_gpu_profile_index(model, cur[k].profile_id);
+        if (p < 0 || rest.count[p] == 0)
+            return false;
+        rest.count[p]--;
+        for (uint32_t sl = cur[k].start; sl < cur[k].start + cur[k].size && sl < 8; sl++)
+            occ |= (uint8_t)(1u << sl);
+        compute += m->profiles[p].compute;
+    }
+    struct gs_mig_placement pl;
+    if (gs_mig_place_into(model, &rest, occ, compute, &pl, NULL))
+        return false;
+    g->nkeep = g->ndestroy = 0;
+    for (int k = 0; k < ncur; k++) {
+        if (keep[k])
+            g->keep[g->nkeep++] = cur[k];
+        else
+            g->destroy[g->ndestroy++] = cur[k];
+    }
+    g->ncreate = pl.n;
+    for (int k = 0; k < pl.n; k++)
+        g->create[k] = pl.inst[k];
+    return true;
+}
+
+int gs_migmgr_plan(struct gs_gpu_backend *b, const struct gs_migparted *mp, const char *config,
+                   const char *const *in_use, int nin_use, bool force, struct gs_migmgr_plan *out,
+                   struct gs_error *err)
+{
+    memset(out, 0, sizeof(*out));
+    const struct gs_mp_config *c = gs_migparted_find(mp, config);
+    if (!c)
+        return gs_error_set(err, GS_ENOTFOUND, "mig-parted config '%s' is not in %s", config,
+                            mp->file);
+    snprintf(out->config, sizeof(out->config), "%s", config);
+    int n = b->ops->count(b);
+    for (int i = 0; i < n && i < GS_AGENT_MAX_GPUS; i++) {
+        struct gs_gpu_info info;
+        if (b->ops->info(b, i, &info))
+            continue;
+        struct gs_migmgr_gpu *g = &out->gpu[out->ngpus++];
+        g->index = i;
+        g->model = info.model;
+        g->mode_now = info.mig_enabled;
+        if (info.model < 0)
+            continue; /* a GPU gpusched does not know is left alone */
+        bool enabled = false;
+        struct gs_mig_layout want;
+        memset(&want, 0, sizeof(want));
+        int rc = gs_migparted_resolve(c, i, info.model, &enabled, &want, err);
+        if (rc < 0) {
+            char msg[GS_ERROR_MSG_MAX];
+            snprintf(msg, sizeof(msg), "%s", err ? err->msg : "");
+            return gs_error_set(err, GS_EINVAL, "%s; nothing was changed", msg);
+        }
+        if (rc == 0) {
+            g->mode_want = g->mode_now; /* no entry for this GPU: leave it */
+            continue;
+        }
+        if (enabled && !info.mig_capable)
+            return gs_error_set(err, GS_EINVAL, "config '%s' enables MIG on GPU %d, a %s, "
+                                                "which is not MIG-capable",
+                                config, i, gs_catalog_get(info.model)->name);
+        g->mode_want = enabled;
+        struct gs_mig_inst cur[GS_AGENT_MAX_INST];
+        int ncur = info.mig_enabled ? b->ops->mig_list(b, i, cur, GS_AGENT_MAX_INST) : 0;
+        if (ncur < 0)
+            return gs_error_set(err, ncur, "GPU %d: cannot list MIG instances", i);
+        if (!enabled)
+            memset(&want, 0, sizeof(want));
+        /* already as asked? */
+        struct gs_mig_layout have;
+        memset(&have, 0, sizeof(have));
+        for (int k = 0; k < ncur; k++) {
+            int p = gs_gpu_profile_index(info.model, cur[k].profile_id);
+            if (p >= 0)
+                have.count[p]++;
+        }
+        if (g->mode_now == enabled && memcmp(&have, &want, sizeof(have)) == 0) {
+            g->nkeep = ncur;
+            memcpy(g->keep, cur, sizeof(cur[0]) * (size_t)ncur);
+            continue;
+        }
+        /* keep what is still asked for, busy instances first; else only the busy ones;
+         * else start over */
+        bool keep[GS_AGENT_MAX_INST] = {false}, busy[GS_AGENT_MAX_INST] = {false};
+        struct gs_mig_layout left = want;
+        for (int pass = 0; pass < 2; pass++)
+            for (int k = 0; k < ncur; k++) {
+                int p = gs_gpu_profile_index(info.model, cur[k].profile_id);
+                busy[k] = held(&cur[k], in_use, nin_use);
+                if (p < 0 || keep[k] || (pass == 0) != busy[k] || left.count[p] == 0)
+                    continue;
+                keep[k] = true;
+                left.count[p]--;
+            }
+        bool ok = enabled && place_around(info.model, &want, cur, ncur, keep, g);
+        if (!ok && enabled) {
+            for (int k = 0; k < ncur; k++)
+                keep[k] = busy[k];
+            ok = place_around(info.model, &want, cur, ncur, keep, g);
+        }
+        if (!ok) {
+            memset(keep, 0, sizeof(keep));
+            if (enabled) {
+                ok = place_around(info.model, &want, cur, ncur, keep, g);
+                if (!ok)
+                    return gs_error_set(err, GS_EINVAL, "config '%s' does not fit GPU %d (%s)",
+                                        config, i, gs_catalog_get(info.model)->name);
+            } else {
+                g->nkeep = g->ncreate = 0;
+                g->ndestroy = ncur;
+                memcpy(g->destroy, cur, sizeof(cur[0]) * (size_t)ncur);
+            }
+        }
+        for (int k = 0; k < g->ndestroy; k++)
+            if (held(&g->destroy[k], in_use, nin_use) && !force)
+                return gs_error_set(err, GS_EINVAL,
+                                    "config '%s' would destroy MIG instance %s (GPU %d, GI %u) "
+                                    "that a pod holds; nothing was changed (force to override)",
+                                    config, g->destroy[k].uuid, i, g->destroy[k].gi_id);
+        g->change = true;
+        out->changes++;
+    }
+    return 0;
+}
+
+int gs_migmgr_apply(struct gs_gpu_backend *b, const struct gs_migmgr_plan *p,
+                    struct gs_error *err)
+{
+    for (int k = 0; k < p->ngpus; k++) {
+        const struct gs_migmgr_gpu *g = &p->gpu[k];
+        if (!g->change)
+            continue;
+        for (int d = 0; d < g->ndestroy; d++) {
+            int rc = b->ops->mig_destroy(b, g->index, g->destroy[d].gi_id);
+            if (rc)
+                return gs_error_set(err, rc, "GPU %d: destroying GPU instance %u failed%s",
+                                    g->index, g->destroy[d].gi_id,
+                                    rc == GS_EINVAL ? " (in use)" : "");
+        }
+        if (g->mode_now != g->mode_want) {
+            int rc = b->ops->mig_set_mode(b, g->index, g->mode_want);
+            if (rc)
+                return gs_error_set(err, rc, "GPU %d: %s MIG mode failed", g->index,
+                                    g->mode_want ? "enabling" : "disabling");
+        }
+        const struct gs_gpu_model *m = gs_catalog_get(g->model);
+        for (int c = 0; c < g->ncreate; c++) {
+            const struct gs_mig_profile *pr = &m->profiles[g->create[c].profile];
+            int rc = b->ops->mig_create(b, g->index, pr->id, g->create[c].start, NULL);
+            if (rc)
+                return gs_error_set(err, rc, "GPU %d: creating %s at start %u failed", g->index,
+                                    pr->name, g->create[c].start);
+        }
+    }
+    return 0;
+}
+
+void gs_migmgr_plan_str(const struct gs_migmgr_plan *p, char *out, size_t size)
+{
+    size_t off = 0;
+    out[0] = '\0';
+#define PUT(...)                                                                          \
+    do {                                                                                  \
+        if (off < size)                                                                   \
+            off += (size_t)snprintf(out + off, size - off, __VA_ARGS__);                  \
+    } while (0)
+    PUT("config %s: %d GPU%s to change\n", p->config, p->changes, p->changes == 1 ? "" : "s");
+    for (int k = 0; k < p->ngpus; k++) {
+        const struct gs_migmgr_gpu *g = &p->gpu[k];
+        const struct gs_gpu_model *m = gs_catalog_get(g->model);
+        PUT("GPU %d (%s): ", g->index, m ? m->name : "unknown model");
+        if (!g->change) {
+            PUT("as asked (MIG %s, %d instance%s)\n", g->mode_now ? "on" : "off", g->nkeep,
+                g->nkeep == 1 ? "" : "s");
+            continue;
+        }
+        if (g->mode_now != g->mode_want)
+            PUT("MIG %s; ", g->mode_want ? "enable" : "disable");
+        for (int d = 0; d < g->ndestroy; d++) {
+            int pi = gs_gpu_profile_index(g->model, g->destroy[d].profile_id);
+            PUT("destroy %s@%u; ", pi >= 0 ? m->profiles[pi].name : "?", g->destroy[d].start);
+        }
+        for (int d = 0; d < g->nkeep; d++) {
+            int pi = gs_gpu_profile_index(g->model, g->keep[d].profile_id);
+            PUT("keep %s@%u; ", pi >= 0 ? m->profiles[pi].name : "?", g->keep[d].start);
+        }
+        for (int c = 0; c < g->ncreate; c++)
+            PUT("create %s@%u; ", m->profiles[g->create[c].profile].name, g->create[c].start);
+        PUT("\n");
+    }
+#undef PUT
+}

@@ -1,0 +1,240 @@
+/* Node agent: the fake GPU backend obeys the real MIG rules, and the MIG manager applies the
+ * article's nvidia-mig-config with exactly NVIDIA's placements, idempotently, changes nothing
+ * for a config that does not fit, and never destroys an instance a pod holds. */
+#include "agent/gpu.h"
+#include "agent/migmgr.h"
+#include "base/error.h"
+#include "formats/migparted.h"
+#include "sim/scenario.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char path[64];
+
+static struct gs_gpu_backend *fake(const char *json)
+{
+    snprintf(path, sizeof(path), "/tmp/gs-fake-%d.json", (int)getpid());
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(json, f);
+    fclose(f);
+    struct gs_gpu_backend *b = NULL;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_gpu_open_fake(path, &b, &err), 0, "%s", err.msg);
+    return b;
+}
+
+static struct gs_migparted *article(void)
+{
+    struct gs_migparted *mp = NULL;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_migparted_parse("nvidia-mig-config", gs_article_mig_config_yaml,
+                                    strlen(gs_article_mig_config_yaml), &mp, &err),
+                 0, "%s", err.msg);
+    return mp;
+}
+
+/* "3g.40gb@0 3g.40gb@4" for GPU i */
+static void layout_of(struct gs_gpu_backend *b, int i, char *out, size_t n)
+{
+    struct gs_gpu_info info;
+    b->ops->info(b, i, &info);
+    struct gs_mig_inst in[8];
+    int k = b->ops->mig_list(b, i, in, 8);
+    /* by start */
+    for (int x = 1; x < k; x++)
+        for (int y = x; y > 0 && in[y].start < in[y - 1].start; y--) {
+            struct gs_mig_inst t = in[y];
+            in[y] = in[y - 1];
+            in[y - 1] = t;
+        }
+    out[0] = '\0';
+    size_t off = 0;
+    if (!info.mig_enabled)
+        snprintf(out, n, "off");
+    for (int x = 0; x < k; x++) {
+        int p = gs_gpu_profile_index(info.model, in[x].profile_id);
+        off += (size_t)snprintf(out + off, n - off, "%s%s@%u", x ? " " : "",
+                                gs_catalog_get(info.model)->profiles[p].name, in[x].start);
+    }
+}
+
+static int apply(struct gs_gpu_backend *b, struct gs_migparted *mp, const char *cfg,
+                 const char *const *in_use, int n, bool force, struct gs_error *err)
+{
+    struct gs_migmgr_plan plan;
+    int rc = gs_migmgr_plan(b, mp, cfg, in_use, n, force, &plan, err);
+    if (rc)
+        return rc;
+    rc = gs_migmgr_apply(b, &plan, err);
+    return rc ? rc : plan.changes;
+}
+
+#define A100X4                                                                             \
+    "{\"gpus\":[{\"model\":\"A100-80GB\"},{\"model\":\"A100-80GB\"},{\"model\":\"A100-80GB\"}," \
+    "{\"model\":\"A100-80GB\"}]}"
+
+Test(fake_gpu, mig_rules_are_the_real_ones)
+{
+    struct gs_gpu_backend *b = fake("{\"gpus\":[{\"model\":\"A100-80GB\",\"mig\":true,"
+                                    "\"instances\":[{\"profile\":\"3g.40gb\",\"start\":0,"
+                                    "\"busy\":true}],\"temp_c\":55,\"util\":30}]}");
+    cr_assert_eq(b->ops->count(b), 1);
+    struct gs_gpu_info info;
+    cr_assert_eq(b->ops->info(b, 0, &info), 0);
+    cr_assert(info.mig_capable && info.mig_enabled);
+    struct gs_gpu_metrics m;
+    cr_assert_eq(b->ops->metrics(b, 0, &m), 0);
+    cr_assert_eq(m.temp_c, 55);
+    cr_assert_eq(m.mem_total, (uint64_t)81920 << 20);
+    struct gs_mig_inst in;
+    /* 3g.40gb (profile 9) may start at 0 or 4; 0 is taken, 2 is not a valid start */
+    cr_assert_eq(b->ops->mig_create(b, 0, 9, 2, &in), GS_ENOFIT);
+    cr_assert_eq(b->ops->mig_create(b, 0, 9, 0, &in), GS_ENOFIT, "overlaps");
+    cr_assert_eq(b->ops->mig_create(b, 0, 9, 4, &in), 0);
+    /* now 6 compute slices in use: a 1g.10gb (profile 19) still fits nowhere in memory */
+    cr_assert_eq(b->ops->mig_create(b, 0, 19, 3, &in), GS_ENOFIT);
+    struct gs_mig_inst all[8];
+    cr_assert_eq(b->ops->mig_list(b, 0, all, 8), 2);
+    cr_assert_eq(b->ops->mig_destroy(b, 0, all[0].gi_id), GS_EINVAL, "busy: in use");
+    cr_assert_eq(b->ops->mig_destroy(b, 0, all[1].gi_id), 0);
+    cr_assert_eq(b->ops->mig_set_mode(b, 0, false), GS_EINVAL, "instances left");
+    gs_gpu_close(b);
+    unlink(path);
+}
+
+Test(fake_gpu, bad_descriptions_name_the_field)
+{
+    const char *cases[][2] = {
+        {"{\"gpus\":[{\"model\":\"B9000\"}]}", "gpus[0].model"},
+        {"{\"gpus\":[{\"model\":\"L40S-48GB\",\"mig\":true}]}", "not MIG-capable"},
+        {"{\"gpus\":[{\"model\":\"A100-80GB\",\"mig\":true,\"instances\":[{\"profile\":"
+         "\"3g.40gb\",\"start\":1}]}]}",
+         "gpus[0].instances[0]"},
+        {"{\"gpus\":[{\"model\":\"A100-80GB\",\"temp_c\":900}]}", "gpus[0].temp_c"},
+        {"{\"gpus\":{}}", "gpus: expected a list"},
+        {"{\"gpus\":[", "gs-fake"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(path, sizeof(path), "/tmp/gs-fake-%d.json", (int)getpid());
+        FILE *f = fopen(path, "w");
+        fputs(cases[i][0], f);
+        fclose(f);
+        struct gs_gpu_backend *b = NULL;
+        struct gs_error err;
+        gs_error_init(&err);
+        cr_assert_eq(gs_gpu_open_fake(path, &b, &err), GS_EINVAL, "case %zu accepted", i);
+        cr_assert(strstr(err.msg, cases[i][1]), "case %zu: '%s' lacks '%s'", i, err.msg,
+                  cases[i][1]);
+    }
+    unlink(path);
+}
+
+Test(migmgr, the_articles_configs_give_nvidias_placements)
+{
+    struct gs_gpu_backend *b = fake(A100X4);
+    struct gs_migparted *mp = article();
+    struct gs_error err;
+    gs_error_init(&err);
+    char l[128];
+    cr_assert_eq(apply(b, mp, "all-1g.10gb", NULL, 0, false, &err), 4, "%s", err.msg);
+    for (int i = 0; i < 4; i++) {
+        layout_of(b, i, l, sizeof(l));
+        cr_assert_str_eq(l, "1g.10gb@0 1g.10gb@1 1g.10gb@2 1g.10gb@3 1g.10gb@4 1g.10gb@5 "
+                            "1g.10gb@6");
+    }
+    cr_assert_eq(apply(b, mp, "all-1g.10gb", NULL, 0, false, &err), 0, "idempotent");
+    cr_assert_eq(apply(b, mp, "all-2g.20gb", NULL, 0, false, &err), 4, "%s", err.msg);
+    layout_of(b, 3, l, sizeof(l));
+    cr_assert_str_eq(l, "2g.20gb@0 2g.20gb@2 2g.20gb@4");
+    cr_assert_eq(apply(b, mp, "all-3g.40gb", NULL, 0, false, &err), 4, "%s", err.msg);
+    layout_of(b, 0, l, sizeof(l));
+    cr_assert_str_eq(l, "3g.40gb@0 3g.40gb@4");
+    /* mixed: GPU0 keeps its two 3g.40gb, GPU1 becomes 7 x 1g.10gb, GPUs 2 and 3 leave MIG */
+    cr_assert_eq(apply(b, mp, "mixed", NULL, 0, false, &err), 3, "%s", err.msg);
+    layout_of(b, 0, l, sizeof(l));
+    cr_assert_str_eq(l, "3g.40gb@0 3g.40gb@4");
+    layout_of(b, 1, l, sizeof(l));
+    cr_assert_str_eq(l, "1g.10gb@0 1g.10gb@1 1g.10gb@2 1g.10gb@3 1g.10gb@4 1g.10gb@5 "
+                        "1g.10gb@6");
+    layout_of(b, 2, l, sizeof(l));
+    cr_assert_str_eq(l, "off");
+    cr_assert_eq(apply(b, mp, "mixed", NULL, 0, false, &err), 0, "idempotent");
+    gs_migparted_free(mp);
+    gs_gpu_close(b);
+    unlink(path);
+}
+
+Test(migmgr, a_config_that_does_not_fit_changes_nothing)
+{
+    struct gs_gpu_backend *b = fake(A100X4);
+    struct gs_migparted *mp = article();
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(apply(b, mp, "all-3g.40gb", NULL, 0, false, &err), 4, "%s", err.msg);
+    cr_assert_eq(apply(b, mp, "no-such-config", NULL, 0, false, &err), GS_ENOTFOUND);
+    /* a config that parses but does not fit an A100 (4 x 3g.40gb) */
+    const char *bad = "version: v1\nmig-configs:\n  too-many:\n    - devices: all\n"
+                      "      mig-enabled: true\n      mig-devices: {\"3g.40gb\": 3}\n";
+    struct gs_migparted *mb = NULL;
+    if (gs_migparted_parse("bad.yaml", bad, strlen(bad), &mb, &err) == 0) {
+        gs_error_init(&err);
+        int rc = apply(b, mb, "too-many", NULL, 0, false, &err);
+        cr_assert_eq(rc, GS_EINVAL, "rc %d: %s", rc, err.msg);
+        cr_assert(strstr(err.msg, "GPU 0"), "%s", err.msg);
+        gs_migparted_free(mb);
+    }
+    char l[128];
+    for (int i = 0; i < 4; i++) {
+        layout_of(b, i, l, sizeof(l));
+        cr_assert_str_eq(l, "3g.40gb@0 3g.40gb@4", "GPU %d changed", i);
+    }
+    gs_migparted_free(mp);
+    gs_gpu_close(b);
+    unlink(path);
+}
+
+Test(migmgr, an_instance_a_pod_holds_is_never_destroyed)
+{
+    struct gs_gpu_backend *b = fake(A100X4);
+    struct gs_migparted *mp = article();
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(apply(b, mp, "all-3g.40gb", NULL, 0, false, &err), 4, "%s", err.msg);
+    struct gs_mig_inst in[8];
+    cr_assert_eq(b->ops->mig_list(b, 2, in, 8), 2);
+    const char *held[1] = {in[1].uuid};
+    /* all-1g.10gb would destroy it: refused, nothing changed on any GPU */
+    cr_assert_eq(apply(b, mp, "all-1g.10gb", held, 1, false, &err), GS_EINVAL);
+    cr_assert(strstr(err.msg, in[1].uuid) && strstr(err.msg, "nothing was changed"), "%s",
+              err.msg);
+    char l[128];
+    for (int i = 0; i < 4; i++) {
+        layout_of(b, i, l, sizeof(l));
+        cr_assert_str_eq(l, "3g.40gb@0 3g.40gb@4", "GPU %d changed", i);
+    }
+    /* mixed keeps GPU 0's 3g.40gb pair but disables MIG on GPU 2: refused too */
+    cr_assert_eq(apply(b, mp, "mixed", held, 1, false, &err), GS_EINVAL);
+    /* forced, it goes through */
+    cr_assert_eq(apply(b, mp, "all-1g.10gb", held, 1, true, &err), 4, "%s", err.msg);
+    gs_migparted_free(mp);
+    gs_gpu_close(b);
+    unlink(path);
+}
+
+Test(nvml, no_library_means_no_gpus)
+{
+    struct gs_gpu_backend *b = NULL;
+    char why[256];
+    cr_assert_eq(gs_gpu_open_nvml(&b, why, sizeof(why)), 0);
+    cr_assert_not_null(b);
+    if (b->ops->count(b) == 0)
+        cr_assert(strstr(why, "no GPUs") || why[0] == '\0', "%s", why);
+    gs_gpu_close(b);
+}
