@@ -33,8 +33,8 @@ struct gs_gpu_info {
 };
 
 struct gs_gpu_metrics {
-    uint32_t util_pct;     /* SM busy, 0..100 */
-    uint32_t mem_util_pct; /* memory controller busy, 0..100 */
+    uint32_t util_pct;            /* SM busy, 0..100 */
+    uint32_t mem_util_pct;        /* memory controller busy, 0..100 */
     uint64_t mem_used, mem_total; /* bytes */
     double power_w;
     uint32_t temp_c;
@@ -45,9 +45,20 @@ struct gs_gpu_metrics {
 /* A MIG GPU instance (with its compute instance). */
 struct gs_mig_inst {
     uint32_t gi_id;
-    uint32_t profile_id; /* NVML GPU-instance profile ID (19, 9, ...) */
+    uint32_t profile_id;  /* NVML GPU-instance profile ID (19, 9, ...) */
     uint32_t start, size; /* placement, memory slices */
     char uuid[96];        /* MIG-<uuid> of its compute instance */
+};
+
+/* A GPU-instance profile as the backend reports it. */
+struct gs_gpu_profile {
+    uint32_t id;         /* NVML profile ID */
+    uint32_t compute;    /* sliceCount */
+    uint32_t mem_slices; /* placement size */
+    uint32_t max_count;  /* instanceCount */
+    uint32_t sms;        /* multiprocessorCount */
+    uint64_t mem_mib;    /* memorySizeMB */
+    uint8_t start_mask;  /* possible placements: bit s = start s */
 };
 
 struct gs_gpu_backend;
@@ -59,6 +70,8 @@ struct gs_gpu_ops {
     int (*metrics)(struct gs_gpu_backend *b, int i, struct gs_gpu_metrics *out);
     /* Instances of GPU i; returns how many (<= cap) or an error. */
     int (*mig_list)(struct gs_gpu_backend *b, int i, struct gs_mig_inst *out, int cap);
+    /* GPU-instance profiles of GPU i with their possible placements; how many, or < 0. */
+    int (*mig_profiles)(struct gs_gpu_backend *b, int i, struct gs_gpu_profile *out, int cap);
     /* Enable or disable MIG mode (no instances may exist to disable). */
     int (*mig_set_mode)(struct gs_gpu_backend *b, int i, bool enable);
     /* Create a GPU instance of the profile at the placement start, with one compute instance

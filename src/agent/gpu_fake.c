@@ -59,7 +59,7 @@ static void mig_uuid(struct gs_mig_inst *in, const char *gpu_uuid)
 {
     char gu[96];
     snprintf(gu, sizeof(gu), "%s", gpu_uuid);
-    snprintf(in->uuid, sizeof(in->uuid), "MIG-%.24s-gi%u", gu + 4, in->gi_id);
+    snprintf(in->uuid, sizeof(in->uuid), "MIG-%s-gi%u", gu + 4, in->gi_id);
 }
 
 static int num(const json_t *o, const char *key, double lo, double hi, double *out,
@@ -76,13 +76,12 @@ static int num(const json_t *o, const char *key, double lo, double hi, double *o
 }
 
 /* Metrics, counters and XIDs of GPU gi from its object (the hot-reloaded part). */
-static int read_live(struct fake *f, const json_t *o, int gi, bool queue_xids,
-                     struct gs_error *err)
+static int read_live(struct fake *f, const json_t *o, int gi, bool queue_xids, struct gs_error *err)
 {
     struct fgpu *g = &f->g[gi];
     const struct gs_gpu_model *m = gs_catalog_get(g->info.model);
-    double util = 0, mem_util = 0, used = 0, power = 60, temp = 40, sm = 1400, mc = 1600,
-           eu = 0, ec = 0;
+    double util = 0, mem_util = 0, used = 0, power = 60, temp = 40, sm = 1400, mc = 1600, eu = 0,
+           ec = 0;
     int rc;
     if ((rc = num(o, "util", 0, 100, &util, f->path, gi, err)) ||
         (rc = num(o, "mem_util", 0, 100, &mem_util, f->path, gi, err)) ||
@@ -155,8 +154,9 @@ static int load(struct fake *f, bool first, struct gs_error *err)
             const char *model = json_string_value(json_object_get(o, "model"));
             int mid = model ? gs_catalog_find(model) : GS_ENOTFOUND;
             if (mid < 0) {
-                rc = gs_error_set(err, GS_EINVAL, "%s: gpus[%d].model: '%s' is not a GPU model "
-                                                  "gpusched knows (e.g. A100-80GB, H100-80GB)",
+                rc = gs_error_set(err, GS_EINVAL,
+                                  "%s: gpus[%d].model: '%s' is not a GPU model "
+                                  "gpusched knows (e.g. A100-80GB, H100-80GB)",
                                   f->path, gi, model ? model : "");
                 goto out;
             }
@@ -166,13 +166,13 @@ static int load(struct fake *f, bool first, struct gs_error *err)
             g->info.pci_id = m->pci_ids[0];
             g->info.mem_mib = m->mem_mib;
             g->info.mig_capable = m->nprofiles > 0;
-            snprintf(g->info.name, sizeof(g->info.name), "NVIDIA %s", m->name);
+            snprintf(g->info.name, sizeof(g->info.name), "NVIDIA %s", m->product);
             const char *uuid = json_string_value(json_object_get(o, "uuid"));
             if (uuid)
                 snprintf(g->info.uuid, sizeof(g->info.uuid), "%s", uuid);
             else
-                snprintf(g->info.uuid, sizeof(g->info.uuid),
-                         "GPU-%08x-fake-4000-8000-%012d", (unsigned)(mid * 7919 + 17), gi);
+                snprintf(g->info.uuid, sizeof(g->info.uuid), "GPU-%08x-fake-4000-8000-%012d",
+                         (unsigned)(mid * 7919 + 17), gi);
             g->next_gi = 1;
             const json_t *mig = json_object_get(o, "mig");
             if (mig && !json_is_boolean(mig)) {
@@ -202,7 +202,8 @@ static int load(struct fake *f, bool first, struct gs_error *err)
                 }
                 struct gs_mig_placement pl = {0};
                 for (int q = 0; q < g->ninst; q++) {
-                    pl.inst[pl.n].profile = (uint8_t)gs_gpu_profile_index(mid, g->inst[q].profile_id);
+                    pl.inst[pl.n].profile =
+                        (uint8_t)gs_gpu_profile_index(mid, g->inst[q].profile_id);
                     pl.inst[pl.n++].start = (uint8_t)g->inst[q].start;
                 }
                 pl.inst[pl.n].profile = (uint8_t)p;
@@ -295,6 +296,21 @@ static int f_mig_list(struct gs_gpu_backend *b, int i, struct gs_mig_inst *out, 
     int n = 0;
     for (int k = 0; k < f->g[i].ninst && n < cap; k++)
         out[n++] = f->g[i].inst[k];
+    return n;
+}
+
+static int f_mig_profiles(struct gs_gpu_backend *b, int i, struct gs_gpu_profile *out, int cap)
+{
+    struct fake *f = b->impl;
+    if (i < 0 || i >= f->n)
+        return GS_ENOTFOUND;
+    const struct gs_gpu_model *m = gs_catalog_get(f->g[i].info.model);
+    int n = 0;
+    for (int p = 0; p < m->nprofiles && n < cap; p++, n++) {
+        const struct gs_mig_profile *pr = &m->profiles[p];
+        out[n] = (struct gs_gpu_profile){pr->id,  pr->compute, pr->mem_slices, pr->max_count,
+                                         pr->sms, pr->mem_mib, pr->start_mask};
+    }
     return n;
 }
 
@@ -392,8 +408,8 @@ static void f_close(struct gs_gpu_backend *b)
 }
 
 static const struct gs_gpu_ops fake_ops = {
-    "fake",          f_count,       f_info,        f_metrics, f_mig_list, f_mig_set_mode,
-    f_mig_create,    f_mig_destroy, f_xids,        f_close,
+    "fake",         f_count,      f_info,        f_metrics, f_mig_list, f_mig_profiles,
+    f_mig_set_mode, f_mig_create, f_mig_destroy, f_xids,    f_close,
 };
 
 int gs_gpu_open_fake(const char *path, struct gs_gpu_backend **out, struct gs_error *err)

@@ -55,19 +55,20 @@ typedef struct {
     unsigned int gpuInstanceId, computeInstanceId;
 } nvmlEventData_t;
 
-#define NVML_TEMPERATURE_GPU           0
-#define NVML_CLOCK_SM                  1
-#define NVML_CLOCK_MEM                 2
-#define NVML_MEMORY_ERROR_TYPE_CORR    0
-#define NVML_MEMORY_ERROR_TYPE_UNCORR  1
-#define NVML_VOLATILE_ECC              0
-#define NVML_EVENT_TYPE_XID            0x0000000000000008ULL
+#define NVML_TEMPERATURE_GPU            0
+#define NVML_CLOCK_SM                   1
+#define NVML_CLOCK_MEM                  2
+#define NVML_MEMORY_ERROR_TYPE_CORR     0
+#define NVML_MEMORY_ERROR_TYPE_UNCORR   1
+#define NVML_VOLATILE_ECC               0
+#define NVML_EVENT_TYPE_XID             0x0000000000000008ULL
 #define NVML_GPU_INSTANCE_PROFILE_COUNT 0x0F
-#define NVML_CI_PROFILE_FULL_GI        7 /* NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE is 7: used
-                                          * through GetComputeInstanceProfileInfo by slices */
-#define NVML_CI_ENGINE_SHARED          0
-#define NVML_ERROR_TIMEOUT             10
-#define NVML_ERROR_NOT_SUPPORTED       3
+#define NVML_CI_PROFILE_FULL_GI                                                                    \
+    7 /* NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE is 7: used                                          \
+       * through GetComputeInstanceProfileInfo by slices */
+#define NVML_CI_ENGINE_SHARED    0
+#define NVML_ERROR_TIMEOUT       10
+#define NVML_ERROR_NOT_SUPPORTED 3
 
 struct sym {
     nvmlReturn_t (*init)(void);
@@ -87,6 +88,8 @@ struct sym {
     nvmlReturn_t (*mig_mode)(nvmlDevice_t, unsigned int *, unsigned int *);
     nvmlReturn_t (*set_mig_mode)(nvmlDevice_t, unsigned int, nvmlReturn_t *);
     nvmlReturn_t (*gi_profile)(nvmlDevice_t, unsigned int, nvmlGpuInstanceProfileInfo_t *);
+    nvmlReturn_t (*gi_placements)(nvmlDevice_t, unsigned int, nvmlGpuInstancePlacement_t *,
+                                  unsigned int *);
     nvmlReturn_t (*gi_list)(nvmlDevice_t, unsigned int, nvmlGpuInstance_t *, unsigned int *);
     nvmlReturn_t (*gi_info)(nvmlGpuInstance_t, nvmlGpuInstanceInfo_t *);
     nvmlReturn_t (*gi_create)(nvmlDevice_t, unsigned int, const nvmlGpuInstancePlacement_t *,
@@ -219,6 +222,36 @@ static int n_mig_list(struct gs_gpu_backend *b, int i, struct gs_mig_inst *out, 
     return n;
 }
 
+static int n_mig_profiles(struct gs_gpu_backend *b, int i, struct gs_gpu_profile *out, int cap)
+{
+    struct nvml *x = b->impl;
+    if (!x || i < 0 || i >= (int)x->n)
+        return GS_ENOTFOUND;
+    int n = 0;
+    for (unsigned int pi = 0; pi < NVML_GPU_INSTANCE_PROFILE_COUNT && n < cap; pi++) {
+        nvmlGpuInstanceProfileInfo_t info;
+        memset(&info, 0, sizeof(info));
+        if (x->s.gi_profile(x->dev[i], pi, &info) != 0)
+            continue; /* this profile index does not exist on the GPU */
+        struct gs_gpu_profile *o = &out[n++];
+        memset(o, 0, sizeof(*o));
+        o->id = info.id;
+        o->compute = info.sliceCount;
+        o->max_count = info.instanceCount;
+        o->sms = info.multiprocessorCount;
+        o->mem_mib = info.memorySizeMB;
+        nvmlGpuInstancePlacement_t pl[8];
+        unsigned int cnt = 8;
+        if (x->s.gi_placements(x->dev[i], info.id, pl, &cnt) == 0)
+            for (unsigned int k = 0; k < cnt; k++) {
+                if (pl[k].start < 8)
+                    o->start_mask |= (uint8_t)(1u << pl[k].start);
+                o->mem_slices = pl[k].size;
+            }
+    }
+    return n;
+}
+
 static int n_mig_set_mode(struct gs_gpu_backend *b, int i, bool enable)
 {
     struct nvml *x = b->impl;
@@ -346,17 +379,17 @@ static void n_close(struct gs_gpu_backend *b)
 }
 
 static const struct gs_gpu_ops nvml_ops = {
-    "nvml",          n_count,       n_info,        n_metrics, n_mig_list, n_mig_set_mode,
-    n_mig_create,    n_mig_destroy, n_xids,        n_close,
+    "nvml",         n_count,      n_info,        n_metrics, n_mig_list, n_mig_profiles,
+    n_mig_set_mode, n_mig_create, n_mig_destroy, n_xids,    n_close,
 };
 
-#define LOOK(field, sym)                                                                  \
-    do {                                                                                  \
-        *(void **)&x->s.field = dlsym(x->lib, sym);                                       \
-        if (!x->s.field) {                                                                \
-            snprintf(why, why_size, "libnvidia-ml.so.1 has no %s: driver too old", sym); \
-            goto none;                                                                    \
-        }                                                                                 \
+#define LOOK(field, sym)                                                                           \
+    do {                                                                                           \
+        *(void **)&x->s.field = dlsym(x->lib, sym);                                                \
+        if (!x->s.field) {                                                                         \
+            snprintf(why, why_size, "libnvidia-ml.so.1 has no %s: driver too old", sym);           \
+            goto none;                                                                             \
+        }                                                                                          \
     } while (0)
 
 int gs_gpu_open_nvml(struct gs_gpu_backend **out, char *why, unsigned why_size)
@@ -397,6 +430,7 @@ int gs_gpu_open_nvml(struct gs_gpu_backend **out, char *why, unsigned why_size)
     LOOK(set_mig_mode, "nvmlDeviceSetMigMode");
     LOOK(gi_profile, "nvmlDeviceGetGpuInstanceProfileInfo");
     LOOK(gi_list, "nvmlDeviceGetGpuInstances");
+    LOOK(gi_placements, "nvmlDeviceGetGpuInstancePossiblePlacements_v2");
     LOOK(gi_info, "nvmlGpuInstanceGetInfo");
     LOOK(gi_create, "nvmlDeviceCreateGpuInstanceWithPlacement");
     LOOK(gi_destroy, "nvmlGpuInstanceDestroy");

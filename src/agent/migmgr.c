@@ -85,8 +85,9 @@ int gs_migmgr_plan(struct gs_gpu_backend *b, const struct gs_migparted *mp, cons
             continue;
         }
         if (enabled && !info.mig_capable)
-            return gs_error_set(err, GS_EINVAL, "config '%s' enables MIG on GPU %d, a %s, "
-                                                "which is not MIG-capable",
+            return gs_error_set(err, GS_EINVAL,
+                                "config '%s' enables MIG on GPU %d, a %s, "
+                                "which is not MIG-capable",
                                 config, i, gs_catalog_get(info.model)->name);
         g->mode_want = enabled;
         struct gs_mig_inst cur[GS_AGENT_MAX_INST];
@@ -152,8 +153,7 @@ int gs_migmgr_plan(struct gs_gpu_backend *b, const struct gs_migparted *mp, cons
     return 0;
 }
 
-int gs_migmgr_apply(struct gs_gpu_backend *b, const struct gs_migmgr_plan *p,
-                    struct gs_error *err)
+int gs_migmgr_apply(struct gs_gpu_backend *b, const struct gs_migmgr_plan *p, struct gs_error *err)
 {
     for (int k = 0; k < p->ngpus; k++) {
         const struct gs_migmgr_gpu *g = &p->gpu[k];
@@ -188,10 +188,10 @@ void gs_migmgr_plan_str(const struct gs_migmgr_plan *p, char *out, size_t size)
 {
     size_t off = 0;
     out[0] = '\0';
-#define PUT(...)                                                                          \
-    do {                                                                                  \
-        if (off < size)                                                                   \
-            off += (size_t)snprintf(out + off, size - off, __VA_ARGS__);                  \
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        if (off < size)                                                                            \
+            off += (size_t)snprintf(out + off, size - off, __VA_ARGS__);                           \
     } while (0)
     PUT("config %s: %d GPU%s to change\n", p->config, p->changes, p->changes == 1 ? "" : "s");
     for (int k = 0; k < p->ngpus; k++) {

@@ -17,7 +17,7 @@
 
 struct gs_migmgr_gpu {
     int index, model;
-    bool change;             /* anything to do on this GPU */
+    bool change;              /* anything to do on this GPU */
     bool mode_now, mode_want; /* MIG enabled */
     int ndestroy, ncreate, nkeep;
     struct gs_mig_inst destroy[GS_AGENT_MAX_INST], keep[GS_AGENT_MAX_INST];
@@ -41,8 +41,7 @@ int gs_migmgr_plan(struct gs_gpu_backend *b, const struct gs_migparted *mp, cons
                    struct gs_error *err);
 /* Execute. Returns 0, or an error naming the GPU and step (the hardware may be partly
  * changed then; a later apply of the same config finishes it). */
-int gs_migmgr_apply(struct gs_gpu_backend *b, const struct gs_migmgr_plan *p,
-                    struct gs_error *err);
+int gs_migmgr_apply(struct gs_gpu_backend *b, const struct gs_migmgr_plan *p, struct gs_error *err);
 /* Human-readable plan, one line per GPU. */
 void gs_migmgr_plan_str(const struct gs_migmgr_plan *p, char *out, size_t size);
 

@@ -18,6 +18,8 @@ static void usage(FILE *f)
                "  scheduler  schedule pods with schedulerName gpusched on a Kubernetes cluster\n"
                "  extender   the same decisions for a stock kube-scheduler (extender protocol)\n"
                "  explain    why a pending pod waits (quota, fragmentation, priority, gang...)\n"
+               "  agent      node agent: health and cordoning, MIG manager, GPU labels,\n"
+               "             /metrics; agent inspect shows what the GPU backend sees\n"
                "  sim        simulate: the embedded default scenario, a scenario file, or the\n"
                "             openb trace experiment (see gpusched sim --help)\n"
                "  mig        MIG geometry: profiles, layouts, validate a mig-parted config,\n"
@@ -78,6 +80,8 @@ int main(int argc, char **argv)
         return gs_cli_scheduler(argc - i - 1, argv + i + 1);
     if (strcmp(cmd, "extender") == 0)
         return gs_cli_extender(argc - i - 1, argv + i + 1);
+    if (strcmp(cmd, "agent") == 0)
+        return gs_cli_agent(argc - i - 1, argv + i + 1);
     if (strcmp(cmd, "explain") == 0)
         return gs_cli_explain(argc - i - 1, argv + i + 1);
     if (strcmp(cmd, "help") == 0) {

@@ -76,8 +76,8 @@ static int apply(struct gs_gpu_backend *b, struct gs_migparted *mp, const char *
     return rc ? rc : plan.changes;
 }
 
-#define A100X4                                                                             \
-    "{\"gpus\":[{\"model\":\"A100-80GB\"},{\"model\":\"A100-80GB\"},{\"model\":\"A100-80GB\"}," \
+#define A100X4                                                                                     \
+    "{\"gpus\":[{\"model\":\"A100-80GB\"},{\"model\":\"A100-80GB\"},{\"model\":\"A100-80GB\"},"    \
     "{\"model\":\"A100-80GB\"}]}"
 
 Test(fake_gpu, mig_rules_are_the_real_ones)
@@ -212,8 +212,7 @@ Test(migmgr, an_instance_a_pod_holds_is_never_destroyed)
     const char *held[1] = {in[1].uuid};
     /* all-1g.10gb would destroy it: refused, nothing changed on any GPU */
     cr_assert_eq(apply(b, mp, "all-1g.10gb", held, 1, false, &err), GS_EINVAL);
-    cr_assert(strstr(err.msg, in[1].uuid) && strstr(err.msg, "nothing was changed"), "%s",
-              err.msg);
+    cr_assert(strstr(err.msg, in[1].uuid) && strstr(err.msg, "nothing was changed"), "%s", err.msg);
     char l[128];
     for (int i = 0; i < 4; i++) {
         layout_of(b, i, l, sizeof(l));

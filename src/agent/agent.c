@@ -1,0 +1,849 @@
+/* agent.c - the node agent's loop: health, cordon, labels, MIG config, metrics (see agent.h). */
+#include "agent.h"
+
+#include "../base/buf.h"
+#include "../base/error.h"
+#include "../base/log.h"
+#include "../formats/kubeobj.h"
+#include "migmgr.h"
+
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CORDON_ANNOTATION "gpusched.io/cordoned-by"
+#define AGENT_ID          "gpusched-agent"
+#define MAX_PODS          256
+
+static const uint64_t default_ignored[] = {13, 31, 43, 45, 68, 109};
+
+int gs_agent_devices(const char *ann, int *gpu, int *mig_start, int cap)
+{
+    const char *eq = ann ? strchr(ann, '=') : NULL;
+    if (!eq)
+        return 0;
+    bool mig = strncmp(ann, "mig=", 4) == 0;
+    int n = 0;
+    for (const char *p = eq + 1; *p && n < cap;) {
+        char *end;
+        long g = strtol(p, &end, 10);
+        if (end == p || g < 0 || g >= GS_AGENT_MAX_GPUS)
+            break;
+        gpu[n] = (int)g;
+        mig_start[n] = -1;
+        p = end;
+        if (*p == ':') { /* mig=0:3g.40gb@4 or milli=2:500 */
+            const char *at = strchr(p, '@'), *comma = strchr(p, ',');
+            if (mig && at && (!comma || at < comma))
+                mig_start[n] = (int)strtol(at + 1, NULL, 10);
+            p = comma ? comma : p + strlen(p);
+        }
+        n++;
+        if (*p == ',')
+            p++;
+        else
+            break;
+    }
+    return n;
+}
+
+/* ---------- the article's gpu-monitor-config ---------- */
+
+int gs_agent_monitor_config(const char *path, struct gs_agent_opts *o, struct gs_error *err)
+{
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    if (!root)
+        return gs_error_set(err, GS_EINVAL, "%s:%d: %s", path, je.line, je.text);
+    int rc = 0;
+    const json_t *m = json_object_get(root, "metrics"), *l = json_object_get(root, "labels");
+    const json_t *si = json_object_get(root, "scrape_interval");
+    size_t i;
+    const json_t *v;
+    o->nmetrics = 0;
+    if (m && !json_is_array(m)) {
+        rc = gs_error_set(err, GS_EINVAL, "%s: metrics: expected a list of metric names", path);
+        goto out;
+    }
+    json_array_foreach(m, i, v)
+    {
+        if (!json_is_string(v) || strlen(json_string_value(v)) >= sizeof(o->metrics[0]) ||
+            o->nmetrics >= 16) {
+            rc = gs_error_set(err, GS_EINVAL, "%s: metrics[%zu]: expected a metric name", path, i);
+            goto out;
+        }
+        snprintf(o->metrics[o->nmetrics++], sizeof(o->metrics[0]), "%s", json_string_value(v));
+    }
+    const char *c = json_string_value(json_object_get(l, "cluster")),
+               *r = json_string_value(json_object_get(l, "region"));
+    if (c)
+        snprintf(o->cluster, sizeof(o->cluster), "%s", c);
+    if (r)
+        snprintf(o->region, sizeof(o->region), "%s", r);
+    if (si) {
+        const char *s = json_string_value(si);
+        char *end = NULL;
+        double x = s ? strtod(s, &end) : -1;
+        if (!s || end == s || x <= 0 || (*end && strcmp(end, "s") != 0)) {
+            rc = gs_error_set(err, GS_EINVAL, "%s: scrape_interval: expected seconds like \"15s\"",
+                              path);
+            goto out;
+        }
+        o->interval_s = x;
+    }
+out:
+    json_decref(root);
+    return rc;
+}
+
+/* ---------- inspect ---------- */
+
+int gs_agent_inspect(struct gs_gpu_backend *b, char *out, size_t size)
+{
+    struct gs_buf o;
+    gs_buf_init(&o, 0);
+    int n = b->ops->count(b), mismatches = 0;
+    gs_buf_printf(&o, "backend %s: %d GPU%s\n", b->ops->name, n, n == 1 ? "" : "s");
+    for (int i = 0; i < n; i++) {
+        struct gs_gpu_info in;
+        struct gs_gpu_metrics m;
+        if (b->ops->info(b, i, &in))
+            continue;
+        memset(&m, 0, sizeof(m));
+        b->ops->metrics(b, i, &m);
+        const struct gs_gpu_model *cm = gs_catalog_get(in.model);
+        gs_buf_printf(&o,
+                      "GPU %d: %s (%s), %s, PCI 0x%08X, %llu MiB, MIG %s%s%s\n"
+                      "  now: util %u%%, memory %llu/%llu MiB, %.0f W, %u C, SM %u MHz, memory "
+                      "%u MHz, ECC uncorrected %llu, corrected %llu\n",
+                      i, in.name, cm ? cm->name : "not in gpusched's catalog", in.uuid, in.pci_id,
+                      (unsigned long long)in.mem_mib,
+                      !in.mig_capable ? "not supported" : in.mig_enabled ? "enabled" : "disabled",
+                      in.mig_pending ? " (change pending a reset)" : "", "", m.util_pct,
+                      (unsigned long long)(m.mem_used >> 20),
+                      (unsigned long long)(m.mem_total >> 20), m.power_w, m.temp_c, m.sm_clock_mhz,
+                      m.mem_clock_mhz, (unsigned long long)m.ecc_uncorrected,
+                      (unsigned long long)m.ecc_corrected);
+        if (!in.mig_capable)
+            continue;
+        struct gs_gpu_profile pr[16];
+        int np = b->ops->mig_profiles(b, i, pr, 16);
+        gs_buf_printf(&o, "  MIG profiles (id, slices, memory slices, max, SMs, MiB, starts) "
+                          "against the catalog:\n");
+        for (int k = 0; k < np; k++) {
+            int ci = cm ? gs_gpu_profile_index(in.model, pr[k].id) : -1;
+            char starts[32] = "";
+            size_t so = 0;
+            for (int s = 0; s < 8; s++)
+                if (pr[k].start_mask >> s & 1)
+                    so += (size_t)snprintf(starts + so, sizeof(starts) - so, "%s%d",
+                                           so ? "," : "", s);
+            const char *verdict = "not in the catalog";
+            if (ci >= 0) {
+                const struct gs_mig_profile *c = &cm->profiles[ci];
+                bool same = c->compute == pr[k].compute && c->mem_slices == pr[k].mem_slices &&
+                            c->max_count == pr[k].max_count && c->start_mask == pr[k].start_mask &&
+                            c->sms == pr[k].sms;
+                verdict = same ? c->name : "DIFFERS from the catalog";
+                if (!same)
+                    mismatches++;
+            } else if (cm) {
+                mismatches++;
+            }
+            gs_buf_printf(&o, "    %3u  %ug  %u  x%u  %3u SMs  %6llu MiB  starts {%s}  %s\n",
+                          pr[k].id, pr[k].compute, pr[k].mem_slices, pr[k].max_count, pr[k].sms,
+                          (unsigned long long)pr[k].mem_mib, starts, verdict);
+        }
+        struct gs_mig_inst mi[8];
+        int ni = in.mig_enabled ? b->ops->mig_list(b, i, mi, 8) : 0;
+        for (int k = 0; k < ni; k++) {
+            int ci = cm ? gs_gpu_profile_index(in.model, mi[k].profile_id) : -1;
+            gs_buf_printf(&o, "  instance GI %u: %s at start %u (size %u) %s\n", mi[k].gi_id,
+                          ci >= 0 ? cm->profiles[ci].name : "?", mi[k].start, mi[k].size,
+                          mi[k].uuid);
+        }
+    }
+    snprintf(out, size, "%s", o.data ? o.data : "");
+    gs_buf_release(&o);
+    return mismatches;
+}
+
+/* ---------- the running agent ---------- */
+
+struct pod_dev {
+    char ns[64], name[128], container[64];
+    int gpu, mig_start;
+};
+
+struct health {
+    bool healthy;
+    char why[160];
+    double last_xid_t;
+    uint64_t last_xid;
+    uint64_t xid_count;
+};
+
+struct agent {
+    struct gs_gpu_backend *b;
+    struct gs_kube_client *kc;
+    const struct gs_agent_opts *o;
+    pthread_mutex_t mu;
+    int n;
+    struct gs_gpu_info info[GS_AGENT_MAX_GPUS];
+    struct gs_gpu_metrics m[GS_AGENT_MAX_GPUS];
+    int ninst[GS_AGENT_MAX_GPUS];
+    struct gs_mig_inst inst[GS_AGENT_MAX_GPUS][GS_AGENT_MAX_INST];
+    struct health h[GS_AGENT_MAX_GPUS];
+    int npods;
+    struct pod_dev pods[MAX_PODS];
+    uint64_t scrapes;
+    bool cordoned_by_us;
+    char mig_applied[GS_MP_NAME_MAX]; /* last config acted on */
+    bool labels_done;
+};
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static bool ignored(const struct gs_agent_opts *o, uint64_t xid)
+{
+    for (size_t k = 0; k < sizeof(default_ignored) / sizeof(default_ignored[0]); k++)
+        if (default_ignored[k] == xid)
+            return true;
+    for (int k = 0; k < o->nignore; k++)
+        if (o->ignore_xids[k] == xid)
+            return true;
+    return false;
+}
+
+/* Event regarding this node (events.k8s.io/v1). */
+static void node_event(struct agent *a, const char *type, const char *reason, const char *note)
+{
+    if (!a->kc || !a->o->node)
+        return;
+    char now[40], name[200];
+    gs_kube_micro_time(now, sizeof(now));
+    snprintf(name, sizeof(name), "%s.%llx", a->o->node, (unsigned long long)(wall() * 1e6));
+    json_t *ev = json_pack("{s:s,s:s,s:{s:s,s:s},s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:{s:s,s:s,s:s,s:s}}",
+                           "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata", "name",
+                           name, "namespace", "default", "eventTime", now, "type", type, "reason",
+                           reason, "action", reason, "note", note, "reportingController",
+                           "gpusched.io/agent", "reportingInstance", a->o->node, "regarding",
+                           "apiVersion", "v1", "kind", "Node", "name", a->o->node, "uid",
+                           a->o->node);
+    struct gs_error err;
+    gs_error_init(&err);
+    if (ev && gs_kube_request(a->kc, "POST", "/apis/events.k8s.io/v1/namespaces/default/events",
+                              NULL, ev, NULL, NULL, &err))
+        GS_WARN("agent", "event %s: %s", reason, err.msg);
+    json_decref(ev);
+}
+
+static int patch_node(struct agent *a, json_t *body, struct gs_error *err)
+{
+    char path[400];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%s", a->o->node);
+    int rc = gs_kube_request(a->kc, "PATCH", path, "application/merge-patch+json", body, NULL,
+                             NULL, err);
+    json_decref(body);
+    return rc;
+}
+
+/* Cordon or uncordon as the GPUs' health asks; never uncordon a node someone else cordoned. */
+static void reconcile_cordon(struct agent *a, const json_t *node)
+{
+    if (!a->kc || !a->o->auto_cordon)
+        return;
+    bool sick = false;
+    char why[600] = "";
+    size_t off = 0;
+    for (int i = 0; i < a->n; i++)
+        if (!a->h[i].healthy) {
+            sick = true;
+            if (off < sizeof(why))
+                off += (size_t)snprintf(why + off, sizeof(why) - off, "%sGPU %d (%s): %s",
+                                        off ? "; " : "", i, a->info[i].uuid, a->h[i].why);
+        }
+    const json_t *md = json_object_get(node, "metadata");
+    const char *by = json_string_value(
+        json_object_get(json_object_get(md, "annotations"), CORDON_ANNOTATION));
+    bool unsched = json_is_true(json_object_get(json_object_get(node, "spec"), "unschedulable"));
+    bool ours = by && strcmp(by, AGENT_ID) == 0;
+    struct gs_error err;
+    gs_error_init(&err);
+    if (sick && !unsched) {
+        json_t *p = json_pack("{s:{s:{s:s}},s:{s:b}}", "metadata", "annotations",
+                              CORDON_ANNOTATION, AGENT_ID, "spec", "unschedulable", 1);
+        if (patch_node(a, p, &err) == 0) {
+            char note[800];
+            snprintf(note, sizeof(note), "cordoned: %s", why);
+            GS_WARN("agent", "node %s %s", a->o->node, note);
+            node_event(a, "Warning", "GPUUnhealthy", note);
+        } else {
+            GS_WARN("agent", "cordon %s: %s", a->o->node, err.msg);
+        }
+    } else if (!sick && unsched && ours) {
+        json_t *p = json_pack("{s:{s:{s:n}},s:{s:b}}", "metadata", "annotations",
+                              CORDON_ANNOTATION, "spec", "unschedulable", 0);
+        if (patch_node(a, p, &err) == 0) {
+            GS_INFO("agent", "node %s uncordoned: every GPU is healthy again", a->o->node);
+            node_event(a, "Normal", "GPUHealthy", "uncordoned: every GPU is healthy again");
+        } else {
+            GS_WARN("agent", "uncordon %s: %s", a->o->node, err.msg);
+        }
+    } else if (!sick && !unsched && ours) {
+        /* someone uncordoned by hand: forget our mark */
+        patch_node(a, json_pack("{s:{s:{s:n}}}", "metadata", "annotations", CORDON_ANNOTATION),
+                   &err);
+    }
+}
+
+/* GPU feature discovery's labels, from what the backend sees and the device-plugin config. */
+static json_t *gfd_labels(struct agent *a)
+{
+    json_t *l = json_object();
+    if (a->n == 0)
+        return l;
+    const struct gs_gpu_model *m = gs_catalog_get(a->info[0].model);
+    const struct gs_dpconfig *dp = a->o->dp;
+    int replicas = 1;
+    const char *sharing = "none";
+    if (dp && dp->sharing != GS_SHARING_NONE) {
+        const struct gs_dp_sharing *sh =
+            dp->sharing == GS_SHARING_MPS ? &dp->mps : &dp->timeslicing;
+        for (int k = 0; k < sh->nresources && k < GS_DP_MAX_RESOURCES; k++) {
+            const struct gs_dp_resource *r = &sh->resources[k];
+            if (strncmp(r->name, "nvidia.com/gpu", sizeof(r->name)) == 0)
+                replicas = r->replicas;
+        }
+        sharing = dp->sharing == GS_SHARING_MPS ? "mps" : "time-slicing";
+    }
+    char v[140], product[100];
+    /* as GPU feature discovery does: the driver's name, [^A-Za-z0-9-_. ] removed, spaces
+     * to '-' */
+    size_t o = 0;
+    for (const char *c = a->info[0].name; *c && o + 1 < sizeof(product); c++)
+        if (*c == ' ')
+            product[o++] = '-';
+        else if ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+                 *c == '-' || *c == '_' || *c == '.')
+            product[o++] = *c;
+    product[o] = '\0';
+    (void)m;
+    if (replicas > 1) {
+        snprintf(v, sizeof(v), "%s-SHARED", product);
+        json_object_set_new(l, "nvidia.com/gpu.product", json_string(v));
+    } else {
+        json_object_set_new(l, "nvidia.com/gpu.product", json_string(product));
+    }
+    snprintf(v, sizeof(v), "%d", a->n);
+    json_object_set_new(l, "nvidia.com/gpu.count", json_string(v));
+    snprintf(v, sizeof(v), "%llu", (unsigned long long)a->info[0].mem_mib);
+    json_object_set_new(l, "nvidia.com/gpu.memory", json_string(v));
+    bool capable = false;
+    for (int i = 0; i < a->n; i++)
+        capable |= a->info[i].mig_capable;
+    json_object_set_new(l, "nvidia.com/mig.capable", json_string(capable ? "true" : "false"));
+    if (dp && dp->mig_strategy != GS_MIG_STRATEGY_NONE)
+        json_object_set_new(l, "nvidia.com/mig.strategy",
+                            json_string(gs_mig_strategy_name(dp->mig_strategy)));
+    snprintf(v, sizeof(v), "%d", replicas);
+    json_object_set_new(l, "nvidia.com/gpu.replicas", json_string(v));
+    json_object_set_new(l, "nvidia.com/gpu.sharing-strategy", json_string(sharing));
+    json_object_set_new(l, "nvidia.com/gpu.present", json_string("true"));
+    return l;
+}
+
+static void set_state(struct agent *a, const char *state)
+{
+    struct gs_error err;
+    gs_error_init(&err);
+    if (patch_node(a, json_pack("{s:{s:{s:s}}}", "metadata", "labels",
+                                "nvidia.com/mig.config.state", state),
+                   &err))
+        GS_WARN("agent", "mig.config.state=%s: %s", state, err.msg);
+}
+
+/* Apply the mig-parted config named by the node's nvidia.com/mig.config label when it
+ * changes (and once at start). */
+static void reconcile_mig(struct agent *a, const json_t *node)
+{
+    if (!a->o->mig || !a->kc)
+        return;
+    const json_t *labels = json_object_get(json_object_get(node, "metadata"), "labels");
+    const char *want = json_string_value(json_object_get(labels, "nvidia.com/mig.config"));
+    if (!want || strcmp(want, a->mig_applied) == 0)
+        return;
+    snprintf(a->mig_applied, sizeof(a->mig_applied), "%s", want);
+    /* MIG devices pods hold: from the gpusched.io/devices annotations */
+    const char *in_use[MAX_PODS];
+    int nuse = 0;
+    pthread_mutex_lock(&a->mu);
+    for (int k = 0; k < a->npods; k++) {
+        const struct pod_dev *p = &a->pods[k];
+        if (p->mig_start < 0 || p->gpu >= a->n)
+            continue;
+        for (int q = 0; q < a->ninst[p->gpu]; q++)
+            if ((int)a->inst[p->gpu][q].start == p->mig_start)
+                in_use[nuse++] = a->inst[p->gpu][q].uuid;
+    }
+    pthread_mutex_unlock(&a->mu);
+    struct gs_migmgr_plan plan;
+    struct gs_error err;
+    gs_error_init(&err);
+    char text[4096];
+    int rc = gs_migmgr_plan(a->b, a->o->mig, want, in_use, nuse, false, &plan, &err);
+    if (rc) {
+        GS_WARN("agent", "mig.config %s: %s", want, err.msg);
+        set_state(a, "failed");
+        node_event(a, "Warning", "MIGConfigFailed", err.msg);
+        return;
+    }
+    gs_migmgr_plan_str(&plan, text, sizeof(text));
+    if (a->o->mig_dry_run) {
+        GS_INFO("agent", "dry run, nothing changed:\n%s", text);
+        return;
+    }
+    if (plan.changes == 0) {
+        set_state(a, "success");
+        return;
+    }
+    set_state(a, "pending");
+    GS_INFO("agent", "applying mig.config %s:\n%s", want, text);
+    if ((rc = gs_migmgr_apply(a->b, &plan, &err))) {
+        GS_WARN("agent", "mig.config %s: %s", want, err.msg);
+        set_state(a, "failed");
+        node_event(a, "Warning", "MIGConfigFailed", err.msg);
+        return;
+    }
+    set_state(a, "success");
+    char note[600];
+    snprintf(note, sizeof(note), "MIG config %s applied to %d GPU%s", want, plan.changes,
+             plan.changes == 1 ? "" : "s");
+    node_event(a, "Normal", "MIGConfigApplied", note);
+}
+
+/* Pods on this node and the devices they hold. */
+static void read_pods_json(struct agent *a, const json_t *items)
+{
+    struct pod_dev pods[MAX_PODS];
+    int n = 0;
+    size_t i;
+    const json_t *it;
+    json_array_foreach(items, i, it)
+    {
+        const json_t *md = json_object_get(it, "metadata");
+        const char *ann = json_string_value(
+            json_object_get(json_object_get(md, "annotations"), GS_DEVICES_ANNOTATION));
+        if (!ann)
+            ann = json_string_value(json_object_get(it, "devices")); /* pods file */
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(it, "status"), "phase"));
+        if (!ann || (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))))
+            continue;
+        int g[16], st[16];
+        int k = gs_agent_devices(ann, g, st, 16);
+        const char *ns = json_string_value(json_object_get(md, "namespace"));
+        const char *name = json_string_value(json_object_get(md, "name"));
+        const json_t *c0 = json_array_get(json_object_get(json_object_get(it, "spec"), "containers"), 0);
+        const char *cn = json_string_value(json_object_get(c0, "name"));
+        for (int d = 0; d < k && n < MAX_PODS; d++) {
+            struct pod_dev *p = &pods[n++];
+            snprintf(p->ns, sizeof(p->ns), "%s", ns ? ns : "");
+            snprintf(p->name, sizeof(p->name), "%s", name ? name : "");
+            snprintf(p->container, sizeof(p->container), "%s", cn ? cn : "");
+            p->gpu = g[d];
+            p->mig_start = st[d];
+        }
+    }
+    pthread_mutex_lock(&a->mu);
+    memcpy(a->pods, pods, sizeof(pods[0]) * (size_t)n);
+    a->npods = n;
+    pthread_mutex_unlock(&a->mu);
+}
+
+static void refresh_pods(struct agent *a)
+{
+    if (a->kc && a->o->node) {
+        char path[400];
+        snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s",
+                 a->o->node);
+        json_t *list = NULL;
+        struct gs_error err;
+        gs_error_init(&err);
+        if (gs_kube_request(a->kc, "GET", path, NULL, NULL, &list, NULL, &err) == 0)
+            read_pods_json(a, json_object_get(list, "items"));
+        else
+            GS_WARN("agent", "pods on %s: %s", a->o->node, err.msg);
+        json_decref(list);
+    } else if (a->o->pods_file) {
+        json_t *list = json_load_file(a->o->pods_file, 0, NULL);
+        if (list)
+            read_pods_json(a, json_is_array(list) ? list : json_object_get(list, "items"));
+        json_decref(list);
+    }
+}
+
+/* One round: metrics, XIDs, health. XIDs are waited for up to wait_ms. */
+static void round_gpus(struct agent *a, int wait_ms)
+{
+    int gpu[32];
+    uint64_t xid[32];
+    int nx = a->b->ops->xids(a->b, wait_ms, gpu, xid, 32);
+    double now = wall();
+    pthread_mutex_lock(&a->mu);
+    for (int k = 0; k < nx; k++) {
+        if (gpu[k] < 0 || gpu[k] >= a->n)
+            continue;
+        if (ignored(a->o, xid[k])) {
+            GS_INFO("agent", "GPU %d: XID %llu (application error, ignored)", gpu[k],
+                    (unsigned long long)xid[k]);
+            continue;
+        }
+        a->h[gpu[k]].last_xid_t = now;
+        a->h[gpu[k]].last_xid = xid[k];
+        a->h[gpu[k]].xid_count++;
+    }
+    for (int i = 0; i < a->n; i++) {
+        a->b->ops->metrics(a->b, i, &a->m[i]);
+        a->b->ops->info(a->b, i, &a->info[i]);
+        a->ninst[i] = a->info[i].mig_enabled
+                          ? a->b->ops->mig_list(a->b, i, a->inst[i], GS_AGENT_MAX_INST)
+                          : 0;
+        if (a->ninst[i] < 0)
+            a->ninst[i] = 0;
+        struct health *h = &a->h[i];
+        bool was = h->healthy;
+        h->healthy = true;
+        h->why[0] = '\0';
+        if (h->last_xid_t > 0 && now - h->last_xid_t < a->o->xid_hold_s) {
+            h->healthy = false;
+            snprintf(h->why, sizeof(h->why), "XID %llu", (unsigned long long)h->last_xid);
+        } else if (a->m[i].ecc_uncorrected >= a->o->ecc_threshold && a->o->ecc_threshold > 0) {
+            h->healthy = false;
+            snprintf(h->why, sizeof(h->why), "%llu uncorrected ECC errors (threshold %llu)",
+                     (unsigned long long)a->m[i].ecc_uncorrected,
+                     (unsigned long long)a->o->ecc_threshold);
+        } else if (a->m[i].temp_c >= a->o->temp_threshold && a->o->temp_threshold > 0) {
+            h->healthy = false;
+            snprintf(h->why, sizeof(h->why), "temperature %u C (threshold %u C)", a->m[i].temp_c,
+                     a->o->temp_threshold);
+        }
+        if (was != h->healthy)
+            GS_WARN("agent", "GPU %d (%s) is %s%s%s", i, a->info[i].uuid,
+                    h->healthy ? "healthy again" : "Unhealthy", h->healthy ? "" : ": ", h->why);
+    }
+    pthread_mutex_unlock(&a->mu);
+}
+
+/* ---------- /metrics ---------- */
+
+enum field { F_UTIL, F_MEMUTIL, F_MEMUSED, F_MEMTOTAL, F_POWER, F_TEMP, F_SMCLK, F_MEMCLK, NF };
+
+static const struct {
+    const char *name, *dcgm, *help;
+} fields[NF] = {
+    {"gpu_utilization", "DCGM_FI_DEV_GPU_UTIL", "GPU utilization (SM busy), percent."},
+    {"gpu_memory_utilization", "DCGM_FI_DEV_MEM_COPY_UTIL", "Memory controller busy, percent."},
+    {"gpu_memory_used_bytes", "DCGM_FI_DEV_FB_USED", "Framebuffer memory used."},
+    {"gpu_memory_total_bytes", "DCGM_FI_DEV_FB_TOTAL", "Framebuffer memory in total."},
+    {"gpu_power_usage_watts", "DCGM_FI_DEV_POWER_USAGE", "Power draw, watts."},
+    {"gpu_temperature_celsius", "DCGM_FI_DEV_GPU_TEMP", "GPU temperature, Celsius."},
+    {"gpu_sm_clock_mhz", "DCGM_FI_DEV_SM_CLOCK", "SM clock, MHz."},
+    {"gpu_mem_clock_mhz", "DCGM_FI_DEV_MEM_CLOCK", "Memory clock, MHz."},
+};
+
+static double value(const struct gs_gpu_metrics *m, int f, bool dcgm)
+{
+    double mib = dcgm ? 1.0 / (1 << 20) : 1; /* DCGM reports framebuffer in MiB */
+    switch (f) {
+    case F_UTIL:
+        return m->util_pct;
+    case F_MEMUTIL:
+        return m->mem_util_pct;
+    case F_MEMUSED:
+        return (double)m->mem_used * mib;
+    case F_MEMTOTAL:
+        return (double)m->mem_total * mib;
+    case F_POWER:
+        return m->power_w;
+    case F_TEMP:
+        return m->temp_c;
+    case F_SMCLK:
+        return m->sm_clock_mhz;
+    default:
+        return m->mem_clock_mhz;
+    }
+}
+
+static bool enabled(const struct gs_agent_opts *o, const char *name)
+{
+    if (o->nmetrics == 0)
+        return true;
+    for (int k = 0; k < o->nmetrics; k++)
+        if (strcmp(o->metrics[k], name) == 0)
+            return true;
+    return false;
+}
+
+/* Label values: escape backslash, double quote and newline. */
+static void esc(struct gs_buf *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"')
+            gs_buf_printf(b, "\\%c", *s);
+        else if (*s == '\n')
+            gs_buf_puts(b, "\\n");
+        else
+            gs_buf_printf(b, "%c", *s);
+    }
+}
+
+static void labels(struct agent *a, struct gs_buf *b, int i, const struct gs_mig_inst *mi,
+                   const struct pod_dev *p)
+{
+    const struct gs_gpu_model *cm = gs_catalog_get(a->info[i].model);
+    bool dcgm = a->o->dcgm_names;
+    gs_buf_printf(b, "{gpu=\"%d\",%s=\"", i, dcgm ? "UUID" : "uuid");
+    esc(b, a->info[i].uuid);
+    gs_buf_printf(b, "\",%s=\"", dcgm ? "modelName" : "model");
+    esc(b, cm ? cm->name : a->info[i].name);
+    gs_buf_puts(b, "\",hostname=\"");
+    esc(b, a->o->node ? a->o->node : "");
+    gs_buf_puts(b, "\"");
+    if (a->o->cluster[0]) {
+        gs_buf_puts(b, ",cluster=\"");
+        esc(b, a->o->cluster);
+        gs_buf_puts(b, "\"");
+    }
+    if (a->o->region[0]) {
+        gs_buf_puts(b, ",region=\"");
+        esc(b, a->o->region);
+        gs_buf_puts(b, "\"");
+    }
+    if (mi) {
+        int pi = gs_gpu_profile_index(a->info[i].model, mi->profile_id);
+        gs_buf_printf(b, ",%s=\"%s\",%s=\"%u\"", dcgm ? "GPU_I_PROFILE" : "mig_profile",
+                      pi >= 0 ? cm->profiles[pi].name : "", dcgm ? "GPU_I_ID" : "gpu_instance_id",
+                      mi->gi_id);
+    }
+    gs_buf_puts(b, ",pod=\"");
+    esc(b, p ? p->name : "");
+    gs_buf_puts(b, "\",namespace=\"");
+    esc(b, p ? p->ns : "");
+    gs_buf_puts(b, "\",container=\"");
+    esc(b, p ? p->container : "");
+    gs_buf_puts(b, "\"}");
+}
+
+static void render(struct agent *a, struct gs_buf *b)
+{
+    bool dcgm = a->o->dcgm_names;
+    pthread_mutex_lock(&a->mu);
+    for (int f = 0; f < NF; f++) {
+        if (!enabled(a->o, fields[f].name))
+            continue;
+        const char *name = dcgm ? fields[f].dcgm : fields[f].name;
+        gs_buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, fields[f].help, name);
+        for (int i = 0; i < a->n; i++) {
+            double v = value(&a->m[i], f, dcgm);
+            /* one series per pod on the GPU (whole, shared or a MIG instance); the GPU
+             * itself when nobody holds it */
+            int shown = 0;
+            for (int k = 0; k < a->npods; k++) {
+                const struct pod_dev *p = &a->pods[k];
+                if (p->gpu != i)
+                    continue;
+                const struct gs_mig_inst *mi = NULL;
+                for (int q = 0; q < a->ninst[i] && p->mig_start >= 0; q++)
+                    if ((int)a->inst[i][q].start == p->mig_start)
+                        mi = &a->inst[i][q];
+                bool dup = false; /* a pod holding a GPU twice (replicas) is one series */
+                for (int j = 0; j < k && !dup; j++)
+                    dup = a->pods[j].gpu == i && a->pods[j].mig_start == p->mig_start &&
+                          !strcmp(a->pods[j].name, p->name) && !strcmp(a->pods[j].ns, p->ns);
+                if (dup)
+                    continue;
+                double pv = v;
+                if (mi && f == F_MEMTOTAL) {
+                    int pi = gs_gpu_profile_index(a->info[i].model, mi->profile_id);
+                    pv = pi >= 0 ? (double)gs_catalog_get(a->info[i].model)->profiles[pi].mem_mib *
+                                       (dcgm ? 1 : 1 << 20)
+                                 : v;
+                }
+                gs_buf_puts(b, name);
+                labels(a, b, i, mi, p);
+                gs_buf_printf(b, " %.17g\n", pv);
+                shown++;
+            }
+            if (!shown) {
+                gs_buf_puts(b, name);
+                labels(a, b, i, NULL, NULL);
+                gs_buf_printf(b, " %.17g\n", v);
+            }
+        }
+    }
+    gs_buf_puts(b, "# HELP gpu_healthy 1 when the GPU passes the health checks (XID, ECC, "
+                   "temperature).\n# TYPE gpu_healthy gauge\n");
+    for (int i = 0; i < a->n; i++) {
+        gs_buf_puts(b, "gpu_healthy");
+        labels(a, b, i, NULL, NULL);
+        gs_buf_printf(b, " %d\n", a->h[i].healthy ? 1 : 0);
+    }
+    gs_buf_puts(b, "# HELP gpu_xid_errors_total Critical XIDs seen (ignored ones excluded).\n"
+                   "# TYPE gpu_xid_errors_total counter\n");
+    for (int i = 0; i < a->n; i++) {
+        gs_buf_puts(b, "gpu_xid_errors_total");
+        labels(a, b, i, NULL, NULL);
+        gs_buf_printf(b, " %llu\n", (unsigned long long)a->h[i].xid_count);
+    }
+    gs_buf_puts(b, "# HELP gpu_ecc_uncorrected_errors Volatile uncorrected ECC errors.\n"
+                   "# TYPE gpu_ecc_uncorrected_errors gauge\n");
+    for (int i = 0; i < a->n; i++) {
+        gs_buf_puts(b, "gpu_ecc_uncorrected_errors");
+        labels(a, b, i, NULL, NULL);
+        gs_buf_printf(b, " %llu\n", (unsigned long long)a->m[i].ecc_uncorrected);
+    }
+    a->scrapes++;
+    pthread_mutex_unlock(&a->mu);
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type,
+                             const char *body)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", type);
+    enum MHD_Result ret = MHD_queue_response(c, code, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result http(void *cls, struct MHD_Connection *c, const char *url,
+                            const char *method, const char *version, const char *data,
+                            size_t *size, void **ctx)
+{
+    struct agent *a = cls;
+    (void)version;
+    (void)data;
+    (void)size;
+    (void)ctx;
+    if (strcmp(method, "GET") != 0)
+        return reply(c, 405, "text/plain", "method not allowed\n");
+    if (strcmp(url, "/healthz") == 0)
+        return reply(c, 200, "text/plain", "ok\n");
+    if (strcmp(url, "/metrics") == 0) {
+        struct gs_buf b;
+        gs_buf_init(&b, 0);
+        render(a, &b);
+        enum MHD_Result r = reply(c, 200, "text/plain; version=0.0.4; charset=utf-8",
+                                  b.data ? b.data : "");
+        gs_buf_release(&b);
+        return r;
+    }
+    if (strcmp(url, "/status") == 0) {
+        json_t *o = json_array();
+        pthread_mutex_lock(&a->mu);
+        for (int i = 0; i < a->n; i++)
+            json_array_append_new(o, json_pack("{s:i,s:s,s:b,s:s,s:i}", "gpu", i, "uuid",
+                                               a->info[i].uuid, "healthy", a->h[i].healthy,
+                                               "reason", a->h[i].why, "instances",
+                                               a->ninst[i]));
+        pthread_mutex_unlock(&a->mu);
+        char *t = json_dumps(o, JSON_INDENT(1));
+        json_decref(o);
+        enum MHD_Result r = reply(c, 200, "application/json", t ? t : "[]");
+        free(t);
+        return r;
+    }
+    return reply(c, 404, "text/plain", "not found\n");
+}
+
+int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc,
+                 const struct gs_agent_opts *o, volatile int *stop, struct gs_error *err)
+{
+    struct agent *a = calloc(1, sizeof(*a));
+    if (!a)
+        return gs_error_set(err, GS_ENOMEM, "out of memory");
+    a->b = b;
+    a->kc = kc;
+    a->o = o;
+    pthread_mutex_init(&a->mu, NULL);
+    a->n = b->ops->count(b);
+    if (a->n > GS_AGENT_MAX_GPUS)
+        a->n = GS_AGENT_MAX_GPUS;
+    for (int i = 0; i < a->n; i++) {
+        b->ops->info(b, i, &a->info[i]);
+        a->h[i].healthy = true;
+    }
+    struct MHD_Daemon *d = NULL;
+    if (o->metrics_port > 0) {
+        struct sockaddr_in addr;
+        memset(&addr, 0, sizeof(addr));
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons((uint16_t)o->metrics_port);
+        addr.sin_addr.s_addr = htonl(INADDR_ANY);
+        if (o->metrics_bind && inet_pton(AF_INET, o->metrics_bind, &addr.sin_addr) != 1) {
+            free(a);
+            return gs_error_set(err, GS_EINVAL, "--metrics-bind '%s': expected an IPv4 address",
+                                o->metrics_bind);
+        }
+        d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)o->metrics_port, NULL,
+                             NULL, http, a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+                             MHD_OPTION_END);
+        if (!d) {
+            free(a);
+            return gs_error_set(err, GS_EIO, "cannot serve /metrics on port %d",
+                                o->metrics_port);
+        }
+    }
+    GS_INFO("agent", "%d GPU%s (%s backend), node %s, every %.1fs%s", a->n,
+            a->n == 1 ? "" : "s", b->ops->name, o->node ? o->node : "(none)", o->interval_s,
+            kc ? "" : ", no cluster");
+    double t0 = wall();
+    while (!*stop) {
+        round_gpus(a, (int)(o->interval_s * 1000));
+        refresh_pods(a);
+        if (kc && o->node) {
+            char path[400];
+            snprintf(path, sizeof(path), "/api/v1/nodes/%s", o->node);
+            json_t *node = NULL;
+            struct gs_error e2;
+            gs_error_init(&e2);
+            if (gs_kube_request(kc, "GET", path, NULL, NULL, &node, NULL, &e2) == 0) {
+                if (!a->labels_done) {
+                    json_t *p = json_pack("{s:{s:o}}", "metadata", "labels", gfd_labels(a));
+                    a->labels_done = patch_node(a, p, &e2) == 0;
+                    if (!a->labels_done)
+                        GS_WARN("agent", "labels: %s", e2.msg);
+                }
+                pthread_mutex_lock(&a->mu);
+                pthread_mutex_unlock(&a->mu);
+                reconcile_cordon(a, node);
+                reconcile_mig(a, node);
+            } else {
+                GS_WARN("agent", "node %s: %s", o->node, e2.msg);
+            }
+            json_decref(node);
+        }
+        if (o->max_seconds > 0 && wall() - t0 >= o->max_seconds)
+            break;
+    }
+    if (d)
+        MHD_stop_daemon(d);
+    pthread_mutex_destroy(&a->mu);
+    free(a);
+    return 0;
+}

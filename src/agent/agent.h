@@ -1,0 +1,65 @@
+/* agent.h - `gpusched agent`: the node agent's loop over one GPU backend.
+ *
+ * Every interval (CHECK_INTERVAL) it reads each GPU's metrics and the XIDs since the last
+ * round, and decides each GPU's health: an XID outside NVIDIA's default ignore list (13, 31,
+ * 43, 45, 68, 109, plus --ignore-xids) makes it Unhealthy for xid_hold_s after the last one;
+ * a volatile uncorrected ECC count at or over MEMORY_ERROR_THRESHOLD, or a temperature at or
+ * over TEMPERATURE_THRESHOLD, makes it Unhealthy while it lasts. With AUTO_CORDON the node is
+ * cordoned through the API when a GPU turns Unhealthy (and marked with the annotation
+ * gpusched.io/cordoned-by), and uncordoned when all are healthy again only if the agent
+ * cordoned it; every action gets an Event on the Node. It publishes GPU feature discovery's
+ * labels (nvidia.com/gpu.product, gpu.count, gpu.memory, mig.capable, mig.strategy,
+ * gpu.replicas, gpu.sharing-strategy), applies the mig-parted config the node label
+ * nvidia.com/mig.config names (state in nvidia.com/mig.config.state: pending, success,
+ * failed), and serves /metrics (the article's metric names with its cluster and region
+ * labels, per GPU, MIG instance and pod; DCGM names as an option), /healthz and /status.
+ * Pods and their devices come from the API (the gpusched.io/devices annotation of pods on the
+ * node) or, without a cluster, from a pods file. Without a kubeconfig it runs health and
+ * metrics only. */
+#ifndef GS_AGENT_H
+#define GS_AGENT_H
+
+#include "../formats/dpconfig.h"
+#include "../formats/migparted.h"
+#include "../kube/client.h"
+#include "gpu.h"
+
+struct gs_agent_opts {
+    const char *node;          /* NODE_NAME */
+    double interval_s;         /* CHECK_INTERVAL, seconds */
+    uint64_t ecc_threshold;    /* MEMORY_ERROR_THRESHOLD */
+    uint32_t temp_threshold;   /* TEMPERATURE_THRESHOLD, Celsius */
+    bool auto_cordon;          /* AUTO_CORDON */
+    double xid_hold_s;         /* an XID keeps its GPU Unhealthy this long */
+    int nignore;
+    uint64_t ignore_xids[16]; /* on top of NVIDIA's defaults */
+    int metrics_port;         /* 9400; 0: no HTTP */
+    const char *metrics_bind;
+    char cluster[64], region[64]; /* labels from the article's gpu-monitor-config */
+    int nmetrics;                 /* metrics enabled by that config (0: all) */
+    char metrics[16][48];
+    bool dcgm_names;
+    const struct gs_migparted *mig; /* mig-parted config (NULL: no MIG manager) */
+    bool mig_dry_run;
+    const struct gs_dpconfig *dp; /* device-plugin config (sharing, MIG strategy); may be NULL */
+    const char *pods_file;        /* pod devices without a cluster (JSON) */
+    double max_seconds;           /* stop after this long (0: never); for benchmarks */
+};
+
+struct gs_error;
+
+/* Read the article's gpu-monitor-config (gpu-metrics.json: metrics, scrape_interval, labels)
+ * into opts. Returns 0 or GS_EINVAL with the field. */
+int gs_agent_monitor_config(const char *path, struct gs_agent_opts *o, struct gs_error *err);
+/* Runs until *stop (0) or a fatal error. kc may be NULL (no cluster). Takes neither. */
+int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc,
+                 const struct gs_agent_opts *o, volatile int *stop, struct gs_error *err);
+/* What the backend sees, as text (agent inspect): GPUs, MIG mode, profiles and placements
+ * compared with the catalog, instances, health readings. Changes nothing. Returns the number
+ * of profile mismatches with the catalog. */
+int gs_agent_inspect(struct gs_gpu_backend *b, char *out, size_t size);
+/* Parse a gpusched.io/devices annotation into GPU indexes (and MIG starts, -1 otherwise);
+ * returns how many. */
+int gs_agent_devices(const char *ann, int *gpu, int *mig_start, int cap);
+
+#endif

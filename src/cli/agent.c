@@ -1,0 +1,274 @@
+/* agent.c - `gpusched agent`: the node agent (run) and what the GPU backend sees (inspect). */
+#include "../agent/agent.h"
+#include "../base/error.h"
+#include "../base/log.h"
+#include "../kube/config.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile int stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gpusched agent inspect [--fake FILE]\n"
+            "       gpusched agent run [--fake FILE] [--node NAME] [--kubeconfig F | --in-cluster]\n"
+            "                          [--interval S] [--memory-error-threshold N]\n"
+            "                          [--temperature-threshold C] [--auto-cordon true|false]\n"
+            "                          [--xid-hold S] [--ignore-xids 48,63] [--metrics-port 9400]\n"
+            "                          [--metrics-bind ADDR] [--monitor-config gpu-metrics.json]\n"
+            "                          [--dcgm-names] [--mig-config FILE] [--mig-dry-run]\n"
+            "                          [--dp-config FILE] [--pods-file FILE] [--duration S]\n"
+            "                          [--insecure-skip-tls-verify]\n"
+            "\n"
+            "inspect prints the GPUs the backend sees (NVML through libnvidia-ml.so.1, or the\n"
+            "fake), MIG mode, profiles and placements against gpusched's catalog, instances and\n"
+            "readings, and changes nothing; exit 1 when a profile differs from the catalog.\n"
+            "run is the node agent: health (XID, ECC, temperature) with cordoning, GPU feature\n"
+            "discovery labels, the MIG manager (nvidia.com/mig.config -> mig.config.state) and\n"
+            "/metrics. The article's knobs are read from the environment too: NODE_NAME,\n"
+            "CHECK_INTERVAL (60), MEMORY_ERROR_THRESHOLD (10), TEMPERATURE_THRESHOLD (90),\n"
+            "AUTO_CORDON (true); flags win. Without a kubeconfig or --in-cluster it runs health\n"
+            "and metrics only.\n");
+}
+
+static int num(const char *flag, const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || x < lo || x > hi) {
+        fprintf(stderr, "gpusched agent: %s '%s': expected a number in %g..%g\n", flag, v, lo,
+                hi);
+        return GS_EXIT_USAGE;
+    }
+    *out = x;
+    return 0;
+}
+
+static int boolean(const char *flag, const char *v, bool *out)
+{
+    if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
+        *out = true;
+    else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+        *out = false;
+    else {
+        fprintf(stderr, "gpusched agent: %s '%s': expected true or false\n", flag, v);
+        return GS_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int open_backend(const char *fake, struct gs_gpu_backend **b)
+{
+    struct gs_error err;
+    gs_error_init(&err);
+    if (fake) {
+        int rc = gs_gpu_open_fake(fake, b, &err);
+        if (rc)
+            fprintf(stderr, "gpusched agent: %s\n", err.msg);
+        return rc ? gs_cli_exit_code(rc) : 0;
+    }
+    char why[512];
+    if (gs_gpu_open_nvml(b, why, sizeof(why)))
+        return GS_EXIT_FAILURE;
+    if (why[0])
+        GS_WARN("agent", "%s", why);
+    return 0;
+}
+
+int gs_cli_agent(int argc, char **argv)
+{
+    if (argc < 1 || gs_cli_wants_help(argc, argv)) {
+        usage(argc < 1 ? stderr : stdout);
+        return argc < 1 ? GS_EXIT_USAGE : GS_EXIT_OK;
+    }
+    const char *cmd = argv[0];
+    if (strcmp(cmd, "inspect") != 0 && strcmp(cmd, "run") != 0) {
+        fprintf(stderr, "gpusched agent: unknown command '%s'\n", cmd);
+        usage(stderr);
+        return GS_EXIT_USAGE;
+    }
+    struct gs_agent_opts o;
+    memset(&o, 0, sizeof(o));
+    o.interval_s = 60;
+    o.ecc_threshold = 10;
+    o.temp_threshold = 90;
+    o.auto_cordon = true;
+    o.xid_hold_s = 300;
+    o.metrics_port = 9400;
+    o.node = getenv("NODE_NAME");
+    double x;
+    const char *env;
+    int rc = 0;
+    if ((env = getenv("CHECK_INTERVAL")) && (rc = num("CHECK_INTERVAL", env, 0.05, 86400, &o.interval_s)))
+        return rc;
+    if ((env = getenv("MEMORY_ERROR_THRESHOLD")) &&
+        (rc = num("MEMORY_ERROR_THRESHOLD", env, 0, 1e12, &x)) == 0)
+        o.ecc_threshold = (uint64_t)x;
+    if (rc)
+        return rc;
+    if ((env = getenv("TEMPERATURE_THRESHOLD")) &&
+        (rc = num("TEMPERATURE_THRESHOLD", env, 0, 200, &x)) == 0)
+        o.temp_threshold = (uint32_t)x;
+    if (rc)
+        return rc;
+    if ((env = getenv("AUTO_CORDON")) && (rc = boolean("AUTO_CORDON", env, &o.auto_cordon)))
+        return rc;
+    const char *fake = NULL, *kubeconfig = NULL, *monitor = NULL, *migcfg = NULL, *dpcfg = NULL;
+    bool in_cluster = false, insecure = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--in-cluster") == 0) {
+            in_cluster = true;
+            continue;
+        }
+        if (strcmp(a, "--insecure-skip-tls-verify") == 0) {
+            insecure = true;
+            continue;
+        }
+        if (strcmp(a, "--dcgm-names") == 0) {
+            o.dcgm_names = true;
+            continue;
+        }
+        if (strcmp(a, "--mig-dry-run") == 0) {
+            o.mig_dry_run = true;
+            continue;
+        }
+        if (!v) {
+            fprintf(stderr, "gpusched agent: unknown or incomplete option '%s'\n", a);
+            return GS_EXIT_USAGE;
+        }
+        i++;
+        if (strcmp(a, "--fake") == 0)
+            fake = v;
+        else if (strcmp(a, "--node") == 0)
+            o.node = v;
+        else if (strcmp(a, "--kubeconfig") == 0)
+            kubeconfig = v;
+        else if (strcmp(a, "--interval") == 0)
+            rc = num(a, v, 0.05, 86400, &o.interval_s);
+        else if (strcmp(a, "--memory-error-threshold") == 0 && !(rc = num(a, v, 0, 1e12, &x)))
+            o.ecc_threshold = (uint64_t)x;
+        else if (strcmp(a, "--temperature-threshold") == 0 && !(rc = num(a, v, 0, 200, &x)))
+            o.temp_threshold = (uint32_t)x;
+        else if (strcmp(a, "--auto-cordon") == 0)
+            rc = boolean(a, v, &o.auto_cordon);
+        else if (strcmp(a, "--xid-hold") == 0)
+            rc = num(a, v, 0, 86400 * 30, &o.xid_hold_s);
+        else if (strcmp(a, "--ignore-xids") == 0) {
+            char buf[256];
+            snprintf(buf, sizeof(buf), "%s", v);
+            char *save = NULL;
+            for (char *t = strtok_r(buf, ",", &save); t && o.nignore < 16;
+                 t = strtok_r(NULL, ",", &save)) {
+                if ((rc = num(a, t, 0, 1e9, &x)))
+                    break;
+                o.ignore_xids[o.nignore++] = (uint64_t)x;
+            }
+        } else if (strcmp(a, "--metrics-port") == 0 && !(rc = num(a, v, 0, 65535, &x)))
+            o.metrics_port = (int)x;
+        else if (strcmp(a, "--metrics-bind") == 0)
+            o.metrics_bind = v;
+        else if (strcmp(a, "--monitor-config") == 0)
+            monitor = v;
+        else if (strcmp(a, "--mig-config") == 0)
+            migcfg = v;
+        else if (strcmp(a, "--dp-config") == 0)
+            dpcfg = v;
+        else if (strcmp(a, "--pods-file") == 0)
+            o.pods_file = v;
+        else if (strcmp(a, "--duration") == 0)
+            rc = num(a, v, 0, 1e9, &o.max_seconds);
+        else if (!rc) {
+            fprintf(stderr, "gpusched agent: unknown option '%s'\n", a);
+            return GS_EXIT_USAGE;
+        }
+        if (rc)
+            return rc;
+    }
+    struct gs_gpu_backend *b = NULL;
+    if ((rc = open_backend(fake, &b)))
+        return rc;
+    if (strcmp(cmd, "inspect") == 0) {
+        static char text[65536];
+        int mism = gs_agent_inspect(b, text, sizeof(text));
+        fputs(text, stdout);
+        gs_gpu_close(b);
+        if (mism > 0)
+            fprintf(stderr, "gpusched agent: %d MIG profile%s differ from the catalog\n", mism,
+                    mism == 1 ? "" : "s");
+        return mism > 0 ? GS_EXIT_FAILURE : GS_EXIT_OK;
+    }
+    struct gs_error err;
+    gs_error_init(&err);
+    struct gs_migparted *mp = NULL;
+    /* a ConfigMap mounted as optional may be absent: that feature is then off */
+    const char **files[3] = {&monitor, &migcfg, &dpcfg};
+    for (int k = 0; k < 3; k++)
+        if (*files[k] && access(*files[k], F_OK) != 0) {
+            GS_WARN("agent", "%s does not exist: running without it", *files[k]);
+            *files[k] = NULL;
+        }
+    static struct gs_dpconfig dp;
+    if (monitor && (rc = gs_agent_monitor_config(monitor, &o, &err)))
+        goto bad;
+    if (migcfg && (rc = gs_migparted_load(migcfg, &mp, &err)))
+        goto bad;
+    o.mig = mp;
+    if (dpcfg) {
+        if ((rc = gs_dpconfig_load(dpcfg, &dp, &err)))
+            goto bad;
+        o.dp = &dp;
+    }
+    struct gs_kube_client *kc = NULL;
+    if (kubeconfig || in_cluster) {
+        if (!o.node) {
+            rc = gs_error_set(&err, GS_EINVAL, "--node (or NODE_NAME) is required with a cluster");
+            goto bad;
+        }
+        struct gs_kube_config cfg;
+        rc = in_cluster ? gs_kube_config_in_cluster("", &cfg, &err)
+                        : gs_kube_config_load(kubeconfig, NULL, &cfg, &err);
+        if (rc)
+            goto bad;
+        cfg.insecure |= insecure;
+        struct gs_kube_client_opts copts = {.qps = 20, .burst = 40, .timeout_s = 15};
+        if ((rc = gs_kube_client_new(&cfg, &copts, &kc, &err))) {
+            gs_kube_config_release(&cfg);
+            goto bad;
+        }
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    rc = gs_agent_run(b, kc, &o, &stop_flag, &err);
+    gs_kube_client_free(kc);
+    gs_migparted_free(mp);
+    gs_gpu_close(b);
+    if (rc) {
+        fprintf(stderr, "gpusched agent: %s\n", err.msg);
+        return gs_cli_exit_code(rc);
+    }
+    return GS_EXIT_OK;
+bad:
+    fprintf(stderr, "gpusched agent: %s\n", err.msg);
+    gs_migparted_free(mp);
+    gs_gpu_close(b);
+    return gs_cli_exit_code(rc);
+}
