@@ -124,7 +124,9 @@ int gs_agent_inspect(struct gs_gpu_backend *b, char *out, size_t size)
                       "%u MHz, ECC uncorrected %llu, corrected %llu\n",
                       i, in.name, cm ? cm->name : "not in gpusched's catalog", in.uuid, in.pci_id,
                       (unsigned long long)in.mem_mib,
-                      !in.mig_capable ? "not supported" : in.mig_enabled ? "enabled" : "disabled",
+                      !in.mig_capable  ? "not supported"
+                      : in.mig_enabled ? "enabled"
+                                       : "disabled",
                       in.mig_pending ? " (change pending a reset)" : "", "", m.util_pct,
                       (unsigned long long)(m.mem_used >> 20),
                       (unsigned long long)(m.mem_total >> 20), m.power_w, m.temp_c, m.sm_clock_mhz,
@@ -142,8 +144,8 @@ int gs_agent_inspect(struct gs_gpu_backend *b, char *out, size_t size)
             size_t so = 0;
             for (int s = 0; s < 8; s++)
                 if (pr[k].start_mask >> s & 1)
-                    so += (size_t)snprintf(starts + so, sizeof(starts) - so, "%s%d",
-                                           so ? "," : "", s);
+                    so += (size_t)snprintf(starts + so, sizeof(starts) - so, "%s%d", so ? "," : "",
+                                           s);
             const char *verdict = "not in the catalog";
             if (ci >= 0) {
                 const struct gs_mig_profile *c = &cm->profiles[ci];
@@ -234,13 +236,12 @@ static void node_event(struct agent *a, const char *type, const char *reason, co
     char now[40], name[200];
     gs_kube_micro_time(now, sizeof(now));
     snprintf(name, sizeof(name), "%s.%llx", a->o->node, (unsigned long long)(wall() * 1e6));
-    json_t *ev = json_pack("{s:s,s:s,s:{s:s,s:s},s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:{s:s,s:s,s:s,s:s}}",
-                           "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata", "name",
-                           name, "namespace", "default", "eventTime", now, "type", type, "reason",
-                           reason, "action", reason, "note", note, "reportingController",
-                           "gpusched.io/agent", "reportingInstance", a->o->node, "regarding",
-                           "apiVersion", "v1", "kind", "Node", "name", a->o->node, "uid",
-                           a->o->node);
+    json_t *ev = json_pack(
+        "{s:s,s:s,s:{s:s,s:s},s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:{s:s,s:s,s:s,s:s}}", "apiVersion",
+        "events.k8s.io/v1", "kind", "Event", "metadata", "name", name, "namespace", "default",
+        "eventTime", now, "type", type, "reason", reason, "action", reason, "note", note,
+        "reportingController", "gpusched.io/agent", "reportingInstance", a->o->node, "regarding",
+        "apiVersion", "v1", "kind", "Node", "name", a->o->node, "uid", a->o->node);
     struct gs_error err;
     gs_error_init(&err);
     if (ev && gs_kube_request(a->kc, "POST", "/apis/events.k8s.io/v1/namespaces/default/events",
@@ -253,8 +254,8 @@ static int patch_node(struct agent *a, json_t *body, struct gs_error *err)
 {
     char path[400];
     snprintf(path, sizeof(path), "/api/v1/nodes/%s", a->o->node);
-    int rc = gs_kube_request(a->kc, "PATCH", path, "application/merge-patch+json", body, NULL,
-                             NULL, err);
+    int rc = gs_kube_request(a->kc, "PATCH", path, "application/merge-patch+json", body, NULL, NULL,
+                             err);
     json_decref(body);
     return rc;
 }
@@ -275,15 +276,15 @@ static void reconcile_cordon(struct agent *a, const json_t *node)
                                         off ? "; " : "", i, a->info[i].uuid, a->h[i].why);
         }
     const json_t *md = json_object_get(node, "metadata");
-    const char *by = json_string_value(
-        json_object_get(json_object_get(md, "annotations"), CORDON_ANNOTATION));
+    const char *by =
+        json_string_value(json_object_get(json_object_get(md, "annotations"), CORDON_ANNOTATION));
     bool unsched = json_is_true(json_object_get(json_object_get(node, "spec"), "unschedulable"));
     bool ours = by && strcmp(by, AGENT_ID) == 0;
     struct gs_error err;
     gs_error_init(&err);
     if (sick && !unsched) {
-        json_t *p = json_pack("{s:{s:{s:s}},s:{s:b}}", "metadata", "annotations",
-                              CORDON_ANNOTATION, AGENT_ID, "spec", "unschedulable", 1);
+        json_t *p = json_pack("{s:{s:{s:s}},s:{s:b}}", "metadata", "annotations", CORDON_ANNOTATION,
+                              AGENT_ID, "spec", "unschedulable", 1);
         if (patch_node(a, p, &err) == 0) {
             char note[800];
             snprintf(note, sizeof(note), "cordoned: %s", why);
@@ -293,8 +294,8 @@ static void reconcile_cordon(struct agent *a, const json_t *node)
             GS_WARN("agent", "cordon %s: %s", a->o->node, err.msg);
         }
     } else if (!sick && unsched && ours) {
-        json_t *p = json_pack("{s:{s:{s:n}},s:{s:b}}", "metadata", "annotations",
-                              CORDON_ANNOTATION, "spec", "unschedulable", 0);
+        json_t *p = json_pack("{s:{s:{s:n}},s:{s:b}}", "metadata", "annotations", CORDON_ANNOTATION,
+                              "spec", "unschedulable", 0);
         if (patch_node(a, p, &err) == 0) {
             GS_INFO("agent", "node %s uncordoned: every GPU is healthy again", a->o->node);
             node_event(a, "Normal", "GPUHealthy", "uncordoned: every GPU is healthy again");
@@ -368,9 +369,10 @@ static void set_state(struct agent *a, const char *state)
 {
     struct gs_error err;
     gs_error_init(&err);
-    if (patch_node(a, json_pack("{s:{s:{s:s}}}", "metadata", "labels",
-                                "nvidia.com/mig.config.state", state),
-                   &err))
+    if (patch_node(
+            a,
+            json_pack("{s:{s:{s:s}}}", "metadata", "labels", "nvidia.com/mig.config.state", state),
+            &err))
         GS_WARN("agent", "mig.config.state=%s: %s", state, err.msg);
 }
 
@@ -391,8 +393,12 @@ static void reconcile_mig(struct agent *a, const json_t *node)
     pthread_mutex_lock(&a->mu);
     for (int k = 0; k < a->npods; k++) {
         const struct pod_dev *p = &a->pods[k];
-        if (p->mig_start < 0 || p->gpu >= a->n)
+        if (p->gpu >= a->n)
             continue;
+        if (p->mig_start < 0) {
+            in_use[nuse++] = a->info[p->gpu].uuid;
+            continue;
+        }
         for (int q = 0; q < a->ninst[p->gpu]; q++)
             if ((int)a->inst[p->gpu][q].start == p->mig_start)
                 in_use[nuse++] = a->inst[p->gpu][q].uuid;
@@ -455,7 +461,8 @@ static void read_pods_json(struct agent *a, const json_t *items)
         int k = gs_agent_devices(ann, g, st, 16);
         const char *ns = json_string_value(json_object_get(md, "namespace"));
         const char *name = json_string_value(json_object_get(md, "name"));
-        const json_t *c0 = json_array_get(json_object_get(json_object_get(it, "spec"), "containers"), 0);
+        const json_t *c0 =
+            json_array_get(json_object_get(json_object_get(it, "spec"), "containers"), 0);
         const char *cn = json_string_value(json_object_get(c0, "name"));
         for (int d = 0; d < k && n < MAX_PODS; d++) {
             struct pod_dev *p = &pods[n++];
@@ -476,8 +483,7 @@ static void refresh_pods(struct agent *a)
 {
     if (a->kc && a->o->node) {
         char path[400];
-        snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s",
-                 a->o->node);
+        snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", a->o->node);
         json_t *list = NULL;
         struct gs_error err;
         gs_error_init(&err);
@@ -732,8 +738,8 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char
 }
 
 static enum MHD_Result http(void *cls, struct MHD_Connection *c, const char *url,
-                            const char *method, const char *version, const char *data,
-                            size_t *size, void **ctx)
+                            const char *method, const char *version, const char *data, size_t *size,
+                            void **ctx)
 {
     struct agent *a = cls;
     (void)version;
@@ -748,8 +754,8 @@ static enum MHD_Result http(void *cls, struct MHD_Connection *c, const char *url
         struct gs_buf b;
         gs_buf_init(&b, 0);
         render(a, &b);
-        enum MHD_Result r = reply(c, 200, "text/plain; version=0.0.4; charset=utf-8",
-                                  b.data ? b.data : "");
+        enum MHD_Result r =
+            reply(c, 200, "text/plain; version=0.0.4; charset=utf-8", b.data ? b.data : "");
         gs_buf_release(&b);
         return r;
     }
@@ -759,8 +765,7 @@ static enum MHD_Result http(void *cls, struct MHD_Connection *c, const char *url
         for (int i = 0; i < a->n; i++)
             json_array_append_new(o, json_pack("{s:i,s:s,s:b,s:s,s:i}", "gpu", i, "uuid",
                                                a->info[i].uuid, "healthy", a->h[i].healthy,
-                                               "reason", a->h[i].why, "instances",
-                                               a->ninst[i]));
+                                               "reason", a->h[i].why, "instances", a->ninst[i]));
         pthread_mutex_unlock(&a->mu);
         char *t = json_dumps(o, JSON_INDENT(1));
         json_decref(o);
@@ -771,8 +776,8 @@ static enum MHD_Result http(void *cls, struct MHD_Connection *c, const char *url
     return reply(c, 404, "text/plain", "not found\n");
 }
 
-int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc,
-                 const struct gs_agent_opts *o, volatile int *stop, struct gs_error *err)
+int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const struct gs_agent_opts *o,
+                 volatile int *stop, struct gs_error *err)
 {
     struct agent *a = calloc(1, sizeof(*a));
     if (!a)
@@ -800,18 +805,16 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc,
             return gs_error_set(err, GS_EINVAL, "--metrics-bind '%s': expected an IPv4 address",
                                 o->metrics_bind);
         }
-        d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)o->metrics_port, NULL,
-                             NULL, http, a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)o->metrics_port, NULL, NULL,
+                             http, a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
                              MHD_OPTION_END);
         if (!d) {
             free(a);
-            return gs_error_set(err, GS_EIO, "cannot serve /metrics on port %d",
-                                o->metrics_port);
+            return gs_error_set(err, GS_EIO, "cannot serve /metrics on port %d", o->metrics_port);
         }
     }
-    GS_INFO("agent", "%d GPU%s (%s backend), node %s, every %.1fs%s", a->n,
-            a->n == 1 ? "" : "s", b->ops->name, o->node ? o->node : "(none)", o->interval_s,
-            kc ? "" : ", no cluster");
+    GS_INFO("agent", "%d GPU%s (%s backend), node %s, every %.1fs%s", a->n, a->n == 1 ? "" : "s",
+            b->ops->name, o->node ? o->node : "(none)", o->interval_s, kc ? "" : ", no cluster");
     double t0 = wall();
     while (!*stop) {
         round_gpus(a, (int)(o->interval_s * 1000));

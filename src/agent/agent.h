@@ -25,12 +25,12 @@
 #include "gpu.h"
 
 struct gs_agent_opts {
-    const char *node;          /* NODE_NAME */
-    double interval_s;         /* CHECK_INTERVAL, seconds */
-    uint64_t ecc_threshold;    /* MEMORY_ERROR_THRESHOLD */
-    uint32_t temp_threshold;   /* TEMPERATURE_THRESHOLD, Celsius */
-    bool auto_cordon;          /* AUTO_CORDON */
-    double xid_hold_s;         /* an XID keeps its GPU Unhealthy this long */
+    const char *node;        /* NODE_NAME */
+    double interval_s;       /* CHECK_INTERVAL, seconds */
+    uint64_t ecc_threshold;  /* MEMORY_ERROR_THRESHOLD */
+    uint32_t temp_threshold; /* TEMPERATURE_THRESHOLD, Celsius */
+    bool auto_cordon;        /* AUTO_CORDON */
+    double xid_hold_s;       /* an XID keeps its GPU Unhealthy this long */
     int nignore;
     uint64_t ignore_xids[16]; /* on top of NVIDIA's defaults */
     int metrics_port;         /* 9400; 0: no HTTP */
@@ -52,8 +52,8 @@ struct gs_error;
  * into opts. Returns 0 or GS_EINVAL with the field. */
 int gs_agent_monitor_config(const char *path, struct gs_agent_opts *o, struct gs_error *err);
 /* Runs until *stop (0) or a fatal error. kc may be NULL (no cluster). Takes neither. */
-int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc,
-                 const struct gs_agent_opts *o, volatile int *stop, struct gs_error *err);
+int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const struct gs_agent_opts *o,
+                 volatile int *stop, struct gs_error *err);
 /* What the backend sees, as text (agent inspect): GPUs, MIG mode, profiles and placements
  * compared with the catalog, instances, health readings. Changes nothing. Returns the number
  * of profile mismatches with the catalog. */

@@ -141,6 +141,15 @@ int gs_migmgr_plan(struct gs_gpu_backend *b, const struct gs_migparted *mp, cons
                 memcpy(g->destroy, cur, sizeof(cur[0]) * (size_t)ncur);
             }
         }
+        /* a GPU a pod holds whole cannot change MIG mode under it */
+        bool whole_held = false;
+        for (int k = 0; k < nin_use && !whole_held; k++)
+            whole_held = in_use[k] && strcmp(in_use[k], info.uuid) == 0;
+        if (whole_held && g->mode_now != g->mode_want && !force)
+            return gs_error_set(err, GS_EINVAL,
+                                "config '%s' would %s MIG on GPU %d (%s) that a pod holds; "
+                                "nothing was changed (force to override)",
+                                config, g->mode_want ? "enable" : "disable", i, info.uuid);
         for (int k = 0; k < g->ndestroy; k++)
             if (held(&g->destroy[k], in_use, nin_use) && !force)
                 return gs_error_set(err, GS_EINVAL,

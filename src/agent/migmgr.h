@@ -4,9 +4,10 @@
  * (formats/migparted.c resolves entries by device index and device-filter), and plans per
  * GPU: nothing (already as asked: same MIG mode and the same instances by profile), or the
  * instances to destroy and the ones to create at exact placements (core/mig.c). Instances
- * still asked for are kept where the rest fits around them; an instance a pod holds (in_use,
- * from the kubelet's pod-resources API or the backend's own refusal) is never planned for
- * destruction unless force is set: the plan then fails and nothing changes. The whole node is
+ * still asked for are kept where the rest fits around them; an instance a pod holds (its
+ * MIG device UUID in in_use), or a GPU a pod holds whole (its GPU UUID in in_use), is never
+ * destroyed or switched unless force is set: the plan then fails and nothing changes (the
+ * backend refuses to destroy an instance a process holds, too). The whole node is
  * checked before anything is touched. gs_migmgr_apply executes a plan (destroy, mode,
  * create); gs_migmgr_plan_str prints it (--dry-run). */
 #ifndef GS_AGENT_MIGMGR_H

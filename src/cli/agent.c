@@ -22,26 +22,26 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: gpusched agent inspect [--fake FILE]\n"
-            "       gpusched agent run [--fake FILE] [--node NAME] [--kubeconfig F | --in-cluster]\n"
-            "                          [--interval S] [--memory-error-threshold N]\n"
-            "                          [--temperature-threshold C] [--auto-cordon true|false]\n"
-            "                          [--xid-hold S] [--ignore-xids 48,63] [--metrics-port 9400]\n"
-            "                          [--metrics-bind ADDR] [--monitor-config gpu-metrics.json]\n"
-            "                          [--dcgm-names] [--mig-config FILE] [--mig-dry-run]\n"
-            "                          [--dp-config FILE] [--pods-file FILE] [--duration S]\n"
-            "                          [--insecure-skip-tls-verify]\n"
-            "\n"
-            "inspect prints the GPUs the backend sees (NVML through libnvidia-ml.so.1, or the\n"
-            "fake), MIG mode, profiles and placements against gpusched's catalog, instances and\n"
-            "readings, and changes nothing; exit 1 when a profile differs from the catalog.\n"
-            "run is the node agent: health (XID, ECC, temperature) with cordoning, GPU feature\n"
-            "discovery labels, the MIG manager (nvidia.com/mig.config -> mig.config.state) and\n"
-            "/metrics. The article's knobs are read from the environment too: NODE_NAME,\n"
-            "CHECK_INTERVAL (60), MEMORY_ERROR_THRESHOLD (10), TEMPERATURE_THRESHOLD (90),\n"
-            "AUTO_CORDON (true); flags win. Without a kubeconfig or --in-cluster it runs health\n"
-            "and metrics only.\n");
+    fprintf(
+        f, "usage: gpusched agent inspect [--fake FILE]\n"
+           "       gpusched agent run [--fake FILE] [--node NAME] [--kubeconfig F | --in-cluster]\n"
+           "                          [--interval S] [--memory-error-threshold N]\n"
+           "                          [--temperature-threshold C] [--auto-cordon true|false]\n"
+           "                          [--xid-hold S] [--ignore-xids 48,63] [--metrics-port 9400]\n"
+           "                          [--metrics-bind ADDR] [--monitor-config gpu-metrics.json]\n"
+           "                          [--dcgm-names] [--mig-config FILE] [--mig-dry-run]\n"
+           "                          [--dp-config FILE] [--pods-file FILE] [--duration S]\n"
+           "                          [--insecure-skip-tls-verify]\n"
+           "\n"
+           "inspect prints the GPUs the backend sees (NVML through libnvidia-ml.so.1, or the\n"
+           "fake), MIG mode, profiles and placements against gpusched's catalog, instances and\n"
+           "readings, and changes nothing; exit 1 when a profile differs from the catalog.\n"
+           "run is the node agent: health (XID, ECC, temperature) with cordoning, GPU feature\n"
+           "discovery labels, the MIG manager (nvidia.com/mig.config -> mig.config.state) and\n"
+           "/metrics. The article's knobs are read from the environment too: NODE_NAME,\n"
+           "CHECK_INTERVAL (60), MEMORY_ERROR_THRESHOLD (10), TEMPERATURE_THRESHOLD (90),\n"
+           "AUTO_CORDON (true); flags win. Without a kubeconfig or --in-cluster it runs health\n"
+           "and metrics only.\n");
 }
 
 static int num(const char *flag, const char *v, double lo, double hi, double *out)
@@ -50,8 +50,7 @@ static int num(const char *flag, const char *v, double lo, double hi, double *ou
     errno = 0;
     double x = strtod(v, &end);
     if (errno || end == v || *end || x < lo || x > hi) {
-        fprintf(stderr, "gpusched agent: %s '%s': expected a number in %g..%g\n", flag, v, lo,
-                hi);
+        fprintf(stderr, "gpusched agent: %s '%s': expected a number in %g..%g\n", flag, v, lo, hi);
         return GS_EXIT_USAGE;
     }
     *out = x;
@@ -113,7 +112,8 @@ int gs_cli_agent(int argc, char **argv)
     double x;
     const char *env;
     int rc = 0;
-    if ((env = getenv("CHECK_INTERVAL")) && (rc = num("CHECK_INTERVAL", env, 0.05, 86400, &o.interval_s)))
+    if ((env = getenv("CHECK_INTERVAL")) &&
+        (rc = num("CHECK_INTERVAL", env, 0.05, 86400, &o.interval_s)))
         return rc;
     if ((env = getenv("MEMORY_ERROR_THRESHOLD")) &&
         (rc = num("MEMORY_ERROR_THRESHOLD", env, 0, 1e12, &x)) == 0)
@@ -128,7 +128,7 @@ int gs_cli_agent(int argc, char **argv)
     if ((env = getenv("AUTO_CORDON")) && (rc = boolean("AUTO_CORDON", env, &o.auto_cordon)))
         return rc;
     const char *fake = NULL, *kubeconfig = NULL, *monitor = NULL, *migcfg = NULL, *dpcfg = NULL;
-    bool in_cluster = false, insecure = false;
+    bool in_cluster = false, insecure = false, interval_set = getenv("CHECK_INTERVAL") != NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--in-cluster") == 0) {
@@ -158,9 +158,10 @@ int gs_cli_agent(int argc, char **argv)
             o.node = v;
         else if (strcmp(a, "--kubeconfig") == 0)
             kubeconfig = v;
-        else if (strcmp(a, "--interval") == 0)
+        else if (strcmp(a, "--interval") == 0) {
             rc = num(a, v, 0.05, 86400, &o.interval_s);
-        else if (strcmp(a, "--memory-error-threshold") == 0 && !(rc = num(a, v, 0, 1e12, &x)))
+            interval_set = true;
+        } else if (strcmp(a, "--memory-error-threshold") == 0 && !(rc = num(a, v, 0, 1e12, &x)))
             o.ecc_threshold = (uint64_t)x;
         else if (strcmp(a, "--temperature-threshold") == 0 && !(rc = num(a, v, 0, 200, &x)))
             o.temp_threshold = (uint32_t)x;
@@ -223,8 +224,11 @@ int gs_cli_agent(int argc, char **argv)
             *files[k] = NULL;
         }
     static struct gs_dpconfig dp;
+    double interval = o.interval_s;
     if (monitor && (rc = gs_agent_monitor_config(monitor, &o, &err)))
         goto bad;
+    if (interval_set) /* CHECK_INTERVAL or --interval win over the scrape interval */
+        o.interval_s = interval;
     if (migcfg && (rc = gs_migparted_load(migcfg, &mp, &err)))
         goto bad;
     o.mig = mp;

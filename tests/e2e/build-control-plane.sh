@@ -6,11 +6,14 @@
 #   etcd                                     go.etcd.io/etcd/server/v3 v3.6.16
 #   kwok                                     sigs.k8s.io/kwok v0.8.0 and its "fast" stages
 #                                            (optional: without it bound pods stay Pending)
+#   promcheck                                github.com/prometheus/common v0.70.0 (expfmt's
+#                                            text parser, for the agent's /metrics)
 set -euo pipefail
 K8S=v1.37.2
 STAGING=v0.37.2
 ETCD=v3.6.16
 KWOK=v0.8.0
+PROMCOMMON=v0.70.0
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${GS_E2E_CACHE:-$HOME/.cache/gpusched-e2e}"
 out="$cache/k8s-$K8S-etcd-$ETCD-kwok-$KWOK"
@@ -81,11 +84,23 @@ build_kwok() {
     done > "$bin/kwok-stages.yaml"
 }
 
+build_promcheck() {
+    [ -x "$bin/promcheck-$PROMCOMMON" ] && return 0
+    local src="$out/src/promcheck"
+    mkdir -p "$src"
+    cp "$here/tools/promcheck/main.go" "$src/"
+    printf 'module gpusched.local/e2e/promcheck\n\ngo 1.26\n\nrequire github.com/prometheus/common %s\n' \
+        "$PROMCOMMON" > "$src/go.mod"
+    (cd "$src" && go mod tidy && go build -trimpath -ldflags "-s -w" \
+        -o "$bin/promcheck-$PROMCOMMON" .) >>"$log" 2>&1
+}
+
 if ! command -v go >/dev/null; then
     echo "build-control-plane: no Go toolchain found" >&2
     exit 1
 fi
 build_etcd || { echo "build-control-plane: etcd build failed, see $log" >&2; exit 1; }
 build_k8s || { echo "build-control-plane: kubernetes build failed, see $log" >&2; exit 1; }
+build_promcheck || { echo "build-control-plane: promcheck build failed, see $log" >&2; exit 1; }
 build_kwok || echo "build-control-plane: kwok unavailable, see $log (bound pods will stay Pending)" >&2
 echo "$bin"

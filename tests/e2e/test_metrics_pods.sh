@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# The node agent's /metrics on the real control plane. Pods on the node (bound with the
+# gpusched.io/devices annotation: a whole GPU, a 3g.40gb MIG instance, two pods sharing a
+# time-sliced GPU) appear as pod/namespace/container labels on their GPU's series; the
+# article's gpu-monitor-config (metrics, cluster and region labels) is read as it is from its
+# ConfigMap. Every scrape passes the upstream Prometheus text parser (expfmt, built from
+# pinned Go modules), in the article's names and in DCGM's. Pods come and go, and so do
+# their series. The MIG manager follows nvidia.com/mig.config: a config that would take a
+# GPU a pod holds fails (state failed, nothing changed); once the pod is gone it succeeds.
+set -u
+GS="$1"; DRIVER="$2"
+. "$(dirname "$0")/cluster.sh"
+e2e_up || exit 1
+K="$E2E_BIN/kubectl"
+PROMCHECK="$E2E_BIN/promcheck-v0.70.0"
+. "$(dirname "$0")/tenancy.sh"
+"$DRIVER" nodes <<'S' || exit 1
+1 h100 H100-80GB 4 whole
+S
+NODE=h100-000
+"$K" apply -f "$E2E_SRC/../../deploy/agent.yaml" > /dev/null || exit 1
+e2e_cert agent gpusched-agent ""
+e2e_kubeconfig "$E2E_DIR/agent.kubeconfig" "$E2E_DIR/agent.crt" "$E2E_DIR/agent.key"
+"$K" create clusterrolebinding gpusched-agent-e2e --clusterrole gpusched-agent \
+    --user gpusched-agent > /dev/null || exit 1
+# the article's monitor config and MIG config, from their ConfigMaps as they are
+ART="$E2E_SRC/../../../shared/seed/examples"
+[ -f "$ART/gpu-monitor.yaml" ] || ART="$E2E_SRC/../../deploy/article"
+configmap() { # FILE: its ConfigMap document (the files also hold other kinds)
+    python3 -c '
+import sys
+docs = open(sys.argv[1]).read().split("\n---")
+print([d for d in docs if "kind: ConfigMap" in d][0])' "$1" | "$K" create --dry-run=client -o json -f -
+}
+configmap "$ART/gpu-monitor.yaml" > "$E2E_DIR/mon.json" || exit 1
+configmap "$ART/nvidia-mig-config.yaml" > "$E2E_DIR/mig.json" || exit 1
+python3 - "$E2E_DIR" <<'P' || exit 1
+import json, sys
+d = sys.argv[1]
+def docs(path):
+    text, i, dec, out = open(path).read(), 0, json.JSONDecoder(), []
+    while i < len(text):
+        if text[i].isspace():
+            i += 1; continue
+        o, i = dec.raw_decode(text, i)
+        out += o["items"] if o.get("kind") == "List" else [o]
+    return out
+cm = [o for o in docs(d + "/mon.json") if o["kind"] == "ConfigMap"][0]
+open(d + "/gpu-metrics.json", "w").write(cm["data"]["gpu-metrics.json"])
+cm = [o for o in docs(d + "/mig.json") if o["kind"] == "ConfigMap"][0]
+open(d + "/mig-config.yaml", "w").write(cm["data"]["config.yaml"])
+P
+cat > "$E2E_DIR/gpus.json" <<'G'
+{"gpus": [{"model": "H100-80GB", "util": 71, "mem_used_mib": 30000, "power_w": 410, "temp_c": 61},
+          {"model": "H100-80GB", "mig": true, "instances": [{"profile": "3g.40gb", "start": 0},
+                                                           {"profile": "3g.40gb", "start": 4}]},
+          {"model": "H100-80GB", "util": 33},
+          {"model": "H100-80GB"}]}
+G
+"$K" create namespace ai > /dev/null
+mkpod() { # NAME DEVICES
+    "$K" create -f - > /dev/null <<Y
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, namespace: ai, annotations: {gpusched.io/devices: "$2"}}
+spec:
+  nodeName: $NODE
+  tolerations: [{key: nvidia.com/gpu, operator: Exists}]
+  containers: [{name: main, image: registry.invalid/none:1}]
+Y
+}
+mkpod trainer "gpu=0"
+mkpod llm "mig=1:3g.40gb@4"
+mkpod chat-a "replica=2"
+mkpod chat-b "replica=2"
+PORT=$(e2e_free_port); PORT2=$(e2e_free_port)
+"$GS" --log-level info agent run --fake "$E2E_DIR/gpus.json" --node $NODE --interval 1 \
+    --kubeconfig "$E2E_DIR/agent.kubeconfig" --metrics-port $PORT --metrics-bind 127.0.0.1 \
+    --monitor-config "$E2E_DIR/gpu-metrics.json" --mig-config "$E2E_DIR/mig-config.yaml" \
+    > "$E2E_DIR/agent.log" 2>&1 &
+echo $! > "$E2E_DIR/agent.pid"
+"$GS" agent run --fake "$E2E_DIR/gpus.json" --node $NODE --interval 1 --dcgm-names \
+    --kubeconfig "$E2E_DIR/agent.kubeconfig" --metrics-port $PORT2 --metrics-bind 127.0.0.1 \
+    --auto-cordon false > "$E2E_DIR/agent2.log" 2>&1 &
+echo $! > "$E2E_DIR/agent2.pid"
+scrape() { curl -sf "http://127.0.0.1:$1/metrics" > "$E2E_DIR/m.txt" &&
+    "$PROMCHECK" < "$E2E_DIR/m.txt" > "$E2E_DIR/series.txt" 2> "$E2E_DIR/promcheck.err"; }
+has_series() { grep -q "$1" "$E2E_DIR/series.txt"; }
+pods_seen() { scrape $PORT && has_series 'pod=chat-b'; }
+tn_wait 30 pods_seen || { tn_fail "no per-pod series"; cat "$E2E_DIR/promcheck.err"; head -5 "$E2E_DIR/m.txt"; }
+scrape $PORT || { tn_fail "the upstream parser refused /metrics: $(cat "$E2E_DIR/promcheck.err")"; }
+cat "$E2E_DIR/promcheck.err"
+for m in gpu_utilization gpu_memory_utilization gpu_memory_used_bytes gpu_memory_total_bytes \
+         gpu_power_usage_watts gpu_temperature_celsius gpu_sm_clock_mhz gpu_mem_clock_mhz; do
+    has_series "^$m .*cluster=production.*region=cn-east" || tn_fail "$m with cluster and region"
+done
+has_series '^gpu_utilization .*gpu=0.*namespace=ai,pod=trainer.* 71$' || tn_fail "trainer on GPU 0"
+# 40448 MiB, the 3g.40gb instance of an H100-80GB
+has_series '^gpu_memory_total_bytes .*gpu=1,gpu_instance_id=2,.*mig_profile=3g.40gb.*pod=llm.* 4.2412802048e+10$' ||
+    { tn_fail "llm on the 3g.40gb instance at start 4, with the instance's memory"; grep "^gpu_memory_total" "$E2E_DIR/series.txt"; }
+has_series '^gpu_utilization .*gpu=2.*pod=chat-a' && has_series '^gpu_utilization .*gpu=2.*pod=chat-b' ||
+    tn_fail "both chat pods on the shared GPU 2"
+grep '^gpu_utilization ' "$E2E_DIR/series.txt" | sed 's/^/  /'
+# DCGM names
+scrape $PORT2 || tn_fail "DCGM names: the parser refused /metrics: $(cat "$E2E_DIR/promcheck.err")"
+has_series '^DCGM_FI_DEV_GPU_UTIL .*UUID=GPU-.*modelName=H100-80GB.*pod=trainer' || tn_fail "DCGM_FI_DEV_GPU_UTIL"
+has_series '^DCGM_FI_DEV_FB_USED .*gpu=0.* 30000$' || tn_fail "DCGM_FI_DEV_FB_USED in MiB"
+# pods come and go
+"$K" delete pod -n ai trainer --grace-period 0 --force > /dev/null 2>&1
+gone() { scrape $PORT && ! has_series 'pod=trainer' && has_series '^gpu_utilization .*gpu=0,.*pod=,.* 71$'; }
+tn_wait 10 gone || { tn_fail "the trainer's series did not go with it"; grep '^gpu_utilization' "$E2E_DIR/series.txt"; "$K" get pods -A -o wide; }
+# the MIG manager: all-1g.10gb would destroy the 3g.40gb instance llm holds
+state() { "$K" get node $NODE -o jsonpath='{.metadata.labels.nvidia\.com/mig\.config\.state}'; }
+"$K" label node $NODE nvidia.com/mig.config=all-1g.10gb --overwrite > /dev/null
+tn_wait 10 sh -c "[ \"\$(\"$K\" get node $NODE -o jsonpath='{.metadata.labels.nvidia\\.com/mig\\.config\\.state}')\" = failed ]" ||
+    tn_fail "mig.config.state is '$(state)', want failed (an instance in use)"
+grep -q "that a pod holds" "$E2E_DIR/agent.log" || tn_fail "the agent does not say why the MIG config failed"
+"$K" delete pod -n ai llm chat-a chat-b --grace-period 0 --force > /dev/null 2>&1
+sleep 2
+"$K" label node $NODE nvidia.com/mig.config=all-3g.40gb --overwrite > /dev/null
+tn_wait 15 sh -c "[ \"\$(\"$K\" get node $NODE -o jsonpath='{.metadata.labels.nvidia\\.com/mig\\.config\\.state}')\" = success ]" ||
+    tn_fail "mig.config.state is '$(state)', want success"
+applied() {
+    curl -s "http://127.0.0.1:$PORT/status" | python3 -c '
+import json, sys
+st = json.load(sys.stdin)
+n = [g["instances"] for g in st]
+if n == [2, 2, 2, 2]:
+    print("instances per GPU after all-3g.40gb:", n)
+sys.exit(0 if n == [2, 2, 2, 2] else 1)'
+}
+tn_wait 5 applied || tn_fail "all-3g.40gb not applied on every GPU"
+[ "$TN_OK" = 0 ] || tail -20 "$E2E_DIR/agent.log"
+tn_done
