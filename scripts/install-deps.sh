@@ -4,6 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config clang clang-format libclang-rt-14-dev
       libfyaml-dev libjansson-dev libcriterion-dev libcurl4-openssl-dev libmicrohttpd-dev
+      libgrpc-dev libprotobuf-c-dev protobuf-c-compiler
       openssl python3)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -5,6 +5,7 @@
 #include "../base/error.h"
 #include "../base/log.h"
 #include "../formats/kubeobj.h"
+#include "deviceplugin.h"
 #include "migmgr.h"
 
 #include <arpa/inet.h>
@@ -181,6 +182,7 @@ int gs_agent_inspect(struct gs_gpu_backend *b, char *out, size_t size)
 struct pod_dev {
     char ns[64], name[128], container[64];
     int gpu, mig_start;
+    bool pending; /* not started yet: its devices are still to be allocated */
 };
 
 struct health {
@@ -208,6 +210,9 @@ struct agent {
     bool cordoned_by_us;
     char mig_applied[GS_MP_NAME_MAX]; /* last config acted on */
     bool labels_done;
+    int nplugins;
+    char plugin_res[16][96];
+    struct gs_dp_plugin *plugins[16];
 };
 
 static double wall(void)
@@ -464,6 +469,7 @@ static void read_pods_json(struct agent *a, const json_t *items)
         const json_t *c0 =
             json_array_get(json_object_get(json_object_get(it, "spec"), "containers"), 0);
         const char *cn = json_string_value(json_object_get(c0, "name"));
+        bool pending = !phase || strcmp(phase, "Pending") == 0;
         for (int d = 0; d < k && n < MAX_PODS; d++) {
             struct pod_dev *p = &pods[n++];
             snprintf(p->ns, sizeof(p->ns), "%s", ns ? ns : "");
@@ -471,6 +477,7 @@ static void read_pods_json(struct agent *a, const json_t *items)
             snprintf(p->container, sizeof(p->container), "%s", cn ? cn : "");
             p->gpu = g[d];
             p->mig_start = st[d];
+            p->pending = pending;
         }
     }
     pthread_mutex_lock(&a->mu);
@@ -550,6 +557,176 @@ static void round_gpus(struct agent *a, int wait_ms)
                     h->healthy ? "healthy again" : "Unhealthy", h->healthy ? "" : ": ", h->why);
     }
     pthread_mutex_unlock(&a->mu);
+}
+
+/* ---------- device plugins ---------- */
+
+/* One advertised resource and its devices, as the device-plugin config and MIG mode shape
+ * them: whole GPUs (or their time-slicing/MPS replicas "<uuid>::<k>") as nvidia.com/gpu;
+ * MIG instances as nvidia.com/mig-<profile> (mixed) or nvidia.com/gpu (single). */
+struct res {
+    char name[96];
+    int n;
+    struct gs_dp_device d[GS_DP_MAX_DEVS];
+};
+
+static int add_dev(struct res *rs, int *nrs, const char *name, const char *id, const char *uuid,
+                   bool healthy, int gpu)
+{
+    int r;
+    for (r = 0; r < *nrs; r++)
+        if (strcmp(rs[r].name, name) == 0)
+            break;
+    if (r == *nrs) {
+        if (*nrs >= 16)
+            return -1;
+        memset(&rs[r], 0, sizeof(rs[r]));
+        snprintf(rs[r].name, sizeof(rs[r].name), "%s", name);
+        (*nrs)++;
+    }
+    if (rs[r].n >= GS_DP_MAX_DEVS)
+        return -1;
+    struct gs_dp_device *d = &rs[r].d[rs[r].n++];
+    memset(d, 0, sizeof(*d));
+    snprintf(d->id, sizeof(d->id), "%s", id);
+    snprintf(d->uuid, sizeof(d->uuid), "%s", uuid);
+    d->healthy = healthy;
+    d->gpu = gpu;
+    return 0;
+}
+
+static int build_resources(struct agent *a, struct res *rs)
+{
+    int nrs = 0;
+    const struct gs_dpconfig *dp = a->o->dp;
+    enum gs_mig_strategy strat = dp ? dp->mig_strategy : GS_MIG_STRATEGY_NONE;
+    int replicas = 1;
+    if (dp && dp->sharing != GS_SHARING_NONE) {
+        const struct gs_dp_sharing *sh =
+            dp->sharing == GS_SHARING_MPS ? &dp->mps : &dp->timeslicing;
+        for (int k = 0; k < sh->nresources && k < GS_DP_MAX_RESOURCES; k++)
+            if (strncmp(sh->resources[k].name, "nvidia.com/gpu", sizeof(sh->resources[k].name)) ==
+                0)
+                replicas = sh->resources[k].replicas;
+    }
+    pthread_mutex_lock(&a->mu);
+    for (int i = 0; i < a->n; i++) {
+        bool ok = a->h[i].healthy;
+        if (!a->info[i].mig_enabled) {
+            if (replicas <= 1) {
+                add_dev(rs, &nrs, "nvidia.com/gpu", a->info[i].uuid, a->info[i].uuid, ok, i);
+            } else {
+                for (int k = 0; k < replicas; k++) {
+                    char id[96];
+                    snprintf(id, sizeof(id), "%.80s::%d", a->info[i].uuid, k);
+                    add_dev(rs, &nrs, "nvidia.com/gpu", id, a->info[i].uuid, ok, i);
+                }
+            }
+            continue;
+        }
+        if (strat == GS_MIG_STRATEGY_NONE)
+            continue; /* MIG GPUs are not advertised without a MIG strategy */
+        const struct gs_gpu_model *m = gs_catalog_get(a->info[i].model);
+        for (int q = 0; q < a->ninst[i]; q++) {
+            const struct gs_mig_inst *mi = &a->inst[i][q];
+            int pi = gs_gpu_profile_index(a->info[i].model, mi->profile_id);
+            char name[96];
+            if (strat == GS_MIG_STRATEGY_SINGLE)
+                snprintf(name, sizeof(name), "nvidia.com/gpu");
+            else if (m && pi >= 0)
+                gs_mig_resource_name(&m->profiles[pi], name, sizeof(name));
+            else
+                continue;
+            add_dev(rs, &nrs, name, mi->uuid, mi->uuid, ok, i);
+        }
+    }
+    pthread_mutex_unlock(&a->mu);
+    return nrs;
+}
+
+/* The devices the scheduler recorded for a pod still waiting on this node. */
+static int pick(void *user, const char *resource, int size, char ids[][96], int cap)
+{
+    struct agent *a = user;
+    int n = 0;
+    pthread_mutex_lock(&a->mu);
+    for (int k = 0; k < a->npods && n < cap; k++) {
+        const struct pod_dev *p = &a->pods[k];
+        if (!p->pending || p->gpu < 0 || p->gpu >= a->n)
+            continue;
+        bool mig = p->mig_start >= 0;
+        if (mig != (strncmp(resource, "nvidia.com/mig-", 15) == 0) &&
+            strcmp(resource, "nvidia.com/gpu"))
+            continue;
+        if (mig) {
+            for (int q = 0; q < a->ninst[p->gpu]; q++)
+                if ((int)a->inst[p->gpu][q].start == p->mig_start)
+                    snprintf(ids[n++], 96, "%s", a->inst[p->gpu][q].uuid);
+        } else {
+            snprintf(ids[n++], 96, "%s", a->info[p->gpu].uuid);
+            /* replicas of that GPU: any of its IDs */
+            for (int r = 0; r < 16 && n < cap; r++)
+                snprintf(ids[n++], 96, "%.80s::%d", a->info[p->gpu].uuid, r);
+        }
+        if (n >= size)
+            break;
+    }
+    pthread_mutex_unlock(&a->mu);
+    return n;
+}
+
+static void reconcile_plugins(struct agent *a)
+{
+    if (!a->o->dp_dir)
+        return;
+    static struct res rs[16];
+    int nrs = build_resources(a, rs);
+    for (int r = 0; r < nrs; r++) {
+        int s;
+        for (s = 0; s < a->nplugins; s++)
+            if (strcmp(a->plugin_res[s], rs[r].name) == 0)
+                break;
+        if (s < a->nplugins) {
+            gs_dp_update(a->plugins[s], rs[r].d, rs[r].n);
+            continue;
+        }
+        if (a->nplugins >= 16)
+            continue;
+        char sock[128], why[512];
+        snprintf(sock, sizeof(sock), "gpusched-%s.sock", rs[r].name);
+        for (char *c = sock; *c; c++)
+            if (*c == '/')
+                *c = '-';
+        struct gs_dp_mps mps;
+        memset(&mps, 0, sizeof(mps));
+        const struct gs_dpconfig *dp = a->o->dp;
+        if (dp && dp->sharing == GS_SHARING_MPS && strcmp(rs[r].name, "nvidia.com/gpu") == 0) {
+            mps.on = true;
+            snprintf(mps.pipe_dir, sizeof(mps.pipe_dir), "%s/pipe",
+                     dp->mps_root[0] ? dp->mps_root : "/run/nvidia/mps");
+            mps.replicas = rs[r].n / (a->n > 0 ? a->n : 1);
+            mps.mem_mib = a->n > 0 ? a->info[0].mem_mib : 0;
+            for (int k = 0; k < dp->mps.nresources && k < GS_DP_MAX_RESOURCES; k++)
+                if (dp->mps.resources[k].replicas > 0)
+                    mps.replicas = dp->mps.resources[k].replicas;
+        }
+        struct gs_dp_plugin *p = gs_dp_start(a->o->dp_dir, rs[r].name, sock, rs[r].d, rs[r].n, &mps,
+                                             pick, a, why, sizeof(why));
+        if (!p) {
+            GS_WARN("agent", "device plugin %s: %s", rs[r].name, why);
+            continue;
+        }
+        snprintf(a->plugin_res[a->nplugins], sizeof(a->plugin_res[0]), "%s", rs[r].name);
+        a->plugins[a->nplugins++] = p;
+    }
+    /* resources that disappeared (a MIG change): no devices left to offer */
+    for (int s = 0; s < a->nplugins; s++) {
+        bool found = false;
+        for (int r = 0; r < nrs && !found; r++)
+            found = strcmp(a->plugin_res[s], rs[r].name) == 0;
+        if (!found)
+            gs_dp_update(a->plugins[s], NULL, 0);
+    }
 }
 
 /* ---------- /metrics ---------- */
@@ -819,6 +996,7 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const stru
     while (!*stop) {
         round_gpus(a, (int)(o->interval_s * 1000));
         refresh_pods(a);
+        reconcile_plugins(a);
         if (kc && o->node) {
             char path[400];
             snprintf(path, sizeof(path), "/api/v1/nodes/%s", o->node);
@@ -846,6 +1024,8 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const stru
     }
     if (d)
         MHD_stop_daemon(d);
+    for (int k = 0; k < a->nplugins; k++)
+        gs_dp_stop(a->plugins[k]);
     pthread_mutex_destroy(&a->mu);
     free(a);
     return 0;

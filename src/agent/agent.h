@@ -13,6 +13,9 @@
  * nvidia.com/mig.config names (state in nvidia.com/mig.config.state: pending, success,
  * failed), and serves /metrics (the article's metric names with its cluster and region
  * labels, per GPU, MIG instance and pod; DCGM names as an option), /healthz and /status.
+ * With dp_dir it runs a kubelet device plugin per resource (deviceplugin.h): whole GPUs or
+ * their time-slicing/MPS replicas as nvidia.com/gpu, MIG instances as nvidia.com/mig-<profile>
+ * (migStrategy mixed) or nvidia.com/gpu (single), Unhealthy while their GPU is.
  * Pods and their devices come from the API (the gpusched.io/devices annotation of pods on the
  * node) or, without a cluster, from a pods file. Without a kubeconfig it runs health and
  * metrics only. */
@@ -43,6 +46,7 @@ struct gs_agent_opts {
     bool mig_dry_run;
     const struct gs_dpconfig *dp; /* device-plugin config (sharing, MIG strategy); may be NULL */
     const char *pods_file;        /* pod devices without a cluster (JSON) */
+    const char *dp_dir;           /* kubelet device-plugin directory; NULL: no device plugin */
     double max_seconds;           /* stop after this long (0: never); for benchmarks */
 };
 

@@ -8,6 +8,9 @@
 #                                            (optional: without it bound pods stay Pending)
 #   promcheck                                github.com/prometheus/common v0.70.0 (expfmt's
 #                                            text parser, for the agent's /metrics)
+#   dpharness                                k8s.io/kubelet v0.37.2 deviceplugin v1beta1 and
+#                                            google.golang.org/grpc: the kubelet's side of the
+#                                            device plugin protocol
 set -euo pipefail
 K8S=v1.37.2
 STAGING=v0.37.2
@@ -95,6 +98,17 @@ build_promcheck() {
         -o "$bin/promcheck-$PROMCOMMON" .) >>"$log" 2>&1
 }
 
+build_dpharness() {
+    [ -x "$bin/dpharness-$STAGING" ] && return 0
+    local src="$out/src/dpharness"
+    mkdir -p "$src"
+    cp "$here/tools/dpharness/main.go" "$src/"
+    printf 'module gpusched.local/e2e/dpharness\n\ngo 1.26\n\nrequire k8s.io/kubelet %s\n' \
+        "$STAGING" > "$src/go.mod"
+    (cd "$src" && go mod tidy && go build -trimpath -ldflags "-s -w" \
+        -o "$bin/dpharness-$STAGING" .) >>"$log" 2>&1
+}
+
 if ! command -v go >/dev/null; then
     echo "build-control-plane: no Go toolchain found" >&2
     exit 1
@@ -102,5 +116,6 @@ fi
 build_etcd || { echo "build-control-plane: etcd build failed, see $log" >&2; exit 1; }
 build_k8s || { echo "build-control-plane: kubernetes build failed, see $log" >&2; exit 1; }
 build_promcheck || { echo "build-control-plane: promcheck build failed, see $log" >&2; exit 1; }
+build_dpharness || { echo "build-control-plane: dpharness build failed, see $log" >&2; exit 1; }
 build_kwok || echo "build-control-plane: kwok unavailable, see $log (bound pods will stay Pending)" >&2
 echo "$bin"

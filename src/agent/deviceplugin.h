@@ -1,0 +1,54 @@
+/* deviceplugin.h - the kubelet device plugin (API v1beta1 over gRPC core, messages from
+ * src/agent/proto/deviceplugin.proto through protobuf-c).
+ *
+ * One plugin serves one resource on its own Unix socket in the kubelet's plugin directory
+ * and registers it with the kubelet (Registration/Register on kubelet.sock) after it serves.
+ * ListAndWatch streams the full device list, again whenever a device's health changes;
+ * Allocate answers NVIDIA_VISIBLE_DEVICES with the GPU or MIG UUIDs behind the IDs (replica
+ * IDs "<uuid>::<k>" name their GPU), and for MPS replicas the pipe directory, its mount and
+ * the per-client thread and memory limits; GetPreferredAllocation prefers the devices the
+ * scheduler recorded for a pod still waiting on this node (pick callback), else packs
+ * replicas onto the fewest GPUs. When the kubelet restarts (it removes the plugin sockets and
+ * re-creates kubelet.sock) the plugin serves again and re-registers. Each plugin runs one
+ * thread; device lists are swapped under a lock by the agent. */
+#ifndef GS_AGENT_DEVICEPLUGIN_H
+#define GS_AGENT_DEVICEPLUGIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GS_DP_MAX_DEVS 128
+
+struct gs_dp_device {
+    char id[96];   /* advertised ID: GPU UUID, MIG UUID, or "<uuid>::<k>" */
+    char uuid[96]; /* what NVIDIA_VISIBLE_DEVICES gets */
+    bool healthy;
+    int gpu; /* node-local GPU index, for packing */
+};
+
+struct gs_dp_mps {
+    bool on;
+    char pipe_dir[256]; /* host and container path of the MPS control daemon's pipes */
+    int replicas;
+    uint64_t mem_mib; /* of the GPU; each client gets mem/replicas */
+};
+
+/* Devices the scheduler recorded for a waiting pod: fills ids (advertised IDs), returns how
+ * many (0 when none); user is the plugin's pick_user. */
+typedef int (*gs_dp_pick_fn)(void *user, const char *resource, int size, char ids[][96], int cap);
+
+struct gs_dp_plugin;
+
+/* Start serving resource at dir/<socket> and register with dir/kubelet.sock. Returns NULL on
+ * failure (why says what). */
+struct gs_dp_plugin *gs_dp_start(const char *dir, const char *resource, const char *socket,
+                                 const struct gs_dp_device *devs, int n,
+                                 const struct gs_dp_mps *mps, gs_dp_pick_fn pick, void *pick_user,
+                                 char *why, unsigned why_size);
+/* Replace the device list (health changes): streams get the new list. */
+void gs_dp_update(struct gs_dp_plugin *p, const struct gs_dp_device *devs, int n);
+/* Registrations so far (1 + re-registrations after kubelet restarts). */
+int gs_dp_registrations(struct gs_dp_plugin *p);
+void gs_dp_stop(struct gs_dp_plugin *p);
+
+#endif

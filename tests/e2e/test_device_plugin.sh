@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The agent's device plugin against the kubelet's side of the protocol, built from the
+# upstream API package (k8s.io/kubelet v0.37.2 deviceplugin/v1beta1) and grpc-go
+# (tests/e2e/tools/dpharness). On 4 fake H100 GPUs, two of them in MIG (all-3g.40gb) and the
+# device-plugin config `migStrategy: mixed` with time-slicing x4 (the article's config):
+# registration of nvidia.com/gpu (8 replica IDs) and nvidia.com/mig-3g.40gb (4 MIG devices),
+# ListAndWatch lists them Healthy; Allocate answers NVIDIA_VISIBLE_DEVICES with the GPU or
+# MIG UUIDs; GetPreferredAllocation packs replicas on one GPU; an injected XID 79 turns that
+# GPU's devices Unhealthy in a new ListAndWatch message, and healthy again once cleared; a
+# kubelet restart (sockets removed, a new kubelet.sock) brings both registrations back. With
+# the article's MPS config (2 replicas) Allocate adds the MPS pipe directory, its mount and
+# the per-client thread and memory limits.
+set -u
+GS="$1"; DRIVER="$2"
+E2E_SRC="$(cd "$(dirname "$0")" && pwd)"
+BIN="$("$E2E_SRC/build-control-plane.sh")" || { echo "control plane tools build failed"; exit 1; }
+H="$BIN/dpharness-v0.37.2"
+D="$(mktemp -d /tmp/gpusched-dp.XXXXXX)"
+OK=0
+fail() { echo "FAIL: $*"; OK=1; }
+cleanup() { kill $apid $hpid 2>/dev/null; sleep 0.2; rm -rf "$D"; }
+trap cleanup EXIT
+mkfifo "$D/cmd"
+"$H" "$D" < "$D/cmd" > "$D/h.log" 2>&1 &
+hpid=$!
+exec 3> "$D/cmd"
+wait_for() { # SECONDS PYTHON-CONDITION-ON-EVENTS
+    local end=$(( $(date +%s) + $1 ))
+    while [ "$(date +%s)" -le $end ]; do
+        python3 - "$D/h.log" "$2" <<'P' && return 0
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+sys.exit(0 if eval(sys.argv[2]) else 1)
+P
+        sleep 0.2
+    done
+    return 1
+}
+wait_for 10 'any(e["event"] == "ready" for e in ev)' || { fail "harness not ready"; cat "$D/h.log"; exit 1; }
+cat > "$D/dp.yaml" <<'Y'
+version: v1
+flags:
+  migStrategy: mixed
+sharing:
+  timeSlicing:
+    resources:
+      - name: nvidia.com/gpu
+        replicas: 4
+Y
+gpus() {
+    python3 - "$1" > "$D/gpus.tmp" <<'P'
+import json, sys
+extra = json.loads(sys.argv[1])
+g = [{"model": "H100-80GB"} for _ in range(4)]
+for i in (2, 3):
+    g[i].update({"mig": True, "instances": [{"profile": "3g.40gb", "start": 0}, {"profile": "3g.40gb", "start": 4}]})
+g[0].update(extra)
+print(json.dumps({"gpus": g}))
+P
+    mv "$D/gpus.tmp" "$D/gpus.json"
+}
+gpus '{}'
+"$GS" --log-level info agent run --fake "$D/gpus.json" --dp-config "$D/dp.yaml" \
+    --device-plugin-dir "$D" --interval 0.5 --xid-hold 2 --metrics-port 0 > "$D/agent.log" 2>&1 &
+apid=$!
+wait_for 15 'len({e["resource"] for e in ev if e["event"] == "registered"}) == 2' ||
+    fail "registration of nvidia.com/gpu and nvidia.com/mig-3g.40gb"
+wait_for 10 'any(e["event"] == "devices" and e["resource"] == "nvidia.com/gpu" and len(e["devices"]) == 8 and all(d["health"] == "Healthy" for d in e["devices"]) for e in ev)' ||
+    fail "ListAndWatch: 8 healthy nvidia.com/gpu replicas"
+wait_for 10 'any(e["event"] == "devices" and e["resource"] == "nvidia.com/mig-3g.40gb" and len(e["devices"]) == 4 for e in ev)' ||
+    fail "ListAndWatch: 4 nvidia.com/mig-3g.40gb devices"
+python3 - "$D/h.log" > "$D/ids" <<'P'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+g = [e for e in ev if e["event"] == "devices" and e["resource"] == "nvidia.com/gpu"][-1]["devices"]
+m = [e for e in ev if e["event"] == "devices" and e["resource"] == "nvidia.com/mig-3g.40gb"][-1]["devices"]
+print(",".join(d["id"] for d in g)); print(m[0]["id"])
+P
+GPU_IDS=$(sed -n 1p "$D/ids"); MIG_ID=$(sed -n 2p "$D/ids")
+FIRST=${GPU_IDS%%,*}
+echo "allocate nvidia.com/gpu $FIRST" >&3
+echo "allocate nvidia.com/mig-3g.40gb $MIG_ID" >&3
+echo "preferred nvidia.com/gpu 2 $GPU_IDS" >&3
+wait_for 10 "any(e['event'] == 'allocate' and e['resource'] == 'nvidia.com/gpu' and e.get('envs', {}).get('NVIDIA_VISIBLE_DEVICES') == '${FIRST%%::*}' for e in ev)" ||
+    fail "Allocate nvidia.com/gpu: NVIDIA_VISIBLE_DEVICES is the GPU's UUID"
+wait_for 10 "any(e['event'] == 'allocate' and e['resource'] == 'nvidia.com/mig-3g.40gb' and e.get('envs', {}).get('NVIDIA_VISIBLE_DEVICES') == '$MIG_ID' for e in ev)" ||
+    fail "Allocate nvidia.com/mig-3g.40gb: NVIDIA_VISIBLE_DEVICES is the MIG device"
+wait_for 10 'any(e["event"] == "preferred" and len(e["ids"]) == 2 and len({i.split("::")[0] for i in e["ids"]}) == 1 for e in ev)' ||
+    fail "GetPreferredAllocation: two replicas of one GPU"
+# health: XID 79 on GPU 0 turns its 4 replicas Unhealthy, then healthy again
+gpus '{"xids": [79]}'
+wait_for 5 'any(e["event"] == "devices" and e["resource"] == "nvidia.com/gpu" and sum(d["health"] == "Unhealthy" for d in e["devices"]) == 4 for e in ev)' ||
+    fail "XID 79: GPU 0's devices not Unhealthy in ListAndWatch"
+gpus '{}'
+n=$(grep -c '"nvidia.com/gpu"' "$D/h.log")
+wait_for 8 'any(e["event"] == "devices" and e["resource"] == "nvidia.com/gpu" and all(d["health"] == "Healthy" for d in e["devices"]) for e in ev[-6:])' ||
+    fail "GPU 0's devices not Healthy again"
+# kubelet restart
+echo "restart" >&3
+wait_for 15 'sum(1 for e in ev if e["event"] == "registered") >= 4' ||
+    fail "no re-registration after the kubelet restart"
+wait_for 10 'sum(1 for e in ev if e["event"] == "devices" and e["resource"] == "nvidia.com/gpu") >= 4' ||
+    fail "no ListAndWatch after re-registration"
+# MPS: the article's gpu-mps-config (2 replicas) as it is: Allocate adds the pipe
+# directory, its mount and the per-client limits
+kill $apid; wait $apid 2>/dev/null
+ART="$E2E_SRC/../../../shared/seed/examples"
+[ -f "$ART/gpu-mps-config.yaml" ] || ART="$E2E_SRC/../../deploy/article"
+python3 - "$ART/gpu-mps-config.yaml" > "$D/mps.yaml" <<'P'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+i = next(k for k, l in enumerate(lines) if l.strip() == "config.yaml: |")
+ind = len(lines[i + 1]) - len(lines[i + 1].lstrip())
+for l in lines[i + 1:]:
+    if l.strip() and len(l) - len(l.lstrip()) < ind:
+        break
+    print(l[ind:])
+P
+"$GS" --log-level info agent run --fake "$D/gpus.json" --dp-config "$D/mps.yaml" \
+    --device-plugin-dir "$D" --interval 0.5 --metrics-port 0 > "$D/agent2.log" 2>&1 &
+apid=$!
+wait_for 15 'sum(1 for e in ev if e["event"] == "devices" and e["resource"] == "nvidia.com/gpu" and len(e["devices"]) == 4) >= 1' ||
+    fail "MPS: 2 replicas x 2 whole GPUs"
+MPS_ID=$(python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+print([e for e in ev if e["event"] == "devices" and len(e["devices"]) == 4 and e["resource"] == "nvidia.com/gpu"][-1]["devices"][0]["id"])' "$D/h.log")
+echo "allocate nvidia.com/gpu $MPS_ID" >&3
+wait_for 10 "any(e['event'] == 'allocate' and e.get('envs', {}).get('CUDA_MPS_ACTIVE_THREAD_PERCENTAGE') == '50' and e['envs'].get('CUDA_MPS_PIPE_DIRECTORY') and e['envs'].get('CUDA_MPS_PINNED_DEVICE_MEM_LIMIT', '').endswith('=40960M') and e.get('mounts') for e in ev)" ||
+    fail "MPS Allocate: pipe directory, mount, 50 % threads, half the memory"
+echo "quit" >&3
+python3 - "$D/h.log" <<'P'
+import json, sys
+for l in open(sys.argv[1]):
+    if l.startswith("{"):
+        e = json.loads(l)
+        if e["event"] == "devices":
+            e["devices"] = "%d devices, %d Unhealthy" % (len(e["devices"]), sum(d["health"] != "Healthy" for d in e["devices"]))
+        print("  " + json.dumps(e))
+P
+if [ $OK = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; tail -20 "$D/agent.log"; fi
+exit $OK
