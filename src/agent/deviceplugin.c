@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_STREAMS 8
@@ -44,8 +45,10 @@ struct call {
 
 struct gs_dp_plugin {
     char dir[256], resource[128], socket[128], sock_path[400], kubelet[400];
-    pthread_t thread;
+    pthread_t thread, reg_thread;
     pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool reserve; /* the registrar asks the server thread to serve again */
     struct gs_dp_device devs[GS_DP_MAX_DEVS];
     int ndevs;
     uint64_t version;
@@ -614,12 +617,13 @@ static ino_t inode(const char *path)
     return stat(path, &st) == 0 ? st.st_ino : 0;
 }
 
+/* The server thread: polls the queue, sends new device lists, and serves again when the
+ * registrar asks (after a kubelet restart). The kubelet answers Register only after it has
+ * called back GetDevicePluginOptions, so registration runs on another thread. */
 static void *run(void *arg)
 {
     struct gs_dp_plugin *p = arg;
     char why[512];
-    bool registered = true;
-    double since_check = 0;
     while (!p->stop) {
         grpc_event ev = grpc_completion_queue_next(
             p->cq,
@@ -627,39 +631,61 @@ static void *run(void *arg)
             NULL);
         if (ev.type == GRPC_OP_COMPLETE)
             on_event(p, ev.tag, ev.success);
-        /* device list changed: send it on every open stream */
         pthread_mutex_lock(&p->mu);
         uint64_t v = p->version;
+        bool reserve = p->reserve;
         pthread_mutex_unlock(&p->mu);
         for (int s = 0; s < MAX_STREAMS; s++)
             if (p->streams[s] && p->streams[s]->sent_version != v)
                 stream_send(p, p->streams[s]);
-        since_check += ev.type == GRPC_QUEUE_TIMEOUT ? 0.1 : 0;
-        if (since_check < 1 && registered)
-            continue;
-        since_check = 0;
-        /* a kubelet restart removes our socket and makes a new kubelet.sock */
-        ino_t k = inode(p->kubelet);
-        bool gone = inode(p->sock_path) == 0;
-        if (k && (gone || k != p->kubelet_ino || !registered)) {
-            GS_INFO("deviceplugin", "%s: kubelet %s; serving and registering again", p->resource,
-                    gone ? "removed our socket" : "restarted");
+        if (reserve) {
             unserve(p);
-            if (serve(p, why, sizeof(why)) || do_register(p, why, sizeof(why))) {
+            if (serve(p, why, sizeof(why)))
                 GS_WARN("deviceplugin", "%s", why);
-                registered = false;
-                if (!p->server)
-                    serve(p, why, sizeof(why));
-                continue;
-            }
-            p->kubelet_ino = k;
-            registered = true;
             pthread_mutex_lock(&p->mu);
-            p->registrations++;
+            p->reserve = false;
+            pthread_cond_broadcast(&p->cv);
             pthread_mutex_unlock(&p->mu);
         }
     }
     unserve(p);
+    return NULL;
+}
+
+/* The registrar: a kubelet restart removes our socket and makes a new kubelet.sock; then
+ * serve again and register again. A failed registration is retried every second. */
+static void *registrar(void *arg)
+{
+    struct gs_dp_plugin *p = arg;
+    char why[512];
+    bool registered = true;
+    while (!p->stop) {
+        struct timespec ts = {1, 0};
+        nanosleep(&ts, NULL);
+        ino_t k = inode(p->kubelet);
+        bool gone = inode(p->sock_path) == 0;
+        if (!k || p->stop || (registered && !gone && k == p->kubelet_ino))
+            continue;
+        GS_INFO("deviceplugin", "%s: kubelet %s; serving and registering again", p->resource,
+                gone ? "removed our socket" : "restarted");
+        pthread_mutex_lock(&p->mu);
+        p->reserve = true;
+        while (p->reserve && !p->stop)
+            pthread_cond_wait(&p->cv, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+        if (p->stop)
+            break;
+        if (do_register(p, why, sizeof(why))) {
+            GS_WARN("deviceplugin", "%s", why);
+            registered = false;
+            continue;
+        }
+        registered = true;
+        p->kubelet_ino = k;
+        pthread_mutex_lock(&p->mu);
+        p->registrations++;
+        pthread_mutex_unlock(&p->mu);
+    }
     return NULL;
 }
 
@@ -688,19 +714,22 @@ struct gs_dp_plugin *gs_dp_start(const char *dir, const char *resource, const ch
         p->mps = *mps;
     p->pick = pick;
     p->pick_user = pick_user;
+    pthread_cond_init(&p->cv, NULL);
     if (serve(p, why, why_size)) {
         free(p);
         return NULL;
     }
+    pthread_create(&p->thread, NULL, run, p);
     if (do_register(p, why, why_size)) {
-        unserve(p);
+        p->stop = 1;
+        pthread_join(p->thread, NULL);
         free(p);
         return NULL;
     }
     p->kubelet_ino = inode(p->kubelet);
     p->registrations = 1;
     GS_INFO("deviceplugin", "%s: %d devices on %s, registered", resource, p->ndevs, p->sock_path);
-    pthread_create(&p->thread, NULL, run, p);
+    pthread_create(&p->reg_thread, NULL, registrar, p);
     return p;
 }
 
@@ -733,8 +762,13 @@ void gs_dp_stop(struct gs_dp_plugin *p)
 {
     if (!p)
         return;
+    pthread_mutex_lock(&p->mu);
     p->stop = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->reg_thread, NULL);
     pthread_join(p->thread, NULL);
     pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
     free(p);
 }

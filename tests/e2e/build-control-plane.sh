@@ -8,6 +8,8 @@
 #                                            (optional: without it bound pods stay Pending)
 #   promcheck                                github.com/prometheus/common v0.70.0 (expfmt's
 #                                            text parser, for the agent's /metrics)
+#   devicemanager                            the kubelet's device manager from k8s.io/kubernetes
+#                                            v1.37.2 pkg/kubelet/cm/devicemanager
 #   dpharness                                k8s.io/kubelet v0.37.2 deviceplugin v1beta1 and
 #                                            google.golang.org/grpc: the kubelet's side of the
 #                                            device plugin protocol
@@ -98,6 +100,25 @@ build_promcheck() {
         -o "$bin/promcheck-$PROMCOMMON" .) >>"$log" 2>&1
 }
 
+# The kubelet's device manager (pkg/kubelet/cm/devicemanager) from the same k8s.io/kubernetes
+build_devicemanager() {
+    [ -x "$bin/devicemanager-$K8S" ] && return 0
+    local src="$out/src/devicemanager"
+    mkdir -p "$src"
+    cp "$here/tools/devicemanager/main.go" "$src/"
+    {
+        echo "module gpusched.local/e2e/devicemanager"
+        echo
+        echo "go 1.26"
+        echo
+        echo "require k8s.io/kubernetes $K8S"
+        echo
+        for m in $staging; do echo "replace k8s.io/$m => k8s.io/$m $STAGING"; done
+    } > "$src/go.mod"
+    (cd "$src" && go mod tidy && go build -trimpath -ldflags "-s -w" \
+        -o "$bin/devicemanager-$K8S" .) >>"$log" 2>&1
+}
+
 build_dpharness() {
     [ -x "$bin/dpharness-$STAGING" ] && return 0
     local src="$out/src/dpharness"
@@ -117,5 +138,6 @@ build_etcd || { echo "build-control-plane: etcd build failed, see $log" >&2; exi
 build_k8s || { echo "build-control-plane: kubernetes build failed, see $log" >&2; exit 1; }
 build_promcheck || { echo "build-control-plane: promcheck build failed, see $log" >&2; exit 1; }
 build_dpharness || { echo "build-control-plane: dpharness build failed, see $log" >&2; exit 1; }
+build_devicemanager || echo "build-control-plane: the kubelet device manager did not build, see $log" >&2
 build_kwok || echo "build-control-plane: kwok unavailable, see $log (bound pods will stay Pending)" >&2
 echo "$bin"

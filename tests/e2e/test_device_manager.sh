@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The agent's device plugin against the kubelet's own device manager (k8s.io/kubernetes
+# v1.37.2 pkg/kubelet/cm/devicemanager, built from pinned modules by build-control-plane.sh)
+# in a private mount namespace, so the manager's fixed socket directory
+# /var/lib/kubelet/device-plugins is a fresh tmpfs and no real kubelet is touched. On 4 fake
+# H100s (2 whole, 2 in all-3g.40gb) with migStrategy mixed: both resources register and show
+# up in the kubelet's capacity (nvidia.com/gpu 2, nvidia.com/mig-3g.40gb 4); the kubelet's
+# Allocate gives a pod's container NVIDIA_VISIBLE_DEVICES with the device's UUID; an XID 79
+# on GPU 0 drops nvidia.com/gpu allocatable to 1 (capacity stays 2) and it returns once
+# cleared; after a kubelet restart (a new manager wipes the directory) the plugins register
+# again and capacity comes back. Skipped (77) where no mount namespace can be made.
+set -u
+if [ -z "${GS_DM_NS:-}" ]; then
+    if [ "$(id -u)" = 0 ]; then ns=(unshare -m); else ns=(unshare -Urm); fi
+    "${ns[@]}" true 2>/dev/null || { echo "no mount namespace here: skipped"; exit 77; }
+    exec "${ns[@]}" env GS_DM_NS=1 bash "$0" "$@"
+fi
+GS="$1"
+E2E_SRC="$(cd "$(dirname "$0")" && pwd)"
+BIN="$("$E2E_SRC/build-control-plane.sh")" || { echo "tools build failed"; exit 1; }
+H="$BIN/devicemanager-v1.37.2"
+[ -x "$H" ] || { echo "the kubelet device manager did not build: skipped"; exit 77; }
+mkdir -p /var/lib/kubelet 2>/dev/null
+mount --make-rprivate / 2>/dev/null
+mount -t tmpfs tmpfs /var/lib/kubelet 2>/dev/null || { echo "cannot mount /var/lib/kubelet: skipped"; exit 77; }
+mkdir -p /var/lib/kubelet/device-plugins
+DIR=/var/lib/kubelet/device-plugins
+D="$(mktemp -d /tmp/gpusched-dm.XXXXXX)"
+OK=0
+fail() { echo "FAIL: $*"; OK=1; }
+cleanup() { kill $apid $hpid 2>/dev/null; sleep 0.2; rm -rf "$D"; }
+trap cleanup EXIT
+mkfifo "$D/cmd"
+"$H" < "$D/cmd" > "$D/h.log" 2> "$D/h.err" &
+hpid=$!
+exec 3> "$D/cmd"
+wait_for() { # SECONDS PYTHON-CONDITION-ON-EVENTS (ev: the events so far)
+    local end=$(( $(date +%s) + $1 ))
+    while [ "$(date +%s)" -le $end ]; do
+        python3 - "$D/h.log" "$2" <<'P' && return 0
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+cap = [e for e in ev if e["event"] == "capacity"]
+last = cap[-1] if cap else {"capacity": {}, "allocatable": {}}
+sys.exit(0 if eval(sys.argv[2]) else 1)
+P
+        sleep 0.2
+    done
+    return 1
+}
+wait_for 20 'any(e["event"] == "ready" for e in ev)' || { fail "device manager not ready"; tail "$D/h.err"; exit 1; }
+printf 'version: v1\nflags:\n  migStrategy: mixed\n' > "$D/dp.yaml"
+gpus() {
+    python3 - "$1" > "$D/gpus.tmp" <<'P'
+import json, sys
+g = [{"model": "H100-80GB"} for _ in range(4)]
+for i in (2, 3):
+    g[i].update({"mig": True, "instances": [{"profile": "3g.40gb", "start": 0}, {"profile": "3g.40gb", "start": 4}]})
+g[0].update(json.loads(sys.argv[1]))
+print(json.dumps({"gpus": g}))
+P
+    mv "$D/gpus.tmp" "$D/gpus.json"
+}
+gpus '{}'
+"$GS" --log-level info agent run --fake "$D/gpus.json" --dp-config "$D/dp.yaml" \
+    --device-plugin-dir "$DIR" --interval 0.5 --xid-hold 2 --metrics-port 0 > "$D/agent.log" 2>&1 &
+apid=$!
+wait_for 20 'last["capacity"].get("nvidia.com/gpu") == 2 and last["capacity"].get("nvidia.com/mig-3g.40gb") == 4 and last["allocatable"].get("nvidia.com/gpu") == 2' ||
+    fail "the kubelet's capacity: want nvidia.com/gpu 2 and nvidia.com/mig-3g.40gb 4"
+echo "allocate nvidia.com/gpu 1" >&3
+echo "allocate nvidia.com/mig-3g.40gb 1" >&3
+wait_for 10 'any(e["event"] == "allocate" and e["resource"] == "nvidia.com/gpu" and e["envs"].get("NVIDIA_VISIBLE_DEVICES", "").startswith("GPU-") and e["envs"]["NVIDIA_VISIBLE_DEVICES"] in e.get("devices", []) for e in ev)' ||
+    fail "kubelet Allocate of nvidia.com/gpu: NVIDIA_VISIBLE_DEVICES is the allocated GPU"
+wait_for 10 'any(e["event"] == "allocate" and e["resource"] == "nvidia.com/mig-3g.40gb" and e["envs"].get("NVIDIA_VISIBLE_DEVICES", "").startswith("MIG-") for e in ev)' ||
+    fail "kubelet Allocate of nvidia.com/mig-3g.40gb: a MIG device"
+gpus '{"xids": [79]}'
+wait_for 6 'last["allocatable"].get("nvidia.com/gpu") == 1 and last["capacity"].get("nvidia.com/gpu") == 2' ||
+    fail "XID 79: allocatable nvidia.com/gpu did not drop to 1"
+gpus '{}'
+wait_for 8 'last["allocatable"].get("nvidia.com/gpu") == 2' || fail "GPU 0 not allocatable again once cleared"
+n=$(grep -c '"capacity"' "$D/h.log")
+echo "restart" >&3
+wait_for 20 'any(e["event"] == "restarted" for e in ev) and last["capacity"].get("nvidia.com/gpu") == 2 and last["capacity"].get("nvidia.com/mig-3g.40gb") == 4 and [e["event"] for e in ev].index("restarted") < len(ev) - 1' ||
+    fail "no registration after the kubelet restart"
+grep -c "serving and registering again" "$D/agent.log" | sed 's/^/re-registrations logged by the agent: /'
+echo "quit" >&3
+python3 - "$D/h.log" <<'P'
+import json, sys
+for l in open(sys.argv[1]):
+    if l.startswith("{"):
+        print("  " + l.strip())
+P
+if [ $OK = 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; tail -20 "$D/agent.log"; tail -5 "$D/h.err"; fi
+exit $OK

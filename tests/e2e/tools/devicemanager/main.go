@@ -1,0 +1,162 @@
+// devicemanager runs the kubelet's own device manager (k8s.io/kubernetes v1.37.2,
+// pkg/kubelet/cm/devicemanager) for gpusched's device plugin test: it serves Registration
+// on the kubelet's socket, connects to registering plugins, follows ListAndWatch and
+// allocates devices to pods exactly as the kubelet does. Commands on stdin drive it; every
+// observation is a JSON line on stdout:
+//
+//	allocate RESOURCE N   a pod with one container asking N of RESOURCE: Allocate, then the
+//	                      container's run options (environment, mounts) and device IDs
+//	restart               kubelet restart: stop the manager, start a new one (it removes
+//	                      every socket in the plugin directory and serves a new kubelet.sock)
+//	quit
+//
+// Capacity and allocatable per resource are printed whenever they change.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/kubelet/cm/containermap"
+	"k8s.io/kubernetes/pkg/kubelet/cm/devicemanager"
+	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
+	"k8s.io/kubernetes/pkg/kubelet/config"
+	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
+)
+
+var (
+	outMu sync.Mutex
+	mu    sync.Mutex
+	pods  []*v1.Pod
+)
+
+func emit(v map[string]any) {
+	outMu.Lock()
+	defer outMu.Unlock()
+	b, _ := json.Marshal(v)
+	fmt.Println(string(b))
+}
+
+func start(logger klog.Logger) *devicemanager.ManagerImpl {
+	m, err := devicemanager.NewManagerImpl(logger, nil, topologymanager.NewFakeManager(logger))
+	if err != nil {
+		emit(map[string]any{"event": "error", "error": err.Error()})
+		os.Exit(1)
+	}
+	active := func() []*v1.Pod { mu.Lock(); defer mu.Unlock(); return append([]*v1.Pod(nil), pods...) }
+	ready := config.NewSourcesReady(func(sets.Set[string]) bool { return true })
+	if err := m.Start(logger, active, ready, containermap.NewContainerMap(), sets.New[string]()); err != nil {
+		emit(map[string]any{"event": "error", "error": err.Error()})
+		os.Exit(1)
+	}
+	return m
+}
+
+func counts(l v1.ResourceList) map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range l {
+		out[string(k)] = v.Value()
+	}
+	return out
+}
+
+func main() {
+	logger := klog.Background()
+	var m *devicemanager.ManagerImpl
+	var mmu sync.Mutex
+	m = start(logger)
+	emit(map[string]any{"event": "ready"})
+	go func() {
+		var last map[string]any
+		for {
+			mmu.Lock()
+			c, a, _ := m.GetCapacity(logger)
+			mmu.Unlock()
+			cur := map[string]any{"event": "capacity", "capacity": counts(c), "allocatable": counts(a)}
+			if !reflect.DeepEqual(cur, last) && len(c)+len(a) > 0 {
+				emit(cur)
+				last = cur
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	in := bufio.NewScanner(os.Stdin)
+	n := 0
+	for in.Scan() {
+		f := strings.Fields(in.Text())
+		if len(f) == 0 {
+			continue
+		}
+		switch f[0] {
+		case "allocate":
+			count, _ := strconv.Atoi(f[2])
+			n++
+			q := resource.NewQuantity(int64(count), resource.DecimalSI)
+			pod := &v1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d", n), Namespace: "default",
+					UID: types.UID(fmt.Sprintf("uid-%d", n))},
+				Spec: v1.PodSpec{Containers: []v1.Container{{Name: "main",
+					Resources: v1.ResourceRequirements{
+						Limits:   v1.ResourceList{v1.ResourceName(f[1]): *q},
+						Requests: v1.ResourceList{v1.ResourceName(f[1]): *q}}}}},
+			}
+			mu.Lock()
+			pods = append(pods, pod)
+			mu.Unlock()
+			mmu.Lock()
+			err := m.Allocate(context.Background(), pod, &pod.Spec.Containers[0], lifecycle.AddOperation)
+			var envs = map[string]string{}
+			var mounts []string
+			if err == nil {
+				opts, oerr := m.GetDeviceRunContainerOptions(context.Background(), pod, &pod.Spec.Containers[0])
+				if oerr != nil {
+					err = oerr
+				} else if opts != nil {
+					for _, e := range opts.Envs {
+						envs[e.Name] = e.Value
+					}
+					for _, mt := range opts.Mounts {
+						mounts = append(mounts, mt.HostPath+":"+mt.ContainerPath)
+					}
+				}
+			}
+			ids := m.GetDevices(string(pod.UID), "main")
+			mmu.Unlock()
+			ev := map[string]any{"event": "allocate", "resource": f[1], "pod": pod.Name, "envs": envs, "mounts": mounts}
+			if err != nil {
+				ev["error"] = err.Error()
+			}
+			var devIDs []string
+			for _, devs := range ids {
+				for id := range devs {
+					devIDs = append(devIDs, id)
+				}
+			}
+			ev["devices"] = devIDs
+			emit(ev)
+		case "restart":
+			mmu.Lock()
+			m.Stop(logger)
+			time.Sleep(200 * time.Millisecond)
+			m = start(logger)
+			mmu.Unlock()
+			emit(map[string]any{"event": "restarted"})
+		case "quit":
+			return
+		}
+	}
+}
