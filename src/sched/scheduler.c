@@ -1478,10 +1478,15 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
     cp->groups = malloc(sizeof(*cp->groups) * (size_t)(po->ngroups + 1));
     cp->pdbs = malloc(sizeof(*cp->pdbs) * (size_t)(po->npdbs + 1));
     if (cp->queues && cp->rquotas && cp->groups && cp->pdbs) {
-        memcpy(cp->queues, po->queues, sizeof(*cp->queues) * (size_t)po->nqueues);
-        memcpy(cp->rquotas, po->rquotas, sizeof(*cp->rquotas) * (size_t)po->nrquotas);
-        memcpy(cp->groups, po->groups, sizeof(*cp->groups) * (size_t)po->ngroups);
-        memcpy(cp->pdbs, po->pdbs, sizeof(*cp->pdbs) * (size_t)po->npdbs);
+        /* (an empty list may be a NULL pointer: copy only what is there) */
+        if (po->nqueues > 0)
+            memcpy(cp->queues, po->queues, sizeof(*cp->queues) * (size_t)po->nqueues);
+        if (po->nrquotas > 0)
+            memcpy(cp->rquotas, po->rquotas, sizeof(*cp->rquotas) * (size_t)po->nrquotas);
+        if (po->ngroups > 0)
+            memcpy(cp->groups, po->groups, sizeof(*cp->groups) * (size_t)po->ngroups);
+        if (po->npdbs > 0)
+            memcpy(cp->pdbs, po->pdbs, sizeof(*cp->pdbs) * (size_t)po->npdbs);
     }
     pthread_mutex_unlock(&s->pmu);
     int nn = sn.nn, np = sn.np;
