@@ -876,26 +876,26 @@ static void render(struct agent *a, struct gs_buf *b)
             }
         }
     }
-    gs_buf_puts(b, "# HELP gpu_healthy 1 when the GPU passes the health checks (XID, ECC, "
-                   "temperature).\n# TYPE gpu_healthy gauge\n");
-    for (int i = 0; i < a->n; i++) {
-        gs_buf_puts(b, "gpu_healthy");
-        labels(a, b, i, NULL, NULL);
-        gs_buf_printf(b, " %d\n", a->h[i].healthy ? 1 : 0);
-    }
-    gs_buf_puts(b, "# HELP gpu_xid_errors_total Critical XIDs seen (ignored ones excluded).\n"
-                   "# TYPE gpu_xid_errors_total counter\n");
-    for (int i = 0; i < a->n; i++) {
-        gs_buf_puts(b, "gpu_xid_errors_total");
-        labels(a, b, i, NULL, NULL);
-        gs_buf_printf(b, " %llu\n", (unsigned long long)a->h[i].xid_count);
-    }
-    gs_buf_puts(b, "# HELP gpu_ecc_uncorrected_errors Volatile uncorrected ECC errors.\n"
-                   "# TYPE gpu_ecc_uncorrected_errors gauge\n");
-    for (int i = 0; i < a->n; i++) {
-        gs_buf_puts(b, "gpu_ecc_uncorrected_errors");
-        labels(a, b, i, NULL, NULL);
-        gs_buf_printf(b, " %llu\n", (unsigned long long)a->m[i].ecc_uncorrected);
+    /* the agent's own health series, per GPU */
+    static const struct {
+        const char *name, *type, *help;
+    } own[3] = {
+        {"gpu_healthy", "gauge",
+         "1 when the GPU passes the health checks (XID, ECC, temperature)."},
+        {"gpu_xid_errors_total", "counter", "Critical XIDs seen (ignored ones excluded)."},
+        {"gpu_ecc_uncorrected_errors", "gauge", "Volatile uncorrected ECC errors."},
+    };
+    for (int k = 0; k < 3; k++) {
+        gs_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", own[k].name, own[k].help, own[k].name,
+                      own[k].type);
+        for (int i = 0; i < a->n; i++) {
+            unsigned long long v = k == 0   ? (unsigned long long)a->h[i].healthy
+                                   : k == 1 ? (unsigned long long)a->h[i].xid_count
+                                            : (unsigned long long)a->m[i].ecc_uncorrected;
+            gs_buf_puts(b, own[k].name);
+            labels(a, b, i, NULL, NULL);
+            gs_buf_printf(b, " %llu\n", v);
+        }
     }
     a->scrapes++;
     pthread_mutex_unlock(&a->mu);

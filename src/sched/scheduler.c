@@ -1731,13 +1731,14 @@ static void *policy_main(void *arg)
     return NULL;
 }
 
-int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_opts *opts,
-                     volatile int *stop, struct gs_error *err)
+/* A daemon's state with its locks; takes the client (freed on failure too). */
+static struct sched *sched_new(struct gs_kube_client *client, const struct gs_scheduler_opts *opts,
+                               volatile int *stop)
 {
     struct sched *s = calloc(1, sizeof(*s));
     if (!s) {
         gs_kube_client_free(client);
-        return gs_error_set(err, GS_ENOMEM, "out of memory");
+        return NULL;
     }
     s->kc = client;
     s->o = *opts;
@@ -1749,6 +1750,30 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
     pthread_mutex_init(&s->mmu, NULL);
     pthread_mutex_init(&s->emu, NULL);
     pthread_mutex_init(&s->pmu, NULL);
+    return s;
+}
+
+static void sched_free(struct sched *s)
+{
+    gs_policy_objs_release(&s->po);
+    json_decref(s->pending_report);
+    free(s->st.nodes);
+    free(s->st.pods);
+    gs_kube_client_free(s->kc);
+    pthread_mutex_destroy(&s->st.mu);
+    pthread_cond_destroy(&s->st.cv);
+    pthread_mutex_destroy(&s->mmu);
+    pthread_mutex_destroy(&s->emu);
+    pthread_mutex_destroy(&s->pmu);
+    free(s);
+}
+
+int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_opts *opts,
+                     volatile int *stop, struct gs_error *err)
+{
+    struct sched *s = sched_new(client, opts, stop);
+    if (!s)
+        return gs_error_set(err, GS_ENOMEM, "out of memory");
     s->leader = !s->o.leader_elect;
     struct MHD_Daemon *http = NULL;
     if (s->o.http_port > 0) {
@@ -1758,8 +1783,7 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
         addr.sin_port = htons((uint16_t)s->o.http_port);
         addr.sin_addr.s_addr = htonl(INADDR_ANY);
         if (s->o.http_bind && inet_pton(AF_INET, s->o.http_bind, &addr.sin_addr) != 1) {
-            gs_kube_client_free(client);
-            free(s);
+            sched_free(s);
             return gs_error_set(err, GS_EINVAL, "--http-bind '%s': expected an IPv4 address",
                                 opts->http_bind);
         }
@@ -1769,8 +1793,7 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
                                 MHD_OPTION_NOTIFY_COMPLETED, http_done, NULL, MHD_OPTION_END);
         if (!http) {
             int rc = gs_error_set(err, GS_EIO, "cannot serve HTTP on port %d", s->o.http_port);
-            gs_kube_client_free(client);
-            free(s);
+            sched_free(s);
             return rc;
         }
     }
@@ -1842,17 +1865,7 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
     jobq_release(&s->bgq);
     gs_engine_free(engine);
     gs_engine_free(s->xengine);
-    pthread_mutex_destroy(&s->emu);
-    pthread_mutex_destroy(&s->pmu);
-    gs_policy_objs_release(&s->po);
-    json_decref(s->pending_report);
-    free(s->st.nodes);
-    free(s->st.pods);
-    gs_kube_client_free(client);
-    pthread_mutex_destroy(&s->st.mu);
-    pthread_cond_destroy(&s->st.cv);
-    pthread_mutex_destroy(&s->mmu);
-    free(s);
+    sched_free(s);
     return rc;
 }
 
@@ -1860,24 +1873,13 @@ int gs_scheduler_explain(struct gs_kube_client *client, const struct gs_schedule
                          json_t **out, struct gs_error *err)
 {
     *out = NULL;
-    struct sched *s = calloc(1, sizeof(*s));
-    if (!s) {
-        gs_kube_client_free(client);
+    int stop = 0;
+    struct sched *s = sched_new(client, opts, &stop);
+    if (!s)
         return gs_error_set(err, GS_ENOMEM, "out of memory");
-    }
-    int stop = 0, rc = 0;
-    s->kc = client;
-    s->o = *opts;
-    s->stop = &stop;
+    int rc = 0;
     s->dry = true;
     s->leader = 1;
-    if (!s->o.max_backoff_s)
-        s->o.max_backoff_s = 60;
-    pthread_mutex_init(&s->st.mu, NULL);
-    pthread_cond_init(&s->st.cv, NULL);
-    pthread_mutex_init(&s->mmu, NULL);
-    pthread_mutex_init(&s->emu, NULL);
-    pthread_mutex_init(&s->pmu, NULL);
     struct informer in_nodes = {.s = s, .kind = K_NODES}, in_pods = {.s = s, .kind = K_PODS};
     rc = gs_kube_list(client, NODES_PATH, on_list_item, &in_nodes, in_nodes.rv, sizeof(in_nodes.rv),
                       err);
@@ -1899,16 +1901,6 @@ int gs_scheduler_explain(struct gs_kube_client *client, const struct gs_schedule
     gs_engine_free(engine);
     free(in_nodes.lnodes);
     free(in_pods.lpods);
-    gs_policy_objs_release(&s->po);
-    json_decref(s->pending_report);
-    free(s->st.nodes);
-    free(s->st.pods);
-    gs_kube_client_free(client);
-    pthread_mutex_destroy(&s->st.mu);
-    pthread_cond_destroy(&s->st.cv);
-    pthread_mutex_destroy(&s->mmu);
-    pthread_mutex_destroy(&s->emu);
-    pthread_mutex_destroy(&s->pmu);
-    free(s);
+    sched_free(s);
     return rc;
 }

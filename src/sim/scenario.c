@@ -691,11 +691,39 @@ static int try_gang(struct sim *s, int g, int from)
     return 1;
 }
 
+/* Requests that did not fit in this pass (an identical one cannot fit either), and those
+ * for which no preemption helped (keyed with priority, queue and whether owed). */
+struct failed {
+    uint64_t failed[FAILED_SLOTS], pfailed[FAILED_SLOTS];
+    int nfailed, npfailed;
+};
+
+/* Place pod pi, or preempt for it (tenancy): 1 when it started, 0 when it waits, < 0 error. */
+static int place(struct sim *s, int pi, bool owed, struct failed *f, struct requeue *rq)
+{
+    struct pod *p = &s->pods[pi];
+    struct gs_decision d;
+    int rc = gs_engine_place(s->e, &s->c, &p->req, pi, &d, NULL);
+    if (rc == 0)
+        return (rc = start_pod(s, pi, &d)) ? rc : 1;
+    if (rc != GS_ENOFIT)
+        return rc;
+    uint64_t sig = gs_request_sig(&p->req);
+    uint64_t key = sig ^ ((uint64_t)(uint32_t)pod_prio(s, p) << 20) ^
+                   ((uint64_t)(uint32_t)pod_queue(s, p) << 52) ^ (owed ? 0 : 1);
+    if (s->tenancy && !failed_has(f->pfailed, key)) {
+        if ((rc = try_preempt(s, pi, owed, rq)) != 0)
+            return rc;
+        failed_add(f->pfailed, &f->npfailed, key);
+    }
+    failed_add(f->failed, &f->nfailed, sig);
+    return 0;
+}
+
 static int schedule_pass(struct sim *s)
 {
-    /* requests that did not fit in this pass: an identical one cannot fit either */
-    uint64_t failed[FAILED_SLOTS] = {0}, pfailed[FAILED_SLOTS] = {0};
-    int nfailed = 0, npfailed = 0;
+    struct failed f;
+    memset(&f, 0, sizeof(f));
     struct requeue rq = {0}, defer = {0};
     s->pass++;
     int w = 0, rc = 0;
@@ -717,7 +745,7 @@ static int schedule_pass(struct sim *s)
             continue;
         }
         uint64_t sig = gs_request_sig(&p->req);
-        if (failed_has(failed, sig)) {
+        if (failed_has(f.failed, sig)) {
             s->queue[w++] = pi;
             continue;
         }
@@ -738,29 +766,11 @@ static int schedule_pass(struct sim *s)
                 continue;
             }
         }
-        struct gs_decision d;
-        rc = gs_engine_place(s->e, &s->c, &p->req, pi, &d, NULL);
-        if (rc == GS_ENOFIT) {
-            rc = 0;
-            uint64_t key = sig ^ ((uint64_t)(uint32_t)pod_prio(s, p) << 20) ^
-                           ((uint64_t)(uint32_t)pod_queue(s, p) << 52);
-            if (s->tenancy && !failed_has(pfailed, key)) {
-                if ((rc = try_preempt(s, pi, true, &rq)) < 0)
-                    goto out;
-                if (rc == 1) {
-                    rc = 0;
-                    continue;
-                }
-                failed_add(pfailed, &npfailed, key);
-            }
-            failed_add(failed, &nfailed, sig);
+        if ((rc = place(s, pi, true, &f, &rq)) < 0)
+            goto out;
+        if (rc == 0)
             s->queue[w++] = pi;
-            continue;
-        }
-        if (rc)
-            goto out;
-        if ((rc = start_pod(s, pi, &d)))
-            goto out;
+        rc = 0;
     }
     s->nqueue = w;
     /* borrowers: repeatedly the pod whose queue has the lowest weighted dominant share */
@@ -784,30 +794,13 @@ static int schedule_pass(struct sim *s)
         uint64_t sig = gs_request_sig(&p->req);
         struct gs_qvec d;
         gs_tenants_demand(&s->t, &p->req, &d);
-        if (failed_has(failed, sig) ||
+        if (failed_has(f.failed, sig) ||
             gs_tenants_admit(&s->t, pod_queue(s, p), NULL, &d, NULL, 0) == GS_ADMIT_DENY)
             continue;
-        struct gs_decision dec;
-        rc = gs_engine_place(s->e, &s->c, &p->req, pi, &dec, NULL);
-        if (rc == GS_ENOFIT) {
-            rc = 0;
-            /* within its own queue a borrower may still preempt lower priority */
-            uint64_t key = sig ^ ((uint64_t)(uint32_t)pod_prio(s, p) << 20) ^
-                           ((uint64_t)(uint32_t)pod_queue(s, p) << 52) ^ 1;
-            if (!failed_has(pfailed, key)) {
-                if ((rc = try_preempt(s, pi, false, &rq)) < 0)
-                    goto out;
-                if (rc == 1) {
-                    rc = 0;
-                    continue;
-                }
-                failed_add(pfailed, &npfailed, key);
-            }
-            failed_add(failed, &nfailed, sig);
-            continue;
-        }
-        if (rc || (rc = start_pod(s, pi, &dec)))
+        /* within its own queue a borrower may still preempt lower priority */
+        if ((rc = place(s, pi, false, &f, &rq)) < 0)
             goto out;
+        rc = 0;
     }
     /* drop what started; requeue the victims */
     w = 0;

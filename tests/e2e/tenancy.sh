@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Helpers for the tenancy tests (preempt, quota, borrow, gang), sourced after cluster.sh:
-# start gpusched with its HTTP port, write pods from a compact line, count and wait.
+# Helpers for the tests on a control plane (tenancy, agent), sourced after cluster.sh: start
+# gpusched with its HTTP port, write pods from a compact line, count and wait, the agent's
+# user.
 # The article's manifests: from the article itself when it sits beside the checkout, else
 # the verbatim copies in deploy/article/.
 SEED="$E2E_SRC/../../../shared/seed/examples"
@@ -82,4 +83,12 @@ tn_crds() { # the GPUQueue and PodGroup CRDs from deploy/, established
     "$K" apply -f "$E2E_SRC/../../deploy/crds/gpuqueue.yaml" > /dev/null || return 1
     "$K" wait --for condition=established --timeout=60s \
         crd/gpuqueues.gpusched.io crd/podgroups.scheduling.x-k8s.io > /dev/null
+}
+
+tn_agent_user() { # the agent's RBAC from deploy/agent.yaml, a user bound to it, its kubeconfig
+    "$K" apply -f "$E2E_SRC/../../deploy/agent.yaml" > /dev/null || return 1
+    e2e_cert agent gpusched-agent ""
+    e2e_kubeconfig "$E2E_DIR/agent.kubeconfig" "$E2E_DIR/agent.crt" "$E2E_DIR/agent.key"
+    "$K" create clusterrolebinding gpusched-agent-e2e --clusterrole gpusched-agent \
+        --user gpusched-agent > /dev/null
 }

@@ -21,21 +21,10 @@ fail() { echo "FAIL: $*"; OK=1; }
 cleanup() { kill $apid $hpid 2>/dev/null; sleep 0.2; rm -rf "$D"; }
 trap cleanup EXIT
 mkfifo "$D/cmd"
+. "$E2E_SRC/devices.sh"
 "$H" "$D" < "$D/cmd" > "$D/h.log" 2>&1 &
 hpid=$!
 exec 3> "$D/cmd"
-wait_for() { # SECONDS PYTHON-CONDITION-ON-EVENTS
-    local end=$(( $(date +%s) + $1 ))
-    while [ "$(date +%s)" -le $end ]; do
-        python3 - "$D/h.log" "$2" <<'P' && return 0
-import json, sys
-ev = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-sys.exit(0 if eval(sys.argv[2]) else 1)
-P
-        sleep 0.2
-    done
-    return 1
-}
 wait_for 10 'any(e["event"] == "ready" for e in ev)' || { fail "harness not ready"; cat "$D/h.log"; exit 1; }
 cat > "$D/dp.yaml" <<'Y'
 version: v1
@@ -47,18 +36,6 @@ sharing:
       - name: nvidia.com/gpu
         replicas: 4
 Y
-gpus() {
-    python3 - "$1" > "$D/gpus.tmp" <<'P'
-import json, sys
-extra = json.loads(sys.argv[1])
-g = [{"model": "H100-80GB"} for _ in range(4)]
-for i in (2, 3):
-    g[i].update({"mig": True, "instances": [{"profile": "3g.40gb", "start": 0}, {"profile": "3g.40gb", "start": 4}]})
-g[0].update(extra)
-print(json.dumps({"gpus": g}))
-P
-    mv "$D/gpus.tmp" "$D/gpus.json"
-}
 gpus '{}'
 "$GS" --log-level info agent run --fake "$D/gpus.json" --dp-config "$D/dp.yaml" \
     --device-plugin-dir "$D" --interval 0.5 --xid-hold 2 --metrics-port 0 > "$D/agent.log" 2>&1 &

@@ -16,11 +16,7 @@ K="$E2E_BIN/kubectl"
 1 h100 H100-80GB 8 whole
 S
 NODE=h100-000
-"$K" apply -f "$E2E_SRC/../../deploy/agent.yaml" > /dev/null || exit 1
-e2e_cert agent gpusched-agent ""
-e2e_kubeconfig "$E2E_DIR/agent.kubeconfig" "$E2E_DIR/agent.crt" "$E2E_DIR/agent.key"
-"$K" create clusterrolebinding gpusched-agent-e2e --clusterrole gpusched-agent \
-    --user gpusched-agent > /dev/null || exit 1
+tn_agent_user || exit 1
 FAKE="$E2E_DIR/gpus.json"
 gpus() { # JSON of GPU 3's live fields, the other 7 quiet
     python3 - "$1" > "$FAKE.tmp" <<'P'

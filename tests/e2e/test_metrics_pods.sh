@@ -18,11 +18,7 @@ PROMCHECK="$E2E_BIN/promcheck-v0.70.0"
 1 h100 H100-80GB 4 whole
 S
 NODE=h100-000
-"$K" apply -f "$E2E_SRC/../../deploy/agent.yaml" > /dev/null || exit 1
-e2e_cert agent gpusched-agent ""
-e2e_kubeconfig "$E2E_DIR/agent.kubeconfig" "$E2E_DIR/agent.crt" "$E2E_DIR/agent.key"
-"$K" create clusterrolebinding gpusched-agent-e2e --clusterrole gpusched-agent \
-    --user gpusched-agent > /dev/null || exit 1
+tn_agent_user || exit 1
 # the article's monitor config and MIG config, from their ConfigMaps as they are
 ART="$E2E_SRC/../../../shared/seed/examples"
 [ -f "$ART/gpu-monitor.yaml" ] || ART="$E2E_SRC/../../deploy/article"
