@@ -1,5 +1,5 @@
 /* Fuzz target: the tenancy object readers (GPUQueue, ResourceQuota, PodGroup,
- * PodDisruptionBudget JSON) and PDB selector matching. */
+ * PodDisruptionBudget, MigManager JSON) and selector matching. */
 #include "base/error.h"
 #include "formats/tenantobj.h"
 
@@ -17,9 +17,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static struct gs_kube_podgroup g;
     static struct gs_kube_pdb b;
     static struct gs_kube_pod p;
+    static struct gs_kube_migmgr m;
     (void)gs_kube_queue_read(o, &q, &err);
     (void)gs_kube_rquota_read(o, &r, &err);
     (void)gs_kube_podgroup_read(o, &g, &err);
+    if (gs_kube_migmgr_read(o, &m, &err) == 0 && m.nclients > 0 &&
+        gs_kube_pod_read(o, &p, &err) == 0)
+        (void)gs_kube_selector_matches(m.clients[0].sel, m.clients[0].nsel, &p);
     if (gs_kube_pdb_read(o, &b, &err) == 0 && gs_kube_pod_read(o, &p, &err) == 0) {
         (void)gs_kube_pdb_matches(&b, &p);
         (void)gs_kube_pdb_allowed(&b, 3, 5);

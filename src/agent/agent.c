@@ -7,6 +7,7 @@
 #include "../formats/kubeobj.h"
 #include "deviceplugin.h"
 #include "migmgr.h"
+#include "podresources.h"
 
 #include <arpa/inet.h>
 #include <jansson.h>
@@ -444,11 +445,12 @@ static void reconcile_mig(struct agent *a, const json_t *node)
     node_event(a, "Normal", "MIGConfigApplied", note);
 }
 
-/* Pods on this node and the devices they hold. */
-static void read_pods_json(struct agent *a, const json_t *items)
+/* Pods on this node and the devices they hold, from their gpusched.io/devices annotation;
+ * pods already in pods[0..n) (from the kubelet's pod-resources) are left as they are.
+ * Returns the new count. */
+static int read_pods_json(const json_t *items, struct pod_dev *pods, int n)
 {
-    struct pod_dev pods[MAX_PODS];
-    int n = 0;
+    int n0 = n;
     size_t i;
     const json_t *it;
     json_array_foreach(items, i, it)
@@ -469,8 +471,10 @@ static void read_pods_json(struct agent *a, const json_t *items)
         const json_t *c0 =
             json_array_get(json_object_get(json_object_get(it, "spec"), "containers"), 0);
         const char *cn = json_string_value(json_object_get(c0, "name"));
-        bool pending = !phase || strcmp(phase, "Pending") == 0;
-        for (int d = 0; d < k && n < MAX_PODS; d++) {
+        bool pending = !phase || strcmp(phase, "Pending") == 0, known = false;
+        for (int j = 0; j < n0 && !known; j++)
+            known = !strcmp(pods[j].ns, ns ? ns : "") && !strcmp(pods[j].name, name ? name : "");
+        for (int d = 0; d < k && n < MAX_PODS && !known; d++) {
             struct pod_dev *p = &pods[n++];
             snprintf(p->ns, sizeof(p->ns), "%s", ns ? ns : "");
             snprintf(p->name, sizeof(p->name), "%s", name ? name : "");
@@ -480,31 +484,89 @@ static void read_pods_json(struct agent *a, const json_t *items)
             p->pending = pending;
         }
     }
+    return n;
+}
+
+/* Pods and devices from the kubelet's pod-resources: advertised IDs back to GPU indexes and
+ * MIG instances. Returns the count, or -1 when the kubelet did not answer. */
+static int read_podresources(struct agent *a, struct pod_dev *pods)
+{
+    static struct gs_podres pr[MAX_PODS];
+    char why[512];
+    int n = gs_podres_list(a->o->podres_socket, pr, MAX_PODS, why, sizeof(why));
+    if (n < 0) {
+        GS_WARN("agent", "pod-resources: %s", why);
+        return -1;
+    }
+    int out = 0;
     pthread_mutex_lock(&a->mu);
-    memcpy(a->pods, pods, sizeof(pods[0]) * (size_t)n);
-    a->npods = n;
+    for (int k = 0; k < n && out < MAX_PODS; k++) {
+        int gpu = -1, start = -1;
+        for (int i = 0; i < a->n && gpu < 0; i++) {
+            size_t ul = strlen(a->info[i].uuid);
+            if (!strcmp(pr[k].device, a->info[i].uuid) ||
+                (!strncmp(pr[k].device, a->info[i].uuid, ul) &&
+                 !strncmp(pr[k].device + ul, "::", 2)))
+                gpu = i;
+            for (int q = 0; q < a->ninst[i] && gpu < 0; q++)
+                if (!strcmp(pr[k].device, a->inst[i][q].uuid)) {
+                    gpu = i;
+                    start = (int)a->inst[i][q].start;
+                }
+        }
+        if (gpu < 0)
+            continue; /* another resource's device */
+        struct pod_dev *p = &pods[out++];
+        memset(p, 0, sizeof(*p));
+        snprintf(p->ns, sizeof(p->ns), "%s", pr[k].ns);
+        snprintf(p->name, sizeof(p->name), "%s", pr[k].pod);
+        snprintf(p->container, sizeof(p->container), "%s", pr[k].container);
+        p->gpu = gpu;
+        p->mig_start = start;
+    }
     pthread_mutex_unlock(&a->mu);
+    return out;
 }
 
 static void refresh_pods(struct agent *a)
 {
+    static struct pod_dev pods[MAX_PODS];
+    int n = 0;
+    bool any = false;
+    if (a->o->podres_socket) {
+        n = read_podresources(a, pods);
+        any = n >= 0;
+        if (n < 0)
+            n = 0;
+    }
     if (a->kc && a->o->node) {
         char path[400];
         snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", a->o->node);
         json_t *list = NULL;
         struct gs_error err;
         gs_error_init(&err);
-        if (gs_kube_request(a->kc, "GET", path, NULL, NULL, &list, NULL, &err) == 0)
-            read_pods_json(a, json_object_get(list, "items"));
-        else
+        if (gs_kube_request(a->kc, "GET", path, NULL, NULL, &list, NULL, &err) == 0) {
+            n = read_pods_json(json_object_get(list, "items"), pods, n);
+            any = true;
+        } else {
             GS_WARN("agent", "pods on %s: %s", a->o->node, err.msg);
+        }
         json_decref(list);
     } else if (a->o->pods_file) {
         json_t *list = json_load_file(a->o->pods_file, 0, NULL);
-        if (list)
-            read_pods_json(a, json_is_array(list) ? list : json_object_get(list, "items"));
+        if (list) {
+            n = read_pods_json(json_is_array(list) ? list : json_object_get(list, "items"), pods,
+                               n);
+            any = true;
+        }
         json_decref(list);
     }
+    if (!any)
+        return; /* nothing answered: keep what we knew */
+    pthread_mutex_lock(&a->mu);
+    memcpy(a->pods, pods, sizeof(pods[0]) * (size_t)n);
+    a->npods = n;
+    pthread_mutex_unlock(&a->mu);
 }
 
 /* One round: metrics, XIDs, health. XIDs are waited for up to wait_ms. */

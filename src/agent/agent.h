@@ -16,9 +16,10 @@
  * With dp_dir it runs a kubelet device plugin per resource (deviceplugin.h): whole GPUs or
  * their time-slicing/MPS replicas as nvidia.com/gpu, MIG instances as nvidia.com/mig-<profile>
  * (migStrategy mixed) or nvidia.com/gpu (single), Unhealthy while their GPU is.
- * Pods and their devices come from the API (the gpusched.io/devices annotation of pods on the
- * node) or, without a cluster, from a pods file. Without a kubeconfig it runs health and
- * metrics only. */
+ * Pods and their devices come from the kubelet's pod-resources API (podres_socket), then from
+ * the API (the gpusched.io/devices annotation of pods on the node, for pods the kubelet has
+ * not allocated yet) or, without a cluster, from a pods file. Without a kubeconfig it runs health
+ * and metrics only. */
 #ifndef GS_AGENT_H
 #define GS_AGENT_H
 
@@ -47,6 +48,7 @@ struct gs_agent_opts {
     const struct gs_dpconfig *dp; /* device-plugin config (sharing, MIG strategy); may be NULL */
     const char *pods_file;        /* pod devices without a cluster (JSON) */
     const char *dp_dir;           /* kubelet device-plugin directory; NULL: no device plugin */
+    const char *podres_socket;    /* the kubelet's pod-resources socket; NULL: not read */
     double max_seconds;           /* stop after this long (0: never); for benchmarks */
 };
 

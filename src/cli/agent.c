@@ -193,6 +193,8 @@ int gs_cli_agent(int argc, char **argv)
             o.pods_file = v;
         else if (strcmp(a, "--device-plugin-dir") == 0)
             o.dp_dir = v;
+        else if (strcmp(a, "--pod-resources-socket") == 0)
+            o.podres_socket = v;
         else if (strcmp(a, "--duration") == 0)
             rc = num(a, v, 0, 1e9, &o.max_seconds);
         else if (!rc) {

@@ -3,6 +3,7 @@
 #include "tenantobj.h"
 
 #include "../base/error.h"
+#include "migparted.h"
 
 #include <limits.h>
 #include <math.h>
@@ -198,6 +199,69 @@ static int int_or_pct(const json_t *v, int32_t *out, bool *pct, const char *who,
                         who, path);
 }
 
+/* A label selector ({matchLabels, matchExpressions}) at path into sel[]. */
+static int read_selector(const json_t *sel, struct gs_sel_req *out, int *nout, const char *who,
+                         const char *path, struct gs_error *err)
+{
+    *nout = 0;
+    const char *key;
+    const json_t *v;
+    json_object_foreach(json_object_get(sel, "matchLabels"), key, v)
+    {
+        if (*nout >= GS_TOBJ_MAX_SEL || strlen(key) >= GS_LABEL_KEY_MAX || !json_is_string(v) ||
+            strlen(json_string_value(v)) >= GS_LABEL_VAL_MAX)
+            return gs_error_set(err, GS_EINVAL,
+                                "%s: %s.matchLabels.%s: too many labels or too "
+                                "long",
+                                who, path, key);
+        struct gs_sel_req *r = &out[(*nout)++];
+        memset(r, 0, sizeof(*r));
+        snprintf(r->key, sizeof(r->key), "%s", key);
+        r->op = GS_SEL_IN;
+        r->nval = 1;
+        snprintf(r->val[0], sizeof(r->val[0]), "%s", json_string_value(v));
+    }
+    size_t i, j;
+    const json_t *e, *x;
+    json_array_foreach(json_object_get(sel, "matchExpressions"), i, e)
+    {
+        const char *k = jstr(e, "key"), *op = jstr(e, "operator");
+        if (*nout >= GS_TOBJ_MAX_SEL || !k || strlen(k) >= GS_LABEL_KEY_MAX || !op)
+            return gs_error_set(err, GS_EINVAL,
+                                "%s: %s.matchExpressions[%zu]: expected key and "
+                                "operator",
+                                who, path, i);
+        struct gs_sel_req *r = &out[*nout];
+        memset(r, 0, sizeof(*r));
+        snprintf(r->key, sizeof(r->key), "%s", k);
+        if (strcmp(op, "In") == 0)
+            r->op = GS_SEL_IN;
+        else if (strcmp(op, "NotIn") == 0)
+            r->op = GS_SEL_NOTIN;
+        else if (strcmp(op, "Exists") == 0)
+            r->op = GS_SEL_EXISTS;
+        else if (strcmp(op, "DoesNotExist") == 0)
+            r->op = GS_SEL_NOTEXISTS;
+        else
+            return gs_error_set(err, GS_EINVAL,
+                                "%s: %s.matchExpressions[%zu].operator: '%s': "
+                                "expected In, NotIn, Exists or DoesNotExist",
+                                who, path, i, op);
+        json_array_foreach(json_object_get(e, "values"), j, x)
+        {
+            if (r->nval >= 4 || !json_is_string(x) ||
+                strlen(json_string_value(x)) >= GS_LABEL_VAL_MAX)
+                return gs_error_set(err, GS_EINVAL,
+                                    "%s: %s.matchExpressions[%zu].values: at "
+                                    "most 4 values of at most %d characters",
+                                    who, path, i, GS_LABEL_VAL_MAX - 1);
+            snprintf(r->val[r->nval++], GS_LABEL_VAL_MAX, "%s", json_string_value(x));
+        }
+        (*nout)++;
+    }
+    return 0;
+}
+
 int gs_kube_pdb_read(const json_t *obj, struct gs_kube_pdb *b, struct gs_error *err)
 {
     memset(b, 0, sizeof(*b));
@@ -215,95 +279,78 @@ int gs_kube_pdb_read(const json_t *obj, struct gs_kube_pdb *b, struct gs_error *
         (rc = int_or_pct(json_object_get(spec, "maxUnavailable"), &b->max_unavailable, &b->max_pct,
                          who, "spec.maxUnavailable", err)))
         return rc;
-    const json_t *sel = json_object_get(spec, "selector");
-    const char *key;
-    const json_t *v;
-    json_object_foreach(json_object_get(sel, "matchLabels"), key, v)
-    {
-        if (b->nsel >= GS_TOBJ_MAX_SEL || strlen(key) >= GS_LABEL_KEY_MAX || !json_is_string(v) ||
-            strlen(json_string_value(v)) >= GS_LABEL_VAL_MAX)
-            return gs_error_set(err, GS_EINVAL,
-                                "%s: spec.selector.matchLabels.%s: too many "
-                                "labels or too long",
-                                who, key);
-        struct gs_sel_req *r = &b->sel[b->nsel++];
-        snprintf(r->key, sizeof(r->key), "%s", key);
-        r->op = GS_SEL_IN;
-        r->nval = 1;
-        snprintf(r->val[0], sizeof(r->val[0]), "%s", json_string_value(v));
-    }
-    size_t i, j;
-    const json_t *e, *x;
-    json_array_foreach(json_object_get(sel, "matchExpressions"), i, e)
-    {
-        const char *k = jstr(e, "key"), *op = jstr(e, "operator");
-        if (b->nsel >= GS_TOBJ_MAX_SEL || !k || strlen(k) >= GS_LABEL_KEY_MAX || !op)
-            return gs_error_set(err, GS_EINVAL,
-                                "%s: spec.selector.matchExpressions[%zu]: "
-                                "expected key and operator",
-                                who, i);
-        struct gs_sel_req *r = &b->sel[b->nsel];
-        memset(r, 0, sizeof(*r));
-        snprintf(r->key, sizeof(r->key), "%s", k);
-        if (strcmp(op, "In") == 0)
-            r->op = GS_SEL_IN;
-        else if (strcmp(op, "NotIn") == 0)
-            r->op = GS_SEL_NOTIN;
-        else if (strcmp(op, "Exists") == 0)
-            r->op = GS_SEL_EXISTS;
-        else if (strcmp(op, "DoesNotExist") == 0)
-            r->op = GS_SEL_NOTEXISTS;
-        else
-            return gs_error_set(err, GS_EINVAL,
-                                "%s: spec.selector.matchExpressions[%zu]."
-                                "operator: '%s': expected In, NotIn, Exists or "
-                                "DoesNotExist",
-                                who, i, op);
-        json_array_foreach(json_object_get(e, "values"), j, x)
-        {
-            if (r->nval >= 4 || !json_is_string(x) ||
-                strlen(json_string_value(x)) >= GS_LABEL_VAL_MAX)
-                return gs_error_set(err, GS_EINVAL,
-                                    "%s: spec.selector.matchExpressions[%zu]."
-                                    "values: at most 4 values of at most %d "
-                                    "characters",
-                                    who, i, GS_LABEL_VAL_MAX - 1);
-            snprintf(r->val[r->nval++], GS_LABEL_VAL_MAX, "%s", json_string_value(x));
-        }
-        b->nsel++;
-    }
+    if ((rc = read_selector(json_object_get(spec, "selector"), b->sel, &b->nsel, who,
+                            "spec.selector", err)))
+        return rc;
     return 0;
 }
 
-bool gs_kube_pdb_matches(const struct gs_kube_pdb *b, const struct gs_kube_pod *p)
+bool gs_kube_selector_matches(const struct gs_sel_req *sel, int n, const struct gs_kube_pod *p)
 {
-    if (strcmp(b->ns, p->ns) != 0)
-        return false;
-    for (int i = 0; i < b->nsel; i++) {
-        const struct gs_sel_req *r = &b->sel[i];
+    for (int i = 0; i < n; i++) {
+        const struct gs_sel_req *r = &sel[i];
         const char *v = gs_kube_pod_label(p, r->key);
         bool in = false;
         for (int k = 0; v && k < r->nval; k++)
             in |= strcmp(v, r->val[k]) == 0;
-        switch (r->op) {
-        case GS_SEL_IN:
-            if (!in)
-                return false;
-            break;
-        case GS_SEL_NOTIN:
-            if (in)
-                return false;
-            break;
-        case GS_SEL_EXISTS:
-            if (!v)
-                return false;
-            break;
-        default:
-            if (v)
-                return false;
-        }
+        bool ok = r->op == GS_SEL_IN       ? in
+                  : r->op == GS_SEL_NOTIN  ? !in
+                  : r->op == GS_SEL_EXISTS ? v != NULL
+                                           : v == NULL;
+        if (!ok)
+            return false;
     }
     return true;
+}
+
+bool gs_kube_pdb_matches(const struct gs_kube_pdb *b, const struct gs_kube_pod *p)
+{
+    return strcmp(b->ns, p->ns) == 0 && gs_kube_selector_matches(b->sel, b->nsel, p);
+}
+
+int gs_kube_migmgr_read(const json_t *obj, struct gs_kube_migmgr *m, struct gs_error *err)
+{
+    memset(m, 0, sizeof(*m));
+    const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
+    int rc =
+        copy_name(m->name, sizeof(m->name), jstr(md, "name"), "MigManager", "metadata.name", err);
+    if (rc)
+        return rc;
+    char who[GS_NAME_MAX + 16];
+    snprintf(who, sizeof(who), "MigManager %s", m->name);
+    const json_t *cl = json_object_get(json_object_get(spec, "gpuClientsConfig"), "gpuClients");
+    if (cl && !json_is_array(cl))
+        return gs_error_set(err, GS_EINVAL, "%s: spec.gpuClientsConfig.gpuClients: expected a list",
+                            who);
+    size_t i;
+    const json_t *c;
+    json_array_foreach(cl, i, c)
+    {
+        if (m->nclients >= GS_TOBJ_MAX_CLIENTS)
+            return gs_error_set(err, GS_EINVAL,
+                                "%s: spec.gpuClientsConfig.gpuClients: more than %d", who,
+                                GS_TOBJ_MAX_CLIENTS);
+        struct gs_kube_migclient *x = &m->clients[m->nclients];
+        char path[96];
+        snprintf(path, sizeof(path), "spec.gpuClientsConfig.gpuClients[%zu]", i);
+        const char *ns = jstr(c, "namespace"), *dev = jstr(c, "migDevice");
+        if (ns && strlen(ns) >= sizeof(x->ns))
+            return gs_error_set(err, GS_EINVAL, "%s: %s.namespace: too long", who, path);
+        snprintf(x->ns, sizeof(x->ns), "%s", ns ? ns : "");
+        if (!dev || !gs_mig_profile_syntax_ok(dev) || strlen(dev) >= sizeof(x->mig))
+            return gs_error_set(err, GS_EINVAL,
+                                "%s: %s.migDevice: expected a MIG profile like "
+                                "\"3g.40gb\"",
+                                who, path);
+        snprintf(x->mig, sizeof(x->mig), "%s", dev);
+        char spath[128];
+        snprintf(spath, sizeof(spath), "%s.podSelector", path);
+        if ((rc = read_selector(json_object_get(c, "podSelector"), x->sel, &x->nsel, who, spath,
+                                err)))
+            return rc;
+        m->nclients++;
+    }
+    return 0;
 }
 
 int32_t gs_kube_pdb_allowed(const struct gs_kube_pdb *b, int32_t healthy, int32_t expected)

@@ -7,6 +7,9 @@
  *   PodGroup (scheduling.x-k8s.io/v1alpha1): spec.minMember, spec.scheduleTimeoutSeconds
  *   PodDisruptionBudget (policy/v1): minAvailable | maxUnavailable (int or "N%"),
  *     selector.matchLabels (and matchExpressions In / NotIn / Exists / DoesNotExist)
+ *   MigManager (nvidia.com/v1alpha1, the article's): spec.gpuClientsConfig.gpuClients
+ *     [{namespace, podSelector: {matchLabels, matchExpressions}, migDevice: "3g.40gb"}]:
+ *     a pod that matches asks that MIG device instead of one whole GPU
  *
  * Resource names and quantities are kept as text for core/tenant.c to check; everything
  * else is checked here, and errors name the object and the field path. Plain structs, no
@@ -71,7 +74,26 @@ struct gs_kube_pdb {
     struct gs_sel_req sel[GS_TOBJ_MAX_SEL];
 };
 
+#define GS_TOBJ_MAX_CLIENTS 16
+
+struct gs_kube_migclient {
+    char ns[64];
+    int nsel;
+    struct gs_sel_req sel[GS_TOBJ_MAX_SEL];
+    char mig[32]; /* profile, e.g. 3g.40gb */
+};
+
+struct gs_kube_migmgr {
+    char name[GS_NAME_MAX];
+    int nclients;
+    struct gs_kube_migclient clients[GS_TOBJ_MAX_CLIENTS];
+};
+
 struct gs_error;
+
+int gs_kube_migmgr_read(const json_t *obj, struct gs_kube_migmgr *out, struct gs_error *err);
+/* Whether a pod's labels satisfy a selector (every requirement; none matches all). */
+bool gs_kube_selector_matches(const struct gs_sel_req *sel, int n, const struct gs_kube_pod *p);
 
 int gs_kube_queue_read(const json_t *obj, struct gs_kube_queue *out, struct gs_error *err);
 int gs_kube_rquota_read(const json_t *obj, struct gs_kube_rquota *out, struct gs_error *err);

@@ -311,7 +311,23 @@ static void index_nodes(struct snapshot *sn)
 }
 
 /* Copy the store and rebuild the engine's cluster from it (nodes, then bound pods). */
-static int take_snapshot(struct store *st, struct snapshot *sn)
+/* A pod a MigManager's gpuClients map to a MIG device asks that device instead of one whole
+ * GPU, bound or pending (so its devices annotation reads as a MIG slot). */
+static void map_mig_clients(struct snapshot *sn, const struct gs_policy_objs *po)
+{
+    for (int i = 0; po && i < sn->np; i++) {
+        struct gs_kube_pod *p = &sn->pods[i].p;
+        const char *mig = gs_policy_mig_for(po, p);
+        if (!mig)
+            continue;
+        p->req.kind = GS_REQ_MIG;
+        p->req.gpus = 1;
+        p->req.milli = 0;
+        snprintf(p->req.mig, sizeof(p->req.mig), "%s", mig);
+    }
+}
+
+static int take_snapshot(struct store *st, struct snapshot *sn, const struct gs_policy_objs *po)
 {
     memset(sn, 0, sizeof(*sn));
     pthread_mutex_lock(&st->mu);
@@ -332,6 +348,7 @@ static int take_snapshot(struct store *st, struct snapshot *sn)
     if (sn->np > 0)
         memcpy(sn->pods, st->pods, sizeof(*sn->pods) * (size_t)sn->np);
     pthread_mutex_unlock(&st->mu);
+    map_mig_clients(sn, po);
     index_nodes(sn);
     gs_cluster_init(&sn->c);
     for (int i = 0; i < sn->nn; i++) {
@@ -678,7 +695,7 @@ static json_t *x_filter_or_prioritize(struct sched *s, const json_t *args, bool 
         return NULL;
     }
     struct snapshot sn;
-    if (take_snapshot(&s->st, &sn)) {
+    if (take_snapshot(&s->st, &sn, NULL)) {
         snprintf(errbuf, errsize, "out of memory");
         return NULL;
     }
@@ -768,7 +785,7 @@ static json_t *x_bind(struct sched *s, const json_t *args)
     if (uid && strcmp(uid, pod.uid) != 0)
         return json_pack("{s:s}", "Error", "pod UID changed");
     struct snapshot sn;
-    if (take_snapshot(&s->st, &sn))
+    if (take_snapshot(&s->st, &sn, NULL))
         return json_pack("{s:s}", "Error", "out of memory");
     int id = find_in(&sn, node);
     char devices[256] = "";
@@ -1452,43 +1469,58 @@ static void schedule_gang(struct cycle *cy, int g, double t0)
         unschedulable(cy, &sn->pods[members[k]].p, queue, "gang", msg, t0);
 }
 
+/* The tenancy objects as last listed (an empty list may be a NULL pointer: copy only what
+ * is there). Returns false without memory. */
+static bool copy_policy(struct sched *s, struct gs_policy_objs *cp)
+{
+    pthread_mutex_lock(&s->pmu);
+    const struct gs_policy_objs *po = &s->po;
+    cp->nqueues = po->nqueues;
+    cp->nrquotas = po->nrquotas;
+    cp->ngroups = po->ngroups;
+    cp->npdbs = po->npdbs;
+    cp->nmigmgrs = po->nmigmgrs;
+    cp->queues = malloc(sizeof(*cp->queues) * (size_t)(po->nqueues + 1));
+    cp->rquotas = malloc(sizeof(*cp->rquotas) * (size_t)(po->nrquotas + 1));
+    cp->groups = malloc(sizeof(*cp->groups) * (size_t)(po->ngroups + 1));
+    cp->pdbs = malloc(sizeof(*cp->pdbs) * (size_t)(po->npdbs + 1));
+    cp->migmgrs = malloc(sizeof(*cp->migmgrs) * (size_t)(po->nmigmgrs + 1));
+    bool ok = cp->queues && cp->rquotas && cp->groups && cp->pdbs && cp->migmgrs;
+    if (ok && po->nqueues > 0)
+        memcpy(cp->queues, po->queues, sizeof(*cp->queues) * (size_t)po->nqueues);
+    if (ok && po->nrquotas > 0)
+        memcpy(cp->rquotas, po->rquotas, sizeof(*cp->rquotas) * (size_t)po->nrquotas);
+    if (ok && po->ngroups > 0)
+        memcpy(cp->groups, po->groups, sizeof(*cp->groups) * (size_t)po->ngroups);
+    if (ok && po->npdbs > 0)
+        memcpy(cp->pdbs, po->pdbs, sizeof(*cp->pdbs) * (size_t)po->npdbs);
+    if (ok && po->nmigmgrs > 0)
+        memcpy(cp->migmgrs, po->migmgrs, sizeof(*cp->migmgrs) * (size_t)po->nmigmgrs);
+    pthread_mutex_unlock(&s->pmu);
+    if (!ok) {
+        cp->nqueues = cp->nrquotas = cp->ngroups = cp->npdbs = cp->nmigmgrs = 0;
+    }
+    return ok;
+}
+
 static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engine_nodes)
 {
     struct store *st = &s->st;
-    struct snapshot sn;
-    int src = take_snapshot(st, &sn);
-    if (src)
-        return src;
     struct cycle cy;
     memset(&cy, 0, sizeof(cy));
+    struct gs_policy_objs *cp = &cy.po;
+    bool copied = copy_policy(s, cp);
+    struct snapshot sn;
+    int src = take_snapshot(st, &sn, cp);
+    if (src) {
+        gs_policy_objs_release(cp);
+        return src;
+    }
     cy.s = s;
     cy.sn = &sn;
     cy.c = &sn.c;
     cy.now_wall = wall();
     cy.report = json_array();
-    /* the tenancy objects as last listed */
-    pthread_mutex_lock(&s->pmu);
-    struct gs_policy_objs *po = &s->po, *cp = &cy.po;
-    cp->nqueues = po->nqueues;
-    cp->nrquotas = po->nrquotas;
-    cp->ngroups = po->ngroups;
-    cp->npdbs = po->npdbs;
-    cp->queues = malloc(sizeof(*cp->queues) * (size_t)(po->nqueues + 1));
-    cp->rquotas = malloc(sizeof(*cp->rquotas) * (size_t)(po->nrquotas + 1));
-    cp->groups = malloc(sizeof(*cp->groups) * (size_t)(po->ngroups + 1));
-    cp->pdbs = malloc(sizeof(*cp->pdbs) * (size_t)(po->npdbs + 1));
-    if (cp->queues && cp->rquotas && cp->groups && cp->pdbs) {
-        /* (an empty list may be a NULL pointer: copy only what is there) */
-        if (po->nqueues > 0)
-            memcpy(cp->queues, po->queues, sizeof(*cp->queues) * (size_t)po->nqueues);
-        if (po->nrquotas > 0)
-            memcpy(cp->rquotas, po->rquotas, sizeof(*cp->rquotas) * (size_t)po->nrquotas);
-        if (po->ngroups > 0)
-            memcpy(cp->groups, po->groups, sizeof(*cp->groups) * (size_t)po->ngroups);
-        if (po->npdbs > 0)
-            memcpy(cp->pdbs, po->pdbs, sizeof(*cp->pdbs) * (size_t)po->npdbs);
-    }
-    pthread_mutex_unlock(&s->pmu);
     int nn = sn.nn, np = sn.np;
     /* pods we evicted that the watch still shows are as good as gone */
     pthread_mutex_lock(&s->mmu);
@@ -1507,7 +1539,7 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
     size_t anp = np > 0 ? (size_t)np : 1;
     struct qitem *q = malloc(sizeof(*q) * anp);
     bool *gang_done = calloc((size_t)cp->ngroups + 1, 1);
-    if (!q || !gang_done || !cy.report || !cp->queues || !cp->rquotas || !cp->groups || !cp->pdbs ||
+    if (!q || !gang_done || !cy.report || !copied ||
         gs_tenancy_build(&cy.ty, cp, &sn.c, &sn.pods[0].p, sizeof(sn.pods[0]), np, sn.alloc,
                          sn.placed)) {
         free(q);

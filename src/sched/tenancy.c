@@ -32,6 +32,10 @@ static int rd_pdb(const json_t *o, void *out, struct gs_error *e)
 {
     return gs_kube_pdb_read(o, out, e);
 }
+static int rd_migmgr(const json_t *o, void *out, struct gs_error *e)
+{
+    return gs_kube_migmgr_read(o, out, e);
+}
 
 static int on_item(const json_t *item, void *user)
 {
@@ -77,6 +81,7 @@ void gs_policy_objs_release(struct gs_policy_objs *po)
     free(po->rquotas);
     free(po->groups);
     free(po->pdbs);
+    free(po->migmgrs);
     memset(po, 0, sizeof(*po));
 }
 
@@ -86,7 +91,8 @@ int gs_policy_objs_list(struct gs_kube_client *kc, struct gs_policy_objs *po, st
     struct lister q = {0, 0, 0, sizeof(struct gs_kube_queue), rd_queue},
                   r = {0, 0, 0, sizeof(struct gs_kube_rquota), rd_rquota},
                   g = {0, 0, 0, sizeof(struct gs_kube_podgroup), rd_group},
-                  b = {0, 0, 0, sizeof(struct gs_kube_pdb), rd_pdb};
+                  b = {0, 0, 0, sizeof(struct gs_kube_pdb), rd_pdb},
+                  mm = {0, 0, 0, sizeof(struct gs_kube_migmgr), rd_migmgr};
     int rc = list_kind(kc, "/apis/gpusched.io/v1alpha1/gpuqueues", &q, err);
     if (!rc)
         rc = list_kind(kc, "/api/v1/resourcequotas", &r, err);
@@ -94,6 +100,8 @@ int gs_policy_objs_list(struct gs_kube_client *kc, struct gs_policy_objs *po, st
         rc = list_kind(kc, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", &g, err);
     if (!rc)
         rc = list_kind(kc, "/apis/policy/v1/poddisruptionbudgets", &b, err);
+    if (!rc)
+        rc = list_kind(kc, "/apis/nvidia.com/v1alpha1/migmanagers", &mm, err);
     po->queues = q.items;
     po->nqueues = q.n;
     po->rquotas = r.items;
@@ -102,6 +110,8 @@ int gs_policy_objs_list(struct gs_kube_client *kc, struct gs_policy_objs *po, st
     po->ngroups = g.n;
     po->pdbs = b.items;
     po->npdbs = b.n;
+    po->migmgrs = mm.items;
+    po->nmigmgrs = mm.n;
     if (rc)
         gs_policy_objs_release(po);
     return rc;
@@ -117,7 +127,22 @@ bool gs_policy_objs_equal(const struct gs_policy_objs *a, const struct gs_policy
     return same(a->queues, a->nqueues, b->queues, b->nqueues, sizeof(*a->queues)) &&
            same(a->rquotas, a->nrquotas, b->rquotas, b->nrquotas, sizeof(*a->rquotas)) &&
            same(a->groups, a->ngroups, b->groups, b->ngroups, sizeof(*a->groups)) &&
-           same(a->pdbs, a->npdbs, b->pdbs, b->npdbs, sizeof(*a->pdbs));
+           same(a->pdbs, a->npdbs, b->pdbs, b->npdbs, sizeof(*a->pdbs)) &&
+           same(a->migmgrs, a->nmigmgrs, b->migmgrs, b->nmigmgrs, sizeof(*a->migmgrs));
+}
+
+const char *gs_policy_mig_for(const struct gs_policy_objs *po, const struct gs_kube_pod *p)
+{
+    if (p->req.kind != GS_REQ_GPU || p->req.gpus != 1)
+        return NULL;
+    for (int m = 0; m < po->nmigmgrs; m++)
+        for (int c = 0; c < po->migmgrs[m].nclients; c++) {
+            const struct gs_kube_migclient *x = &po->migmgrs[m].clients[c];
+            if ((!x->ns[0] || strcmp(x->ns, p->ns) == 0) &&
+                gs_kube_selector_matches(x->sel, x->nsel, p))
+                return x->mig;
+        }
+    return NULL;
 }
 
 void gs_tenancy_release(struct gs_tenancy *ty)

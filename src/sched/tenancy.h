@@ -25,12 +25,19 @@ struct gs_policy_objs {
     int ngroups;
     struct gs_kube_pdb *pdbs;
     int npdbs;
+    struct gs_kube_migmgr *migmgrs;
+    int nmigmgrs;
 };
 
 struct gs_error;
 
-/* List the four kinds once. A kind whose API is not installed (404: the CRD is absent) is
- * empty; objects that do not parse are skipped with a warning. Returns 0 or GS_EIO etc. */
+/* The MIG device a MigManager's gpuClients give a pod that asks one whole GPU (the
+ * article's workload-to-MIG-type mapping), or NULL. */
+const char *gs_policy_mig_for(const struct gs_policy_objs *po, const struct gs_kube_pod *p);
+
+/* List the five kinds once (GPUQueue, ResourceQuota, PodGroup, PDB, MigManager). A kind whose API
+ * is not installed (404: the CRD is absent) is empty; objects that do not parse are skipped with a
+ * warning. Returns 0 or GS_EIO etc. */
 int gs_policy_objs_list(struct gs_kube_client *kc, struct gs_policy_objs *out,
                         struct gs_error *err);
 void gs_policy_objs_release(struct gs_policy_objs *po);

@@ -8,7 +8,8 @@
 # Allocate gives a pod's container NVIDIA_VISIBLE_DEVICES with the device's UUID; an XID 79
 # on GPU 0 drops nvidia.com/gpu allocatable to 1 (capacity stays 2) and it returns once
 # cleared; after a kubelet restart (a new manager wipes the directory) the plugins register
-# again and capacity comes back. Skipped (77) where no mount namespace can be made.
+# again and capacity comes back. The agent reads the kubelet's pod-resources API (served by
+# the same harness with the kubelet's own server code) and labels /metrics with those pods. Skipped (77) where no mount namespace can be made.
 set -u
 if [ -z "${GS_DM_NS:-}" ]; then
     if [ "$(id -u)" = 0 ]; then ns=(unshare -m); else ns=(unshare -Urm); fi
@@ -38,8 +39,11 @@ exec 3> "$D/cmd"
 wait_for 20 'any(e["event"] == "ready" for e in ev)' || { fail "device manager not ready"; tail "$D/h.err"; exit 1; }
 printf 'version: v1\nflags:\n  migStrategy: mixed\n' > "$D/dp.yaml"
 gpus '{}'
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$GS" --log-level info agent run --fake "$D/gpus.json" --dp-config "$D/dp.yaml" \
-    --device-plugin-dir "$DIR" --interval 0.5 --xid-hold 2 --metrics-port 0 > "$D/agent.log" 2>&1 &
+    --device-plugin-dir "$DIR" --interval 0.5 --xid-hold 2 --metrics-port "$PORT" \
+    --metrics-bind 127.0.0.1 --pod-resources-socket /var/lib/kubelet/pod-resources/kubelet.sock \
+    > "$D/agent.log" 2>&1 &
 apid=$!
 wait_for 20 'last["capacity"].get("nvidia.com/gpu") == 2 and last["capacity"].get("nvidia.com/mig-3g.40gb") == 4 and last["allocatable"].get("nvidia.com/gpu") == 2' ||
     fail "the kubelet's capacity: want nvidia.com/gpu 2 and nvidia.com/mig-3g.40gb 4"
@@ -49,6 +53,14 @@ wait_for 10 'any(e["event"] == "allocate" and e["resource"] == "nvidia.com/gpu" 
     fail "kubelet Allocate of nvidia.com/gpu: NVIDIA_VISIBLE_DEVICES is the allocated GPU"
 wait_for 10 'any(e["event"] == "allocate" and e["resource"] == "nvidia.com/mig-3g.40gb" and e["envs"].get("NVIDIA_VISIBLE_DEVICES", "").startswith("MIG-") for e in ev)' ||
     fail "kubelet Allocate of nvidia.com/mig-3g.40gb: a MIG device"
+# the kubelet's pod-resources says who holds what: /metrics carries those pods
+per_pod() {
+    curl -s "http://127.0.0.1:$PORT/metrics" > "$D/m.txt"
+    grep -q "^gpu_utilization{gpu=\"[01]\".*pod=\"pod-1\",namespace=\"default\",container=\"main\"" "$D/m.txt" &&
+        grep -q '^gpu_memory_total_bytes{.*mig_profile="3g.40gb".*pod="pod-2"' "$D/m.txt"
+}
+wait_for 10 'True' && for i in $(seq 1 30); do per_pod && break; sleep 0.3; done
+per_pod || { fail "/metrics does not show the pods the kubelet's pod-resources lists"; grep pod= "$D/m.txt" | head -5; }
 gpus '{"xids": [79]}'
 wait_for 6 'last["allocatable"].get("nvidia.com/gpu") == 1 and last["capacity"].get("nvidia.com/gpu") == 2' ||
     fail "XID 79: allocatable nvidia.com/gpu did not drop to 1"

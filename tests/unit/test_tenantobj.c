@@ -159,3 +159,25 @@ Test(tenantobj, pod_labels_start_time_and_preemption_policy)
     cr_assert_eq(gs_kube_parse_time("2026-11-29T10:00:00", &t), GS_EINVAL);
     json_decref(o);
 }
+
+Test(tenantobj, the_articles_migmanager_maps_workloads_to_mig_types)
+{
+    json_t *o = js("{\"metadata\":{\"name\":\"mig-manager\"},\"spec\":{\"config\":"
+                   "\"nvidia-mig-config\",\"gpuClientsConfig\":{\"version\":\"v1\",\"gpuClients\":["
+                   "{\"namespace\":\"ai-inference\",\"podSelector\":{\"matchLabels\":{\"workload\":"
+                   "\"llm-inference\"}},\"migDevice\":\"3g.40gb\"},"
+                   "{\"namespace\":\"ai-inference\",\"podSelector\":{\"matchLabels\":{\"workload\":"
+                   "\"light-inference\"}},\"migDevice\":\"1g.10gb\"}]}}}");
+    struct gs_kube_migmgr m;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_kube_migmgr_read(o, &m, &err), 0, "%s", err.msg);
+    cr_assert_eq(m.nclients, 2);
+    cr_assert_str_eq(m.clients[1].mig, "1g.10gb");
+    json_decref(o);
+    o = js("{\"metadata\":{\"name\":\"m\"},\"spec\":{\"gpuClientsConfig\":{\"gpuClients\":["
+           "{\"namespace\":\"x\",\"migDevice\":\"big\"}]}}}");
+    cr_assert_eq(gs_kube_migmgr_read(o, &m, &err), GS_EINVAL);
+    cr_assert(strstr(err.msg, "gpuClients[0].migDevice"), "%s", err.msg);
+    json_decref(o);
+}

@@ -10,7 +10,10 @@
 //	                      every socket in the plugin directory and serves a new kubelet.sock)
 //	quit
 //
-// Capacity and allocatable per resource are printed whenever they change.
+// Capacity and allocatable per resource are printed whenever they change. The kubelet's
+// pod-resources server (pkg/kubelet/apis/podresources, API v1) is served on
+// /var/lib/kubelet/pod-resources/kubelet.sock over the same device manager, so a client sees
+// the pods and devices the manager allocated.
 package main
 
 import (
@@ -18,6 +21,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"reflect"
 	"strconv"
@@ -30,7 +34,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"google.golang.org/grpc"
 	"k8s.io/klog/v2"
+	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
+	"k8s.io/kubernetes/pkg/kubelet/apis/podresources"
 	"k8s.io/kubernetes/pkg/kubelet/cm/containermap"
 	"k8s.io/kubernetes/pkg/kubelet/cm/devicemanager"
 	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
@@ -66,6 +73,72 @@ func start(logger klog.Logger) *devicemanager.ManagerImpl {
 	return m
 }
 
+// The providers the pod-resources server asks: pods from the harness, devices from the
+// device manager of the moment, no CPUs, memory or dynamic resources.
+type provider struct {
+	m  func() *devicemanager.ManagerImpl
+	lg klog.Logger
+}
+
+func (p provider) GetActivePods() []*v1.Pod { mu.Lock(); defer mu.Unlock(); return append([]*v1.Pod(nil), pods...) }
+func (p provider) GetPods() []*v1.Pod       { return p.GetActivePods() }
+func (p provider) GetPodByName(ns, name string) (*v1.Pod, bool) {
+	for _, x := range p.GetActivePods() {
+		if x.Namespace == ns && x.Name == name {
+			return x, true
+		}
+	}
+	return nil, false
+}
+func (p provider) UpdateAllocatedDevices(logger klog.Logger) { p.m().UpdateAllocatedDevices(logger) }
+func convert(devs devicemanager.ResourceDeviceInstances) []*podresourcesv1.ContainerDevices {
+	var out []*podresourcesv1.ContainerDevices
+	for res, d := range devs {
+		var ids []string
+		for id := range d {
+			ids = append(ids, id)
+		}
+		out = append(out, &podresourcesv1.ContainerDevices{ResourceName: res, DeviceIds: ids})
+	}
+	return out
+}
+func (p provider) GetDevices(podUID, container string) []*podresourcesv1.ContainerDevices {
+	return convert(p.m().GetDevices(podUID, container))
+}
+func (p provider) GetAllocatableDevices(logger klog.Logger) []*podresourcesv1.ContainerDevices {
+	return convert(p.m().GetAllocatableDevices(logger))
+}
+func (p provider) GetCPUs(*v1.Pod, *v1.Container) []int64 { return nil }
+func (p provider) GetPodCPUs(string) []int64              { return nil }
+func (p provider) GetAllocatableCPUs() []int64            { return nil }
+func (p provider) GetMemory(klog.Logger, *v1.Pod, *v1.Container) []*podresourcesv1.ContainerMemory {
+	return nil
+}
+func (p provider) GetPodMemory(klog.Logger, string) []*podresourcesv1.ContainerMemory { return nil }
+func (p provider) GetAllocatableMemory(klog.Logger) []*podresourcesv1.ContainerMemory {
+	return nil
+}
+func (p provider) GetDynamicResources(klog.Logger, *v1.Pod, *v1.Container) []*podresourcesv1.DynamicResource {
+	return nil
+}
+
+func servePodResources(p provider) {
+	dir := "/var/lib/kubelet/pod-resources"
+	os.MkdirAll(dir, 0o755)
+	sock := dir + "/kubelet.sock"
+	os.Remove(sock)
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		emit(map[string]any{"event": "error", "error": err.Error()})
+		return
+	}
+	s := grpc.NewServer()
+	podresourcesv1.RegisterPodResourcesListerServer(s, podresources.NewV1PodResourcesServer(
+		klog.NewContext(context.Background(), p.lg),
+		podresources.PodResourcesProviders{Pods: p, Devices: p, Cpus: p, Memory: p, DynamicResources: p}))
+	go s.Serve(l)
+}
+
 func counts(l v1.ResourceList) map[string]int64 {
 	out := map[string]int64{}
 	for k, v := range l {
@@ -79,6 +152,7 @@ func main() {
 	var m *devicemanager.ManagerImpl
 	var mmu sync.Mutex
 	m = start(logger)
+	servePodResources(provider{m: func() *devicemanager.ManagerImpl { mmu.Lock(); defer mmu.Unlock(); return m }, lg: logger})
 	emit(map[string]any{"event": "ready"})
 	go func() {
 		var last map[string]any
