@@ -7,9 +7,12 @@
 # ListAndWatch lists them Healthy; Allocate answers NVIDIA_VISIBLE_DEVICES with the GPU or
 # MIG UUIDs; GetPreferredAllocation packs replicas on one GPU; an injected XID 79 turns that
 # GPU's devices Unhealthy in a new ListAndWatch message, and healthy again once cleared; a
-# kubelet restart (sockets removed, a new kubelet.sock) brings both registrations back. With
-# the article's MPS config (2 replicas) Allocate adds the MPS pipe directory, its mount and
-# the per-client thread and memory limits.
+# kubelet restart (sockets removed, a new kubelet.sock) brings both registrations back. The
+# article's time-slicing config (4 replicas, migStrategy none) advertises 8 replicas of the
+# two whole GPUs; migStrategy single advertises MIG devices as nvidia.com/gpu;
+# GetPreferredAllocation picks the GPU the scheduler recorded for a pod waiting on the node;
+# with the article's MPS config (2 replicas) Allocate adds the MPS pipe directory, its mount
+# and the per-client thread and memory limits.
 set -u
 GS="$1"; DRIVER="$2"
 E2E_SRC="$(cd "$(dirname "$0")" && pwd)"
@@ -22,7 +25,7 @@ cleanup() { kill $apid $hpid 2>/dev/null; sleep 0.2; rm -rf "$D"; }
 trap cleanup EXIT
 mkfifo "$D/cmd"
 . "$E2E_SRC/devices.sh"
-"$H" "$D" < "$D/cmd" > "$D/h.log" 2>&1 &
+"$H" "$D" < "$D/cmd" >> "$D/h.log" 2>&1 &  # appended: the test adds marks
 hpid=$!
 exec 3> "$D/cmd"
 wait_for 10 'any(e["event"] == "ready" for e in ev)' || { fail "harness not ready"; cat "$D/h.log"; exit 1; }
@@ -78,12 +81,10 @@ wait_for 15 'sum(1 for e in ev if e["event"] == "registered") >= 4' ||
     fail "no re-registration after the kubelet restart"
 wait_for 10 'sum(1 for e in ev if e["event"] == "devices" and e["resource"] == "nvidia.com/gpu") >= 4' ||
     fail "no ListAndWatch after re-registration"
-# MPS: the article's gpu-mps-config (2 replicas) as it is: Allocate adds the pipe
-# directory, its mount and the per-client limits
-kill $apid; wait $apid 2>/dev/null
 ART="$E2E_SRC/../../../shared/seed/examples"
 [ -f "$ART/gpu-mps-config.yaml" ] || ART="$E2E_SRC/../../deploy/article"
-python3 - "$ART/gpu-mps-config.yaml" > "$D/mps.yaml" <<'P'
+configmap_data() { # FILE: the config.yaml of the article's ConfigMap, as it is
+    python3 - "$1" <<'P'
 import sys
 lines = open(sys.argv[1]).read().split("\n")
 i = next(k for k, l in enumerate(lines) if l.strip() == "config.yaml: |")
@@ -93,9 +94,49 @@ for l in lines[i + 1:]:
         break
     print(l[ind:])
 P
-"$GS" --log-level info agent run --fake "$D/gpus.json" --dp-config "$D/mps.yaml" \
-    --device-plugin-dir "$D" --interval 0.5 --metrics-port 0 > "$D/agent2.log" 2>&1 &
-apid=$!
+}
+restart_agent() { # DP-CONFIG [more flags]: the agent again with another device-plugin config
+    kill $apid; wait $apid 2>/dev/null
+    local cfg="$1"; shift
+    "$GS" --log-level info agent run --fake "$D/gpus.json" --dp-config "$cfg" \
+        --device-plugin-dir "$D" --interval 0.5 --metrics-port 0 "$@" >> "$D/agent2.log" 2>&1 &
+    apid=$!
+}
+mark() { echo "{\"event\": \"mark\", \"name\": \"$1\"}" >> "$D/h.log"; }
+since() { echo "ev[max(i for i, e in enumerate(ev) if e['event'] == 'mark' and e['name'] == '$1'):]"; }
+# the article's time-slicing config (migStrategy none, 4 replicas) as it is: the two whole GPUs
+# as 8 replicas, the MIG GPUs not advertised
+configmap_data "$ART/gpu-time-slicing.yaml" > "$D/ts.yaml"
+mark ts
+restart_agent "$D/ts.yaml"
+wait_for 15 "any(e['event'] == 'devices' and e['resource'] == 'nvidia.com/gpu' and len(e['devices']) == 8 for e in $(since ts))" ||
+    fail "the article's time-slicing config: 8 nvidia.com/gpu replicas"
+# migStrategy single: MIG devices are nvidia.com/gpu
+printf 'version: v1\nflags:\n  migStrategy: single\n' > "$D/single.yaml"
+mark single
+restart_agent "$D/single.yaml"
+wait_for 15 "any(e['event'] == 'devices' and e['resource'] == 'nvidia.com/gpu' and sum(d['id'].startswith('MIG-') for d in e['devices']) == 4 for e in $(since single))" ||
+    fail "migStrategy single: the 4 MIG devices as nvidia.com/gpu"
+# the scheduler's choice: a pod waiting on this node with gpusched.io/devices gpu=1 gets
+# GPU 1's replicas from GetPreferredAllocation
+echo '[{"metadata": {"namespace": "ai", "name": "waiting"}, "status": {"phase": "Pending"},
+        "spec": {"containers": [{"name": "c"}]}, "devices": "gpu=1"}]' > "$D/pods.json"
+mark pick
+restart_agent "$D/ts.yaml" --pods-file "$D/pods.json"
+wait_for 15 "any(e['event'] == 'devices' and e['resource'] == 'nvidia.com/gpu' and len(e['devices']) == 8 for e in $(since pick))" ||
+    fail "time-slicing again"
+TS_IDS=$(python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+print(",".join(d["id"] for d in [e for e in ev if e["event"] == "devices" and e["resource"] == "nvidia.com/gpu"][-1]["devices"]))' "$D/h.log")
+sleep 1
+echo "preferred nvidia.com/gpu 1 $TS_IDS" >&3
+wait_for 10 "any(e['event'] == 'preferred' and len(e.get('ids', [])) == 1 and e['ids'][0].endswith('000000000001::0') for e in $(since pick))" ||
+    fail "GetPreferredAllocation does not prefer GPU 1, the one the scheduler recorded"
+# MPS: the article's gpu-mps-config (2 replicas) as it is: Allocate adds the pipe
+# directory, its mount and the per-client limits
+configmap_data "$ART/gpu-mps-config.yaml" > "$D/mps.yaml"
+restart_agent "$D/mps.yaml"
 wait_for 15 'sum(1 for e in ev if e["event"] == "devices" and e["resource"] == "nvidia.com/gpu" and len(e["devices"]) == 4) >= 1' ||
     fail "MPS: 2 replicas x 2 whole GPUs"
 MPS_ID=$(python3 -c '
