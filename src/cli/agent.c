@@ -1,5 +1,6 @@
 /* agent.c - `gpusched agent`: the node agent (run) and what the GPU backend sees (inspect). */
 #include "../agent/agent.h"
+#include "../agent/migmgr.h"
 #include "../base/error.h"
 #include "../base/log.h"
 #include "../kube/config.h"
@@ -95,7 +96,7 @@ int gs_cli_agent(int argc, char **argv)
         return argc < 1 ? GS_EXIT_USAGE : GS_EXIT_OK;
     }
     const char *cmd = argv[0];
-    if (strcmp(cmd, "inspect") != 0 && strcmp(cmd, "run") != 0) {
+    if (strcmp(cmd, "inspect") != 0 && strcmp(cmd, "run") != 0 && strcmp(cmd, "mig-plan") != 0) {
         fprintf(stderr, "gpusched agent: unknown command '%s'\n", cmd);
         usage(stderr);
         return GS_EXIT_USAGE;
@@ -127,7 +128,8 @@ int gs_cli_agent(int argc, char **argv)
         return rc;
     if ((env = getenv("AUTO_CORDON")) && (rc = boolean("AUTO_CORDON", env, &o.auto_cordon)))
         return rc;
-    const char *fake = NULL, *kubeconfig = NULL, *monitor = NULL, *migcfg = NULL, *dpcfg = NULL;
+    const char *fake = NULL, *kubeconfig = NULL, *monitor = NULL, *migcfg = NULL, *dpcfg = NULL,
+               *plan_cfg = NULL;
     bool in_cluster = false, insecure = false, interval_set = getenv("CHECK_INTERVAL") != NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -187,6 +189,8 @@ int gs_cli_agent(int argc, char **argv)
             monitor = v;
         else if (strcmp(a, "--mig-config") == 0)
             migcfg = v;
+        else if (strcmp(a, "--config") == 0)
+            plan_cfg = v;
         else if (strcmp(a, "--dp-config") == 0)
             dpcfg = v;
         else if (strcmp(a, "--pods-file") == 0)
@@ -204,9 +208,33 @@ int gs_cli_agent(int argc, char **argv)
         if (rc)
             return rc;
     }
+    if (strcmp(cmd, "mig-plan") == 0 && (!migcfg || !plan_cfg)) {
+        fprintf(stderr,
+                "gpusched agent mig-plan: --mig-config FILE and --config NAME are required\n");
+        return GS_EXIT_USAGE;
+    }
     struct gs_gpu_backend *b = NULL;
     if ((rc = open_backend(fake, &b)))
         return rc;
+    if (strcmp(cmd, "mig-plan") == 0) {
+        struct gs_error perr;
+        gs_error_init(&perr);
+        struct gs_migparted *pmp = NULL;
+        static struct gs_migmgr_plan plan;
+        static char text[16384];
+        rc = gs_migparted_load(migcfg, &pmp, &perr);
+        if (!rc)
+            rc = gs_migmgr_plan(b, pmp, plan_cfg, NULL, 0, false, &plan, &perr);
+        if (!rc) {
+            gs_migmgr_plan_str(&plan, text, sizeof(text));
+            fputs(text, stdout);
+        } else {
+            fprintf(stderr, "gpusched agent mig-plan: %s\n", perr.msg);
+        }
+        gs_migparted_free(pmp);
+        gs_gpu_close(b);
+        return rc ? gs_cli_exit_code(rc) : GS_EXIT_OK;
+    }
     if (strcmp(cmd, "inspect") == 0) {
         static char text[65536];
         int mism = gs_agent_inspect(b, text, sizeof(text));

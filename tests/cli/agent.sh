@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `gpusched agent`: inspect shows what the fake backend holds (profiles against the catalog,
-# instances, readings) and changes nothing; without the NVIDIA library it reports no GPUs and
+# instances, readings) and changes nothing; mig-plan is the MIG manager's dry run; without the NVIDIA library it reports no GPUs and
 # says why; bad descriptions and flags exit 2 naming what was wrong; the agent runs without a
 # cluster and serves /metrics for the time asked.
 . "$(dirname "$0")/lib.sh"
@@ -29,6 +29,24 @@ expect 2 "$GS" agent run --fake "$TMP/gpus.json" --interval soon && has "$TMP/er
 expect 2 "$GS" agent run --fake "$TMP/gpus.json" --auto-cordon maybe && has "$TMP/err" "true or false"
 expect 2 "$GS" agent fly && has "$TMP/err" "unknown command"
 CHECK_INTERVAL=x expect 2 "$GS" agent run --fake "$TMP/gpus.json" && has "$TMP/err" "CHECK_INTERVAL"
+# the MIG manager's dry run: the article's mixed config on this node, nothing changed
+python3 - "$SRC/deploy/article/nvidia-mig-config.yaml" > "$TMP/mig.yaml" <<'P'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+i = next(k for k, l in enumerate(lines) if l.strip() == "config.yaml: |")
+ind = len(lines[i + 1]) - len(lines[i + 1].lstrip())
+for l in lines[i + 1:]:
+    if l.strip() and len(l) - len(l.lstrip()) < ind:
+        break
+    print(l[ind:])
+P
+expect 0 "$GS" agent mig-plan --fake "$TMP/gpus.json" --mig-config "$TMP/mig.yaml" --config mixed && {
+    has "$TMP/out" "GPU 0 (A100-80GB): destroy 1g.10gb@6; keep 3g.40gb@0; create 3g.40gb@4;"
+    has "$TMP/out" "GPU 1 (H100-80GB): MIG enable; create 1g.10gb@0;"
+}
+cmp -s "$TMP/gpus.json" "$TMP/before.json" && ok || fail "mig-plan changed the description"
+expect 2 "$GS" agent mig-plan --fake "$TMP/gpus.json" --mig-config "$TMP/mig.yaml" --config none && has "$TMP/err" "'none' is not in"
+expect 2 "$GS" agent mig-plan --fake "$TMP/gpus.json" && has "$TMP/err" "are required"
 # a short run without a cluster
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$GS" agent run --fake "$TMP/gpus.json" --interval 0.2 --duration 3 --metrics-port "$port" \
