@@ -10,6 +10,7 @@
 
 #include "../base/log.h"
 #include "deviceplugin.pb-c.h"
+#include "grpcunary.h"
 
 #include <errno.h>
 #include <grpc/byte_buffer.h>
@@ -544,17 +545,6 @@ static void unserve(struct gs_dp_plugin *p)
 /* Registration/Register on kubelet.sock. */
 static int do_register(struct gs_dp_plugin *p, char *why, unsigned why_size)
 {
-    char target[420];
-    snprintf(target, sizeof(target), "unix:%s", p->kubelet);
-    grpc_channel_credentials *cc = grpc_insecure_credentials_create();
-    grpc_channel *ch = grpc_channel_create(target, cc, NULL);
-    grpc_channel_credentials_release(cc);
-    grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
-    gpr_timespec deadline =
-        gpr_time_add(gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_seconds(10, GPR_TIMESPAN));
-    grpc_slice method = grpc_slice_from_static_string("/v1beta1.Registration/Register");
-    grpc_call *call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq, method, NULL,
-                                               deadline, NULL);
     V1beta1__DevicePluginOptions o = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
     o.get_preferred_allocation_available = 1;
     V1beta1__RegisterRequest r = V1BETA1__REGISTER_REQUEST__INIT;
@@ -562,52 +552,17 @@ static int do_register(struct gs_dp_plugin *p, char *why, unsigned why_size)
     r.endpoint = p->socket;
     r.resource_name = p->resource;
     r.options = &o;
-    grpc_byte_buffer *out = pack(&r.base), *in = NULL;
-    grpc_metadata_array im, tm;
-    grpc_metadata_array_init(&im);
-    grpc_metadata_array_init(&tm);
-    grpc_status_code status = GRPC_STATUS_UNKNOWN;
-    grpc_slice details = grpc_empty_slice();
-    grpc_op ops[6];
-    memset(ops, 0, sizeof(ops));
-    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-    ops[1].op = GRPC_OP_SEND_MESSAGE;
-    ops[1].data.send_message.send_message = out;
-    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-    ops[3].data.recv_initial_metadata.recv_initial_metadata = &im;
-    ops[4].op = GRPC_OP_RECV_MESSAGE;
-    ops[4].data.recv_message.recv_message = &in;
-    ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-    ops[5].data.recv_status_on_client.trailing_metadata = &tm;
-    ops[5].data.recv_status_on_client.status = &status;
-    ops[5].data.recv_status_on_client.status_details = &details;
-    int rc = -1;
-    if (grpc_call_start_batch(call, ops, 6, call, NULL) == GRPC_CALL_OK) {
-        grpc_event ev =
-            grpc_completion_queue_pluck(cq, call, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-        if (ev.type == GRPC_OP_COMPLETE && status == GRPC_STATUS_OK)
-            rc = 0;
-        else {
-            char *d = grpc_slice_to_c_string(details);
-            snprintf(why, why_size, "Register %s with %s: status %d %s", p->resource, p->kubelet,
-                     (int)status, d);
-            gpr_free(d);
-        }
+    size_t n = v1beta1__register_request__get_packed_size(&r), got = 0;
+    uint8_t *req = malloc(n ? n : 1), *ans = NULL;
+    if (!req) {
+        snprintf(why, why_size, "out of memory");
+        return -1;
     }
-    grpc_slice_unref(details);
-    grpc_metadata_array_destroy(&im);
-    grpc_metadata_array_destroy(&tm);
-    grpc_byte_buffer_destroy(out);
-    if (in)
-        grpc_byte_buffer_destroy(in);
-    grpc_call_unref(call);
-    grpc_completion_queue_shutdown(cq);
-    while (grpc_completion_queue_pluck(cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
-           GRPC_QUEUE_SHUTDOWN)
-        ;
-    grpc_completion_queue_destroy(cq);
-    grpc_channel_destroy(ch);
+    v1beta1__register_request__pack(&r, req);
+    int rc = gs_grpc_unary(p->kubelet, "/v1beta1.Registration/Register", req, n, 10, &ans, &got,
+                           why, why_size);
+    free(req);
+    free(ans);
     return rc;
 }
 
