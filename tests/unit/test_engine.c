@@ -5,6 +5,8 @@
 #include "core/engine.h"
 #include "core/frag.h"
 
+#include "fixtures.h"
+
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -19,29 +21,6 @@ static struct gs_mig_layout layout(int m, const char *p, int n)
     memset(&l, 0, sizeof(l));
     l.count[gs_catalog_find_profile(m, p)] = (uint8_t)n;
     return l;
-}
-
-static struct gs_request gpu_req(int gpus)
-{
-    struct gs_request r;
-    memset(&r, 0, sizeof(r));
-    r.kind = GS_REQ_GPU;
-    r.gpus = (uint8_t)gpus;
-    r.milli = GS_MILLI;
-    r.cpu_milli = 1000;
-    r.mem_mib = 1024;
-    return r;
-}
-
-static struct gs_request mig_req(const char *p)
-{
-    struct gs_request r;
-    memset(&r, 0, sizeof(r));
-    r.kind = GS_REQ_MIG;
-    r.gpus = 1;
-    snprintf(r.mig, sizeof(r.mig), "%s", p);
-    r.cpu_milli = 1000;
-    return r;
 }
 
 Test(engine, policy_table_has_the_paper_baselines_and_ours)

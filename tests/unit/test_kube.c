@@ -5,6 +5,8 @@
 #include "formats/kubeobj.h"
 #include "kube/config.h"
 
+#include "fixtures.h"
+
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,22 +119,14 @@ Test(kubeconfig, base64_decodes_with_whitespace_and_without_padding)
     cr_expect_lt(gs_base64_decode("a*b", 3, &out), 0);
 }
 
-static json_t *obj(const char *text)
-{
-    json_error_t je;
-    json_t *o = json_loads(text, 0, &je);
-    cr_assert_not_null(o, "%s", je.text);
-    return o;
-}
-
 Test(kubeobj, a_mig_pod_reads_with_its_devices_and_selector)
 {
-    json_t *o = obj("{\"metadata\":{\"name\":\"llm\",\"namespace\":\"ai\",\"uid\":\"u1\","
-                    "\"annotations\":{\"gpusched.io/devices\":\"mig=0:3g.40gb@4\"}},"
-                    "\"spec\":{\"schedulerName\":\"gpusched\",\"nodeSelector\":"
-                    "{\"nvidia.com/gpu.product\":\"H100-SXM5-80GB\"},\"containers\":[{\"name\":"
-                    "\"c\",\"resources\":{\"limits\":{\"nvidia.com/mig-3g.40gb\":\"1\","
-                    "\"cpu\":\"500m\",\"memory\":\"1Gi\"}}}]}}");
+    json_t *o = json_of("{\"metadata\":{\"name\":\"llm\",\"namespace\":\"ai\",\"uid\":\"u1\","
+                        "\"annotations\":{\"gpusched.io/devices\":\"mig=0:3g.40gb@4\"}},"
+                        "\"spec\":{\"schedulerName\":\"gpusched\",\"nodeSelector\":"
+                        "{\"nvidia.com/gpu.product\":\"H100-SXM5-80GB\"},\"containers\":[{\"name\":"
+                        "\"c\",\"resources\":{\"limits\":{\"nvidia.com/mig-3g.40gb\":\"1\","
+                        "\"cpu\":\"500m\",\"memory\":\"1Gi\"}}}]}}");
     struct gs_kube_pod p;
     struct gs_error err;
     gs_error_init(&err);
@@ -150,8 +144,8 @@ Test(kubeobj, a_mig_pod_reads_with_its_devices_and_selector)
 Test(kubeobj, a_bad_gpu_quantity_names_the_field)
 {
     json_t *o =
-        obj("{\"metadata\":{\"name\":\"x\",\"namespace\":\"n\"},\"spec\":{\"containers\":"
-            "[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"lots\"}}}]}}");
+        json_of("{\"metadata\":{\"name\":\"x\",\"namespace\":\"n\"},\"spec\":{\"containers\":"
+                "[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"lots\"}}}]}}");
     struct gs_kube_pod p;
     struct gs_error err;
     gs_error_init(&err);
@@ -163,11 +157,12 @@ Test(kubeobj, a_bad_gpu_quantity_names_the_field)
 
 Test(kubeobj, a_node_reads_allocatable_labels_and_taints)
 {
-    json_t *o = obj("{\"metadata\":{\"name\":\"a100-0\",\"labels\":{\"nvidia.com/gpu.product\":"
-                    "\"A100-SXM4-80GB\",\"nvidia.com/mig.config\":\"mixed\"}},\"spec\":{\"taints\":"
-                    "[{\"key\":\"nvidia.com/gpu\",\"effect\":\"NoSchedule\"}]},\"status\":{"
-                    "\"allocatable\":{\"cpu\":\"128\",\"memory\":\"1Ti\",\"pods\":\"110\","
-                    "\"nvidia.com/gpu\":\"6\",\"nvidia.com/mig-3g.40gb\":\"1\"}}}");
+    json_t *o =
+        json_of("{\"metadata\":{\"name\":\"a100-0\",\"labels\":{\"nvidia.com/gpu.product\":"
+                "\"A100-SXM4-80GB\",\"nvidia.com/mig.config\":\"mixed\"}},\"spec\":{\"taints\":"
+                "[{\"key\":\"nvidia.com/gpu\",\"effect\":\"NoSchedule\"}]},\"status\":{"
+                "\"allocatable\":{\"cpu\":\"128\",\"memory\":\"1Ti\",\"pods\":\"110\","
+                "\"nvidia.com/gpu\":\"6\",\"nvidia.com/mig-3g.40gb\":\"1\"}}}");
     struct gs_kube_node n;
     struct gs_error err;
     gs_error_init(&err);

@@ -7,31 +7,10 @@
 #include "core/preempt.h"
 #include "core/tenant.h"
 
+#include "fixtures.h"
+
 #include <criterion/criterion.h>
 #include <string.h>
-
-static struct gs_request gpu_req(int gpus)
-{
-    struct gs_request r;
-    memset(&r, 0, sizeof(r));
-    r.kind = GS_REQ_GPU;
-    r.gpus = (uint8_t)gpus;
-    r.milli = GS_MILLI;
-    r.cpu_milli = 1000;
-    r.mem_mib = 1024;
-    return r;
-}
-
-static struct gs_request mig_req(const char *p)
-{
-    struct gs_request r;
-    memset(&r, 0, sizeof(r));
-    r.kind = GS_REQ_MIG;
-    r.gpus = 1;
-    snprintf(r.mig, sizeof(r.mig), "%s", p);
-    r.cpu_milli = 1000;
-    return r;
-}
 
 static void set(struct gs_tenants *t, struct gs_qvec *v, const char *res, const char *q)
 {

@@ -4,23 +4,17 @@
 #include "base/error.h"
 #include "formats/tenantobj.h"
 
+#include "fixtures.h"
+
 #include <criterion/criterion.h>
 #include <string.h>
 
-static json_t *js(const char *text)
-{
-    json_error_t e;
-    json_t *o = json_loads(text, 0, &e);
-    cr_assert_not_null(o, "%s", e.text);
-    return o;
-}
-
 Test(tenantobj, gpuqueue_with_parent_quota_and_namespaces)
 {
-    json_t *o = js("{\"metadata\":{\"name\":\"team-a\"},\"spec\":{\"parent\":\"org\","
-                   "\"deserved\":{\"nvidia.com/gpu\":8,\"nvidia.com/mig-3g.40gb\":\"4\"},"
-                   "\"limit\":{\"nvidia.com/gpu\":\"16\"},\"overQuotaWeight\":3,"
-                   "\"priority\":5,\"namespaces\":[\"team-a\",\"team-a-dev\"]}}");
+    json_t *o = json_of("{\"metadata\":{\"name\":\"team-a\"},\"spec\":{\"parent\":\"org\","
+                        "\"deserved\":{\"nvidia.com/gpu\":8,\"nvidia.com/mig-3g.40gb\":\"4\"},"
+                        "\"limit\":{\"nvidia.com/gpu\":\"16\"},\"overQuotaWeight\":3,"
+                        "\"priority\":5,\"namespaces\":[\"team-a\",\"team-a-dev\"]}}");
     struct gs_kube_queue q;
     struct gs_error err;
     gs_error_init(&err);
@@ -51,7 +45,7 @@ Test(tenantobj, bad_objects_name_the_field)
         {"{\"metadata\":{\"name\":\"q\"},\"spec\":{\"namespaces\":\"x\"}}", "spec.namespaces"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        json_t *o = js(cases[i][0]);
+        json_t *o = json_of(cases[i][0]);
         struct gs_kube_queue q;
         struct gs_error err;
         gs_error_init(&err);
@@ -65,10 +59,10 @@ Test(tenantobj, bad_objects_name_the_field)
 Test(tenantobj, the_articles_resource_quota)
 {
     /* gpu-quota-team-b as the API server returns it */
-    json_t *o = js("{\"metadata\":{\"name\":\"gpu-quota-team-b\",\"namespace\":\"team-b\"},"
-                   "\"spec\":{\"hard\":{\"requests.nvidia.com/gpu\":\"4\","
-                   "\"limits.nvidia.com/gpu\":\"4\",\"requests.nvidia.com/mig-3g.40gb\":\"2\","
-                   "\"limits.nvidia.com/mig-3g.40gb\":\"2\",\"count/pods\":\"100\"}}}");
+    json_t *o = json_of("{\"metadata\":{\"name\":\"gpu-quota-team-b\",\"namespace\":\"team-b\"},"
+                        "\"spec\":{\"hard\":{\"requests.nvidia.com/gpu\":\"4\","
+                        "\"limits.nvidia.com/gpu\":\"4\",\"requests.nvidia.com/mig-3g.40gb\":\"2\","
+                        "\"limits.nvidia.com/mig-3g.40gb\":\"2\",\"count/pods\":\"100\"}}}");
     struct gs_kube_rquota q;
     struct gs_error err;
     gs_error_init(&err);
@@ -80,9 +74,9 @@ Test(tenantobj, the_articles_resource_quota)
 
 Test(tenantobj, podgroup_and_pdb)
 {
-    json_t *o = js("{\"metadata\":{\"name\":\"train\",\"namespace\":\"ml\","
-                   "\"creationTimestamp\":\"2026-11-29T10:00:00Z\"},"
-                   "\"spec\":{\"minMember\":4,\"scheduleTimeoutSeconds\":60}}");
+    json_t *o = json_of("{\"metadata\":{\"name\":\"train\",\"namespace\":\"ml\","
+                        "\"creationTimestamp\":\"2026-11-29T10:00:00Z\"},"
+                        "\"spec\":{\"minMember\":4,\"scheduleTimeoutSeconds\":60}}");
     struct gs_kube_podgroup g;
     struct gs_error err;
     gs_error_init(&err);
@@ -91,14 +85,14 @@ Test(tenantobj, podgroup_and_pdb)
     cr_assert_eq(g.timeout_s, 60);
     cr_assert_float_eq(g.created_s, 1795946400.0, 1e-6);
     json_decref(o);
-    o = js("{\"metadata\":{\"name\":\"p\",\"namespace\":\"ml\"},\"spec\":{\"minMember\":0}}");
+    o = json_of("{\"metadata\":{\"name\":\"p\",\"namespace\":\"ml\"},\"spec\":{\"minMember\":0}}");
     cr_assert_eq(gs_kube_podgroup_read(o, &g, &err), GS_EINVAL);
     json_decref(o);
 
-    o = js("{\"metadata\":{\"name\":\"inf\",\"namespace\":\"ai\"},\"spec\":{"
-           "\"minAvailable\":\"50%\",\"selector\":{\"matchLabels\":{\"app\":\"llm\"},"
-           "\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"NotIn\","
-           "\"values\":[\"dev\"]}]}}}");
+    o = json_of("{\"metadata\":{\"name\":\"inf\",\"namespace\":\"ai\"},\"spec\":{"
+                "\"minAvailable\":\"50%\",\"selector\":{\"matchLabels\":{\"app\":\"llm\"},"
+                "\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"NotIn\","
+                "\"values\":[\"dev\"]}]}}}");
     struct gs_kube_pdb b;
     cr_assert_eq(gs_kube_pdb_read(o, &b, &err), 0, "%s", err.msg);
     cr_assert(b.min_pct);
@@ -121,19 +115,19 @@ Test(tenantobj, podgroup_and_pdb)
     cr_assert_eq(gs_kube_pdb_allowed(&b, 3, 4), 1);
     cr_assert_eq(gs_kube_pdb_allowed(&b, 1, 4), 0);
     json_decref(o);
-    o = js("{\"metadata\":{\"name\":\"x\",\"namespace\":\"ai\"},\"spec\":{"
-           "\"maxUnavailable\":1}}");
+    o = json_of("{\"metadata\":{\"name\":\"x\",\"namespace\":\"ai\"},\"spec\":{"
+                "\"maxUnavailable\":1}}");
     cr_assert_eq(gs_kube_pdb_read(o, &b, &err), 0);
     cr_assert_eq(gs_kube_pdb_allowed(&b, 3, 3), 1);
     cr_assert_eq(gs_kube_pdb_allowed(&b, 2, 3), 0);
     json_decref(o);
-    o = js("{\"metadata\":{\"name\":\"x\",\"namespace\":\"ai\"},\"spec\":{"
-           "\"minAvailable\":\"lots\"}}");
+    o = json_of("{\"metadata\":{\"name\":\"x\",\"namespace\":\"ai\"},\"spec\":{"
+                "\"minAvailable\":\"lots\"}}");
     cr_assert_eq(gs_kube_pdb_read(o, &b, &err), GS_EINVAL);
     cr_assert(strstr(err.msg, "spec.minAvailable"), "%s", err.msg);
     json_decref(o);
-    o = js("{\"metadata\":{\"name\":\"x\",\"namespace\":\"ai\"},\"spec\":{\"selector\":{"
-           "\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"Near\"}]}}}");
+    o = json_of("{\"metadata\":{\"name\":\"x\",\"namespace\":\"ai\"},\"spec\":{\"selector\":{"
+                "\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"Near\"}]}}}");
     cr_assert_eq(gs_kube_pdb_read(o, &b, &err), GS_EINVAL);
     cr_assert(strstr(err.msg, "operator: 'Near'"), "%s", err.msg);
     json_decref(o);
@@ -141,11 +135,11 @@ Test(tenantobj, podgroup_and_pdb)
 
 Test(tenantobj, pod_labels_start_time_and_preemption_policy)
 {
-    json_t *o = js("{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"uid\":\"u\","
-                   "\"labels\":{\"gpusched.io/queue\":\"team-a\","
-                   "\"scheduling.x-k8s.io/pod-group\":\"g\"}},"
-                   "\"spec\":{\"preemptionPolicy\":\"Never\",\"containers\":[]},"
-                   "\"status\":{\"startTime\":\"2026-11-29T10:00:01.5+01:00\"}}");
+    json_t *o = json_of("{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"uid\":\"u\","
+                        "\"labels\":{\"gpusched.io/queue\":\"team-a\","
+                        "\"scheduling.x-k8s.io/pod-group\":\"g\"}},"
+                        "\"spec\":{\"preemptionPolicy\":\"Never\",\"containers\":[]},"
+                        "\"status\":{\"startTime\":\"2026-11-29T10:00:01.5+01:00\"}}");
     struct gs_kube_pod p;
     struct gs_error err;
     gs_error_init(&err);
@@ -162,12 +156,13 @@ Test(tenantobj, pod_labels_start_time_and_preemption_policy)
 
 Test(tenantobj, the_articles_migmanager_maps_workloads_to_mig_types)
 {
-    json_t *o = js("{\"metadata\":{\"name\":\"mig-manager\"},\"spec\":{\"config\":"
-                   "\"nvidia-mig-config\",\"gpuClientsConfig\":{\"version\":\"v1\",\"gpuClients\":["
-                   "{\"namespace\":\"ai-inference\",\"podSelector\":{\"matchLabels\":{\"workload\":"
-                   "\"llm-inference\"}},\"migDevice\":\"3g.40gb\"},"
-                   "{\"namespace\":\"ai-inference\",\"podSelector\":{\"matchLabels\":{\"workload\":"
-                   "\"light-inference\"}},\"migDevice\":\"1g.10gb\"}]}}}");
+    json_t *o =
+        json_of("{\"metadata\":{\"name\":\"mig-manager\"},\"spec\":{\"config\":"
+                "\"nvidia-mig-config\",\"gpuClientsConfig\":{\"version\":\"v1\",\"gpuClients\":["
+                "{\"namespace\":\"ai-inference\",\"podSelector\":{\"matchLabels\":{\"workload\":"
+                "\"llm-inference\"}},\"migDevice\":\"3g.40gb\"},"
+                "{\"namespace\":\"ai-inference\",\"podSelector\":{\"matchLabels\":{\"workload\":"
+                "\"light-inference\"}},\"migDevice\":\"1g.10gb\"}]}}}");
     struct gs_kube_migmgr m;
     struct gs_error err;
     gs_error_init(&err);
@@ -175,8 +170,8 @@ Test(tenantobj, the_articles_migmanager_maps_workloads_to_mig_types)
     cr_assert_eq(m.nclients, 2);
     cr_assert_str_eq(m.clients[1].mig, "1g.10gb");
     json_decref(o);
-    o = js("{\"metadata\":{\"name\":\"m\"},\"spec\":{\"gpuClientsConfig\":{\"gpuClients\":["
-           "{\"namespace\":\"x\",\"migDevice\":\"big\"}]}}}");
+    o = json_of("{\"metadata\":{\"name\":\"m\"},\"spec\":{\"gpuClientsConfig\":{\"gpuClients\":["
+                "{\"namespace\":\"x\",\"migDevice\":\"big\"}]}}}");
     cr_assert_eq(gs_kube_migmgr_read(o, &m, &err), GS_EINVAL);
     cr_assert(strstr(err.msg, "gpuClients[0].migDevice"), "%s", err.msg);
     json_decref(o);
