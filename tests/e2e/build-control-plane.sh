@@ -34,24 +34,34 @@ dynamic-resource-allocation endpointslice externaljwt kms kube-aggregator
 kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics mount-utils
 pod-security-admission sample-apiserver sample-cli-plugin sample-controller streaming"
 
-build_k8s() {
-    [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kube-scheduler" ] && [ -x "$bin/kubectl" ] && return 0
-    local src="$out/src/k8s"
-    mkdir -p "$src"
-    cp "$here/tools/k8s/main.go" "$src/"
-    {
-        echo "module gpusched.local/e2e/k8s"
-        echo
-        echo "go 1.26"
-        echo
-        echo "require k8s.io/kubernetes $K8S"
+# gomod NAME REQUIRE [k8s]: the go.mod of a tool (with k8s: the staging modules pinned)
+gomod() {
+    printf 'module gpusched.local/e2e/%s\n\ngo 1.26\n\nrequire %s\n' "$1" "$2"
+    if [ "${3:-}" = k8s ]; then
         echo
         for m in $staging; do echo "replace k8s.io/$m => k8s.io/$m $STAGING"; done
-        echo "replace k8s.io/kubernetes => k8s.io/kubernetes $K8S"
-    } > "$src/go.mod"
-    (cd "$src" && go mod tidy && go build -trimpath \
-        -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37" \
-        -o "$bin/k8s-multi" .) >>"$log" 2>&1
+    fi
+}
+
+# go_tool TOOL BINARY [LDFLAGS...]: build tools/TOOL/main.go with the go.mod on stdin into
+# $bin/BINARY
+go_tool() {
+    local tool="$1" binary="$2"
+    shift 2
+    local src="$out/src/$tool"
+    mkdir -p "$src"
+    cp "$here/tools/$tool/main.go" "$src/"
+    cat > "$src/go.mod"
+    (cd "$src" && go mod tidy && go build -trimpath -ldflags "-s -w $*" -o "$bin/$binary" .) \
+        >>"$log" 2>&1
+}
+
+build_k8s() {
+    [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kube-scheduler" ] && [ -x "$bin/kubectl" ] && return 0
+    { gomod k8s "k8s.io/kubernetes $K8S" k8s; echo "replace k8s.io/kubernetes => k8s.io/kubernetes $K8S"; } |
+        go_tool k8s k8s-multi "-X k8s.io/component-base/version.gitVersion=$K8S" \
+            "-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37" ||
+        return 1
     ln -sf k8s-multi "$bin/kube-apiserver"
     ln -sf k8s-multi "$bin/kube-scheduler"
     ln -sf k8s-multi "$bin/kubectl"
@@ -59,28 +69,20 @@ build_k8s() {
 
 build_etcd() {
     [ -x "$bin/etcd" ] && return 0
-    local src="$out/src/etcd"
-    mkdir -p "$src"
-    cp "$here/tools/etcd/main.go" "$src/"
-    printf 'module gpusched.local/e2e/etcd\n\ngo 1.26\n\nrequire go.etcd.io/etcd/server/v3 %s\n' "$ETCD" > "$src/go.mod"
-    (cd "$src" && go mod tidy && go build -trimpath -ldflags "-s -w" -o "$bin/etcd" .) >>"$log" 2>&1
+    gomod etcd "go.etcd.io/etcd/server/v3 $ETCD" | go_tool etcd etcd
 }
 
 build_kwok() {
     [ -x "$bin/kwok" ] && [ -f "$bin/kwok-stages.yaml" ] && return 0
     [ -f "$out/kwok.unavailable" ] && return 1
-    local src="$out/src/kwok"
-    mkdir -p "$src"
-    cp "$here/tools/kwok/main.go" "$src/"
-    printf 'module gpusched.local/e2e/kwok\n\ngo 1.26\n\nrequire sigs.k8s.io/kwok %s\n' "$KWOK" > "$src/go.mod"
-    if ! (cd "$src" && go mod tidy && go build -trimpath -ldflags "-s -w" -o "$bin/kwok" .) >>"$log" 2>&1; then
+    if ! gomod kwok "sigs.k8s.io/kwok $KWOK" | go_tool kwok kwok; then
         touch "$out/kwok.unavailable"
         return 1
     fi
     # kwok's own "fast" stages from the same module: nodes turn Ready, pods Running, deletions
     # finish
     local dir
-    dir="$(cd "$src" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)" || return 1
+    dir="$(cd "$out/src/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)" || return 1
     local f
     for f in node/fast/node-initialize.yaml pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml \
         pod/fast/pod-delete.yaml; do
@@ -91,43 +93,18 @@ build_kwok() {
 
 build_promcheck() {
     [ -x "$bin/promcheck-$PROMCOMMON" ] && return 0
-    local src="$out/src/promcheck"
-    mkdir -p "$src"
-    cp "$here/tools/promcheck/main.go" "$src/"
-    printf 'module gpusched.local/e2e/promcheck\n\ngo 1.26\n\nrequire github.com/prometheus/common %s\n' \
-        "$PROMCOMMON" > "$src/go.mod"
-    (cd "$src" && go mod tidy && go build -trimpath -ldflags "-s -w" \
-        -o "$bin/promcheck-$PROMCOMMON" .) >>"$log" 2>&1
+    gomod promcheck "github.com/prometheus/common $PROMCOMMON" | go_tool promcheck "promcheck-$PROMCOMMON"
 }
 
 # The kubelet's device manager (pkg/kubelet/cm/devicemanager) from the same k8s.io/kubernetes
 build_devicemanager() {
     [ -x "$bin/devicemanager-$K8S" ] && return 0
-    local src="$out/src/devicemanager"
-    mkdir -p "$src"
-    cp "$here/tools/devicemanager/main.go" "$src/"
-    {
-        echo "module gpusched.local/e2e/devicemanager"
-        echo
-        echo "go 1.26"
-        echo
-        echo "require k8s.io/kubernetes $K8S"
-        echo
-        for m in $staging; do echo "replace k8s.io/$m => k8s.io/$m $STAGING"; done
-    } > "$src/go.mod"
-    (cd "$src" && go mod tidy && go build -trimpath -ldflags "-s -w" \
-        -o "$bin/devicemanager-$K8S" .) >>"$log" 2>&1
+    gomod devicemanager "k8s.io/kubernetes $K8S" k8s | go_tool devicemanager "devicemanager-$K8S"
 }
 
 build_dpharness() {
     [ -x "$bin/dpharness-$STAGING" ] && return 0
-    local src="$out/src/dpharness"
-    mkdir -p "$src"
-    cp "$here/tools/dpharness/main.go" "$src/"
-    printf 'module gpusched.local/e2e/dpharness\n\ngo 1.26\n\nrequire k8s.io/kubelet %s\n' \
-        "$STAGING" > "$src/go.mod"
-    (cd "$src" && go mod tidy && go build -trimpath -ldflags "-s -w" \
-        -o "$bin/dpharness-$STAGING" .) >>"$log" 2>&1
+    gomod dpharness "k8s.io/kubelet $STAGING" | go_tool dpharness "dpharness-$STAGING"
 }
 
 if ! command -v go >/dev/null; then
