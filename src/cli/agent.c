@@ -45,19 +45,6 @@ static void usage(FILE *f)
            "and metrics only.\n");
 }
 
-static int num(const char *flag, const char *v, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (errno || end == v || *end || x < lo || x > hi) {
-        fprintf(stderr, "gpusched agent: %s '%s': expected a number in %g..%g\n", flag, v, lo, hi);
-        return GS_EXIT_USAGE;
-    }
-    *out = x;
-    return 0;
-}
-
 static int boolean(const char *flag, const char *v, bool *out)
 {
     if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
@@ -114,15 +101,15 @@ int gs_cli_agent(int argc, char **argv)
     const char *env;
     int rc = 0;
     if ((env = getenv("CHECK_INTERVAL")) &&
-        (rc = num("CHECK_INTERVAL", env, 0.05, 86400, &o.interval_s)))
+        (rc = gs_cli_number("CHECK_INTERVAL", env, 0.05, 86400, &o.interval_s)))
         return rc;
     if ((env = getenv("MEMORY_ERROR_THRESHOLD")) &&
-        (rc = num("MEMORY_ERROR_THRESHOLD", env, 0, 1e12, &x)) == 0)
+        (rc = gs_cli_number("MEMORY_ERROR_THRESHOLD", env, 0, 1e12, &x)) == 0)
         o.ecc_threshold = (uint64_t)x;
     if (rc)
         return rc;
     if ((env = getenv("TEMPERATURE_THRESHOLD")) &&
-        (rc = num("TEMPERATURE_THRESHOLD", env, 0, 200, &x)) == 0)
+        (rc = gs_cli_number("TEMPERATURE_THRESHOLD", env, 0, 200, &x)) == 0)
         o.temp_threshold = (uint32_t)x;
     if (rc)
         return rc;
@@ -161,27 +148,29 @@ int gs_cli_agent(int argc, char **argv)
         else if (strcmp(a, "--kubeconfig") == 0)
             kubeconfig = v;
         else if (strcmp(a, "--interval") == 0) {
-            rc = num(a, v, 0.05, 86400, &o.interval_s);
+            rc = gs_cli_number(a, v, 0.05, 86400, &o.interval_s);
             interval_set = true;
-        } else if (strcmp(a, "--memory-error-threshold") == 0 && !(rc = num(a, v, 0, 1e12, &x)))
+        } else if (strcmp(a, "--memory-error-threshold") == 0 &&
+                   !(rc = gs_cli_number(a, v, 0, 1e12, &x)))
             o.ecc_threshold = (uint64_t)x;
-        else if (strcmp(a, "--temperature-threshold") == 0 && !(rc = num(a, v, 0, 200, &x)))
+        else if (strcmp(a, "--temperature-threshold") == 0 &&
+                 !(rc = gs_cli_number(a, v, 0, 200, &x)))
             o.temp_threshold = (uint32_t)x;
         else if (strcmp(a, "--auto-cordon") == 0)
             rc = boolean(a, v, &o.auto_cordon);
         else if (strcmp(a, "--xid-hold") == 0)
-            rc = num(a, v, 0, 86400 * 30, &o.xid_hold_s);
+            rc = gs_cli_number(a, v, 0, 86400 * 30, &o.xid_hold_s);
         else if (strcmp(a, "--ignore-xids") == 0) {
             char buf[256];
             snprintf(buf, sizeof(buf), "%s", v);
             char *save = NULL;
             for (char *t = strtok_r(buf, ",", &save); t && o.nignore < 16;
                  t = strtok_r(NULL, ",", &save)) {
-                if ((rc = num(a, t, 0, 1e9, &x)))
+                if ((rc = gs_cli_number(a, t, 0, 1e9, &x)))
                     break;
                 o.ignore_xids[o.nignore++] = (uint64_t)x;
             }
-        } else if (strcmp(a, "--metrics-port") == 0 && !(rc = num(a, v, 0, 65535, &x)))
+        } else if (strcmp(a, "--metrics-port") == 0 && !(rc = gs_cli_number(a, v, 0, 65535, &x)))
             o.metrics_port = (int)x;
         else if (strcmp(a, "--metrics-bind") == 0)
             o.metrics_bind = v;
@@ -200,7 +189,7 @@ int gs_cli_agent(int argc, char **argv)
         else if (strcmp(a, "--pod-resources-socket") == 0)
             o.podres_socket = v;
         else if (strcmp(a, "--duration") == 0)
-            rc = num(a, v, 0, 1e9, &o.max_seconds);
+            rc = gs_cli_number(a, v, 0, 1e9, &o.max_seconds);
         else if (!rc) {
             fprintf(stderr, "gpusched agent: unknown option '%s'\n", a);
             return GS_EXIT_USAGE;

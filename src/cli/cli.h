@@ -20,6 +20,9 @@ int gs_cli_agent(int argc, char **argv);
 
 /* true when argv has -h or --help */
 bool gs_cli_wants_help(int argc, char **argv);
+/* A number flag in lo..hi; on bad input prints "gpusched: FLAG 'V': expected a number in
+ * LO..HI" and returns GS_EXIT_USAGE, else 0. */
+int gs_cli_number(const char *flag, const char *v, double lo, double hi, double *out);
 /* exit code for an error code (GS_EINVAL & co -> 2, others -> 1) */
 int gs_cli_exit_code(int rc);
 

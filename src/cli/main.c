@@ -4,7 +4,9 @@
 #include "../base/error.h"
 #include "../base/log.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *f)
@@ -34,6 +36,19 @@ bool gs_cli_wants_help(int argc, char **argv)
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
             return true;
     return false;
+}
+
+int gs_cli_number(const char *flag, const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || x < lo || x > hi) {
+        fprintf(stderr, "gpusched: %s '%s': expected a number in %g..%g\n", flag, v, lo, hi);
+        return GS_EXIT_USAGE;
+    }
+    *out = x;
+    return 0;
 }
 
 int gs_cli_exit_code(int rc)

@@ -120,20 +120,6 @@ static int explain(struct gs_kube_client *kc, const struct gs_scheduler_opts *o,
     return GS_EXIT_OK;
 }
 
-static int num(const char *flag, const char *v, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (errno || end == v || *end || x < lo || x > hi) {
-        fprintf(stderr, "gpusched scheduler: %s '%s': expected a number in %g..%g\n", flag, v, lo,
-                hi);
-        return GS_EXIT_USAGE;
-    }
-    *out = x;
-    return 0;
-}
-
 static int run(int argc, char **argv, enum mode mode)
 {
     bool extender = mode == M_EXTENDER;
@@ -215,9 +201,9 @@ static int run(int argc, char **argv, enum mode mode)
             }
             o.policy = v;
         } else if (strcmp(a, "--qps") == 0)
-            rc = num(a, v, 0.1, 100000, &copts.qps);
+            rc = gs_cli_number(a, v, 0.1, 100000, &copts.qps);
         else if (strcmp(a, "--burst") == 0) {
-            rc = num(a, v, 1, 100000, &x);
+            rc = gs_cli_number(a, v, 1, 100000, &x);
             copts.burst = (int)x;
         } else if (strcmp(a, "--leader-elect") == 0) {
             if (strcmp(v, "true") && strcmp(v, "false")) {
@@ -233,18 +219,18 @@ static int run(int argc, char **argv, enum mode mode)
         else if (strcmp(a, "--identity") == 0)
             o.identity = v;
         else if (strcmp(a, "--lease-duration") == 0)
-            rc = num(a, v, 1, 3600, &o.lease_duration_s);
+            rc = gs_cli_number(a, v, 1, 3600, &o.lease_duration_s);
         else if (strcmp(a, "--renew-deadline") == 0)
-            rc = num(a, v, 1, 3600, &o.renew_deadline_s);
+            rc = gs_cli_number(a, v, 1, 3600, &o.renew_deadline_s);
         else if (strcmp(a, "--retry-period") == 0)
-            rc = num(a, v, 0.1, 3600, &o.retry_period_s);
+            rc = gs_cli_number(a, v, 0.1, 3600, &o.retry_period_s);
         else if (strcmp(a, "--http-port") == 0) {
-            rc = num(a, v, 0, 65535, &x);
+            rc = gs_cli_number(a, v, 0, 65535, &x);
             o.http_port = (int)x;
         } else if (strcmp(a, "--http-bind") == 0)
             o.http_bind = v;
         else if (strcmp(a, "--min-runtime") == 0)
-            rc = num(a, v, 0, 86400 * 30, &o.min_runtime_s);
+            rc = gs_cli_number(a, v, 0, 86400 * 30, &o.min_runtime_s);
         else if (mode == M_EXPLAIN && strcmp(a, "--output") == 0) {
             if (strcmp(v, "json") && strcmp(v, "text")) {
                 fprintf(stderr, "gpusched explain: --output '%s': expected text or json\n", v);
