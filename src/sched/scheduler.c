@@ -1274,8 +1274,11 @@ static const char *classify(struct cycle *cy, const struct gs_kube_pod *p,
     int sel = why->count[GS_R_SELECTOR] + why->count[GS_R_MODEL];
     if (nodes > 0 && sel == nodes)
         return "selector";
-    if (masked > 0 && masked + sel >= nodes)
+    if (masked > 0 && masked + sel >= nodes) {
+        snprintf(extra, n, "; taint: %d node%s have a taint the pod does not tolerate", masked,
+                 masked == 1 ? "" : "s");
         return "taint";
+    }
     const struct gs_request *r = &p->req;
     if (r->kind != GS_REQ_NONE) {
         /* free capacity of the kind the pod asks for, on nodes whose labels allow it */
@@ -1708,7 +1711,28 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
     }
     free(done);
     update_gauges(s, c, waiting - cy.scheduled);
+    /* pods this cycle did not look at (in backoff) keep their last verdict */
     pthread_mutex_lock(&s->mmu);
+    size_t ri;
+    json_t *old;
+    json_array_foreach(s->pending_report, ri, old)
+    {
+        const char *ons = json_string_value(json_object_get(old, "namespace")),
+                   *opod = json_string_value(json_object_get(old, "pod"));
+        bool seen = false, still = false;
+        size_t rj;
+        json_t *cur;
+        json_array_foreach(cy.report, rj, cur)
+        {
+            seen |= !strcmp(json_string_value(json_object_get(cur, "namespace")), ons) &&
+                    !strcmp(json_string_value(json_object_get(cur, "pod")), opod);
+        }
+        for (int i = 0; i < np && !seen && !still; i++)
+            still = !sn.pods[i].p.node[0] && !sn.pods[i].p.terminating &&
+                    !strcmp(sn.pods[i].p.ns, ons) && !strcmp(sn.pods[i].p.name, opod);
+        if (!seen && still)
+            json_array_append(cy.report, old);
+    }
     json_decref(s->pending_report);
     s->pending_report = cy.report;
     pthread_mutex_unlock(&s->mmu);
