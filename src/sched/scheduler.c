@@ -1401,6 +1401,21 @@ static void preempt(struct cycle *cy, const struct gs_kube_pod *p, int queue,
     pthread_mutex_unlock(&s->st.mu);
 }
 
+/* A gang past its PodGroup's scheduleTimeoutSeconds says so in its message (the members keep
+ * waiting, and keep holding nothing). */
+static void gang_timeout(const struct cycle *cy, const struct gs_kube_podgroup *pg, char *msg,
+                         size_t size)
+{
+    double waited = cy->now_wall - pg->created_s;
+    if (pg->timeout_s <= 0 || pg->created_s <= 0 || waited < pg->timeout_s)
+        return;
+    size_t n = strlen(msg);
+    snprintf(msg + n, size - n,
+             "; scheduleTimeoutSeconds %d passed (%.0f s since the PodGroup "
+             "was created)",
+             (int)pg->timeout_s, waited);
+}
+
 /* A gang: place every pending member (due or in backoff) at once, or none. */
 static void schedule_gang(struct cycle *cy, int g, double t0)
 {
@@ -1426,6 +1441,7 @@ static void schedule_gang(struct cycle *cy, int g, double t0)
         snprintf(msg, sizeof(msg),
                  "gang %s/%s: %d of minMember %d pods exist; waiting for the rest", pg->ns,
                  pg->name, nm + bound, (int)pg->min_member);
+        gang_timeout(cy, pg, msg, sizeof(msg));
         for (int k = 0; k < nm; k++)
             unschedulable(cy, &sn->pods[members[k]].p, queue, "gang", msg, t0);
         return;
@@ -1468,6 +1484,7 @@ static void schedule_gang(struct cycle *cy, int g, double t0)
              "gang %s/%s (%d pods, minMember %d): member %s does not fit: %s; "
              "the gang holds nothing",
              pg->ns, pg->name, nm, (int)pg->min_member, sn->pods[members[failed]].p.name, reasons);
+    gang_timeout(cy, pg, msg, sizeof(msg));
     for (int k = 0; k < nm; k++)
         unschedulable(cy, &sn->pods[members[k]].p, queue, "gang", msg, t0);
 }

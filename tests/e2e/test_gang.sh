@@ -5,6 +5,8 @@
 #   2. the 4th pod arrives but the cluster has 3 free 8-GPU nodes: still none is bound, the
 #      Events say the gang holds nothing, and an ordinary 8-GPU pod can still take a node.
 #   3. a 4th node joins (the probe pod is gone): all 4 are bound in the same cycle.
+#   4. a second PodGroup with scheduleTimeoutSeconds 2 that cannot fit says, once 2 s have
+#      passed, that its timeout passed (and still holds nothing).
 set -u
 GS="$1"; DRIVER="$2"
 . "$(dirname "$0")/cluster.sh"
@@ -63,5 +65,18 @@ nodes=$("$K" get pods -n ml -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}
 grep -q "gang ml/llm-pretrain: 4 pods placed together" "$E2E_DIR/scheduler.log" ||
     tn_fail "the scheduler did not place the gang in one step"
 if [ "$E2E_KWOK" = 1 ]; then tn_wait 30 tn_running_ge ml 4 || tn_fail "gang not Running"; fi
+"$K" apply -f - > /dev/null <<'G' || exit 1
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: too-big, namespace: ml}
+spec: {minMember: 2, scheduleTimeoutSeconds: 2}
+G
+tn_pods ml huge 0 2 - nvidia.com/gpu=8 scheduling.x-k8s.io/pod-group=too-big |
+    "$K" create -f - > /dev/null
+sleep 4
+"$GS" explain ml/huge-0 --kubeconfig "$E2E_DIR/scheduler.kubeconfig" > "$E2E_DIR/x3.txt"
+grep -q "scheduleTimeoutSeconds 2 passed" "$E2E_DIR/x3.txt" ||
+    { tn_fail "the timed-out gang does not say so"; cat "$E2E_DIR/x3.txt"; }
+[ "$(tn_bound ml)" = 4 ] || tn_fail "the timed-out gang took GPUs"
 "$DRIVER" verify --expect-bound 4 > "$E2E_DIR/verify.log" 2>&1 || { tn_fail verify; cat "$E2E_DIR/verify.log"; }
 tn_done
