@@ -414,7 +414,7 @@ static void reconcile_mig(struct agent *a, const json_t *node)
     struct gs_error err;
     gs_error_init(&err);
     char text[4096];
-    int rc = gs_migmgr_plan(a->b, a->o->mig, want, in_use, nuse, false, &plan, &err);
+    int rc = gs_migmgr_plan(a->b, a->o->mig, want, in_use, nuse, a->o->mig_force, &plan, &err);
     if (rc) {
         GS_WARN("agent", "mig.config %s: %s", want, err.msg);
         set_state(a, "failed");

@@ -45,6 +45,7 @@ struct gs_agent_opts {
     bool dcgm_names;
     const struct gs_migparted *mig; /* mig-parted config (NULL: no MIG manager) */
     bool mig_dry_run;
+    bool mig_force; /* destroy MIG instances pods hold (default: the config fails instead) */
     const struct gs_dpconfig *dp; /* device-plugin config (sharing, MIG strategy); may be NULL */
     const char *pods_file;        /* pod devices without a cluster (JSON) */
     const char *dp_dir;           /* kubelet device-plugin directory; NULL: no device plugin */

@@ -30,7 +30,8 @@ static void usage(FILE *f)
            "                          [--temperature-threshold C] [--auto-cordon true|false]\n"
            "                          [--xid-hold S] [--ignore-xids 48,63] [--metrics-port 9400]\n"
            "                          [--metrics-bind ADDR] [--monitor-config gpu-metrics.json]\n"
-           "                          [--dcgm-names] [--mig-config FILE] [--mig-dry-run]\n"
+           "                          [--dcgm-names] [--mig-config FILE] [--mig-dry-run] "
+           "[--mig-force]\n"
            "                          [--dp-config FILE] [--pods-file FILE] [--duration S]\n"
            "                          [--insecure-skip-tls-verify]\n"
            "\n"
@@ -134,6 +135,10 @@ int gs_cli_agent(int argc, char **argv)
         }
         if (strcmp(a, "--mig-dry-run") == 0) {
             o.mig_dry_run = true;
+            continue;
+        }
+        if (strcmp(a, "--mig-force") == 0) {
+            o.mig_force = true;
             continue;
         }
         if (!v) {
