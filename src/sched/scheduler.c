@@ -1133,12 +1133,14 @@ static bool work_due(const struct sched *s)
 }
 
 /* One pending pod's place in the cycle's order: priority, then pods owed their queue's
- * deserved share before borrowers, then the queue's weighted dominant share, then arrival. */
+ * deserved share before borrowers, then the queue's priority, then its weighted dominant
+ * share, then arrival. */
 struct qitem {
     struct pod_entry *e;
     int idx; /* in the snapshot */
     int32_t prio;
     int borrow;
+    int32_t qprio; /* the queue's priority */
     double drf;
 };
 
@@ -1149,6 +1151,8 @@ static int cmp_qitem(const void *a, const void *b)
         return x->prio > y->prio ? -1 : 1;
     if (x->borrow != y->borrow)
         return x->borrow - y->borrow;
+    if (x->qprio != y->qprio)
+        return x->qprio > y->qprio ? -1 : 1;
     if (x->drf != y->drf)
         return x->drf < y->drf ? -1 : 1;
     return x->e->seq < y->e->seq ? -1 : x->e->seq > y->e->seq;
@@ -1589,6 +1593,7 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
         gs_tenants_demand(&cy.ty.t, &e->p.req, &d);
         it->borrow = gs_tenants_admit(&cy.ty.t, qi, e->p.ns, &d, NULL, 0) != GS_ADMIT_OWED;
         it->drf = gs_tenants_drf(&cy.ty.t, qi);
+        it->qprio = qi >= 0 ? cy.ty.t.q[qi].priority : 0;
     }
     qsort(q, (size_t)nq, sizeof(*q), cmp_qitem);
     if (!*engine || *engine_nodes < sn.c.nnodes) {
