@@ -302,8 +302,8 @@ out:
     return rc;
 }
 
-int gs_kube_list(struct gs_kube_client *c, const char *path, gs_kube_item_fn fn, void *user,
-                 char *rv, size_t rv_size, struct gs_error *err)
+static int list_lane(struct gs_kube_client *c, int lane, const char *path, gs_kube_item_fn fn,
+                     void *user, char *rv, size_t rv_size, struct gs_error *err)
 {
     char cont[2048] = "";
     bool restarted = false;
@@ -319,7 +319,7 @@ int gs_kube_list(struct gs_kube_client *c, const char *path, gs_kube_item_fn fn,
         }
         json_t *page = NULL;
         long status = 0;
-        int rc = gs_kube_request(c, "GET", p, NULL, NULL, &page, &status, err);
+        int rc = request(c, lane, "GET", p, NULL, NULL, &page, &status, err);
         if (rc) {
             if (status == 410 && cont[0] && !restarted) {
                 restarted = true; /* the continue token expired: list again from the start */
@@ -348,6 +348,18 @@ int gs_kube_list(struct gs_kube_client *c, const char *path, gs_kube_item_fn fn,
         if (!cont[0])
             return 0;
     }
+}
+
+int gs_kube_list(struct gs_kube_client *c, const char *path, gs_kube_item_fn fn, void *user,
+                 char *rv, size_t rv_size, struct gs_error *err)
+{
+    return list_lane(c, 1, path, fn, user, rv, rv_size, err);
+}
+
+int gs_kube_list_lane2(struct gs_kube_client *c, const char *path, gs_kube_item_fn fn, void *user,
+                       char *rv, size_t rv_size, struct gs_error *err)
+{
+    return list_lane(c, 2, path, fn, user, rv, rv_size, err);
 }
 
 struct watch_state {

@@ -49,6 +49,9 @@ typedef int (*gs_kube_item_fn)(const json_t *item, void *user);
  * continue token restarts the list once from the beginning. */
 int gs_kube_list(struct gs_kube_client *c, const char *path, gs_kube_item_fn fn, void *user,
                  char *rv, size_t rv_size, struct gs_error *err);
+/* Same, paced on the second lane (periodic background lists do not slow down bindings). */
+int gs_kube_list_lane2(struct gs_kube_client *c, const char *path, gs_kube_item_fn fn, void *user,
+                       char *rv, size_t rv_size, struct gs_error *err);
 
 typedef int (*gs_kube_event_fn)(const char *type, const json_t *object, void *user);
 /* WATCH from resource version rv (allowWatchBookmarks) for at most timeout_s seconds. Calls fn

@@ -62,7 +62,7 @@ static int list_kind(struct gs_kube_client *kc, const char *path, struct lister 
     char rv[64];
     struct gs_error e;
     gs_error_init(&e);
-    int rc = gs_kube_list(kc, path, on_item, l, rv, sizeof(rv), &e);
+    int rc = gs_kube_list_lane2(kc, path, on_item, l, rv, sizeof(rv), &e);
     if (rc == GS_ENOTFOUND) {
         l->n = 0; /* the API (a CRD) is not installed */
         return 0;
