@@ -29,7 +29,7 @@
 
 #define MAX_STREAMS 8
 
-enum state { S_NEW = 0, S_READ, S_DONE, S_STREAM_SENT, S_STREAM_CLOSED, S_SHUTDOWN };
+enum state { S_NEW = 0, S_READ, S_DONE, S_STREAM_SENT, S_STREAM_CLOSED };
 
 struct call {
     enum state st;
@@ -45,7 +45,7 @@ struct call {
 };
 
 struct gs_dp_plugin {
-    char dir[256], resource[128], socket[128], sock_path[400], kubelet[400];
+    char resource[128], socket[128], sock_path[400], kubelet[400];
     pthread_t thread, reg_thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -57,7 +57,6 @@ struct gs_dp_plugin {
     gs_dp_pick_fn pick;
     void *pick_user;
     volatile int stop;
-    int registrations;
     grpc_server *server;
     grpc_completion_queue *cq;
     struct call *streams[MAX_STREAMS];
@@ -251,32 +250,32 @@ static grpc_byte_buffer *preferred(struct gs_dp_plugin *p, grpc_slice in, grpc_s
                     if (!dup)
                         out[n++] = q->available_deviceids[a];
                 }
-        /* else pack: available devices of the GPU with the most available, in order */
+        /* else pack: devices of the GPU that offers the most, in order, before the next GPU */
+        size_t na = q->n_available_deviceids;
+        int *gpu = calloc(na ? na : 1, sizeof(int)), *left = calloc(GS_DP_MAX_DEVS, sizeof(int));
+        bool *taken = calloc(na ? na : 1, sizeof(bool));
         pthread_mutex_lock(&p->mu);
-        while (n < want) {
-            int best = -1, bestc = -1;
-            for (size_t a = 0; a < q->n_available_deviceids; a++) {
-                const struct gs_dp_device *d = find_dev(p, q->available_deviceids[a]);
-                int g = d ? d->gpu : -1, cnt = 0;
-                bool used = false;
-                for (int j = 0; j < n; j++)
-                    used |= strcmp(out[j], q->available_deviceids[a]) == 0;
-                if (used)
-                    continue;
-                for (size_t b = 0; b < q->n_available_deviceids; b++) {
-                    const struct gs_dp_device *e = find_dev(p, q->available_deviceids[b]);
-                    cnt += e && e->gpu == g;
-                }
-                if (cnt > bestc) {
-                    bestc = cnt;
-                    best = (int)a;
-                }
-            }
-            if (best < 0)
-                break;
-            out[n++] = q->available_deviceids[best];
+        for (size_t a = 0; gpu && left && taken && a < na; a++) {
+            const struct gs_dp_device *d = find_dev(p, q->available_deviceids[a]);
+            gpu[a] = d && d->gpu >= 0 && d->gpu < GS_DP_MAX_DEVS ? d->gpu : 0;
+            for (int j = 0; j < n; j++)
+                taken[a] |= strcmp(out[j], q->available_deviceids[a]) == 0;
+            left[gpu[a]]++;
         }
         pthread_mutex_unlock(&p->mu);
+        while (gpu && left && taken && n < want) {
+            int best = -1;
+            for (size_t a = 0; a < na; a++)
+                if (!taken[a] && (best < 0 || left[gpu[a]] > left[gpu[best]]))
+                    best = (int)a;
+            if (best < 0)
+                break;
+            taken[best] = true;
+            out[n++] = q->available_deviceids[best];
+        }
+        free(gpu);
+        free(left);
+        free(taken);
         cr[c].n_deviceids = (size_t)n;
         cr[c].deviceids = out;
     }
@@ -637,9 +636,6 @@ static void *registrar(void *arg)
         }
         registered = true;
         p->kubelet_ino = k;
-        pthread_mutex_lock(&p->mu);
-        p->registrations++;
-        pthread_mutex_unlock(&p->mu);
     }
     return NULL;
 }
@@ -656,7 +652,6 @@ struct gs_dp_plugin *gs_dp_start(const char *dir, const char *resource, const ch
         snprintf(why, why_size, "out of memory");
         return NULL;
     }
-    snprintf(p->dir, sizeof(p->dir), "%s", dir);
     snprintf(p->resource, sizeof(p->resource), "%s", resource);
     snprintf(p->socket, sizeof(p->socket), "%s", socket);
     snprintf(p->sock_path, sizeof(p->sock_path), "%s/%s", dir, socket);
@@ -682,7 +677,6 @@ struct gs_dp_plugin *gs_dp_start(const char *dir, const char *resource, const ch
         return NULL;
     }
     p->kubelet_ino = inode(p->kubelet);
-    p->registrations = 1;
     GS_INFO("deviceplugin", "%s: %d devices on %s, registered", resource, p->ndevs, p->sock_path);
     pthread_create(&p->reg_thread, NULL, registrar, p);
     return p;
@@ -703,14 +697,6 @@ void gs_dp_update(struct gs_dp_plugin *p, const struct gs_dp_device *devs, int n
         p->version++;
     }
     pthread_mutex_unlock(&p->mu);
-}
-
-int gs_dp_registrations(struct gs_dp_plugin *p)
-{
-    pthread_mutex_lock(&p->mu);
-    int n = p->registrations;
-    pthread_mutex_unlock(&p->mu);
-    return n;
 }
 
 void gs_dp_stop(struct gs_dp_plugin *p)

@@ -47,8 +47,6 @@ struct gs_dp_plugin *gs_dp_start(const char *dir, const char *resource, const ch
                                  char *why, unsigned why_size);
 /* Replace the device list (health changes): streams get the new list. */
 void gs_dp_update(struct gs_dp_plugin *p, const struct gs_dp_device *devs, int n);
-/* Registrations so far (1 + re-registrations after kubelet restarts). */
-int gs_dp_registrations(struct gs_dp_plugin *p);
 void gs_dp_stop(struct gs_dp_plugin *p);
 
 #endif

@@ -1334,7 +1334,7 @@ static const char *classify(struct cycle *cy, const struct gs_kube_pod *p,
 /* Evict the plan's victims for p (DisruptionTarget, delete with the UID precondition,
  * Events), nominate the node and hold the freed devices for p in this cycle. */
 static void preempt(struct cycle *cy, const struct gs_kube_pod *p, int queue,
-                    const struct gs_preempt_plan *plan, int np)
+                    const struct gs_preempt_plan *plan)
 {
     struct sched *s = cy->s;
     struct snapshot *sn = cy->sn;
@@ -1343,12 +1343,7 @@ static void preempt(struct cycle *cy, const struct gs_kube_pod *p, int queue,
     size_t off = 0;
     for (int i = 0; i < plan->nvictims; i++) {
         struct gs_running *v = &cy->ty.run[plan->victims[i]];
-        int vp = -1;
-        for (int k = 0; k < np && vp < 0; k++)
-            if (cy->ty.pod_run[k] == plan->victims[i])
-                vp = k;
-        if (vp < 0)
-            continue;
+        int vp = cy->ty.run_pod[plan->victims[i]];
         const struct gs_kube_pod *vpod = &sn->pods[vp].p;
         if (off < sizeof(names) - 1)
             off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s/%s", i ? ", " : "",
@@ -1708,7 +1703,7 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
             continue;
         }
         if (prc == 0) {
-            preempt(&cy, p, queue, &plan, np);
+            preempt(&cy, p, queue, &plan);
             gs_tenants_charge(&cy.ty.t, queue, p->ns, &d, +1);
             continue;
         }
@@ -1733,28 +1728,36 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
     }
     free(done);
     update_gauges(s, c, waiting - cy.scheduled);
-    /* pods this cycle did not look at (in backoff) keep their last verdict */
+    /* pods this cycle did not look at (in backoff) keep their last verdict; keyed by
+     * namespace/name so the merge stays linear in the pending pods */
     pthread_mutex_lock(&s->mmu);
+    json_t *seen = json_object(), *last = json_object();
+    char key[GS_KNAME_MAX + 70];
     size_t ri;
-    json_t *old;
-    json_array_foreach(s->pending_report, ri, old)
+    json_t *r;
+    json_array_foreach(cy.report, ri, r)
     {
-        const char *ons = json_string_value(json_object_get(old, "namespace")),
-                   *opod = json_string_value(json_object_get(old, "pod"));
-        bool seen = false, still = false;
-        size_t rj;
-        json_t *cur;
-        json_array_foreach(cy.report, rj, cur)
-        {
-            seen |= !strcmp(json_string_value(json_object_get(cur, "namespace")), ons) &&
-                    !strcmp(json_string_value(json_object_get(cur, "pod")), opod);
-        }
-        for (int i = 0; i < np && !seen && !still; i++)
-            still = !sn.pods[i].p.node[0] && !sn.pods[i].p.terminating &&
-                    !strcmp(sn.pods[i].p.ns, ons) && !strcmp(sn.pods[i].p.name, opod);
-        if (!seen && still)
+        snprintf(key, sizeof(key), "%s/%s", json_string_value(json_object_get(r, "namespace")),
+                 json_string_value(json_object_get(r, "pod")));
+        json_object_set(seen, key, json_true());
+    }
+    json_array_foreach(s->pending_report, ri, r)
+    {
+        snprintf(key, sizeof(key), "%s/%s", json_string_value(json_object_get(r, "namespace")),
+                 json_string_value(json_object_get(r, "pod")));
+        json_object_set(last, key, r);
+    }
+    for (int i = 0; i < np; i++) {
+        const struct gs_kube_pod *p = &sn.pods[i].p;
+        if (p->node[0] || p->terminating)
+            continue;
+        snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+        json_t *old = json_object_get(last, key);
+        if (old && !json_object_get(seen, key))
             json_array_append(cy.report, old);
     }
+    json_decref(seen);
+    json_decref(last);
     json_decref(s->pending_report);
     s->pending_report = cy.report;
     pthread_mutex_unlock(&s->mmu);

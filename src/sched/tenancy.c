@@ -152,6 +152,7 @@ void gs_tenancy_release(struct gs_tenancy *ty)
     free(ty->pod_gang);
     free(ty->pod_run);
     free(ty->run);
+    free(ty->run_pod);
     free(ty->pdb_allowed);
     memset(ty, 0, sizeof(*ty));
 }
@@ -244,11 +245,12 @@ int gs_tenancy_build(struct gs_tenancy *ty, const struct gs_policy_objs *po,
     ty->pod_gang = malloc(sizeof(int32_t) * an);
     ty->pod_run = malloc(sizeof(int32_t) * an);
     ty->run = malloc(sizeof(*ty->run) * an);
+    ty->run_pod = malloc(sizeof(*ty->run_pod) * an);
     ty->npdb = po->npdbs;
     ty->pdb_allowed = calloc((size_t)po->npdbs + 1, sizeof(int32_t));
     int32_t *healthy = calloc((size_t)po->npdbs + 1, sizeof(int32_t) * 2);
-    if (!ty->pod_queue || !ty->pod_gang || !ty->pod_run || !ty->run || !ty->pdb_allowed ||
-        !healthy) {
+    if (!ty->pod_queue || !ty->pod_gang || !ty->pod_run || !ty->run || !ty->run_pod ||
+        !ty->pdb_allowed || !healthy) {
         free(healthy);
         return GS_ENOMEM;
     }
@@ -289,6 +291,7 @@ int gs_tenancy_build(struct gs_tenancy *ty, const struct gs_policy_objs *po,
         r->gang = ty->pod_gang[i];
         r->pdb = pdb;
         r->demand = d;
+        ty->run_pod[ty->nrun] = i;
         ty->pod_run[i] = ty->nrun++;
     }
     for (int k = 0; k < po->npdbs; k++)

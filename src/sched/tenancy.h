@@ -52,6 +52,7 @@ struct gs_tenancy {
     int32_t *pod_gang;  /* per pod, index into po->groups or -1 */
     int32_t *pod_run;   /* per pod, index into run or -1 */
     struct gs_running *run;
+    int32_t *run_pod; /* per running pod, its index among the pods */
     int32_t nrun;
     int32_t *pdb_allowed;
     int32_t npdb;
