@@ -19,7 +19,7 @@ for i in (6, 7):
 json.dump({"gpus": gpus}, open(d + "/gpus.json", "w"))
 json.dump([], open(d + "/pods.json", "w"))
 P
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$("$(dirname "$0")/../tests/free-port.py")
 "$GS" --log-level warn agent run --fake "$dir/gpus.json" --pods-file "$dir/pods.json" \
     --interval 1 --metrics-port "$port" --metrics-bind 127.0.0.1 > "$dir/agent.log" 2>&1 &
 pid=$!

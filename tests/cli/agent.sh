@@ -48,7 +48,7 @@ cmp -s "$TMP/gpus.json" "$TMP/before.json" && ok || fail "mig-plan changed the d
 expect 2 "$GS" agent mig-plan --fake "$TMP/gpus.json" --mig-config "$TMP/mig.yaml" --config none && has "$TMP/err" "'none' is not in"
 expect 2 "$GS" agent mig-plan --fake "$TMP/gpus.json" && has "$TMP/err" "are required"
 # a short run without a cluster
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$("$(dirname "$0")/../free-port.py")
 "$GS" agent run --fake "$TMP/gpus.json" --interval 0.2 --duration 3 --metrics-port "$port" \
     --metrics-bind 127.0.0.1 > "$TMP/run.log" 2>&1 &
 sleep 1.5

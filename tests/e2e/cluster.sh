@@ -6,8 +6,9 @@
 # $E2E_DIR/scheduler.kubeconfig for the gpusched-scheduler user (RBAC from deploy/).
 E2E_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
+# a loopback port outside the kernel's ephemeral range, reserved against parallel tests
 e2e_free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+    "$E2E_SRC/../free-port.py"
 }
 
 e2e_down() {
@@ -61,21 +62,8 @@ e2e_kwok() {
     export E2E_KWOK
 }
 
-e2e_up() {
-    E2E_BIN="$("$E2E_SRC/build-control-plane.sh")" || { echo "e2e: control plane build failed"; return 1; }
-    export E2E_BIN
-    E2E_DIR="$(mktemp -d /tmp/gpusched-e2e.XXXXXX)"
-    export E2E_DIR
-    trap e2e_down EXIT
-    # certificates: a CA, the serving cert for 127.0.0.1, users, the service-account key
-    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$E2E_DIR/ca.key" -out "$E2E_DIR/ca.crt" \
-        -subj "/CN=gpusched-e2e-ca" -days 1 >/dev/null 2>&1
-    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > "$E2E_DIR/san.ext"
-    e2e_cert apiserver kube-apiserver "" "$E2E_DIR/san.ext"
-    e2e_cert admin e2e-admin system:masters
-    e2e_cert scheduler gpusched-scheduler ""
-    openssl genrsa -out "$E2E_DIR/sa.key" 2048 >/dev/null 2>&1
-    openssl rsa -in "$E2E_DIR/sa.key" -pubout -out "$E2E_DIR/sa.pub" >/dev/null 2>&1
+# etcd and kube-apiserver on fresh ports; returns once both are started (not yet ready)
+e2e_start_apiserver() {
     local ep pp ap
     ep=$(e2e_free_port); pp=$(e2e_free_port); ap=$(e2e_free_port)
     "$E2E_BIN/etcd" --data-dir "$E2E_DIR/etcd" --listen-client-urls "http://127.0.0.1:$ep" \
@@ -98,12 +86,45 @@ e2e_up() {
         > "$E2E_DIR/apiserver.log" 2>&1 &
     echo $! > "$E2E_DIR/apiserver.pid"
     export E2E_SERVER="https://127.0.0.1:$ap"
+}
+
+e2e_up() {
+    E2E_BIN="$("$E2E_SRC/build-control-plane.sh")" || { echo "e2e: control plane build failed"; return 1; }
+    export E2E_BIN
+    E2E_DIR="$(mktemp -d /tmp/gpusched-e2e.XXXXXX)"
+    export E2E_DIR
+    trap e2e_down EXIT
+    # certificates: a CA, the serving cert for 127.0.0.1, users, the service-account key
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$E2E_DIR/ca.key" -out "$E2E_DIR/ca.crt" \
+        -subj "/CN=gpusched-e2e-ca" -days 1 >/dev/null 2>&1
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > "$E2E_DIR/san.ext"
+    e2e_cert apiserver kube-apiserver "" "$E2E_DIR/san.ext"
+    e2e_cert admin e2e-admin system:masters
+    e2e_cert scheduler gpusched-scheduler ""
+    openssl genrsa -out "$E2E_DIR/sa.key" 2048 >/dev/null 2>&1
+    openssl rsa -in "$E2E_DIR/sa.key" -pubout -out "$E2E_DIR/sa.pub" >/dev/null 2>&1
+    e2e_start_apiserver
     e2e_kubeconfig "$E2E_DIR/admin.kubeconfig" "$E2E_DIR/admin.crt" "$E2E_DIR/admin.key"
     e2e_kubeconfig "$E2E_DIR/scheduler.kubeconfig" "$E2E_DIR/scheduler.crt" "$E2E_DIR/scheduler.key"
     export KUBECONFIG="$E2E_DIR/admin.kubeconfig"
-    local i
+    local i tries=0
     for i in $(seq 1 120); do
-        kill -0 "$(cat "$E2E_DIR/apiserver.pid")" 2>/dev/null || break
+        if ! kill -0 "$(cat "$E2E_DIR/apiserver.pid")" 2>/dev/null ||
+            ! kill -0 "$(cat "$E2E_DIR/etcd.pid")" 2>/dev/null; then
+            # a port taken between our check and the bind: start again on other ports
+            if [ $tries -lt 3 ] && grep -qs "address already in use" "$E2E_DIR/apiserver.log" "$E2E_DIR/etcd.log"; then
+                tries=$((tries + 1))
+                echo "e2e: a control-plane port was taken; starting again on other ports" >&2
+                kill "$(cat "$E2E_DIR/apiserver.pid")" "$(cat "$E2E_DIR/etcd.pid")" 2>/dev/null
+                wait "$(cat "$E2E_DIR/apiserver.pid")" "$(cat "$E2E_DIR/etcd.pid")" 2>/dev/null
+                rm -rf "$E2E_DIR/etcd"
+                e2e_start_apiserver
+                e2e_kubeconfig "$E2E_DIR/admin.kubeconfig" "$E2E_DIR/admin.crt" "$E2E_DIR/admin.key"
+                e2e_kubeconfig "$E2E_DIR/scheduler.kubeconfig" "$E2E_DIR/scheduler.crt" "$E2E_DIR/scheduler.key"
+                continue
+            fi
+            break
+        fi
         if curl -sf --cacert "$E2E_DIR/ca.crt" --cert "$E2E_DIR/admin.crt" \
             --key "$E2E_DIR/admin.key" "$E2E_SERVER/readyz" >/dev/null 2>&1; then
             # RBAC for the scheduler user, as deploy/ ships it

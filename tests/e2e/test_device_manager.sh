@@ -39,7 +39,7 @@ exec 3> "$D/cmd"
 wait_for 20 'any(e["event"] == "ready" for e in ev)' || { fail "device manager not ready"; tail "$D/h.err"; exit 1; }
 printf 'version: v1\nflags:\n  migStrategy: mixed\n' > "$D/dp.yaml"
 gpus '{}'
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+PORT=$("$E2E_SRC/../free-port.py")
 "$GS" --log-level info agent run --fake "$D/gpus.json" --dp-config "$D/dp.yaml" \
     --device-plugin-dir "$DIR" --interval 0.5 --xid-hold 2 --metrics-port "$PORT" \
     --metrics-bind 127.0.0.1 --pod-resources-socket /var/lib/kubelet/pod-resources/kubelet.sock \
