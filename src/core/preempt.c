@@ -62,6 +62,8 @@ static bool pod_eligible(const struct search *s, int r)
 {
     const struct gs_preempt_ctx *ctx = s->ctx;
     const struct gs_running *v = &ctx->run[r];
+    if (ctx->taken && ctx->taken[r])
+        return false;
     if (ctx->now_s - v->start_s < ctx->min_runtime_s)
         return false;
     bool same = !ctx->tenants || v->queue == s->p->queue || v->queue < 0 || s->p->queue < 0;
@@ -466,5 +468,93 @@ done:
     free(s.mask_cost);
     free(s.node_lb);
     free(s.mask_pods);
+    return rc;
+}
+
+int gs_gang_preempt(struct gs_engine *e, struct gs_cluster *c, struct gs_tenants *t,
+                    const struct gs_preempt_ctx *ctx, const struct gs_preemptor *p,
+                    const struct gs_request *const *reqs, int n, struct gs_preempt_plan *plans)
+{
+    int nrun = ctx->nrun, rc = 0;
+    size_t an = nrun > 0 ? (size_t)nrun : 1;
+    uint8_t *gone = calloc(an, 1);
+    bool *placed = calloc((size_t)(n > 0 ? n : 1), 1);
+    int32_t *allowed = malloc(sizeof(*allowed) * (size_t)(ctx->npdb + 1));
+    if (!gone || !placed || !allowed) {
+        rc = GS_ENOMEM;
+        goto done;
+    }
+    if (ctx->npdb > 0)
+        memcpy(allowed, ctx->pdb_allowed, sizeof(*allowed) * (size_t)ctx->npdb);
+    if (ctx->taken)
+        memcpy(gone, ctx->taken, (size_t)nrun);
+    memset(plans, 0, sizeof(*plans) * (size_t)(n > 0 ? n : 0));
+    /* first every member that fits as things stand (a shape that did not fit is not tried
+     * again: the members placed since only took room) */
+    uint64_t nofit[8];
+    int nnofit = 0;
+    for (int i = 0; i < n; i++) {
+        plans[i].node = -1;
+        uint64_t sig = gs_request_sig(reqs[i]);
+        bool known = false;
+        for (int k = 0; k < nnofit && !known; k++)
+            known = nofit[k] == sig;
+        struct gs_decision d;
+        if (known)
+            continue;
+        if (gs_engine_place(e, c, reqs[i], i, &d, NULL) != 0) {
+            if (nnofit < 8)
+                nofit[nnofit++] = sig;
+            continue;
+        }
+        if ((rc = gs_cluster_bind(c, reqs[i], &d.alloc)))
+            goto done;
+        plans[i].node = d.alloc.node;
+        plans[i].alloc = d.alloc;
+        placed[i] = true;
+    }
+    /* then victims for the rest, one member after another, never a pod chosen before */
+    struct gs_preempt_ctx c2 = *ctx;
+    c2.pdb_allowed = allowed;
+    c2.taken = gone;
+    for (int i = 0; i < n; i++) {
+        if (placed[i])
+            continue;
+        struct gs_preemptor p2 = *p;
+        p2.req = reqs[i];
+        if ((rc = gs_preempt_plan(e, c, &c2, &p2, &plans[i])))
+            goto done;
+        for (int k = 0; k < plans[i].nvictims; k++) {
+            int r = plans[i].victims[k];
+            const struct gs_running *v = &ctx->run[r];
+            gone[r] = 2;
+            if (v->node >= 0 && v->node < c->nnodes)
+                gs_cluster_unbind(c, &v->req, &v->alloc);
+            if (t)
+                gs_tenants_charge(t, v->queue, NULL, &v->demand, -1);
+            if (v->pdb >= 0 && v->pdb < ctx->npdb)
+                allowed[v->pdb]--;
+        }
+        if ((rc = gs_cluster_bind(c, reqs[i], &plans[i].alloc)))
+            goto done;
+        placed[i] = true;
+    }
+done:
+    /* as it was: members out, victims back */
+    for (int i = 0; placed && i < n; i++)
+        if (placed[i])
+            gs_cluster_unbind(c, reqs[i], &plans[i].alloc);
+    for (int r = 0; gone && r < nrun; r++) {
+        if (gone[r] != 2)
+            continue;
+        const struct gs_running *v = &ctx->run[r];
+        if (v->node >= 0 && v->node < c->nnodes)
+            gs_cluster_bind(c, &v->req, &v->alloc);
+        if (t)
+            gs_tenants_charge(t, v->queue, NULL, &v->demand, +1);
+    }
+    free(gone);
+    free(placed);
+    free(allowed);
     return rc;
 }

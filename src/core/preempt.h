@@ -42,6 +42,7 @@ struct gs_preempt_ctx {
     int32_t npdb;
     const struct gs_tenants *tenants; /* NULL: priorities only */
     double now_s, min_runtime_s;
+    const uint8_t *taken; /* per running pod: already chosen as a victim (NULL: none) */
 };
 
 struct gs_preemptor {
@@ -63,6 +64,18 @@ struct gs_preempt_plan {
  * when no set works, GS_ENOMEM. */
 int gs_preempt_plan(struct gs_engine *e, struct gs_cluster *c, const struct gs_preempt_ctx *ctx,
                     const struct gs_preemptor *p, struct gs_preempt_plan *out);
+
+/* Victims for a whole gang of n members (reqs[i]; queue, priority and owed from p, whose req
+ * is ignored). Members that fit as things stand are placed first; each of the others then
+ * gets the cheapest valid victim set (gs_preempt_plan) among the pods not chosen yet, with
+ * the victims chosen so far gone (on every node, a victim gang whole), their budgets spent
+ * and their share released from t (the same object as ctx->tenants, or NULL), and the
+ * members placed so far in place. plans[i] is member i's node and devices and the victims
+ * chosen for it (none when it fit). All or nothing: GS_ENOFIT when any member finds no
+ * place. The cluster and t are as they were on return. */
+int gs_gang_preempt(struct gs_engine *e, struct gs_cluster *c, struct gs_tenants *t,
+                    const struct gs_preempt_ctx *ctx, const struct gs_preemptor *p,
+                    const struct gs_request *const *reqs, int n, struct gs_preempt_plan *plans);
 
 /* GPU-hours a running pod has used so far (the loss if it is evicted now). */
 double gs_running_gpu_hours(const struct gs_running *r, double now_s);

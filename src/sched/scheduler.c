@@ -1331,23 +1331,35 @@ static const char *classify(struct cycle *cy, const struct gs_kube_pod *p,
     return "resources";
 }
 
-/* Evict the plan's victims for p (DisruptionTarget, delete with the UID precondition,
- * Events), nominate the node and hold the freed devices for p in this cycle. */
-static void preempt(struct cycle *cy, const struct gs_kube_pod *p, int queue,
-                    const struct gs_preempt_plan *plan)
+/* What victim choice sees in this cycle: the running pods, budgets, tenants. */
+static struct gs_preempt_ctx preempt_ctx(struct cycle *cy)
+{
+    return (struct gs_preempt_ctx){.run = cy->ty.run,
+                                   .nrun = cy->ty.nrun,
+                                   .ngangs = cy->ty.ngangs,
+                                   .pdb_allowed = cy->ty.pdb_allowed,
+                                   .npdb = cy->ty.npdb,
+                                   .tenants = &cy->ty.t,
+                                   .now_s = cy->now_wall,
+                                   .min_runtime_s = cy->s->o.min_runtime_s};
+}
+
+/* Evict a plan's victims for p (DisruptionTarget, delete with the UID precondition, Events);
+ * their names are appended to names. */
+static void evict(struct cycle *cy, const struct gs_kube_pod *p, int queue,
+                  const struct gs_preempt_plan *plan, char *names, size_t size)
 {
     struct sched *s = cy->s;
     struct snapshot *sn = cy->sn;
     const char *node = cy->c->nodes[plan->node].name;
-    char names[1024] = "";
-    size_t off = 0;
+    size_t off = strlen(names);
     for (int i = 0; i < plan->nvictims; i++) {
         struct gs_running *v = &cy->ty.run[plan->victims[i]];
         int vp = cy->ty.run_pod[plan->victims[i]];
         const struct gs_kube_pod *vpod = &sn->pods[vp].p;
-        if (off < sizeof(names) - 1)
-            off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s/%s", i ? ", " : "",
-                                    vpod->ns, vpod->name);
+        if (off < size - 1)
+            off += (size_t)snprintf(names + off, size - off, "%s%s/%s", off ? ", " : "", vpod->ns,
+                                    vpod->name);
         if (v->node >= 0 && v->node < cy->c->nnodes)
             gs_cluster_unbind(cy->c, &v->req, &v->alloc);
         gs_tenants_charge(&cy->ty.t, v->queue, vpod->ns, &v->demand, -1);
@@ -1371,17 +1383,17 @@ static void preempt(struct cycle *cy, const struct gs_kube_pod *p, int queue,
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", vpod->ns, vpod->name);
         write_later(s, "DELETE", path, NULL, gs_kube_delete_options(vpod->uid, -1));
     }
-    char msg[1400];
-    snprintf(msg, sizeof(msg), "preempting %d pod%s on node %s (%.4f GPU-hours lost): %s",
-             plan->nvictims, plan->nvictims == 1 ? "" : "s", node, plan->gpu_hours, names);
+}
+
+/* Hold devices a for p in this cycle and nominate its node (nominatedNodeName, the
+ * Preempting Event and /debug/pending say msg) while the victims terminate. */
+static void nominate(struct cycle *cy, const struct gs_kube_pod *p, int queue,
+                     const struct gs_alloc *a, const char *msg)
+{
+    struct sched *s = cy->s;
+    const char *node = cy->c->nodes[a->node].name;
     report(cy, p, queue, "preempting", msg);
-    /* hold the devices for the preemptor while the victims terminate */
-    gs_cluster_bind(cy->c, &p->req, &plan->alloc);
-    pthread_mutex_lock(&s->mmu);
-    s->preemptions++;
-    s->victims += (uint64_t)plan->nvictims;
-    s->lost_gpu_hours += plan->gpu_hours;
-    pthread_mutex_unlock(&s->mmu);
+    gs_cluster_bind(cy->c, &p->req, a);
     if (s->dry)
         return;
     GS_INFO("scheduler", "%s/%s: %s", p->ns, p->name, msg);
@@ -1400,6 +1412,55 @@ static void preempt(struct cycle *cy, const struct gs_kube_pod *p, int queue,
     pthread_mutex_unlock(&s->st.mu);
 }
 
+static void count_preemption(struct sched *s, int victims, double gpu_hours)
+{
+    pthread_mutex_lock(&s->mmu);
+    s->preemptions++;
+    s->victims += (uint64_t)victims;
+    s->lost_gpu_hours += gpu_hours;
+    pthread_mutex_unlock(&s->mmu);
+}
+
+/* Evict the plan's victims for p and hold the freed devices for it. */
+static void preempt(struct cycle *cy, const struct gs_kube_pod *p, int queue,
+                    const struct gs_preempt_plan *plan)
+{
+    char names[1024] = "", msg[1400];
+    evict(cy, p, queue, plan, names, sizeof(names));
+    snprintf(msg, sizeof(msg), "preempting %d pod%s on node %s (%.4f GPU-hours lost): %s",
+             plan->nvictims, plan->nvictims == 1 ? "" : "s", cy->c->nodes[plan->node].name,
+             plan->gpu_hours, names);
+    nominate(cy, p, queue, &plan->alloc, msg);
+    count_preemption(cy->s, plan->nvictims, plan->gpu_hours);
+}
+
+/* Nodes p does not tolerate are out for it: marked unschedulable in c until unmask_taints.
+ * Returns how many (masked is NULL or nnodes flags). */
+static int mask_taints(struct cycle *cy, const struct gs_kube_pod *p, int8_t **masked)
+{
+    struct gs_cluster *c = cy->c;
+    int nn = c->nnodes, n = 0;
+    *masked = cy->sn->tainted ? calloc((size_t)nn + 1, 1) : NULL;
+    for (int i = 0; *masked && i < nn; i++)
+        if (!c->nodes[i].unschedulable && !gs_kube_tolerates(p, &cy->sn->nodes[i])) {
+            c->nodes[i].unschedulable = true;
+            gs_node_touch(&c->nodes[i]);
+            (*masked)[i] = 1;
+            n++;
+        }
+    return n;
+}
+
+static void unmask_taints(struct cycle *cy, int8_t *masked)
+{
+    for (int i = 0; masked && i < cy->c->nnodes; i++)
+        if (masked[i]) {
+            cy->c->nodes[i].unschedulable = false;
+            gs_node_touch(&cy->c->nodes[i]);
+        }
+    free(masked);
+}
+
 /* A gang past its PodGroup's scheduleTimeoutSeconds says so in its message (the members keep
  * waiting, and keep holding nothing). */
 static void gang_timeout(const struct cycle *cy, const struct gs_kube_podgroup *pg, char *msg,
@@ -1415,27 +1476,74 @@ static void gang_timeout(const struct cycle *cy, const struct gs_kube_podgroup *
              (int)pg->timeout_s, waited);
 }
 
-/* A gang: place every pending member (due or in backoff) at once, or none. */
+/* Victims for every member of a gang that does not fit: each member whose place needs them
+ * evicts its victims and is nominated; the others are nominated where they fit; every
+ * member holds its devices in this cycle. Returns false when no victim set helps. */
+static bool preempt_gang(struct cycle *cy, const struct gs_kube_podgroup *pg, const int *members,
+                         const struct gs_request *const *reqs, int nm, int queue, bool owed)
+{
+    struct snapshot *sn = cy->sn;
+    const struct gs_kube_pod *p0 = &sn->pods[members[0]].p;
+    struct gs_preempt_plan *plans = calloc((size_t)nm, sizeof(*plans));
+    if (!plans)
+        return false;
+    struct gs_preempt_ctx ctx = preempt_ctx(cy);
+    struct gs_preemptor pr = {NULL, queue, p0->priority, owed};
+    if (gs_gang_preempt(cy->engine, cy->c, &cy->ty.t, &ctx, &pr, reqs, nm, plans) != 0) {
+        free(plans);
+        return false;
+    }
+    char names[1024] = "", msg[1400];
+    int nv = 0;
+    double lost = 0;
+    for (int k = 0; k < nm; k++) {
+        if (plans[k].nvictims == 0)
+            continue;
+        evict(cy, &sn->pods[members[k]].p, queue, &plans[k], names, sizeof(names));
+        nv += plans[k].nvictims;
+        lost += plans[k].gpu_hours;
+    }
+    snprintf(msg, sizeof(msg),
+             "gang %s/%s (%d pods): preempting %d pod%s (%.4f GPU-hours lost) so that every "
+             "member starts at once: %s",
+             pg->ns, pg->name, nm, nv, nv == 1 ? "" : "s", lost, names);
+    for (int k = 0; k < nm; k++) {
+        struct gs_qvec d;
+        nominate(cy, &sn->pods[members[k]].p, queue, &plans[k].alloc, msg);
+        gs_tenants_demand(&cy->ty.t, reqs[k], &d);
+        gs_tenants_charge(&cy->ty.t, queue, sn->pods[members[k]].p.ns, &d, +1);
+    }
+    count_preemption(cy->s, nv, lost);
+    free(plans);
+    return true;
+}
+
+/* A gang: place every pending member (due or in backoff) at once, or none. When it does
+ * not fit, its members preempt for it together (gs_gang_preempt); while their victims
+ * terminate, members nominated for a node hold what is free there for the gang. */
 static void schedule_gang(struct cycle *cy, int g, double t0)
 {
     struct snapshot *sn = cy->sn;
     struct sched *s = cy->s;
     const struct gs_kube_podgroup *pg = &cy->po.groups[g];
     int bound = 0, members[256], nm = 0;
+    bool nominated = false;
     for (int i = 0; i < sn->np; i++) {
         const struct gs_kube_pod *p = &sn->pods[i].p;
         if (cy->ty.pod_gang[i] != g || p->terminating)
             continue;
         if (p->node[0])
             bound++;
-        else if (nm < 256 && strcmp(p->scheduler, s->o.scheduler_name) == 0)
+        else if (nm < 256 && strcmp(p->scheduler, s->o.scheduler_name) == 0) {
             members[nm++] = i;
+            nominated |= sn->pods[i].nominated[0] && mono() - sn->pods[i].nominated_at < 30;
+        }
     }
     if (nm == 0)
         return;
     const struct gs_kube_pod *p0 = &sn->pods[members[0]].p;
     int queue = cy->ty.pod_queue[members[0]];
-    char msg[900];
+    char msg[1400];
     if (nm + bound < pg->min_member) {
         snprintf(msg, sizeof(msg),
                  "gang %s/%s: %d of minMember %d pods exist; waiting for the rest", pg->ns,
@@ -1455,7 +1563,8 @@ static void schedule_gang(struct cycle *cy, int g, double t0)
             sum.v[x] += d.v[x];
     }
     char why[400];
-    if (gs_tenants_admit(&cy->ty.t, queue, p0->ns, &sum, why, sizeof(why)) == GS_ADMIT_DENY) {
+    enum gs_admit adm = gs_tenants_admit(&cy->ty.t, queue, p0->ns, &sum, why, sizeof(why));
+    if (adm == GS_ADMIT_DENY) {
         snprintf(msg, sizeof(msg), "quota: gang %s/%s (%d pods): %s", pg->ns, pg->name, nm, why);
         for (int k = 0; k < nm; k++)
             unschedulable(cy, &sn->pods[members[k]].p, queue, "quota", msg, t0);
@@ -1464,7 +1573,11 @@ static void schedule_gang(struct cycle *cy, int g, double t0)
     struct gs_decision dec[256];
     struct gs_reasons r;
     int failed = 0;
-    if (gs_gang_place(cy->engine, cy->c, reqs, nm, dec, &failed, &r) == 0) {
+    int8_t *masked;
+    mask_taints(cy, p0, &masked);
+    int rc = gs_gang_place(cy->engine, cy->c, reqs, nm, dec, &failed, &r);
+    if (rc == 0) {
+        unmask_taints(cy, masked);
         /* the gang holds its devices in c; bind each member on those devices */
         for (int k = 0; k < nm; k++)
             gs_cluster_unbind(cy->c, reqs[k], &dec[k].alloc);
@@ -1477,12 +1590,37 @@ static void schedule_gang(struct cycle *cy, int g, double t0)
             GS_INFO("scheduler", "gang %s/%s: %d pods placed together", pg->ns, pg->name, nm);
         return;
     }
+    bool preempted = !nominated && !p0->preempt_never &&
+                     preempt_gang(cy, pg, members, reqs, nm, queue, adm == GS_ADMIT_OWED);
+    unmask_taints(cy, masked);
+    if (preempted)
+        return;
     char reasons[600];
     gs_reasons_str(&r, reqs[failed], reasons, sizeof(reasons));
     snprintf(msg, sizeof(msg),
              "gang %s/%s (%d pods, minMember %d): member %s does not fit: %s; "
              "the gang holds nothing",
              pg->ns, pg->name, nm, (int)pg->min_member, sn->pods[members[failed]].p.name, reasons);
+    if (nominated) {
+        /* victims still leaving: what is free on each nominated node waits for its member */
+        for (int k = 0; k < nm; k++) {
+            const struct pod_entry *e = &sn->pods[members[k]];
+            int node = e->nominated[0] ? find_in(sn, e->nominated) : -1;
+            struct gs_alloc a;
+            if (node >= 0 && gs_engine_fits(cy->c, node, reqs[k], NULL)) {
+                gs_engine_score(cy->engine, cy->c, node, reqs[k], &a);
+                a.node = node;
+                gs_cluster_bind(cy->c, reqs[k], &a);
+            }
+        }
+        snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+                 "; waiting for the pods preempted for it to leave");
+        for (int k = 0; k < nm; k++) {
+            report(cy, &sn->pods[members[k]].p, queue, "preempting", msg);
+            backoff_pod(s, &sn->pods[members[k]].p, 0.25);
+        }
+        return;
+    }
     gang_timeout(cy, pg, msg, sizeof(msg));
     for (int k = 0; k < nm; k++)
         unschedulable(cy, &sn->pods[members[k]].p, queue, "gang", msg, t0);
@@ -1540,7 +1678,7 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
     cy.c = &sn.c;
     cy.now_wall = wall();
     cy.report = json_array();
-    int nn = sn.nn, np = sn.np;
+    int np = sn.np;
     /* pods we evicted that the watch still shows are as good as gone */
     pthread_mutex_lock(&s->mmu);
     for (int k = 0; k < s->nevicted; k++) {
@@ -1615,6 +1753,15 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
         if (e->p.node[0] || e->p.terminating || !e->nominated[0] || mono() - e->nominated_at > 30 ||
             strcmp(e->p.scheduler, s->o.scheduler_name) != 0)
             continue;
+        int g = cy.ty.pod_gang[i];
+        if (g >= 0) {
+            /* a gang that preempted goes first, whole */
+            if (gang_done && !gang_done[g]) {
+                gang_done[g] = true;
+                schedule_gang(&cy, g, mono());
+            }
+            continue;
+        }
         int node = find_in(&sn, e->nominated);
         if (node < 0 || !gs_engine_fits(c, node, &e->p.req, NULL))
             continue;
@@ -1668,15 +1815,8 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
             continue;
         }
         /* taints: nodes this pod does not tolerate are out for it */
-        int8_t *masked = sn.tainted ? calloc((size_t)nn + 1, 1) : NULL;
-        int nmasked = 0;
-        for (int i = 0; masked && i < nn; i++)
-            if (!c->nodes[i].unschedulable && !gs_kube_tolerates(p, &sn.nodes[i])) {
-                c->nodes[i].unschedulable = true;
-                gs_node_touch(&c->nodes[i]);
-                masked[i] = 1;
-                nmasked++;
-            }
+        int8_t *masked;
+        int nmasked = mask_taints(&cy, p, &masked);
         struct gs_decision dec;
         struct gs_reasons r;
         memset(&r, 0, sizeof(r));
@@ -1686,17 +1826,11 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
         memset(&plan, 0, sizeof(plan));
         bool nominated = e->nominated[0] && mono() - e->nominated_at < 30;
         if (rc && !p->preempt_never && !nominated) {
-            struct gs_preempt_ctx ctx = {cy.ty.run,  cy.ty.nrun, cy.ty.ngangs, cy.ty.pdb_allowed,
-                                         cy.ty.npdb, &cy.ty.t,   cy.now_wall,  s->o.min_runtime_s};
+            struct gs_preempt_ctx ctx = preempt_ctx(&cy);
             struct gs_preemptor pr = {&p->req, queue, p->priority, adm == GS_ADMIT_OWED};
             prc = gs_preempt_plan(*engine, c, &ctx, &pr, &plan);
         }
-        for (int i = 0; masked && i < nn; i++)
-            if (masked[i]) {
-                c->nodes[i].unschedulable = false;
-                gs_node_touch(&c->nodes[i]);
-            }
-        free(masked);
+        unmask_taints(&cy, masked);
         if (rc == 0) {
             if (assume_and_bind(&cy, p, &dec.alloc, t0) == 0)
                 gs_tenants_charge(&cy.ty.t, queue, p->ns, &d, +1);

@@ -620,6 +620,24 @@ static int requeue_add(struct requeue *r, int pi)
     return 0;
 }
 
+/* Requests that did not fit in this pass (an identical one cannot fit either), and those
+ * for which no preemption helped (keyed with priority, queue and whether owed). */
+struct failed {
+    uint64_t failed[FAILED_SLOTS], pfailed[FAILED_SLOTS];
+    int nfailed, npfailed;
+};
+
+/* What victim choice sees: the running pods (build_run first) and the tenants. */
+static struct gs_preempt_ctx preempt_ctx(struct sim *s)
+{
+    return (struct gs_preempt_ctx){.run = s->run,
+                                   .nrun = s->nrun,
+                                   .ngangs = s->ngangs,
+                                   .tenants = &s->t,
+                                   .now_s = s->now,
+                                   .min_runtime_s = s->sc->min_runtime_s};
+}
+
 /* Preemption for pod pi (tenancy only): evict the cheapest victims and start it there.
  * Returns 1 when it started, 0 when no victim set helps, or an error. */
 static int try_preempt(struct sim *s, int pi, bool owed, struct requeue *rq)
@@ -628,8 +646,7 @@ static int try_preempt(struct sim *s, int pi, bool owed, struct requeue *rq)
     int rc = build_run(s);
     if (rc)
         return rc;
-    struct gs_preempt_ctx ctx = {s->run, s->nrun, s->ngangs, NULL,
-                                 0,      &s->t,   s->now,    s->sc->min_runtime_s};
+    struct gs_preempt_ctx ctx = preempt_ctx(s);
     struct gs_preemptor pr = {&p->req, pod_queue(s, p), pod_prio(s, p), owed};
     struct gs_preempt_plan plan;
     rc = gs_preempt_plan(s->e, &s->c, &ctx, &pr, &plan);
@@ -654,8 +671,10 @@ static int try_preempt(struct sim *s, int pi, bool owed, struct requeue *rq)
     return 1;
 }
 
-/* A gang: every pending member in the queue from position `from`, all at once or none. */
-static int try_gang(struct sim *s, int g, int from)
+/* A gang: every pending member in the queue from position `from`, all at once or none; with
+ * tenancy, when it does not fit, its members preempt for it together (gs_gang_preempt).
+ * Returns 1 when it started, 0 when it waits, < 0 on error. */
+static int try_gang(struct sim *s, int g, int from, struct failed *f, struct requeue *rq)
 {
     int members[64], nm = 0;
     for (int i = from; i < s->nqueue && nm < 64; i++) {
@@ -666,37 +685,69 @@ static int try_gang(struct sim *s, int g, int from)
     const struct gs_request *reqs[64];
     struct gs_qvec sum, d;
     gs_qvec_zero(&sum);
+    uint64_t key = 14695981039346656037ull;
     for (int k = 0; k < nm; k++) {
         reqs[k] = &s->pods[members[k]].req;
         gs_tenants_demand(&s->t, reqs[k], &d);
         for (int x = 0; x < GS_QR_COUNT; x++)
             sum.v[x] += d.v[x];
+        key = (key ^ gs_request_sig(reqs[k])) * 1099511628211ull;
     }
-    if (s->tenancy && gs_tenants_admit(&s->t, pod_queue(s, &s->pods[members[0]]), NULL, &sum, NULL,
-                                       0) == GS_ADMIT_DENY)
+    const struct pod *p0 = &s->pods[members[0]];
+    enum gs_admit adm = GS_ADMIT_OWED;
+    if (s->tenancy &&
+        (adm = gs_tenants_admit(&s->t, pod_queue(s, p0), NULL, &sum, NULL, 0)) == GS_ADMIT_DENY)
         return 0;
     struct gs_decision dec[64];
-    int failed = -1;
+    int failed = -1, rc;
     struct gs_reasons why;
     memset(&why, 0, sizeof(why));
-    if (gs_gang_place(s->e, &s->c, reqs, nm, dec, &failed, &why))
-        return 0;
-    for (int k = 0; k < nm; k++)
-        gs_cluster_unbind(&s->c, reqs[k], &dec[k].alloc);
-    for (int k = 0; k < nm; k++) {
-        int rc = start_pod(s, members[k], &dec[k]);
-        if (rc)
-            return rc;
+    if (gs_gang_place(s->e, &s->c, reqs, nm, dec, &failed, &why) == 0) {
+        for (int k = 0; k < nm; k++)
+            gs_cluster_unbind(&s->c, reqs[k], &dec[k].alloc);
+        for (int k = 0; k < nm; k++)
+            if ((rc = start_pod(s, members[k], &dec[k])))
+                return rc;
+        return 1;
     }
-    return 1;
+    bool owed = adm == GS_ADMIT_OWED;
+    key ^= ((uint64_t)(uint32_t)pod_prio(s, p0) << 20) ^
+           ((uint64_t)(uint32_t)pod_queue(s, p0) << 52) ^ (owed ? 0 : 1);
+    if (!s->tenancy || failed_has(f->pfailed, key))
+        return 0;
+    if ((rc = build_run(s)))
+        return rc;
+    struct gs_preempt_plan *plans = calloc((size_t)nm, sizeof(*plans));
+    if (!plans)
+        return GS_ENOMEM;
+    struct gs_preempt_ctx ctx = preempt_ctx(s);
+    struct gs_preemptor pr = {NULL, pod_queue(s, p0), pod_prio(s, p0), owed};
+    rc = gs_gang_preempt(s->e, &s->c, &s->t, &ctx, &pr, reqs, nm, plans);
+    if (rc == GS_ENOFIT) {
+        failed_add(f->pfailed, &f->npfailed, key);
+        free(plans);
+        return 0;
+    }
+    /* victims are run indexes: map them to pods before the evictions change the run list */
+    int vic[64 * GS_PREEMPT_MAX_VICTIMS], nv = 0;
+    for (int k = 0; !rc && k < nm; k++)
+        for (int v = 0; v < plans[k].nvictims; v++)
+            vic[nv++] = s->run_pod[plans[k].victims[v]];
+    for (int v = 0; !rc && v < nv; v++)
+        if (s->pods[vic[v]].state == P_RUNNING && !(rc = evict_pod(s, vic[v])))
+            rc = requeue_add(rq, vic[v]);
+    if (!rc)
+        s->preemptions++;
+    for (int k = 0; !rc && k < nm; k++) {
+        struct gs_decision dk;
+        memset(&dk, 0, sizeof(dk));
+        dk.pod = members[k];
+        dk.alloc = plans[k].alloc;
+        rc = start_pod(s, members[k], &dk);
+    }
+    free(plans);
+    return rc ? rc : 1;
 }
-
-/* Requests that did not fit in this pass (an identical one cannot fit either), and those
- * for which no preemption helped (keyed with priority, queue and whether owed). */
-struct failed {
-    uint64_t failed[FAILED_SLOTS], pfailed[FAILED_SLOTS];
-    int nfailed, npfailed;
-};
 
 /* Place pod pi, or preempt for it (tenancy): 1 when it started, 0 when it waits, < 0 error. */
 static int place(struct sim *s, int pi, bool owed, struct failed *f, struct requeue *rq)
@@ -736,7 +787,7 @@ static int schedule_pass(struct sim *s)
         if (p->gang >= 0) {
             if (s->gang_pass[p->gang] != s->pass) {
                 s->gang_pass[p->gang] = s->pass;
-                if ((rc = try_gang(s, p->gang, i)) < 0)
+                if ((rc = try_gang(s, p->gang, i, &f, &rq)) < 0)
                     goto out;
                 rc = 0;
             }

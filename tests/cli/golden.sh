@@ -4,13 +4,13 @@
 # preemption and reclaim; the others do not, and must show the difference.
 . "$(dirname "$0")/lib.sh"
 G="$SRC/tests/golden"
-for f in reclaim priority-mig gang; do
+for f in reclaim priority-mig gang gang-preempt; do
     expect 0 "$GS" sim scenario "$G/$f.yaml" --format json && cp "$TMP/out" "$TMP/$f.json"
 done
 python3 - "$TMP" <<'PY' && ok || fail "golden figures"
 import json, sys
 d = {f: {s["strategy"]: s for s in json.load(open("%s/%s.json" % (sys.argv[1], f)))["strategies"]}
-     for f in ("reclaim", "priority-mig", "gang")}
+     for f in ("reclaim", "priority-mig", "gang", "gang-preempt")}
 bad = []
 def cls(s, name):
     return [c for c in s["classes"] if c["class"] == name][0]
@@ -40,6 +40,16 @@ check(cls(d["priority-mig"]["static-mig"], "online")["started"] == 0, "static-mi
 for st, s in d["gang"].items():
     check(cls(s, "gang4")["started"] == 0 and cls(s, "gang4")["waiting_at_end"] == 4, "%s gang4" % st)
     check(cls(s, "gang3")["started"] == 3 and cls(s, "gang3")["wait_p99_s"] == 0, "%s gang3" % st)
+# a gang preempts whole: 4 x 8 never fits and evicts nobody; 2 x 8 evicts the two youngest
+for st, s in d["gang-preempt"].items():
+    t = s.get("tenancy")
+    if st in ("mig-priority", "all"):
+        check(t["preemptions"] == 1 and t["victims"] == 2, "%s gang-preempt: %d preemptions" % (st, t["preemptions"]))
+        check(abs(t["lost_gpu_hours"] - 12.0) < 1e-6, "%s gang-preempt: lost %.6f" % (st, t["lost_gpu_hours"]))
+        check(cls(s, "gang2")["started"] == 2 and cls(s, "gang2")["wait_p99_s"] == 0, "%s: gang2 waits" % st)
+    else:
+        check(t is None and cls(s, "gang2")["started"] == 0, "%s: without priority gang2 must wait" % st)
+    check(cls(s, "gang4")["started"] == 0, "%s: gang4 must never start" % st)
 for b in bad:
     print("  " + b)
 sys.exit(1 if bad else 0)

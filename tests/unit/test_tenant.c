@@ -407,3 +407,95 @@ Test(gang, all_members_or_none)
             cr_assert_neq(d[i].alloc.node, d[j].alloc.node);
     world_free(&w);
 }
+
+static int victims_of(const struct gs_preempt_plan *plans, int n, int *out)
+{
+    int nv = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < plans[i].nvictims; k++)
+            out[nv++] = plans[i].victims[k];
+    return nv;
+}
+
+Test(preempt, a_gang_gets_victims_for_every_member_or_none)
+{
+    struct world w;
+    world_init(&w);
+    int h100 = gs_catalog_find("H100-80GB");
+    const char *names[] = {"n0", "n1", "n2", "n3"};
+    for (int i = 0; i < 3; i++)
+        gs_cluster_add_node(&w.c, names[i], h100, 8, 128000, 1 << 20, GS_GPU_WHOLE, 0, NULL);
+    /* n0, n1: low-priority training (n1's younger); n2: a pod nobody may preempt */
+    int old = run_on(&w, 0, gpu_req(8), 100, 0, -1, -1, 0);
+    int young = run_on(&w, 1, gpu_req(8), 100, 1800, -1, -1, 0);
+    run_on(&w, 2, gpu_req(8), 5000, 0, -1, -1, -1);
+    struct gs_preempt_ctx ctx = ctx_of(&w, 3600);
+    int32_t allowed[1] = {2};
+    ctx.pdb_allowed = allowed;
+    ctx.npdb = 1;
+    struct gs_request r = gpu_req(8);
+    const struct gs_request *reqs[3] = {&r, &r, &r};
+    struct gs_preemptor p = {NULL, -1, 1000, false};
+    struct gs_preempt_plan plans[3];
+    int v[8];
+    struct gs_cluster_totals tot;
+    cr_assert_eq(gs_gang_preempt(w.e, &w.c, NULL, &ctx, &p, reqs, 2, plans), 0);
+    cr_assert_eq(victims_of(plans, 2, v), 2, "one victim per member, never the same twice");
+    cr_assert(v[0] != v[1] && (v[0] == old || v[0] == young) && (v[1] == old || v[1] == young));
+    cr_assert_neq(plans[0].node, plans[1].node);
+    gs_cluster_totals(&w.c, &tot);
+    cr_assert_float_eq(tot.units_alloc, 24, 1e-9, "the cluster is as it was");
+    /* a third member would need n2's pod: the gang gets nothing */
+    cr_assert_eq(gs_gang_preempt(w.e, &w.c, NULL, &ctx, &p, reqs, 3, plans), GS_ENOFIT);
+    gs_cluster_totals(&w.c, &tot);
+    cr_assert_float_eq(tot.units_alloc, 24, 1e-9);
+    /* a free node is used first: then only the youngest victim goes */
+    gs_cluster_add_node(&w.c, names[3], h100, 8, 128000, 1 << 20, GS_GPU_WHOLE, 0, NULL);
+    cr_assert_eq(gs_gang_preempt(w.e, &w.c, NULL, &ctx, &p, reqs, 2, plans), 0);
+    cr_assert_eq(victims_of(plans, 2, v), 1);
+    cr_assert_eq(v[0], young);
+    /* the budget is spent across members: one disruption allowed, two needed */
+    allowed[0] = 1;
+    cr_assert_eq(gs_gang_preempt(w.e, &w.c, NULL, &ctx, &p, reqs, 3, plans), GS_ENOFIT);
+    allowed[0] = 2;
+    cr_assert_eq(gs_gang_preempt(w.e, &w.c, NULL, &ctx, &p, reqs, 3, plans), 0);
+    cr_assert_eq(victims_of(plans, 3, v), 2);
+    gs_cluster_totals(&w.c, &tot);
+    cr_assert_float_eq(tot.units_alloc, 24, 1e-9);
+    world_free(&w);
+}
+
+Test(preempt, a_gang_reclaims_only_down_to_the_lenders_deserved_share)
+{
+    struct world w;
+    world_init(&w);
+    struct gs_tenants t;
+    gs_tenants_init(&t);
+    int a = queue(&t, "team-a", NULL, 1), b = queue(&t, "team-b", NULL, 1);
+    set(&t, &t.q[a].deserved, "nvidia.com/gpu", "16");
+    set(&t, &t.q[b].deserved, "nvidia.com/gpu", "8");
+    int h100 = gs_catalog_find("H100-80GB");
+    gs_cluster_add_node(&w.c, "n0", h100, 8, 128000, 1 << 20, GS_GPU_WHOLE, 0, NULL);
+    gs_cluster_add_node(&w.c, "n1", h100, 8, 128000, 1 << 20, GS_GPU_WHOLE, 0, NULL);
+    /* team-b borrowed both nodes at a high priority */
+    for (int n = 0; n < 2; n++) {
+        int x = run_on(&w, n, gpu_req(8), 5000, 600 * n, b, -1, -1);
+        gs_tenants_charge(&t, b, NULL, &w.run[x].demand, +1);
+    }
+    struct gs_preempt_ctx ctx = ctx_of(&w, 3600);
+    ctx.tenants = &t;
+    struct gs_request r = gpu_req(8);
+    const struct gs_request *reqs[2] = {&r, &r};
+    struct gs_preemptor p = {NULL, a, 10, true};
+    struct gs_preempt_plan plans[2];
+    int v[4];
+    /* one 8-GPU member: b keeps its deserved 8 */
+    cr_assert_eq(gs_gang_preempt(w.e, &w.c, &t, &ctx, &p, reqs, 1, plans), 0);
+    cr_assert_eq(victims_of(plans, 1, v), 1);
+    cr_assert_eq(v[0], 1, "the younger of b's pods");
+    /* two members would take b to 0: each alone is reclaimable, together they are not */
+    cr_assert_eq(gs_gang_preempt(w.e, &w.c, &t, &ctx, &p, reqs, 2, plans), GS_ENOFIT);
+    cr_assert_eq(t.q[b].used.v[GS_QR_GPU], 16, "b's usage is as it was");
+    gs_tenants_release(&t);
+    world_free(&w);
+}
