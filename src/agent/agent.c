@@ -55,55 +55,6 @@ int gs_agent_devices(const char *ann, int *gpu, int *mig_start, int cap)
     return n;
 }
 
-/* ---------- the article's gpu-monitor-config ---------- */
-
-int gs_agent_monitor_config(const char *path, struct gs_agent_opts *o, struct gs_error *err)
-{
-    json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
-    if (!root)
-        return gs_error_set(err, GS_EINVAL, "%s:%d: %s", path, je.line, je.text);
-    int rc = 0;
-    const json_t *m = json_object_get(root, "metrics"), *l = json_object_get(root, "labels");
-    const json_t *si = json_object_get(root, "scrape_interval");
-    size_t i;
-    const json_t *v;
-    o->nmetrics = 0;
-    if (m && !json_is_array(m)) {
-        rc = gs_error_set(err, GS_EINVAL, "%s: metrics: expected a list of metric names", path);
-        goto out;
-    }
-    json_array_foreach(m, i, v)
-    {
-        if (!json_is_string(v) || strlen(json_string_value(v)) >= sizeof(o->metrics[0]) ||
-            o->nmetrics >= 16) {
-            rc = gs_error_set(err, GS_EINVAL, "%s: metrics[%zu]: expected a metric name", path, i);
-            goto out;
-        }
-        snprintf(o->metrics[o->nmetrics++], sizeof(o->metrics[0]), "%s", json_string_value(v));
-    }
-    const char *c = json_string_value(json_object_get(l, "cluster")),
-               *r = json_string_value(json_object_get(l, "region"));
-    if (c)
-        snprintf(o->cluster, sizeof(o->cluster), "%s", c);
-    if (r)
-        snprintf(o->region, sizeof(o->region), "%s", r);
-    if (si) {
-        const char *s = json_string_value(si);
-        char *end = NULL;
-        double x = s ? strtod(s, &end) : -1;
-        if (!s || end == s || x <= 0 || (*end && strcmp(end, "s") != 0)) {
-            rc = gs_error_set(err, GS_EINVAL, "%s: scrape_interval: expected seconds like \"15s\"",
-                              path);
-            goto out;
-        }
-        o->interval_s = x;
-    }
-out:
-    json_decref(root);
-    return rc;
-}
-
 /* ---------- inspect ---------- */
 
 int gs_agent_inspect(struct gs_gpu_backend *b, char *out, size_t size)
@@ -808,6 +759,31 @@ static const struct {
     {"gpu_mem_clock_mhz", "DCGM_FI_DEV_MEM_CLOCK", "Memory clock, MHz."},
 };
 
+/* ---------- the article's gpu-monitor-config ---------- */
+
+int gs_agent_monitor_config(const char *path, struct gs_agent_opts *o, struct gs_error *err)
+{
+    const char *known[2 * NF + 1];
+    for (int f = 0; f < NF; f++) {
+        known[2 * f] = fields[f].name;
+        known[2 * f + 1] = fields[f].dcgm;
+    }
+    known[2 * NF] = NULL;
+    static const char *const reserved[] = {
+        "gpu",           "uuid",     "UUID",        "model",
+        "modelName",     "hostname", "mig_profile", "gpu_instance_id",
+        "GPU_I_PROFILE", "GPU_I_ID", "pod",         "namespace",
+        "container",     NULL};
+    struct gs_monitor_config mon;
+    int rc = gs_monitor_config_load(path, known, reserved, &mon, err);
+    if (rc)
+        return rc;
+    o->mon = mon;
+    if (mon.scrape_interval_s > 0)
+        o->interval_s = mon.scrape_interval_s;
+    return 0;
+}
+
 static double value(const struct gs_gpu_metrics *m, int f, bool dcgm)
 {
     double mib = dcgm ? 1.0 / (1 << 20) : 1; /* DCGM reports framebuffer in MiB */
@@ -831,12 +807,13 @@ static double value(const struct gs_gpu_metrics *m, int f, bool dcgm)
     }
 }
 
-static bool enabled(const struct gs_agent_opts *o, const char *name)
+static bool enabled(const struct gs_agent_opts *o, int f)
 {
-    if (o->nmetrics == 0)
+    if (o->mon.nmetrics == 0)
         return true;
-    for (int k = 0; k < o->nmetrics; k++)
-        if (strcmp(o->metrics[k], name) == 0)
+    for (int k = 0; k < o->mon.nmetrics; k++)
+        if (strcmp(o->mon.metrics[k], fields[f].name) == 0 ||
+            strcmp(o->mon.metrics[k], fields[f].dcgm) == 0)
             return true;
     return false;
 }
@@ -866,14 +843,9 @@ static void labels(struct agent *a, struct gs_buf *b, int i, const struct gs_mig
     gs_buf_puts(b, "\",hostname=\"");
     esc(b, a->o->node ? a->o->node : "");
     gs_buf_puts(b, "\"");
-    if (a->o->cluster[0]) {
-        gs_buf_puts(b, ",cluster=\"");
-        esc(b, a->o->cluster);
-        gs_buf_puts(b, "\"");
-    }
-    if (a->o->region[0]) {
-        gs_buf_puts(b, ",region=\"");
-        esc(b, a->o->region);
+    for (int k = 0; k < a->o->mon.nlabels; k++) {
+        gs_buf_printf(b, ",%s=\"", a->o->mon.label_name[k]);
+        esc(b, a->o->mon.label_value[k]);
         gs_buf_puts(b, "\"");
     }
     if (mi) {
@@ -896,7 +868,7 @@ static void render(struct agent *a, struct gs_buf *b)
     bool dcgm = a->o->dcgm_names;
     pthread_mutex_lock(&a->mu);
     for (int f = 0; f < NF; f++) {
-        if (!enabled(a->o, fields[f].name))
+        if (!enabled(a->o, f))
             continue;
         const char *name = dcgm ? fields[f].dcgm : fields[f].name;
         gs_buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, fields[f].help, name);

@@ -11,7 +11,7 @@
  * labels (nvidia.com/gpu.product, gpu.count, gpu.memory, mig.capable, mig.strategy,
  * gpu.replicas, gpu.sharing-strategy), applies the mig-parted config the node label
  * nvidia.com/mig.config names (state in nvidia.com/mig.config.state: pending, success,
- * failed), and serves /metrics (the article's metric names with its cluster and region
+ * failed), and serves /metrics (the article's metric names with its gpu-monitor-config's
  * labels, per GPU, MIG instance and pod; DCGM names as an option), /healthz and /status.
  * With dp_dir it runs a kubelet device plugin per resource (deviceplugin.h): whole GPUs or
  * their time-slicing/MPS replicas as nvidia.com/gpu, MIG instances as nvidia.com/mig-<profile>
@@ -25,6 +25,7 @@
 
 #include "../formats/dpconfig.h"
 #include "../formats/migparted.h"
+#include "../formats/monitorcfg.h"
 #include "../kube/client.h"
 #include "gpu.h"
 
@@ -39,9 +40,7 @@ struct gs_agent_opts {
     uint64_t ignore_xids[16]; /* on top of NVIDIA's defaults */
     int metrics_port;         /* 9400; 0: no HTTP */
     const char *metrics_bind;
-    char cluster[64], region[64]; /* labels from the article's gpu-monitor-config */
-    int nmetrics;                 /* metrics enabled by that config (0: all) */
-    char metrics[16][48];
+    struct gs_monitor_config mon; /* the article's gpu-monitor-config: metrics, labels */
     bool dcgm_names;
     const struct gs_migparted *mig; /* mig-parted config (NULL: no MIG manager) */
     bool mig_dry_run;
@@ -55,8 +54,9 @@ struct gs_agent_opts {
 
 struct gs_error;
 
-/* Read the article's gpu-monitor-config (gpu-metrics.json: metrics, scrape_interval, labels)
- * into opts. Returns 0 or GS_EINVAL with the field. */
+/* Read the article's gpu-monitor-config (gpu-metrics.json, or the ConfigMap carrying it:
+ * metrics by the article's or DCGM's names, scrape_interval, labels) into o->mon and
+ * o->interval_s. Returns 0, or GS_EINVAL with file:line and the field (o untouched). */
 int gs_agent_monitor_config(const char *path, struct gs_agent_opts *o, struct gs_error *err);
 /* Runs until *stop (0) or a fatal error. kc may be NULL (no cluster). Takes neither. */
 int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const struct gs_agent_opts *o,

@@ -19,33 +19,10 @@ PROMCHECK="$E2E_BIN/promcheck-v0.70.0"
 S
 NODE=h100-000
 tn_agent_user || exit 1
-# the article's monitor config and MIG config, from their ConfigMaps as they are
+# the article's monitor config and MIG config: its manifest files as they are (the agent reads
+# the ConfigMap in each; the other objects there are not its business)
 ART="$E2E_SRC/../../../shared/seed/examples"
 [ -f "$ART/gpu-monitor.yaml" ] || ART="$E2E_SRC/../../deploy/article"
-configmap() { # FILE: its ConfigMap document (the files also hold other kinds)
-    python3 -c '
-import sys
-docs = open(sys.argv[1]).read().split("\n---")
-print([d for d in docs if "kind: ConfigMap" in d][0])' "$1" | "$K" create --dry-run=client -o json -f -
-}
-configmap "$ART/gpu-monitor.yaml" > "$E2E_DIR/mon.json" || exit 1
-configmap "$ART/nvidia-mig-config.yaml" > "$E2E_DIR/mig.json" || exit 1
-python3 - "$E2E_DIR" <<'P' || exit 1
-import json, sys
-d = sys.argv[1]
-def docs(path):
-    text, i, dec, out = open(path).read(), 0, json.JSONDecoder(), []
-    while i < len(text):
-        if text[i].isspace():
-            i += 1; continue
-        o, i = dec.raw_decode(text, i)
-        out += o["items"] if o.get("kind") == "List" else [o]
-    return out
-cm = [o for o in docs(d + "/mon.json") if o["kind"] == "ConfigMap"][0]
-open(d + "/gpu-metrics.json", "w").write(cm["data"]["gpu-metrics.json"])
-cm = [o for o in docs(d + "/mig.json") if o["kind"] == "ConfigMap"][0]
-open(d + "/mig-config.yaml", "w").write(cm["data"]["config.yaml"])
-P
 cat > "$E2E_DIR/gpus.json" <<'G'
 {"gpus": [{"model": "H100-80GB", "util": 71, "mem_used_mib": 30000, "power_w": 410, "temp_c": 61},
           {"model": "H100-80GB", "mig": true, "instances": [{"profile": "3g.40gb", "start": 0},
@@ -72,7 +49,7 @@ mkpod chat-b "replica=2"
 PORT=$(e2e_free_port); PORT2=$(e2e_free_port)
 "$GS" --log-level info agent run --fake "$E2E_DIR/gpus.json" --node $NODE --interval 1 \
     --kubeconfig "$E2E_DIR/agent.kubeconfig" --metrics-port $PORT --metrics-bind 127.0.0.1 \
-    --monitor-config "$E2E_DIR/gpu-metrics.json" --mig-config "$E2E_DIR/mig-config.yaml" \
+    --monitor-config "$ART/gpu-monitor.yaml" --mig-config "$ART/nvidia-mig-config.yaml" \
     > "$E2E_DIR/agent.log" 2>&1 &
 echo $! > "$E2E_DIR/agent.pid"
 "$GS" agent run --fake "$E2E_DIR/gpus.json" --node $NODE --interval 1 --dcgm-names \

@@ -4,13 +4,16 @@
 #include "base/error.h"
 #include "formats/dpconfig.h"
 #include "formats/migparted.h"
+#include "formats/monitorcfg.h"
 #include "formats/openb.h"
 #include "formats/scenario.h"
 #include "sim/scenario.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *examples(const char *file, char *buf, size_t n)
 {
@@ -395,5 +398,97 @@ Test(scenario, bad_fields_name_the_line_and_path)
                   cases[i].want);
         gs_scenario_release(sc);
         free(sc);
+    }
+}
+
+/* ---------- the article's gpu-monitor-config ---------- */
+
+static const char *const mon_known[] = {"gpu_utilization", "gpu_memory_used_bytes",
+                                        "gpu_temperature_celsius", NULL};
+static const char *const mon_reserved[] = {"gpu", "pod", NULL};
+
+static int mon_load(const char *text, struct gs_monitor_config *c, struct gs_error *err)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/tmp/gs-mon-%d.json", (int)getpid());
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    gs_error_init(err);
+    int rc = gs_monitor_config_load(path, mon_known, mon_reserved, c, err);
+    unlink(path);
+    return rc;
+}
+
+Test(monitorcfg, the_articles_configmap_file_as_it_is)
+{
+    static const char *const all[] = {
+        "gpu_utilization",        "gpu_memory_utilization", "gpu_memory_used_bytes",
+        "gpu_memory_total_bytes", "gpu_power_usage_watts",  "gpu_temperature_celsius",
+        "gpu_sm_clock_mhz",       "gpu_mem_clock_mhz",      NULL};
+    struct gs_monitor_config c;
+    struct gs_error err;
+    gs_error_init(&err);
+    /* the file also holds the DaemonSet: only the ConfigMap's gpu-metrics.json is read */
+    cr_assert_eq(gs_monitor_config_load(GS_SOURCE_DIR "/deploy/article/gpu-monitor.yaml", all,
+                                        mon_reserved, &c, &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(c.nmetrics, 8);
+    cr_assert_str_eq(c.metrics[7], "gpu_mem_clock_mhz");
+    cr_assert_float_eq(c.scrape_interval_s, 15, 1e-9);
+    cr_assert_eq(c.nlabels, 2);
+    cr_assert_str_eq(c.label_name[0], "cluster");
+    cr_assert_str_eq(c.label_value[0], "production");
+    cr_assert_str_eq(c.label_name[1], "region");
+    cr_assert_str_eq(c.label_value[1], "cn-east");
+}
+
+Test(monitorcfg, any_labels_and_no_metric_list_means_all)
+{
+    struct gs_monitor_config c;
+    struct gs_error err;
+    cr_assert_eq(mon_load("{\"labels\": {\"zone\": \"b\", \"team_id\": \"42\"}}", &c, &err), 0,
+                 "%s", err.msg);
+    cr_assert_eq(c.nmetrics, 0);
+    cr_assert_eq(c.nlabels, 2);
+    cr_assert_str_eq(c.label_name[1], "team_id");
+    cr_assert_float_eq(c.scrape_interval_s, 0, 1e-9);
+    /* YAML is fine too */
+    cr_assert_eq(mon_load("scrape_interval: 500ms\nmetrics: [gpu_utilization]\n", &c, &err), 0,
+                 "%s", err.msg);
+    cr_assert_float_eq(c.scrape_interval_s, 0.5, 1e-9);
+}
+
+Test(monitorcfg, bad_configs_name_the_line_and_field)
+{
+    static const struct {
+        const char *doc, *want;
+    } cases[] = {
+        {"{\"metrics\": [\"gpu_utilization\",\n \"gpu_utilisation\"]}",
+         ":2: metrics[1]: 'gpu_utilisation' is not a metric gpusched exports"},
+        {"{\"metrics\": [\"gpu_utilization\", \"gpu_utilization\"]}", "listed twice"},
+        {"{\"metrics\": []}", "metrics: an empty list exports nothing"},
+        {"{\"metrics\": \"gpu_utilization\"}", "metrics: expected a list"},
+        {"{\"scrape_interval\": \"soon\"}", "scrape_interval: 'soon': expected a duration"},
+        {"{\"scrape_interval\": \"0s\"}", "expected a duration from 100ms to 1h"},
+        {"{\"labels\": {\"pod\": \"x\"}}", "labels.pod: gpusched sets this label"},
+        {"{\"labels\": {\"9zone\": \"a\"}}", "labels.9zone: not a Prometheus label name"},
+        {"{\"labels\": {\"__name__\": \"a\"}}", "not a Prometheus label name"},
+        {"{\"labels\": {\"zone\": \"\"}}", "labels.zone: expected a non-empty value"},
+        {"{\"labels\": {\"zone\": {\"a\": 1}}}", "labels.zone"},
+        {"{\"labels\": [\"zone\"]}", "labels: expected a mapping"},
+        {"{\"clusters\": 3}", ":1: clusters: unexpected field"},
+        {"[1, 2]", "expected an object"},
+        {"{\"metrics\": [\"gpu_utilization\",\n", ":2"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct gs_monitor_config c;
+        memset(&c, 0x5a, sizeof(c));
+        struct gs_error err;
+        cr_assert_eq(mon_load(cases[i].doc, &c, &err), GS_EINVAL, "case %zu accepted", i);
+        cr_assert(strstr(err.msg, cases[i].want), "case %zu: '%s' lacks '%s'", i, err.msg,
+                  cases[i].want);
+        cr_assert_eq(c.nmetrics, 0x5a5a5a5a, "case %zu: the output was touched", i);
     }
 }
