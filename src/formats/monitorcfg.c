@@ -54,8 +54,8 @@ static int read_metrics(const struct gs_yaml *y, struct fy_node *v, struct ctx *
             for (const char *const *k = c->known; k && *k; k++)
                 snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s",
                          k == c->known ? "" : ", ", *k);
-            return gs_yaml_fail(y, m, path, err, "'%s' is not a metric gpusched exports (%s)",
-                                name, all);
+            return gs_yaml_fail(y, m, path, err, "'%s' is not a metric gpusched exports (%s)", name,
+                                all);
         }
         for (int k = 0; k < c->cfg.nmetrics; k++)
             if (strcmp(c->cfg.metrics[k], name) == 0)
@@ -147,9 +147,8 @@ out:
     return rc;
 }
 
-int gs_monitor_config_load(const char *path, const char *const *known,
-                           const char *const *reserved, struct gs_monitor_config *out,
-                           struct gs_error *err)
+int gs_monitor_config_load(const char *path, const char *const *known, const char *const *reserved,
+                           struct gs_monitor_config *out, struct gs_error *err)
 {
     struct ctx c;
     memset(&c, 0, sizeof(c));

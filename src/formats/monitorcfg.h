@@ -27,8 +27,7 @@ struct gs_monitor_config {
 
 /* known: the metric names the caller exports; reserved: label names the caller sets itself;
  * both NULL-terminated. Returns 0, GS_EINVAL (out untouched) or GS_EIO. */
-int gs_monitor_config_load(const char *path, const char *const *known,
-                           const char *const *reserved, struct gs_monitor_config *out,
-                           struct gs_error *err);
+int gs_monitor_config_load(const char *path, const char *const *known, const char *const *reserved,
+                           struct gs_monitor_config *out, struct gs_error *err);
 
 #endif

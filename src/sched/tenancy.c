@@ -6,8 +6,46 @@
 #include "../base/error.h"
 #include "../base/log.h"
 
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* A bad object is seen on every relist and every cycle: its warning is logged once, and again
+ * only after WARN_AGAIN_S (or when it changes, since the text names what is wrong). */
+#define WARN_SLOTS   128
+#define WARN_AGAIN_S 600
+
+static void warn_once(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void warn_once(const char *fmt, ...)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static uint64_t seen[WARN_SLOTS];
+    static time_t at[WARN_SLOTS];
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    uint64_t h = 14695981039346656037ull;
+    for (const char *c = msg; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    time_t now = time(NULL);
+    pthread_mutex_lock(&mu);
+    int slot = (int)(h % WARN_SLOTS);
+    bool quiet = seen[slot] == h && now - at[slot] < WARN_AGAIN_S;
+    if (!quiet) {
+        seen[slot] = h;
+        at[slot] = now;
+    }
+    pthread_mutex_unlock(&mu);
+    if (!quiet)
+        GS_WARN("tenancy", "%s", msg);
+}
 
 struct lister {
     void *items;
@@ -49,7 +87,7 @@ static int on_item(const json_t *item, void *user)
     struct gs_error err;
     gs_error_init(&err);
     if (l->read(item, (char *)l->items + l->size * (size_t)l->n, &err)) {
-        GS_WARN("tenancy", "ignored: %s", err.msg);
+        warn_once("ignored: %s", err.msg);
         return 0;
     }
     l->n++;
@@ -164,8 +202,13 @@ static void set_all(struct gs_tenants *t, struct gs_qvec *v, const struct gs_tob
         struct gs_error err;
         gs_error_init(&err);
         int rc = gs_tenants_set(t, v, r[i].name, r[i].qty, &err);
-        if (rc && rc != GS_ENOTFOUND)
-            GS_WARN("tenancy", "%s: %s", who, err.msg);
+        /* a ResourceQuota holds all kinds of resources (pods, services...): only those
+         * gpusched accounts matter; a GPUQueue names nothing else */
+        if (rc && (rc != GS_ENOTFOUND || strncmp(who, "GPUQueue", 8) == 0))
+            warn_once("%s: %s%s", who, err.msg,
+                      rc == GS_ENOTFOUND ? " (expected nvidia.com/gpu, nvidia.com/mig-<profile>, "
+                                           "gpusched.io/gpu-units, cpu or memory); ignored"
+                                         : "; ignored");
     }
 }
 
@@ -206,7 +249,7 @@ int gs_tenancy_build(struct gs_tenancy *ty, const struct gs_policy_objs *po,
             added[i] = true;
             progress = true;
             if (q < 0) {
-                GS_WARN("tenancy", "GPUQueue %s: %s", k->name, err.msg);
+                warn_once("GPUQueue %s: %s", k->name, err.msg);
                 continue;
             }
             char who[GS_NAME_MAX + 16];
@@ -217,10 +260,9 @@ int gs_tenancy_build(struct gs_tenancy *ty, const struct gs_policy_objs *po,
     }
     for (int i = 0; i < po->nqueues; i++)
         if (!added[i])
-            GS_WARN("tenancy",
-                    "GPUQueue %s: parent '%s' does not exist (or is in a cycle); "
-                    "the queue is ignored",
-                    po->queues[i].name, po->queues[i].parent);
+            warn_once("GPUQueue %s: parent '%s' does not exist (or is in a cycle); "
+                      "the queue is ignored",
+                      po->queues[i].name, po->queues[i].parent);
     free(added);
     for (int i = 0; i < po->nrquotas; i++) {
         const struct gs_kube_rquota *r = &po->rquotas[i];

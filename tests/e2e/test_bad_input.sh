@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bad input gives a clear error and no crash, and loses nothing: a malformed kubeconfig, an
 # unreachable API server, a 403 from RBAC, garbage in a device annotation, a node with
-# nonsense GPU labels.
+# nonsense GPU labels, GPUQueues and PodGroups with bad quantities, unknown resources or a
+# missing parent.
 set -u
 GS="$1"; DRIVER="$2"
 . "$(dirname "$0")/cluster.sh"
@@ -74,6 +75,32 @@ grep -q "node 'weird-000': nvidia.com/gpu.count 'lots' is not a number" "$E2E_DI
 "$K" get events.v1.events.k8s.io -n e2e -o json > "$E2E_DIR/events"
 grep -q '"reason": "FailedScheduling"' "$E2E_DIR/events" && grep -q "nodes fit" "$E2E_DIR/events" ||
     { echo "FAIL: no FailedScheduling events"; ok=1; }
+# tenancy objects: the CRDs refuse bad quantities and unknown resources, naming the field; a
+# queue whose parent does not exist is reported once, not on every relist
+"$K" apply -f "$E2E_SRC/../../deploy/crds/gpuqueue.yaml" > /dev/null || ok=1
+"$K" wait --for condition=established crd/gpuqueues.gpusched.io \
+    crd/podgroups.scheduling.x-k8s.io --timeout 30s > /dev/null || ok=1
+gq() { # NAME SPEC
+    printf 'apiVersion: gpusched.io/v1alpha1\nkind: GPUQueue\nmetadata: {name: %s}\nspec: %s\n' \
+        "$1" "$2" | "$K" apply -f -
+}
+pg() { # SPEC
+    printf 'apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g, namespace: e2e}\nspec: %s\n' \
+        "$1" | "$K" apply -f -
+}
+check queue-bad-quantity 1 'spec.deserved.nvidia.com/gpu: Invalid value: "lots"' \
+    gq q1 '{deserved: {nvidia.com/gpu: lots}}'
+check queue-negative 1 'must not be negative' gq q2 '{deserved: {nvidia.com/gpu: -4}}'
+check queue-unknown-resource 1 'unknown resource' gq q3 '{limit: {nvidia.com/gpus: 4}}'
+check queue-weight 1 'spec.overQuotaWeight' gq q4 '{overQuotaWeight: 0}'
+check podgroup-min-member 1 'spec.minMember' pg '{minMember: 0}'
+for q in q1 q2 q3 q4; do
+    "$K" get gpuqueue "$q" > /dev/null 2>&1 && { echo "FAIL: GPUQueue $q was stored"; ok=1; }
+done
+check queue-orphan 0 'created' gq orphan '{parent: nowhere, deserved: {nvidia.com/gpu: 2}}'
+sleep 4
+n=$(grep -c "GPUQueue orphan: parent 'nowhere' does not exist" "$E2E_DIR/scheduler.log")
+[ "$n" = 1 ] || { echo "FAIL queue-orphan: reported $n times in 4 s, want once"; ok=1; }
 curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { echo "FAIL: scheduler not healthy"; ok=1; }
 kill -0 "$(cat "$E2E_DIR/scheduler.pid")" || { echo "FAIL: scheduler died"; ok=1; }
 [ $ok -eq 0 ] || tail -20 "$E2E_DIR/scheduler.log"
