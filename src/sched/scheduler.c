@@ -227,6 +227,7 @@ struct sched {
     pthread_mutex_t pmu;
     struct gs_policy_objs po;
     bool po_synced;
+    uint64_t policy_lists;  /* lists of tenancy objects so far (under mmu) */
     bool dry;               /* explain: decide, record why, write nothing */
     json_t *pending_report; /* under mmu: the last cycle's reasons per pending pod */
     uint64_t preemptions, victims;
@@ -964,9 +965,13 @@ static enum MHD_Result http_handler(void *cls, struct MHD_Connection *conn, cons
                       "# HELP gpusched_preemption_lost_gpu_hours_total GPU-hours of work lost "
                       "to preemption.\n"
                       "# TYPE gpusched_preemption_lost_gpu_hours_total counter\n"
-                      "gpusched_preemption_lost_gpu_hours_total %.6f\n",
+                      "gpusched_preemption_lost_gpu_hours_total %.6f\n"
+                      "# HELP gpusched_policy_lists_total Lists of GPUQueues, ResourceQuotas, "
+                      "PodGroups, PDBs and MigManagers (one per kind; watches say when).\n"
+                      "# TYPE gpusched_policy_lists_total counter\n"
+                      "gpusched_policy_lists_total %llu\n",
                       (unsigned long long)s->preemptions, (unsigned long long)s->victims,
-                      s->lost_gpu_hours);
+                      s->lost_gpu_hours, (unsigned long long)s->policy_lists);
         pthread_mutex_unlock(&s->mmu);
         enum MHD_Result r =
             http_reply(conn, 200, "text/plain; version=0.0.4", b.data ? b.data : "");
@@ -1909,11 +1914,20 @@ static void *policy_main(void *arg)
 {
     struct sched *s = arg;
     double backoff = 1;
+    struct gs_policy_feed *feed = gs_policy_feed_new(s->kc, s->stop, 30);
+    if (!feed) {
+        s->fatal = true;
+        return NULL;
+    }
     while (!*s->stop && !s->fatal) {
         struct gs_policy_objs po;
         struct gs_error err;
         gs_error_init(&err);
-        if (gs_policy_objs_list(s->kc, &po, &err)) {
+        int rc = gs_policy_feed_sync(feed, &po, &err);
+        pthread_mutex_lock(&s->mmu);
+        s->policy_lists = gs_policy_feed_lists(feed);
+        pthread_mutex_unlock(&s->mmu);
+        if (rc < 0) {
             GS_WARN("tenancy", "listing queues, quotas, pod groups and PDBs: %s; retrying in %.0fs",
                     err.msg, backoff);
             sleep_s(backoff);
@@ -1921,6 +1935,10 @@ static void *policy_main(void *arg)
             continue;
         }
         backoff = 1;
+        if (rc == 0) {
+            sleep_s(0.05); /* nothing changed: the watches say when */
+            continue;
+        }
         pthread_mutex_lock(&s->pmu);
         bool changed = !s->po_synced || !gs_policy_objs_equal(&po, &s->po);
         if (changed) {
@@ -1941,8 +1959,8 @@ static void *policy_main(void *arg)
             pthread_cond_broadcast(&s->st.cv);
             pthread_mutex_unlock(&s->st.mu);
         }
-        sleep_s(1);
     }
+    gs_policy_feed_free(feed);
     return NULL;
 }
 

@@ -11,9 +11,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* A bad object is seen on every relist and every cycle: its warning is logged once, and again
  * only after WARN_AGAIN_S (or when it changes, since the text names what is wrong). */
@@ -94,65 +96,270 @@ static int on_item(const json_t *item, void *user)
     return 0;
 }
 
-static int list_kind(struct gs_kube_client *kc, const char *path, struct lister *l,
-                     struct gs_error *err)
+/* The five kinds: where they are listed and where their array lives in gs_policy_objs. */
+enum { KQ, KR, KG, KB, KM, NKINDS };
+static const struct kind {
+    const char *path, *what;
+    size_t size;
+    int (*read)(const json_t *, void *, struct gs_error *);
+    size_t items, count; /* offsets in struct gs_policy_objs */
+} kinds[NKINDS] = {
+    {"/apis/gpusched.io/v1alpha1/gpuqueues", "GPUQueues", sizeof(struct gs_kube_queue), rd_queue,
+     offsetof(struct gs_policy_objs, queues), offsetof(struct gs_policy_objs, nqueues)},
+    {"/api/v1/resourcequotas", "ResourceQuotas", sizeof(struct gs_kube_rquota), rd_rquota,
+     offsetof(struct gs_policy_objs, rquotas), offsetof(struct gs_policy_objs, nrquotas)},
+    {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "PodGroups", sizeof(struct gs_kube_podgroup),
+     rd_group, offsetof(struct gs_policy_objs, groups), offsetof(struct gs_policy_objs, ngroups)},
+    {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudgets", sizeof(struct gs_kube_pdb),
+     rd_pdb, offsetof(struct gs_policy_objs, pdbs), offsetof(struct gs_policy_objs, npdbs)},
+    {"/apis/nvidia.com/v1alpha1/migmanagers", "MigManagers", sizeof(struct gs_kube_migmgr),
+     rd_migmgr, offsetof(struct gs_policy_objs, migmgrs),
+     offsetof(struct gs_policy_objs, nmigmgrs)},
+};
+
+static void **items_of(struct gs_policy_objs *po, int k)
 {
-    char rv[64];
+    return (void **)((char *)po + kinds[k].items);
+}
+static int *count_of(struct gs_policy_objs *po, int k)
+{
+    return (int *)((char *)po + kinds[k].count);
+}
+
+/* List one kind into po (replacing what was there). *missing: its API is not installed (a
+ * 404: the CRD is absent), and the kind is empty. */
+static int list_one(struct gs_kube_client *kc, int k, struct gs_policy_objs *po, char *rv,
+                    size_t rv_size, bool *missing, struct gs_error *err)
+{
+    struct lister l = {0, 0, 0, kinds[k].size, kinds[k].read};
     struct gs_error e;
     gs_error_init(&e);
-    int rc = gs_kube_list_lane2(kc, path, on_item, l, rv, sizeof(rv), &e);
+    *missing = false;
+    int rc = gs_kube_list_lane2(kc, kinds[k].path, on_item, &l, rv, rv_size, &e);
     if (rc == GS_ENOTFOUND) {
-        l->n = 0; /* the API (a CRD) is not installed */
-        return 0;
+        *missing = true;
+        rc = 0;
+        l.n = 0;
     }
     if (rc) {
-        free(l->items);
-        l->items = NULL;
+        free(l.items);
         return gs_error_set(err, rc, "%s", e.msg);
     }
+    free(*items_of(po, k));
+    *items_of(po, k) = l.items;
+    *count_of(po, k) = l.n;
     return 0;
 }
 
 void gs_policy_objs_release(struct gs_policy_objs *po)
 {
-    free(po->queues);
-    free(po->rquotas);
-    free(po->groups);
-    free(po->pdbs);
-    free(po->migmgrs);
+    for (int k = 0; k < NKINDS; k++)
+        free(*items_of(po, k));
     memset(po, 0, sizeof(*po));
 }
 
 int gs_policy_objs_list(struct gs_kube_client *kc, struct gs_policy_objs *po, struct gs_error *err)
 {
     memset(po, 0, sizeof(*po));
-    struct lister q = {0, 0, 0, sizeof(struct gs_kube_queue), rd_queue},
-                  r = {0, 0, 0, sizeof(struct gs_kube_rquota), rd_rquota},
-                  g = {0, 0, 0, sizeof(struct gs_kube_podgroup), rd_group},
-                  b = {0, 0, 0, sizeof(struct gs_kube_pdb), rd_pdb},
-                  mm = {0, 0, 0, sizeof(struct gs_kube_migmgr), rd_migmgr};
-    int rc = list_kind(kc, "/apis/gpusched.io/v1alpha1/gpuqueues", &q, err);
-    if (!rc)
-        rc = list_kind(kc, "/api/v1/resourcequotas", &r, err);
-    if (!rc)
-        rc = list_kind(kc, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", &g, err);
-    if (!rc)
-        rc = list_kind(kc, "/apis/policy/v1/poddisruptionbudgets", &b, err);
-    if (!rc)
-        rc = list_kind(kc, "/apis/nvidia.com/v1alpha1/migmanagers", &mm, err);
-    po->queues = q.items;
-    po->nqueues = q.n;
-    po->rquotas = r.items;
-    po->nrquotas = r.n;
-    po->groups = g.items;
-    po->ngroups = g.n;
-    po->pdbs = b.items;
-    po->npdbs = b.n;
-    po->migmgrs = mm.items;
-    po->nmigmgrs = mm.n;
+    for (int k = 0; k < NKINDS; k++) {
+        char rv[64];
+        bool missing;
+        int rc = list_one(kc, k, po, rv, sizeof(rv), &missing, err);
+        if (rc) {
+            gs_policy_objs_release(po);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int copy_objs(const struct gs_policy_objs *from, struct gs_policy_objs *to)
+{
+    memset(to, 0, sizeof(*to));
+    for (int k = 0; k < NKINDS; k++) {
+        int n = *count_of((struct gs_policy_objs *)from, k);
+        if (n == 0)
+            continue;
+        void *v = malloc(kinds[k].size * (size_t)n);
+        if (!v) {
+            gs_policy_objs_release(to);
+            return GS_ENOMEM;
+        }
+        memcpy(v, *items_of((struct gs_policy_objs *)from, k), kinds[k].size * (size_t)n);
+        *items_of(to, k) = v;
+        *count_of(to, k) = n;
+    }
+    return 0;
+}
+
+/* ---------- the feed: list once, then watch ---------- */
+
+struct watch_state {
+    struct gs_policy_feed *f;
+    int k;
+    pthread_t t;
+    bool started;
+};
+
+struct gs_policy_feed {
+    struct gs_kube_client *kc;
+    volatile int *stop;
+    double resync_s;
+    pthread_mutex_t mu;
+    struct gs_policy_objs cur;
+    struct {
+        char rv[64]; /* where the watch goes on from; empty: list first */
+        bool dirty;  /* a watch saw a change (or lost its place): list again */
+        bool missing;
+        bool listed;
+        double listed_at;
+    } st[NKINDS];
+    struct watch_state w[NKINDS];
+    uint64_t lists;
+};
+
+static double feed_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int on_watch(const char *type, const json_t *obj, void *user)
+{
+    struct watch_state *w = user;
+    struct gs_policy_feed *f = w->f;
+    const char *rv =
+        json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+    pthread_mutex_lock(&f->mu);
+    bool error = strcmp(type, "ERROR") == 0;
+    if (error) {
+        f->st[w->k].dirty = true; /* e.g. 410 Gone: the next list gives a fresh place */
+        f->st[w->k].rv[0] = '\0';
+    } else {
+        if (strcmp(type, "BOOKMARK") != 0)
+            f->st[w->k].dirty = true;
+        if (rv)
+            snprintf(f->st[w->k].rv, sizeof(f->st[w->k].rv), "%s", rv);
+    }
+    pthread_mutex_unlock(&f->mu);
+    return error ? 1 : 0;
+}
+
+static void *watch_main(void *arg)
+{
+    struct watch_state *w = arg;
+    struct gs_policy_feed *f = w->f;
+    while (!*f->stop) {
+        char rv[64];
+        pthread_mutex_lock(&f->mu);
+        snprintf(rv, sizeof(rv), "%s", f->st[w->k].rv);
+        bool ready = rv[0] && !f->st[w->k].missing;
+        pthread_mutex_unlock(&f->mu);
+        if (!ready) {
+            struct timespec ts = {0, 100 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        struct gs_error err;
+        gs_error_init(&err);
+        int rc = gs_kube_watch(f->kc, kinds[w->k].path, rv, 60, on_watch, w, f->stop, &err);
+        if (rc && !*f->stop) {
+            /* lost: list again (which gives a fresh place), and do not spin */
+            pthread_mutex_lock(&f->mu);
+            f->st[w->k].dirty = true;
+            f->st[w->k].rv[0] = '\0';
+            pthread_mutex_unlock(&f->mu);
+            if (rc != 1)
+                warn_once("watching %s: %s; listing again", kinds[w->k].what, err.msg);
+            sleep(1);
+        }
+    }
+    return NULL;
+}
+
+struct gs_policy_feed *gs_policy_feed_new(struct gs_kube_client *kc, volatile int *stop,
+                                          double resync_s)
+{
+    struct gs_policy_feed *f = calloc(1, sizeof(*f));
+    if (!f)
+        return NULL;
+    f->kc = kc;
+    f->stop = stop;
+    f->resync_s = resync_s;
+    pthread_mutex_init(&f->mu, NULL);
+    for (int k = 0; k < NKINDS; k++) {
+        f->w[k].f = f;
+        f->w[k].k = k;
+        f->w[k].started = pthread_create(&f->w[k].t, NULL, watch_main, &f->w[k]) == 0;
+    }
+    return f;
+}
+
+void gs_policy_feed_free(struct gs_policy_feed *f)
+{
+    if (!f)
+        return;
+    for (int k = 0; k < NKINDS; k++)
+        if (f->w[k].started)
+            pthread_join(f->w[k].t, NULL);
+    gs_policy_objs_release(&f->cur);
+    pthread_mutex_destroy(&f->mu);
+    free(f);
+}
+
+uint64_t gs_policy_feed_lists(struct gs_policy_feed *f)
+{
+    pthread_mutex_lock(&f->mu);
+    uint64_t n = f->lists;
+    pthread_mutex_unlock(&f->mu);
+    return n;
+}
+
+int gs_policy_feed_sync(struct gs_policy_feed *f, struct gs_policy_objs *out, struct gs_error *err)
+{
+    double now = feed_now();
+    int rc = 0, listed = 0;
+    for (int k = 0; k < NKINDS && !rc; k++) {
+        pthread_mutex_lock(&f->mu);
+        bool due = !f->st[k].listed || f->st[k].dirty ||
+                   now - f->st[k].listed_at >= (f->st[k].missing ? 1.0 : f->resync_s);
+        if (due)
+            f->st[k].dirty = false; /* a change seen from here on lists again */
+        pthread_mutex_unlock(&f->mu);
+        if (!due)
+            continue;
+        char rv[64] = "";
+        bool missing = false;
+        /* list into a scratch copy of this kind: cur is only touched under the lock */
+        struct gs_policy_objs one;
+        memset(&one, 0, sizeof(one));
+        rc = list_one(f->kc, k, &one, rv, sizeof(rv), &missing, err);
+        pthread_mutex_lock(&f->mu);
+        f->lists++;
+        listed++;
+        if (rc) {
+            f->st[k].dirty = true;
+        } else {
+            free(*items_of(&f->cur, k));
+            *items_of(&f->cur, k) = *items_of(&one, k);
+            *count_of(&f->cur, k) = *count_of(&one, k);
+            f->st[k].listed = true;
+            f->st[k].listed_at = now;
+            f->st[k].missing = missing;
+            if (rv[0] && !f->st[k].rv[0])
+                snprintf(f->st[k].rv, sizeof(f->st[k].rv), "%s", rv);
+        }
+        pthread_mutex_unlock(&f->mu);
+    }
     if (rc)
-        gs_policy_objs_release(po);
-    return rc;
+        return rc;
+    if (!listed)
+        return 0;
+    pthread_mutex_lock(&f->mu);
+    rc = copy_objs(&f->cur, out);
+    pthread_mutex_unlock(&f->mu);
+    return rc ? gs_error_set(err, rc, "out of memory") : 1;
 }
 
 static bool same(const void *a, int na, const void *b, int nb, size_t size)

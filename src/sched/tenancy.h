@@ -15,6 +15,7 @@
 #include "../kube/client.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct gs_policy_objs {
     struct gs_kube_queue *queues;
@@ -41,6 +42,20 @@ const char *gs_policy_mig_for(const struct gs_policy_objs *po, const struct gs_k
 int gs_policy_objs_list(struct gs_kube_client *kc, struct gs_policy_objs *out,
                         struct gs_error *err);
 void gs_policy_objs_release(struct gs_policy_objs *po);
+
+/* The five kinds kept current for a daemon: each is listed once and then watched, and a watch
+ * event (or a lost watch) lists that kind again; every kind is listed again each resync_s
+ * anyway, and a kind whose API is absent each second (its CRD may be installed later). The
+ * watches run on their own threads until *stop; gs_policy_feed_free joins them. */
+struct gs_policy_feed;
+struct gs_policy_feed *gs_policy_feed_new(struct gs_kube_client *kc, volatile int *stop,
+                                          double resync_s);
+void gs_policy_feed_free(struct gs_policy_feed *f);
+/* List the kinds that are due (from one thread). Returns 1 with a copy of all five kinds in
+ * out when anything was listed, 0 when nothing was due (out untouched), or an error. */
+int gs_policy_feed_sync(struct gs_policy_feed *f, struct gs_policy_objs *out, struct gs_error *err);
+/* Lists done so far (each kind counts one). */
+uint64_t gs_policy_feed_lists(struct gs_policy_feed *f);
 /* Deep equality (to tell whether a relist changed anything). */
 bool gs_policy_objs_equal(const struct gs_policy_objs *a, const struct gs_policy_objs *b);
 

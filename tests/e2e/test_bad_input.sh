@@ -77,9 +77,10 @@ grep -q '"reason": "FailedScheduling"' "$E2E_DIR/events" && grep -q "nodes fit" 
     { echo "FAIL: no FailedScheduling events"; ok=1; }
 # tenancy objects: the CRDs refuse bad quantities and unknown resources, naming the field; a
 # queue whose parent does not exist is reported once, not on every relist
-"$K" apply -f "$E2E_SRC/../../deploy/crds/gpuqueue.yaml" > /dev/null || ok=1
+"$K" apply -f "$E2E_SRC/../../deploy/crds/gpuqueue.yaml" \
+    -f "$E2E_SRC/../../deploy/crds/migmanager.yaml" > /dev/null || ok=1
 "$K" wait --for condition=established crd/gpuqueues.gpusched.io \
-    crd/podgroups.scheduling.x-k8s.io --timeout 30s > /dev/null || ok=1
+    crd/podgroups.scheduling.x-k8s.io crd/migmanagers.nvidia.com --timeout 30s > /dev/null || ok=1
 gq() { # NAME SPEC
     printf 'apiVersion: gpusched.io/v1alpha1\nkind: GPUQueue\nmetadata: {name: %s}\nspec: %s\n' \
         "$1" "$2" | "$K" apply -f -
@@ -97,10 +98,21 @@ check podgroup-min-member 1 'spec.minMember' pg '{minMember: 0}'
 for q in q1 q2 q3 q4; do
     "$K" get gpuqueue "$q" > /dev/null 2>&1 && { echo "FAIL: GPUQueue $q was stored"; ok=1; }
 done
+# the tenancy objects are watched, not polled: idle, nothing is listed again (a resync every
+# 30 s may fall in the window: at most one list per kind)
+lists() { curl -s "http://127.0.0.1:$port/metrics" | awk '/^gpusched_policy_lists_total/ {print $2}'; }
+sleep 2
+l1=$(lists); sleep 3; l2=$(lists)
+echo "tenancy lists while idle for 3 s: $((l2 - l1))"
+[ $((l2 - l1)) -le 5 ] || { echo "FAIL: $((l2 - l1)) lists of tenancy objects in 3 s idle"; ok=1; }
 check queue-orphan 0 'created' gq orphan '{parent: nowhere, deserved: {nvidia.com/gpu: 2}}'
-sleep 4
+seen_orphan() { grep -q "GPUQueue orphan: parent 'nowhere' does not exist" "$E2E_DIR/scheduler.log"; }
+for i in $(seq 1 20); do seen_orphan && break; sleep 0.1; done
+seen_orphan && echo "the new GPUQueue was seen within $((i * 100)) ms" ||
+    { echo "FAIL queue-orphan: not seen within 2 s"; ok=1; }
+sleep 3
 n=$(grep -c "GPUQueue orphan: parent 'nowhere' does not exist" "$E2E_DIR/scheduler.log")
-[ "$n" = 1 ] || { echo "FAIL queue-orphan: reported $n times in 4 s, want once"; ok=1; }
+[ "$n" = 1 ] || { echo "FAIL queue-orphan: reported $n times, want once"; ok=1; }
 curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { echo "FAIL: scheduler not healthy"; ok=1; }
 kill -0 "$(cat "$E2E_DIR/scheduler.pid")" || { echo "FAIL: scheduler died"; ok=1; }
 [ $ok -eq 0 ] || tail -20 "$E2E_DIR/scheduler.log"
