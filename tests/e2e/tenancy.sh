@@ -67,6 +67,35 @@ tn_wait() { # SECONDS COMMAND...: poll every 0.2 s until the command succeeds
     return 1
 }
 
+# tn_watch NS: record every pod update in NS (a kubectl watch) until tn_disrupted reads it
+tn_watch() {
+    "$K" get pods -n "$1" --watch --output-watch-events -o json > "$E2E_DIR/watch.json" 2>/dev/null &
+    echo $! > "$E2E_DIR/watch.pid"
+}
+
+# tn_disrupted VICTIM...: the watch saw DisruptionTarget (PreemptionByScheduler) on exactly
+# these pods
+tn_disrupted() {
+    kill "$(cat "$E2E_DIR/watch.pid")" 2>/dev/null
+    python3 - "$E2E_DIR/watch.json" "$@" <<'P'
+import json, sys
+text, i, dec, marked = open(sys.argv[1]).read(), 0, json.JSONDecoder(), set()
+while i < len(text):
+    if text[i].isspace():
+        i += 1
+        continue
+    ev, i = dec.raw_decode(text, i)
+    pod = ev.get("object", {})
+    for c in pod.get("status", {}).get("conditions", []):
+        if c.get("type") == "DisruptionTarget" and c.get("reason") == "PreemptionByScheduler":
+            marked.add(pod["metadata"]["name"])
+print("DisruptionTarget (PreemptionByScheduler) seen on: %s" % ", ".join(sorted(marked)))
+if marked != set(sys.argv[2:]):
+    print("FAIL: want exactly the victims %s" % sorted(sys.argv[2:]))
+    sys.exit(1)
+P
+}
+
 tn_now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 tn_fail() { echo "FAIL: $*"; TN_OK=1; }

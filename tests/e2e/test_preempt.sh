@@ -70,8 +70,7 @@ if [ "$E2E_KWOK" = 1 ]; then
 fi
 echo "cluster full: $(tn_bound ai) low-priority pods bound (16 GPUs of training, 16 3g.40gb slots)"
 # every pod update from here on, to see the victims' DisruptionTarget before they go
-"$K" get pods -n ai --watch --output-watch-events -o json > "$E2E_DIR/watch.json" 2>/dev/null &
-echo $! > "$E2E_DIR/watch.pid"
+tn_watch ai
 sleep 1
 # the critical pods arrive
 t0=$(tn_now_ms)
@@ -124,25 +123,7 @@ if not ok:
     print("FAIL: want 3 Preempted and 3 Preempting events naming the GPU-hours lost")
 sys.exit(0 if ok else 1)
 P
-kill "$(cat "$E2E_DIR/watch.pid")" 2>/dev/null
-python3 - "$E2E_DIR/watch.json" $gone "offline-training-${tgone# }" <<'P' || TN_OK=1
-import json, sys
-text, i, dec, marked = open(sys.argv[1]).read(), 0, json.JSONDecoder(), set()
-while i < len(text):
-    if text[i].isspace():
-        i += 1
-        continue
-    ev, i = dec.raw_decode(text, i)
-    pod = ev.get("object", {})
-    for c in pod.get("status", {}).get("conditions", []):
-        if c.get("type") == "DisruptionTarget" and c.get("reason") == "PreemptionByScheduler":
-            marked.add(pod["metadata"]["name"])
-victims = set(sys.argv[2:])
-print("DisruptionTarget (PreemptionByScheduler) seen on: %s" % ", ".join(sorted(marked)))
-if marked != victims:
-    print("FAIL: want exactly the victims %s" % sorted(victims))
-    sys.exit(1)
-P
+tn_disrupted $gone "offline-training-${tgone# }" || TN_OK=1
 curl -s "http://127.0.0.1:$TN_PORT/metrics" | grep -E "^gpusched_preempt" | sed 's/^/  /'
 v=$(curl -s "http://127.0.0.1:$TN_PORT/metrics" | awk '/^gpusched_preemption_victims_total/ {print $2}')
 [ "$v" = 3 ] || tn_fail "victims metric $v, want 3"
