@@ -1336,6 +1336,26 @@ static const char *classify(struct cycle *cy, const struct gs_kube_pod *p,
     return "resources";
 }
 
+/* A nomination holds while its victims leave: 30 s at least, and while (up to 5 minutes) a
+ * pod on the nominated node is still terminating (victims with a long grace period), so that
+ * a waiting preemptor does not evict a second set. */
+static bool nomination_live(const struct cycle *cy, const struct pod_entry *e)
+{
+    if (!e->nominated[0])
+        return false;
+    double age = mono() - e->nominated_at;
+    if (age < 30)
+        return true;
+    if (age > 300)
+        return false;
+    for (int i = 0; i < cy->sn->np; i++) {
+        const struct gs_kube_pod *p = &cy->sn->pods[i].p;
+        if (p->terminating && strcmp(p->node, e->nominated) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* What victim choice sees in this cycle: the running pods, budgets, tenants. */
 static struct gs_preempt_ctx preempt_ctx(struct cycle *cy)
 {
@@ -1541,7 +1561,7 @@ static void schedule_gang(struct cycle *cy, int g, double t0)
             bound++;
         else if (nm < 256 && strcmp(p->scheduler, s->o.scheduler_name) == 0) {
             members[nm++] = i;
-            nominated |= sn->pods[i].nominated[0] && mono() - sn->pods[i].nominated_at < 30;
+            nominated |= nomination_live(cy, &sn->pods[i]);
         }
     }
     if (nm == 0)
@@ -1755,7 +1775,7 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
     int8_t *done = calloc(anp, 1);
     for (int i = 0; done && i < np && !s->dry; i++) {
         struct pod_entry *e = &sn.pods[i];
-        if (e->p.node[0] || e->p.terminating || !e->nominated[0] || mono() - e->nominated_at > 30 ||
+        if (e->p.node[0] || e->p.terminating || !nomination_live(&cy, e) ||
             strcmp(e->p.scheduler, s->o.scheduler_name) != 0)
             continue;
         int g = cy.ty.pod_gang[i];
@@ -1829,7 +1849,7 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
         struct gs_preempt_plan plan;
         int prc = GS_ENOFIT;
         memset(&plan, 0, sizeof(plan));
-        bool nominated = e->nominated[0] && mono() - e->nominated_at < 30;
+        bool nominated = nomination_live(&cy, e);
         if (rc && !p->preempt_never && !nominated) {
             struct gs_preempt_ctx ctx = preempt_ctx(&cy);
             struct gs_preemptor pr = {&p->req, queue, p->priority, adm == GS_ADMIT_OWED};
