@@ -477,7 +477,7 @@ int gs_gang_preempt(struct gs_engine *e, struct gs_cluster *c, struct gs_tenants
 {
     int nrun = ctx->nrun, rc = 0;
     size_t an = nrun > 0 ? (size_t)nrun : 1;
-    uint8_t *gone = calloc(an, 1);
+    uint8_t *gone = calloc(an, 1); /* 1: taken before (ctx->taken), 2: chosen here */
     bool *placed = calloc((size_t)(n > 0 ? n : 1), 1);
     int32_t *allowed = malloc(sizeof(*allowed) * (size_t)(ctx->npdb + 1));
     if (!gone || !placed || !allowed) {

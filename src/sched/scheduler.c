@@ -1174,6 +1174,7 @@ struct cycle {
     json_t *report;
     double now_wall;
     int scheduled;
+    int8_t *leaving; /* per node: a pod there is terminating (NULL: none known) */
 };
 
 static double wall(void)
@@ -1346,14 +1347,19 @@ static bool nomination_live(const struct cycle *cy, const struct pod_entry *e)
     double age = mono() - e->nominated_at;
     if (age < 30)
         return true;
-    if (age > 300)
+    int node = age > 300 || !cy->leaving ? -1 : find_in(cy->sn, e->nominated);
+    return node >= 0 && cy->leaving[node];
+}
+
+/* The devices a nominated pod would take on its node now, if it fits there. */
+static bool nominated_alloc(const struct cycle *cy, const struct pod_entry *e, struct gs_alloc *a)
+{
+    int node = e->nominated[0] ? find_in(cy->sn, e->nominated) : -1;
+    if (node < 0 || !gs_engine_fits(cy->c, node, &e->p.req, NULL))
         return false;
-    for (int i = 0; i < cy->sn->np; i++) {
-        const struct gs_kube_pod *p = &cy->sn->pods[i].p;
-        if (p->terminating && strcmp(p->node, e->nominated) == 0)
-            return true;
-    }
-    return false;
+    gs_engine_score(cy->engine, cy->c, node, &e->p.req, a);
+    a->node = node;
+    return true;
 }
 
 /* What victim choice sees in this cycle: the running pods, budgets, tenants. */
@@ -1629,14 +1635,9 @@ static void schedule_gang(struct cycle *cy, int g, double t0)
     if (nominated) {
         /* victims still leaving: what is free on each nominated node waits for its member */
         for (int k = 0; k < nm; k++) {
-            const struct pod_entry *e = &sn->pods[members[k]];
-            int node = e->nominated[0] ? find_in(sn, e->nominated) : -1;
             struct gs_alloc a;
-            if (node >= 0 && gs_engine_fits(cy->c, node, reqs[k], NULL)) {
-                gs_engine_score(cy->engine, cy->c, node, reqs[k], &a);
-                a.node = node;
+            if (nominated_alloc(cy, &sn->pods[members[k]], &a))
                 gs_cluster_bind(cy->c, reqs[k], &a);
-            }
         }
         snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
                  "; waiting for the pods preempted for it to leave");
@@ -1773,6 +1774,13 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
     /* pods whose victims have left go first, to the node they were nominated for, in or
      * out of their backoff: nothing else may take what was freed for them */
     int8_t *done = calloc(anp, 1);
+    cy.leaving = calloc((size_t)sn.nn + 1, 1);
+    for (int i = 0; cy.leaving && i < np; i++) {
+        int n =
+            sn.pods[i].p.terminating && sn.pods[i].p.node[0] ? find_in(&sn, sn.pods[i].p.node) : -1;
+        if (n >= 0)
+            cy.leaving[n] = 1;
+    }
     for (int i = 0; done && i < np && !s->dry; i++) {
         struct pod_entry *e = &sn.pods[i];
         if (e->p.node[0] || e->p.terminating || !nomination_live(&cy, e) ||
@@ -1787,12 +1795,9 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
             }
             continue;
         }
-        int node = find_in(&sn, e->nominated);
-        if (node < 0 || !gs_engine_fits(c, node, &e->p.req, NULL))
-            continue;
         struct gs_alloc a;
-        gs_engine_score(*engine, c, node, &e->p.req, &a);
-        a.node = node;
+        if (!nominated_alloc(&cy, e, &a))
+            continue;
         if (assume_and_bind(&cy, &e->p, &a, mono()) == 0) {
             struct gs_qvec d;
             gs_tenants_demand(&cy.ty.t, &e->p.req, &d);
@@ -1886,6 +1891,7 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
         unschedulable(&cy, p, queue, cat, msg, t0);
     }
     free(done);
+    free(cy.leaving);
     update_gauges(s, c, waiting - cy.scheduled);
     /* pods this cycle did not look at (in backoff) keep their last verdict; keyed by
      * namespace/name so the merge stays linear in the pending pods */
