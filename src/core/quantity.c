@@ -10,6 +10,14 @@
 #define NANO 1000000000LL
 static const __int128 MAX_UNITS = (__int128)INT64_MAX;
 
+/* Index of c in the suffix letters set, or -1. Bounded by the table, not by a terminator: a
+ * NUL byte in the input is not a suffix (strchr would match the table's own '\0'). */
+static int suffix_index(const char *set, size_t n, char c)
+{
+    const char *p = memchr(set, c, n);
+    return p ? (int)(p - set) : -1;
+}
+
 static __int128 pow10i(int e)
 {
     __int128 r = 1;
@@ -70,14 +78,15 @@ int gs_quantity_parse(const char *s, size_t len, struct gs_quantity *out, struct
     int exp10 = 0;
     int bin_pow = 0; /* power of 1024 */
     enum gs_quantity_format fmt = GS_QTY_DECIMAL_SI;
+    static const char bins[6] = {'K', 'M', 'G', 'T', 'P', 'E'};
+    static const char sis[9] = {'n', 'u', 'm', 'k', 'M', 'G', 'T', 'P', 'E'};
+    static const int exps[9] = {-9, -6, -3, 3, 6, 9, 12, 15, 18};
     if (slen == 0) {
-    } else if (slen == 2 && suf[1] == 'i' && strchr("KMGTPE", suf[0])) {
-        bin_pow = (int)(strchr("KMGTPE", suf[0]) - "KMGTPE") + 1;
+    } else if (slen == 2 && suf[1] == 'i' && suffix_index(bins, sizeof(bins), suf[0]) >= 0) {
+        bin_pow = suffix_index(bins, sizeof(bins), suf[0]) + 1;
         fmt = GS_QTY_BINARY_SI;
-    } else if (slen == 1 && strchr("numkMGTPE", suf[0])) {
-        static const char *sis = "numkMGTPE";
-        static const int exps[] = {-9, -6, -3, 3, 6, 9, 12, 15, 18};
-        exp10 = exps[strchr(sis, suf[0]) - sis];
+    } else if (slen == 1 && suffix_index(sis, sizeof(sis), suf[0]) >= 0) {
+        exp10 = exps[suffix_index(sis, sizeof(sis), suf[0])];
     } else if ((suf[0] == 'e' || suf[0] == 'E') && slen >= 2) {
         size_t j = 1;
         bool eneg = false;

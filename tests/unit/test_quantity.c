@@ -126,3 +126,23 @@ Test(quantity, integer_check_for_extended_resources)
     gs_quantity_parse("500m", 4, &q, NULL);
     cr_assert(!gs_quantity_is_integer(&q));
 }
+
+/* Parsers take (ptr, len): a NUL inside the range is a byte like any other, never the end of
+ * a suffix table (ASan: global-buffer-overflow reading past "KMGTPE"). */
+Test(quantity, an_embedded_nul_is_an_unknown_suffix)
+{
+    static const struct {
+        const char *in;
+        size_t len;
+    } cases[] = {
+        {"6\0", 2}, {"6\0i", 3}, {"1\0\0", 3}, {"1K\0", 3}, {"1e\0", 3}, {"1e1\0", 4}, {"\0", 1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct gs_quantity q;
+        struct gs_error err;
+        gs_error_init(&err);
+        int rc = gs_quantity_parse(cases[i].in, cases[i].len, &q, &err);
+        cr_assert_eq(rc, GS_EINVAL, "case %zu accepted (rc %d)", i, rc);
+        cr_assert(strlen(err.msg) > 0, "case %zu: no message", i);
+    }
+}
