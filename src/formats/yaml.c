@@ -43,6 +43,33 @@ static size_t yaml_bad_byte(const unsigned char *d, size_t len)
     return 0;
 }
 
+/* The gate in front of libfyaml: every text this file hands to it (a document, a ConfigMap
+ * before it is unwrapped, the text unwrapped from it) passes here first, because libfyaml
+ * does not stop on everything that is not text (a '%' directive line with a broken UTF-8
+ * byte makes it spin forever). Bounded by len; 0 or GS_EINVAL with file:line:column. */
+static int yaml_text_check(const char *name, const char *data, size_t len, int line_offset,
+                           struct gs_error *err)
+{
+    if (len > GS_YAML_MAX)
+        return gs_error_set(err, GS_EINVAL, "%s: larger than %zu bytes", name, GS_YAML_MAX);
+    size_t bad = yaml_bad_byte((const unsigned char *)data, len);
+    if (!bad)
+        return 0;
+    int line = 1, col = 1;
+    for (size_t i = 0; i + 1 < bad; i++) {
+        if (data[i] == '\n') {
+            line++;
+            col = 1;
+        } else if (((unsigned char)data[i] & 0xc0) != 0x80) {
+            col++;
+        }
+    }
+    return gs_error_set(err, GS_EINVAL,
+                        "%s:%d:%d: byte 0x%02x is not YAML text (expected UTF-8 without "
+                        "control characters other than tab and newline)",
+                        name, line + line_offset, col, (unsigned char)data[bad - 1]);
+}
+
 int gs_yaml_load(struct gs_yaml *y, const char *name, const char *data, size_t len,
                  struct gs_error *err)
 {
@@ -55,24 +82,9 @@ int gs_yaml_load_at(struct gs_yaml *y, const char *name, const char *data, size_
     y->name = name;
     y->doc = NULL;
     y->line_offset = line_offset;
-    if (len > GS_YAML_MAX)
-        return gs_error_set(err, GS_EINVAL, "%s: larger than %zu bytes", name, GS_YAML_MAX);
-    size_t bad = yaml_bad_byte((const unsigned char *)data, len);
-    if (bad) {
-        int line = 1, col = 1;
-        for (size_t i = 0; i + 1 < bad; i++) {
-            if (data[i] == '\n') {
-                line++;
-                col = 1;
-            } else if (((unsigned char)data[i] & 0xc0) != 0x80) {
-                col++;
-            }
-        }
-        return gs_error_set(err, GS_EINVAL,
-                            "%s:%d:%d: byte 0x%02x is not YAML text (expected UTF-8 without "
-                            "control characters other than tab and newline)",
-                            name, line + line_offset, col, (unsigned char)data[bad - 1]);
-    }
+    int rc = yaml_text_check(name, data, len, line_offset, err);
+    if (rc)
+        return rc;
     struct fy_diag_cfg dcfg;
     fy_diag_cfg_default(&dcfg);
     dcfg.fp = NULL;
@@ -84,7 +96,6 @@ int gs_yaml_load_at(struct gs_yaml *y, const char *name, const char *data, size_
     fy_diag_set_collect_errors(diag, true);
     struct fy_parse_cfg cfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG, .diag = diag};
     struct fy_document *doc = fy_document_build_from_string(&cfg, data, len);
-    int rc = 0;
     if (!doc) {
         void *it = NULL;
         struct fy_diag_error *de = fy_diag_errors_iterate(diag, &it);
@@ -276,6 +287,9 @@ int gs_yaml_unwrap_configmap(const char *name, const char *data, size_t len, str
     /* cheap test first: only manifests are unwrapped */
     if (!memmem(data, len, "kind:", 5) || !memmem(data, len, "ConfigMap", 9))
         return 0;
+    int rc = yaml_text_check(name, data, len, 0, err);
+    if (rc)
+        return rc;
     struct fy_diag_cfg dcfg;
     fy_diag_cfg_default(&dcfg);
     dcfg.fp = NULL;
@@ -290,7 +304,6 @@ int gs_yaml_unwrap_configmap(const char *name, const char *data, size_t len, str
         fy_diag_destroy(diag);
         return gs_error_set(err, GS_ENOMEM, "out of memory");
     }
-    int rc = 0;
     if (fy_parser_set_string(fyp, data, len)) {
         fy_parser_destroy(fyp);
         fy_diag_destroy(diag);
@@ -345,7 +358,6 @@ int gs_yaml_unwrap_configmap(const char *name, const char *data, size_t len, str
     }
     fy_parser_destroy(fyp);
     fy_diag_destroy(diag);
-    (void)name;
     return rc;
 }
 
@@ -359,7 +371,9 @@ int gs_yaml_read_unwrapped(const char *name, const char *data, size_t len, gs_ya
     int rc = gs_yaml_unwrap_configmap(name, data, len, &inner, &offset, what, sizeof(what), err);
     if (rc == 1) {
         snprintf(label, sizeof(label), "%s (%s)", name, what);
-        rc = fn(label, inner.data, inner.len, offset, out, err);
+        rc = yaml_text_check(label, inner.data, inner.len, offset, err);
+        if (rc == 0)
+            rc = fn(label, inner.data, inner.len, offset, out, err);
     } else if (rc == 0) {
         rc = fn(name, data, len, 0, out, err);
     }

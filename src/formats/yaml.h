@@ -3,7 +3,10 @@
  * Every error names the file, the line and the field path ("x.yaml:12: mig-configs.mixed[0]
  * .devices: expected all or a list of GPU indexes"). A struct gs_yaml owns the parsed
  * document: gs_yaml_load / gs_yaml_release. Documents are capped at GS_YAML_MAX bytes and
- * scalars at the caller's buffer size. Not thread-safe per document. */
+ * scalars at the caller's buffer size. Every text handed to libfyaml (a document, a ConfigMap
+ * before and after it is unwrapped) is first checked to be YAML text: UTF-8 without control
+ * characters other than tab, CR and LF; anything else is refused with file:line:column
+ * (libfyaml itself can spin forever on some broken bytes). Not thread-safe per document. */
 #ifndef GS_YAML_H
 #define GS_YAML_H
 
@@ -37,7 +40,8 @@ struct gs_buf;
 typedef int (*gs_yaml_text_fn)(const char *name, const char *data, size_t len, int line_offset,
                                void *out, struct gs_error *err);
 /* Run fn on data, or on the config.yaml of a ConfigMap when data is such a manifest (as
- * NVIDIA's configs are usually shipped), naming "file (ConfigMap x, data.config.yaml)". */
+ * NVIDIA's configs are usually shipped), naming "file (ConfigMap x, data.config.yaml)". The
+ * unwrapped text is checked to be YAML text before fn sees it. */
 int gs_yaml_read_unwrapped(const char *name, const char *data, size_t len, gs_yaml_text_fn fn,
                            void *out, struct gs_error *err);
 /* Read a file of at most GS_YAML_MAX bytes and run gs_yaml_read_unwrapped on it. */
@@ -46,7 +50,8 @@ int gs_yaml_read_file(const char *path, gs_yaml_text_fn fn, void *out, struct gs
 /* When data is a Kubernetes manifest stream holding a ConfigMap, copy the text of its first
  * data value whose key ends in .yaml, .yml or .json into text and set *line_offset to the
  * line before that text starts in the file. Returns 1 when unwrapped, 0 when data is not
- * such a manifest (text untouched), or a negative error. */
+ * such a manifest (text untouched), or a negative error (GS_EINVAL with file:line:column when
+ * a possible manifest is not YAML text). */
 int gs_yaml_unwrap_configmap(const char *name, const char *data, size_t len, struct gs_buf *text,
                              int *line_offset, char *what, size_t what_size, struct gs_error *err);
 struct fy_node *gs_yaml_root(const struct gs_yaml *y);

@@ -492,3 +492,48 @@ Test(monitorcfg, bad_configs_name_the_line_and_field)
         cr_assert_eq(c.nmetrics, 0x5a5a5a5a, "case %zu: the output was touched", i);
     }
 }
+
+/* ---------- text handed to libfyaml ---------- */
+
+/* libfyaml spins forever on a '%' directive line holding a broken UTF-8 byte; the byte check
+ * that guards plain YAML must also guard the ConfigMap a config may be wrapped in (found by
+ * fuzzer_migparted, fuzzer_dpconfig and fuzzer_agent). */
+static const struct {
+    const char *doc;
+    size_t len;
+    const char *want;
+} broken_text[] = {
+    {"kind: ConfigMap\n%ig\xca"
+     "enable\n",
+     0, "t.yaml:2:4: byte 0xca is not YAML text"},
+    {"apiVersion: v1\nkind: ConfigMap\ndata:\n  config.yaml: |\n    version: v1\n"
+     "%YAML 1.2\xff\n",
+     0, "t.yaml:6:10: byte 0xff"},
+    {"kind: ConfigMap\ndata:\n  config.yaml: |\n    version: v1\n  %x\x80\n", 0,
+     "t.yaml:5:5: byte 0x80"},
+    /* the inner text, after unescaping, is checked before libfyaml reads it too */
+    {"kind: ConfigMap\ndata:\n  config.yaml: \"version: v1\\n\\x01\"\n", 0, "byte 0x01"},
+    {"kind: ConfigMap\n%\0\n", 19, "t.yaml:2:2: byte 0x00"},
+};
+
+Test(yaml, broken_bytes_in_a_configmap_are_refused_before_libfyaml, .timeout = 10)
+{
+    for (size_t i = 0; i < sizeof(broken_text) / sizeof(broken_text[0]); i++) {
+        const char *d = broken_text[i].doc;
+        size_t len = broken_text[i].len ? broken_text[i].len : strlen(d);
+        struct gs_error err;
+        gs_error_init(&err);
+        struct gs_migparted *m = NULL;
+        cr_assert_eq(gs_migparted_parse("t.yaml", d, len, &m, &err), GS_EINVAL, "case %zu accepted",
+                     i);
+        cr_assert_null(m);
+        cr_assert(strstr(err.msg, broken_text[i].want), "case %zu: '%s' lacks '%s'", i, err.msg,
+                  broken_text[i].want);
+        struct gs_dpconfig c;
+        gs_error_init(&err);
+        cr_assert_eq(gs_dpconfig_parse("t.yaml", d, len, &c, &err), GS_EINVAL, "case %zu accepted",
+                     i);
+        cr_assert(strstr(err.msg, broken_text[i].want), "case %zu: '%s' lacks '%s'", i, err.msg,
+                  broken_text[i].want);
+    }
+}
