@@ -29,6 +29,8 @@ void gs_cluster_init(struct gs_cluster *c)
 
 void gs_cluster_release(struct gs_cluster *c)
 {
+    for (int32_t i = 0; i < c->nnodes; i++)
+        gs_labels_release(&c->nodes[i].labels);
     free(c->nodes);
     free(c->gpus);
     memset(c, 0, sizeof(*c));
@@ -97,26 +99,12 @@ int gs_cluster_add_node(struct gs_cluster *c, const char *name, int model, int n
 int gs_node_set_label(struct gs_node *n, const char *key, const char *val)
 {
     gs_node_touch(n);
-    for (int i = 0; i < n->nlabels; i++) {
-        if (strcmp(n->labels[i].key, key) == 0) {
-            snprintf(n->labels[i].val, GS_LABEL_VAL_MAX, "%s", val);
-            return 0;
-        }
-    }
-    if (n->nlabels >= GS_MAX_LABELS)
-        return GS_ENOSPC;
-    struct gs_label *l = &n->labels[n->nlabels++];
-    snprintf(l->key, GS_LABEL_KEY_MAX, "%s", key);
-    snprintf(l->val, GS_LABEL_VAL_MAX, "%s", val);
-    return 0;
+    return gs_labels_set(&n->labels, key, val);
 }
 
 const char *gs_node_label(const struct gs_node *n, const char *key)
 {
-    for (int i = 0; i < n->nlabels; i++)
-        if (strcmp(n->labels[i].key, key) == 0)
-            return n->labels[i].val;
-    return NULL;
+    return gs_labels_get(&n->labels, key);
 }
 
 int gs_cluster_copy(struct gs_cluster *dst, const struct gs_cluster *src)
@@ -127,11 +115,21 @@ int gs_cluster_copy(struct gs_cluster *dst, const struct gs_cluster *src)
         if (!dst->nodes)
             return GS_ENOMEM;
         memcpy(dst->nodes, src->nodes, sizeof(*dst->nodes) * (size_t)src->nnodes);
+        for (int32_t i = 0; i < src->nnodes; i++)
+            gs_labels_init(&dst->nodes[i].labels);
+        dst->nnodes = dst->cap_nodes = src->nnodes;
+        for (int32_t i = 0; i < src->nnodes; i++)
+            if (gs_labels_copy(&dst->nodes[i].labels, &src->nodes[i].labels)) {
+                gs_cluster_release(dst);
+                return GS_ENOMEM;
+            }
     }
     if (src->ngpus) {
         dst->gpus = malloc(sizeof(*dst->gpus) * (size_t)src->ngpus);
-        if (!dst->gpus)
+        if (!dst->gpus) {
+            gs_cluster_release(dst);
             return GS_ENOMEM;
+        }
         memcpy(dst->gpus, src->gpus, sizeof(*dst->gpus) * (size_t)src->ngpus);
     }
     dst->nnodes = dst->cap_nodes = src->nnodes;

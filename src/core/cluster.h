@@ -3,12 +3,14 @@
  * Flat arrays indexed by dense ids (node id, GPU id); a node's GPUs are contiguous
  * (gpu0 .. gpu0+ngpus-1). GPU modes: whole (milli accounting, no sharing), fractional
  * (milli-GPU shares), MIG (a placed layout; each instance is a slot), shared (time-slicing
- * or MPS replicas). The struct owns its arrays: gs_cluster_init / gs_cluster_release.
+ * or MPS replicas). The struct owns its arrays and each node's labels: gs_cluster_init /
+ * gs_cluster_release; gs_cluster_copy copies them deeply.
  * Not thread-safe; the simulator gives each worker its own cluster. */
 #ifndef GS_CLUSTER_H
 #define GS_CLUSTER_H
 
 #include "catalog.h"
+#include "labels.h"
 #include "mig.h"
 
 #include <stdbool.h>
@@ -16,7 +18,6 @@
 
 #define GS_NAME_MAX      64
 #define GS_MAX_GPUS_NODE 16
-#define GS_MAX_LABELS    16
 #define GS_LABEL_KEY_MAX 64
 #define GS_LABEL_VAL_MAX 64
 #define GS_MILLI         1000
@@ -42,6 +43,8 @@ struct gs_gpu {
     float util;                  /* simulated busy fraction of the whole GPU (0..1), used share */
 };
 
+/* One label of a selector (node selector, queue selectors): fixed size, plain data. A node's
+ * own labels are a struct gs_labels, sized by the object. */
 struct gs_label {
     char key[GS_LABEL_KEY_MAX];
     char val[GS_LABEL_VAL_MAX];
@@ -55,10 +58,9 @@ struct gs_node {
     int64_t mem_cap, mem_free; /* MiB */
     int32_t pods_cap, pods_used;
     int32_t gpu0, ngpus;
-    uint16_t affinity[6]; /* pods by GPU shape: share, 1, 2, 4, 8, other (GpuClustering) */
-    uint32_t version;     /* a fresh stamp on every change (gs_node_touch); caches key on it */
-    uint8_t nlabels;
-    struct gs_label labels[GS_MAX_LABELS];
+    uint16_t affinity[6];    /* pods by GPU shape: share, 1, 2, 4, 8, other (GpuClustering) */
+    uint32_t version;        /* a fresh stamp on every change (gs_node_touch); caches key on it */
+    struct gs_labels labels; /* owned by the node (released with the cluster) */
 };
 
 struct gs_cluster {
@@ -80,7 +82,8 @@ int gs_cluster_add_node(struct gs_cluster *c, const char *name, int model, int n
  * (health, schedulability, mode), so cached placement scores are not reused. Thread-safe. */
 void gs_node_touch(struct gs_node *n);
 uint32_t gs__cluster_stamp(void);
-/* Set (or replace) a label on a node. Returns 0 or GS_ENOSPC. */
+/* Set (or replace) a label on a node. Returns 0, GS_EINVAL (key or value too long) or
+ * GS_ENOMEM. */
 int gs_node_set_label(struct gs_node *n, const char *key, const char *val);
 const char *gs_node_label(const struct gs_node *n, const char *key);
 /* Deep copy (dst must be initialised; its old content is released). */

@@ -6,6 +6,7 @@
 #include "../core/quantity.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -265,7 +266,7 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
     return 0;
 }
 
-int gs_kube_node_read(const json_t *obj, struct gs_kube_node *n, struct gs_error *err)
+static int node_read(const json_t *obj, struct gs_kube_node *n, struct gs_error *err)
 {
     memset(n, 0, sizeof(*n));
     if (!json_is_object(obj))
@@ -280,19 +281,51 @@ int gs_kube_node_read(const json_t *obj, struct gs_kube_node *n, struct gs_error
     n->unschedulable = json_is_true(u);
     const char *key;
     const json_t *v;
-    json_object_foreach(json_object_get(md, "labels"), key, v)
-    {
-        if (n->nlabels >= GS_MAX_LABELS || !json_is_string(v))
-            continue;
-        if (strlen(key) >= GS_LABEL_KEY_MAX || strlen(json_string_value(v)) >= GS_LABEL_VAL_MAX)
-            continue; /* labels we do not match on may be longer */
-        copy(n->labels[n->nlabels].key, GS_LABEL_KEY_MAX, key);
-        copy(n->labels[n->nlabels].val, GS_LABEL_VAL_MAX, json_string_value(v));
-        n->nlabels++;
+    const json_t *labels = json_object_get(md, "labels");
+    if (labels && !json_is_object(labels))
+        return gs_error_set(err, GS_EINVAL, "node %s: metadata.labels: expected an object",
+                            n->name);
+    size_t nl = json_object_size(labels);
+    if (nl > GS_KUBE_MAX_NODE_LABELS)
+        return gs_error_set(err, GS_EINVAL, "node %s: metadata.labels: %zu labels, at most %d",
+                            n->name, nl, GS_KUBE_MAX_NODE_LABELS);
+    if (nl) {
+        struct gs_label_ref *kv = malloc(sizeof(*kv) * nl);
+        if (!kv)
+            return gs_error_set(err, GS_ENOMEM, "node %s: out of memory for %zu labels", n->name,
+                                nl);
+        uint32_t k = 0;
+        json_object_foreach((json_t *)labels, key, v)
+        {
+            if (!json_is_string(v)) {
+                free(kv);
+                return gs_error_set(err, GS_EINVAL,
+                                    "node %s: metadata.labels.%s: expected a string", n->name, key);
+            }
+            kv[k].key = key;
+            kv[k].val = json_string_value(v);
+            if (strlen(key) > GS_LABELS_KEY_MAX || strlen(kv[k].val) > GS_LABELS_VAL_MAX) {
+                free(kv);
+                return gs_error_set(err, GS_EINVAL,
+                                    "node %s: metadata.labels.%.64s: key or value too long "
+                                    "(at most %d and %d bytes)",
+                                    n->name, key, GS_LABELS_KEY_MAX, GS_LABELS_VAL_MAX);
+            }
+            k++;
+        }
+        int rc = gs_labels_build(&n->labels, kv, k);
+        free(kv);
+        if (rc)
+            return gs_error_set(err, rc, "node %s: metadata.labels: %s", n->name,
+                                gs_error_name(rc));
     }
     size_t i;
     const json_t *t;
-    json_array_foreach(json_object_get(spec, "taints"), i, t)
+    const json_t *taints = json_object_get(spec, "taints");
+    if (json_array_size(taints) > GS_MAX_TAINTS)
+        snprintf(n->refused, sizeof(n->refused), "spec.taints: %zu taints, at most %d",
+                 json_array_size(taints), GS_MAX_TAINTS);
+    json_array_foreach(taints, i, t)
     {
         if (n->ntaints >= GS_MAX_TAINTS)
             break;
@@ -316,8 +349,15 @@ int gs_kube_node_read(const json_t *obj, struct gs_kube_node *n, struct gs_error
             n->pods = gs_quantity_value(&q);
         else if (strcmp(key, "nvidia.com/gpu") == 0)
             n->gpus = gs_quantity_value(&q);
-        else if (strncmp(key, "nvidia.com/mig-", 15) == 0 && n->next < GS_MAX_EXT &&
-                 strlen(key) < sizeof(n->ext[0].name)) {
+        else if (strncmp(key, "nvidia.com/mig-", 15) == 0) {
+            if (n->next >= GS_MAX_EXT || strlen(key) >= sizeof(n->ext[0].name)) {
+                if (!n->refused[0])
+                    snprintf(n->refused, sizeof(n->refused),
+                             "status.allocatable.%.80s: more than %d MIG resources or a name "
+                             "over %zu bytes",
+                             key, GS_MAX_EXT, sizeof(n->ext[0].name) - 1);
+                continue;
+            }
             copy(n->ext[n->next].name, sizeof(n->ext[0].name), key);
             n->ext[n->next].count = gs_quantity_value(&q);
             n->next++;
@@ -326,12 +366,32 @@ int gs_kube_node_read(const json_t *obj, struct gs_kube_node *n, struct gs_error
     return 0;
 }
 
+int gs_kube_node_read(const json_t *obj, struct gs_kube_node *n, struct gs_error *err)
+{
+    int rc = node_read(obj, n, err);
+    if (rc)
+        gs_kube_node_release(n);
+    return rc;
+}
+
 const char *gs_kube_label(const struct gs_kube_node *n, const char *key)
 {
-    for (int i = 0; i < n->nlabels; i++)
-        if (strcmp(n->labels[i].key, key) == 0)
-            return n->labels[i].val;
-    return NULL;
+    return gs_labels_get(&n->labels, key);
+}
+
+void gs_kube_node_release(struct gs_kube_node *n)
+{
+    gs_labels_release(&n->labels);
+}
+
+int gs_kube_node_copy(struct gs_kube_node *dst, const struct gs_kube_node *src)
+{
+    if (dst == src)
+        return 0;
+    gs_kube_node_release(dst);
+    *dst = *src;
+    gs_labels_init(&dst->labels);
+    return gs_labels_copy(&dst->labels, &src->labels);
 }
 
 const char *gs_kube_pod_label(const struct gs_kube_pod *p, const char *key)

@@ -5,8 +5,9 @@
  * (extended resources must be integers; a request without a limit is rejected, a limit
  * without a request counts as both), nodeSelector, tolerations, schedulerName, priority,
  * the device annotation gpusched writes (GS_DEVICES_ANNOTATION). Nodes: allocatable
- * resources, labels, taints, unschedulable. Every error names the object and the field
- * path. Readers take a parsed jansson object and fill plain structs (no heap). */
+ * resources, every label (a Node owns its label set: gs_kube_node_release), taints,
+ * unschedulable. Every error names the object and the field path. Readers take a parsed
+ * jansson object; a Pod is plain data (no heap). */
 #ifndef GS_KUBEOBJ_H
 #define GS_KUBEOBJ_H
 
@@ -17,14 +18,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define GS_DEVICES_ANNOTATION "gpusched.io/devices"
-#define GS_KNAME_MAX          254
-#define GS_MAX_TOLERATIONS    16
-#define GS_MAX_TAINTS         16
-#define GS_MAX_EXT            16
-#define GS_MAX_POD_LABELS     8
-#define GS_QUEUE_LABEL        "gpusched.io/queue"
-#define GS_POD_GROUP_LABEL    "scheduling.x-k8s.io/pod-group"
+#define GS_DEVICES_ANNOTATION   "gpusched.io/devices"
+#define GS_KNAME_MAX            254
+#define GS_MAX_TOLERATIONS      16
+#define GS_MAX_TAINTS           64
+#define GS_KUBE_MAX_NODE_LABELS 4096 /* a bound on input, far above real nodes (~100) */
+#define GS_MAX_EXT              16
+#define GS_MAX_POD_LABELS       8
+#define GS_QUEUE_LABEL          "gpusched.io/queue"
+#define GS_POD_GROUP_LABEL      "scheduling.x-k8s.io/pod-group"
 
 struct gs_toleration {
     char key[GS_LABEL_KEY_MAX];
@@ -73,10 +75,12 @@ struct gs_kube_node {
     int64_t gpus; /* allocatable nvidia.com/gpu */
     int next;
     struct gs_kube_ext ext[GS_MAX_EXT]; /* nvidia.com/mig-* */
-    int nlabels;
-    struct gs_label labels[GS_MAX_LABELS];
+    struct gs_labels labels;            /* every label, owned (gs_kube_node_release) */
     int ntaints;
     struct gs_taint taints[GS_MAX_TAINTS];
+    /* non-empty: why gpusched cannot model the node exactly (more taints or MIG resources
+     * than it keeps); the node is then known (its pods are counted) but gets no new pods */
+    char refused[160];
 };
 
 struct gs_error;
@@ -84,7 +88,12 @@ struct gs_error;
 /* Read a Pod. Bad resource values are GS_EINVAL with "ns/name: spec.containers[0].resources
  * .limits.nvidia.com/gpu: ...". */
 int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *out, struct gs_error *err);
+/* Read a Node into out (not initialised; on success it owns its labels: release it with
+ * gs_kube_node_release; on error it holds nothing). Every label is kept. */
 int gs_kube_node_read(const json_t *obj, struct gs_kube_node *out, struct gs_error *err);
+void gs_kube_node_release(struct gs_kube_node *n);
+/* dst (initialised or zeroed) becomes an independent copy of src. 0 or GS_ENOMEM. */
+int gs_kube_node_copy(struct gs_kube_node *dst, const struct gs_kube_node *src);
 const char *gs_kube_label(const struct gs_kube_node *n, const char *key);
 /* A pod's label value, or NULL (labels longer than GS_LABEL_*_MAX are not kept). */
 const char *gs_kube_pod_label(const struct gs_kube_pod *p, const char *key);

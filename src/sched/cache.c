@@ -30,6 +30,8 @@ int gs_cache_add_node(struct gs_cluster *c, const struct gs_kube_node *kn, char 
                       size_t note_size)
 {
     char why[256] = "";
+    if (kn->refused[0])
+        snprintf(why, sizeof(why), "%s", kn->refused);
     const char *product = gs_kube_label(kn, "nvidia.com/gpu.product");
     int model = product ? gs_catalog_find(product) : -1;
     int64_t count = label_int(kn, "nvidia.com/gpu.count", -1, why, sizeof(why));
@@ -83,17 +85,20 @@ int gs_cache_add_node(struct gs_cluster *c, const struct gs_kube_node *kn, char 
     if (note)
         snprintf(note, note_size, "%s", why);
     int ngpus = why[0] ? 0 : whole + mig_gpus;
-    if (why[0] && has_gpu)
-        GS_WARN("cache", "node '%s': %s; it offers no GPUs", kn->name, why);
+    if (!ngpus)
+        mig_gpus = 0; /* a refused node has no GPUs to lay MIG instances on */
     int id = gs_cluster_add_node(c, kn->name, ngpus ? model : -1, ngpus, kn->cpu_milli, kn->mem_mib,
                                  mode, (int)replicas, NULL);
     if (id < 0)
         return id;
     struct gs_node *n = &c->nodes[id];
-    n->unschedulable = kn->unschedulable;
+    /* a node gpusched cannot model exactly keeps its pods but gets no new ones */
+    n->unschedulable = kn->unschedulable || kn->refused[0];
     n->pods_cap = kn->pods > 0 ? (int32_t)kn->pods : 110;
-    for (int i = 0; i < kn->nlabels; i++)
-        gs_node_set_label(n, kn->labels[i].key, kn->labels[i].val);
+    if (gs_labels_copy(&n->labels, &kn->labels)) {
+        GS_WARN("cache", "node '%s': out of memory for its labels; it gets no new pods", kn->name);
+        n->unschedulable = true;
+    }
     /* MIG GPUs come after the whole ones */
     for (int k = 0; k < mig_gpus; k++) {
         struct gs_gpu *g = &c->gpus[n->gpu0 + whole + k];

@@ -17,8 +17,9 @@
 
 struct gs_error;
 
-/* Add one node to c. Returns the node id; problems with GPU labels are logged and the node
- * keeps only CPU and memory (note, when non-NULL, receives the reason). */
+/* Add one node to c. Returns the node id or a negative error. A node whose GPU labels make
+ * no sense keeps only CPU and memory, and note (when non-NULL) receives the reason; nothing
+ * is logged here, so a caller reports it once per change of the Node, not once per cycle. */
 int gs_cache_add_node(struct gs_cluster *c, const struct gs_kube_node *kn, char *note,
                       size_t note_size);
 /* Parse a devices annotation ("gpu=0,1", "mig=0:3g.40gb@4", "milli=2:500", "replica=1,1")

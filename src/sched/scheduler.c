@@ -69,9 +69,34 @@ static int find_pod(const struct store *s, const char *ns, const char *name)
     return -1;
 }
 
-static int upsert_node(struct store *s, const struct gs_kube_node *n)
+/* Why a node offers no GPUs (or no new pods), said once per change of the Node object: the
+ * store sees each version once, a snapshot sees it every cycle. */
+static void report_node(const struct gs_kube_node *old, const struct gs_kube_node *n)
+{
+    if (old && strcmp(old->rv, n->rv) == 0)
+        return;
+    struct gs_cluster one;
+    gs_cluster_init(&one);
+    char note[256] = "", was[256] = "";
+    gs_cache_add_node(&one, n, note, sizeof(note));
+    gs_cluster_release(&one);
+    if (old) {
+        gs_cluster_init(&one);
+        gs_cache_add_node(&one, old, was, sizeof(was));
+        gs_cluster_release(&one);
+    }
+    if (note[0] && strcmp(note, was) != 0)
+        GS_WARN("cache", "node '%s': %s; it offers no GPUs%s", n->name, note,
+                n->refused[0] ? " and gets no new pods" : "");
+    else if (!note[0] && was[0])
+        GS_INFO("cache", "node '%s': its GPUs are usable again", n->name);
+}
+
+/* Takes n's labels (n is left empty). */
+static int upsert_node(struct store *s, struct gs_kube_node *n)
 {
     int i = find_node(s, n->name);
+    report_node(i >= 0 ? &s->nodes[i] : NULL, n);
     if (i < 0) {
         if (s->nnodes == s->cap_nodes) {
             void *v = gs_grow(s->nodes, &s->cap_nodes, sizeof(*s->nodes), 64);
@@ -80,8 +105,11 @@ static int upsert_node(struct store *s, const struct gs_kube_node *n)
             s->nodes = v;
         }
         i = s->nnodes++;
+    } else {
+        gs_kube_node_release(&s->nodes[i]);
     }
     s->nodes[i] = *n;
+    gs_labels_init(&n->labels);
     return 0;
 }
 
@@ -259,6 +287,8 @@ struct snapshot {
 static void snapshot_release(struct snapshot *sn)
 {
     gs_cluster_release(&sn->c);
+    for (int i = 0; sn->nodes && i < sn->nn; i++)
+        gs_kube_node_release(&sn->nodes[i]);
     free(sn->nodes);
     free(sn->pods);
     free(sn->alloc);
@@ -335,7 +365,7 @@ static int take_snapshot(struct store *st, struct snapshot *sn, const struct gs_
     sn->nn = st->nnodes;
     sn->np = st->npods;
     size_t ann = sn->nn > 0 ? (size_t)sn->nn : 1, anp = sn->np > 0 ? (size_t)sn->np : 1;
-    sn->nodes = malloc(sizeof(*sn->nodes) * ann);
+    sn->nodes = calloc(ann, sizeof(*sn->nodes));
     sn->pods = malloc(sizeof(*sn->pods) * anp);
     sn->alloc = calloc(anp, sizeof(*sn->alloc));
     sn->placed = calloc(anp, 1);
@@ -344,8 +374,12 @@ static int take_snapshot(struct store *st, struct snapshot *sn, const struct gs_
         snapshot_release(sn);
         return GS_ENOMEM;
     }
-    if (sn->nn > 0)
-        memcpy(sn->nodes, st->nodes, sizeof(*sn->nodes) * (size_t)sn->nn);
+    for (int i = 0; i < sn->nn; i++)
+        if (gs_kube_node_copy(&sn->nodes[i], &st->nodes[i])) {
+            pthread_mutex_unlock(&st->mu);
+            snapshot_release(sn);
+            return GS_ENOMEM;
+        }
     if (sn->np > 0)
         memcpy(sn->pods, st->pods, sizeof(*sn->pods) * (size_t)sn->np);
     pthread_mutex_unlock(&st->mu);
@@ -400,8 +434,10 @@ static int on_list_item(const json_t *item, void *user)
         }
         if (in->nl == in->capl) {
             void *v = gs_grow(in->lnodes, &in->capl, sizeof(n), 256);
-            if (!v)
+            if (!v) {
+                gs_kube_node_release(&n);
                 return GS_ENOMEM;
+            }
             in->lnodes = v;
         }
         in->lnodes[in->nl++] = n;
@@ -449,11 +485,14 @@ static int on_event(const char *type, const json_t *obj, void *user)
         if (gs_kube_node_read(obj, &n, &err) == 0) {
             if (strcmp(type, "DELETED") == 0) {
                 int i = find_node(st, n.name);
-                if (i >= 0)
+                if (i >= 0) {
+                    gs_kube_node_release(&st->nodes[i]);
                     st->nodes[i] = st->nodes[--st->nnodes];
+                }
             } else {
                 upsert_node(st, &n);
             }
+            gs_kube_node_release(&n);
         } else {
             GS_WARN("informer", "%s", err.msg);
         }
@@ -496,6 +535,8 @@ static void *informer_main(void *arg)
         struct gs_error err;
         gs_error_init(&err);
         if (in->relist) {
+            for (int i = 0; i < in->nl; i++)
+                gs_kube_node_release(&in->lnodes[i]);
             in->nl = in->npl = 0;
             int rc = gs_kube_list(s->kc, path, on_list_item, in, in->rv, sizeof(in->rv), &err);
             if (rc) {
@@ -508,9 +549,14 @@ static void *informer_main(void *arg)
             struct store *st = &s->st;
             pthread_mutex_lock(&st->mu);
             if (in->kind == K_NODES) {
+                for (int i = 0; i < st->nnodes; i++)
+                    gs_kube_node_release(&st->nodes[i]);
                 st->nnodes = 0;
-                for (int i = 0; i < in->nl; i++)
+                for (int i = 0; i < in->nl; i++) {
                     upsert_node(st, &in->lnodes[i]);
+                    gs_kube_node_release(&in->lnodes[i]);
+                }
+                in->nl = 0;
                 st->nodes_synced = true;
             } else {
                 /* keep backoff state of pods that stay */
@@ -550,6 +596,8 @@ static void *informer_main(void *arg)
             backoff = 1;
         }
     }
+    for (int i = 0; i < in->nl; i++)
+        gs_kube_node_release(&in->lnodes[i]);
     free(in->lnodes);
     free(in->lpods);
     return NULL;
@@ -2016,6 +2064,8 @@ static void sched_free(struct sched *s)
 {
     gs_policy_objs_release(&s->po);
     json_decref(s->pending_report);
+    for (int i = 0; i < s->st.nnodes; i++)
+        gs_kube_node_release(&s->st.nodes[i]);
     free(s->st.nodes);
     free(s->st.pods);
     gs_kube_client_free(s->kc);
@@ -2149,6 +2199,8 @@ int gs_scheduler_explain(struct gs_kube_client *client, const struct gs_schedule
         rc = gs_policy_objs_list(client, &s->po, err);
     for (int i = 0; !rc && i < in_nodes.nl; i++)
         rc = upsert_node(&s->st, &in_nodes.lnodes[i]);
+    for (int i = 0; i < in_nodes.nl; i++)
+        gs_kube_node_release(&in_nodes.lnodes[i]);
     for (int i = 0; !rc && i < in_pods.npl; i++)
         rc = upsert_pod(&s->st, &in_pods.lpods[i]);
     struct gs_engine *engine = NULL;

@@ -351,6 +351,8 @@ static int cmd_writes(const char *node)
                          "node labelled and cordoned");
         else
             bad |= check(read && !l && !n.unschedulable, "label removed, node uncordoned");
+        if (read)
+            gs_kube_node_release(&n);
         json_decref(g);
     }
     /* delete with the right UID */
@@ -538,6 +540,8 @@ static int cmd_verify(int expect_bound, int expect_unsched)
         bad++;
     }
     free(pods.pods);
+    for (int i = 0; i < nodes.n; i++)
+        gs_kube_node_release(&nodes.nodes[i]);
     free(nodes.nodes);
     return bad ? 1 : 0;
 }

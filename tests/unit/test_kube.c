@@ -180,6 +180,7 @@ Test(kubeobj, a_node_reads_allocatable_labels_and_taints)
     snprintf(p.tol[0].key, sizeof(p.tol[0].key), "nvidia.com/gpu");
     snprintf(p.tol[0].op, sizeof(p.tol[0].op), "Exists");
     cr_expect(gs_kube_tolerates(&p, &n));
+    gs_kube_node_release(&n);
     json_decref(o);
 }
 
