@@ -91,7 +91,8 @@ bool gs_mig_profile_syntax_ok(const char *s)
     return true;
 }
 
-static int parse_filter(const char *s, uint32_t *out)
+/* "0xDDDDVVVV[:0xSSSSSSSS]" into the device/vendor word and the optional subsystem word. */
+static int parse_filter(const char *s, uint32_t *out, uint32_t *sub_out, bool *has_sub)
 {
     /* 0xDDDDVVVV[:0xSSSSSSSS]; we keep the device/vendor word */
     char b[32];
@@ -104,16 +105,85 @@ static int parse_filter(const char *s, uint32_t *out)
     unsigned long v = strtoul(b, &end, 0);
     if (errno || end == b || *end || v > 0xFFFFFFFFul)
         return GS_EINVAL;
+    unsigned long sub = 0;
     if (colon) {
-        unsigned long sub = strtoul(colon + 1, &end, 0);
-        if (end == colon + 1 || *end || sub > 0xFFFFFFFFul)
+        errno = 0;
+        sub = strtoul(colon + 1, &end, 0);
+        if (errno || end == colon + 1 || *end || sub > 0xFFFFFFFFul)
             return GS_EINVAL;
     }
     *out = (uint32_t)v;
+    *sub_out = (uint32_t)sub;
+    *has_sub = colon != NULL;
     return 0;
 }
 
+/* True when some GPU can pass both entries' device-filters (no filter passes every GPU). */
+static bool filters_overlap(const struct gs_mp_entry *a, const struct gs_mp_entry *b)
+{
+    if (a->nfilters == 0 || b->nfilters == 0)
+        return true;
+    for (int i = 0; i < a->nfilters; i++)
+        for (int j = 0; j < b->nfilters; j++)
+            if (a->filter[i] == b->filter[j] && (!a->filter_has_sub[i] || !b->filter_has_sub[j] ||
+                                                 a->filter_sub[i] == b->filter_sub[j]))
+                return true;
+    return false;
+}
+
+static bool lists_device(const struct gs_mp_entry *e, int idx)
+{
+    for (int d = 0; d < e->ndevices; d++)
+        if (e->devices[d] == idx)
+            return true;
+    return false;
+}
+
+/* A GPU the entry e (devices node dn, at path) shares with an earlier entry of its config
+ * (prev[0..nprev), named cfgpath[k]) is refused: upstream would apply both, the later one
+ * silently undoing the earlier. */
+static int check_overlap(const struct gs_yaml *y, struct fy_node *dn, const char *path,
+                         const struct gs_mp_entry *e, const char *cfgpath,
+                         const struct gs_mp_entry *prev, int nprev, struct gs_error *err)
+{
+    static const char hint[] = "each GPU may be in one entry of a config";
+    for (int k = 0; k < nprev; k++) {
+        const struct gs_mp_entry *p = &prev[k];
+        if (!filters_overlap(e, p))
+            continue;
+        int pline = p->devices_line + y->line_offset;
+        if (e->all_devices) {
+            if (p->all_devices)
+                return gs_yaml_fail(y, dn, path, err,
+                                    "all takes in every GPU, already in %s[%d].devices: all "
+                                    "(line %d); %s",
+                                    cfgpath, k, pline, hint);
+            if (p->ndevices > 0)
+                return gs_yaml_fail(y, dn, path, err,
+                                    "all takes in GPU %d, already in %s[%d].devices (line %d); %s",
+                                    p->devices[0], cfgpath, k, pline, hint);
+            continue;
+        }
+        void *it = NULL;
+        struct fy_node *d;
+        for (int i = 0; (d = fy_node_sequence_iterate(dn, &it)) && i < e->ndevices; i++) {
+            int idx = e->devices[i];
+            if (p->all_devices)
+                return gs_yaml_fail(y, d, path, err,
+                                    "GPU %d is also in %s[%d].devices: all (line %d); %s", idx,
+                                    cfgpath, k, pline, hint);
+            if (lists_device(p, idx))
+                return gs_yaml_fail(y, d, path, err,
+                                    "GPU %d is also in %s[%d].devices (line %d); %s", idx, cfgpath,
+                                    k, pline, hint);
+        }
+    }
+    return 0;
+}
+
+/* Entry n at path; prev[0..nprev) are the entries before it in config cfgpath. */
 static int parse_entry(const struct gs_yaml *y, struct fy_node *n, const char *path,
+                       const char *cfgpath, const struct gs_mp_entry *prev, int nprev,
                        struct gs_mp_entry *e, struct gs_error *err)
 {
     if (!gs_yaml_is_map(n))
@@ -121,7 +191,7 @@ static int parse_entry(const struct gs_yaml *y, struct fy_node *n, const char *p
     memset(e, 0, sizeof(*e));
     e->line = gs_yaml_line(n);
     bool has_devices = false, has_enabled = false, has_migdev = false;
-    struct fy_node *migdev = NULL;
+    struct fy_node *migdev = NULL, *devnode = NULL;
     void *it = NULL;
     struct fy_node_pair *p;
     char key[64], sub[160];
@@ -132,6 +202,8 @@ static int parse_entry(const struct gs_yaml *y, struct fy_node *n, const char *p
         snprintf(sub, sizeof(sub), "%s.%s", path, key);
         if (strcmp(key, "devices") == 0) {
             has_devices = true;
+            devnode = v;
+            e->devices_line = gs_yaml_line(v);
             if (gs_yaml_is_scalar(v)) {
                 char b[16];
                 if (gs_yaml_str(y, v, sub, b, sizeof(b), err) || strcmp(b, "all") != 0)
@@ -147,6 +219,8 @@ static int parse_entry(const struct gs_yaml *y, struct fy_node *n, const char *p
                                             GS_MP_MAX_DEVICES);
                     if (gs_yaml_int(y, d, sub, 0, 1023, &idx, err))
                         return GS_EINVAL;
+                    if (lists_device(e, (int)idx))
+                        return gs_yaml_fail(y, d, sub, err, "GPU %d listed twice", (int)idx);
                     e->devices[e->ndevices++] = (int)idx;
                 }
             } else {
@@ -159,7 +233,8 @@ static int parse_entry(const struct gs_yaml *y, struct fy_node *n, const char *p
         } else if (strcmp(key, "device-filter") == 0) {
             char b[40];
             if (gs_yaml_is_scalar(v)) {
-                if (gs_yaml_str(y, v, sub, b, sizeof(b), err) || parse_filter(b, &e->filter[0]))
+                if (gs_yaml_str(y, v, sub, b, sizeof(b), err) ||
+                    parse_filter(b, &e->filter[0], &e->filter_sub[0], &e->filter_has_sub[0]))
                     return gs_yaml_fail(y, v, sub, err, "expected a PCI id such as 0x20B210DE");
                 e->nfilters = 1;
             } else if (gs_yaml_is_seq(v)) {
@@ -170,7 +245,8 @@ static int parse_entry(const struct gs_yaml *y, struct fy_node *n, const char *p
                         return gs_yaml_fail(y, d, sub, err, "more than %d filters",
                                             GS_MP_MAX_FILTERS);
                     if (gs_yaml_str(y, d, sub, b, sizeof(b), err) ||
-                        parse_filter(b, &e->filter[e->nfilters]))
+                        parse_filter(b, &e->filter[e->nfilters], &e->filter_sub[e->nfilters],
+                                     &e->filter_has_sub[e->nfilters]))
                         return gs_yaml_fail(y, d, sub, err, "expected a PCI id such as 0x20B210DE");
                     e->nfilters++;
                 }
@@ -231,7 +307,9 @@ static int parse_entry(const struct gs_yaml *y, struct fy_node *n, const char *p
     if (!e->mig_enabled && e->nprofiles > 0)
         return gs_yaml_fail(y, migdev, path, err,
                             "mig-enabled is false but mig-devices lists profiles");
-    return 0;
+    char dpath[224];
+    snprintf(dpath, sizeof(dpath), "%s.devices", path);
+    return check_overlap(y, devnode, dpath, e, cfgpath, prev, nprev, err);
 }
 
 static int parse_text(const char *name, const char *data, size_t len, int line_offset,
@@ -324,7 +402,8 @@ static int parse_text(const char *name, const char *data, size_t len, int line_o
                 gs_yaml_fail(&y, en, epath, err, "more than %d entries", GS_MP_MAX_ENTRIES);
                 goto fail;
             }
-            if (parse_entry(&y, en, epath, &c->entries[c->nentries], err))
+            if (parse_entry(&y, en, epath, path, c->entries, c->nentries, &c->entries[c->nentries],
+                            err))
                 goto fail;
             c->nentries++;
         }
@@ -335,6 +414,7 @@ static int parse_text(const char *name, const char *data, size_t len, int line_o
         for (int k = 0; k < m->configs[c].nentries; k++) {
             struct gs_mp_entry *e = &m->configs[c].entries[k];
             e->line += line_offset;
+            e->devices_line += line_offset;
             for (int q = 0; q < e->nprofiles; q++)
                 e->profiles[q].line += line_offset;
         }

@@ -9,7 +9,11 @@
  *         mig-devices: {"1g.10gb": 7}
  *
  * Parsing applies upstream's rules (required keys, unknown keys rejected, profile-string
- * syntax, counts >= 0 and not all zero, mig-devices only with mig-enabled). gs_migparted_check
+ * syntax, counts >= 0 and not all zero, mig-devices only with mig-enabled) and one of ours:
+ * within a config, a GPU is named by one entry at most (upstream applies entries in order, so
+ * a second entry for the same GPU silently overrides the first); entries whose device-filters
+ * cannot match the same GPU (NVIDIA's configs for nodes with two models) do not collide, and
+ * an index is not listed twice in one entry. gs_migparted_check
  * then proves every entry's layout on the GPU models it can apply to with an exact placement
  * search. Errors cite file:line and the field path; a failed parse leaves *out empty.
  * The parsed config is a heap object: gs_migparted_free. */
@@ -37,7 +41,10 @@ struct gs_mp_profile {
 struct gs_mp_entry {
     int line;
     int nfilters;
-    uint32_t filter[GS_MP_MAX_FILTERS];
+    uint32_t filter[GS_MP_MAX_FILTERS];     /* device << 16 | vendor */
+    uint32_t filter_sub[GS_MP_MAX_FILTERS]; /* subsystem device << 16 | vendor, when has_sub */
+    bool filter_has_sub[GS_MP_MAX_FILTERS];
+    int devices_line;
     bool all_devices;
     int ndevices;
     int devices[GS_MP_MAX_DEVICES];

@@ -124,6 +124,40 @@ static const struct bad_case bad[] = {
     {"version: v1\nmig-configs:\n  a:\n    - device-filter: nope\n      devices: all\n"
      "      mig-enabled: false\n",
      0, 4, "PCI id"},
+    /* a GPU index in two entries of one config */
+    {"version: v1\nmig-configs:\n  a:\n    - devices: [0, 1]\n      mig-enabled: false\n"
+     "    - devices: [1]\n      mig-enabled: false\n",
+     0, 6, "mig-configs.a[1].devices: GPU 1 is also in mig-configs.a[0].devices (line 4)"},
+    {"version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: false\n"
+     "    - devices: [2]\n      mig-enabled: false\n",
+     0, 6, "mig-configs.a[1].devices: GPU 2 is also in mig-configs.a[0].devices: all (line 4)"},
+    {"version: v1\nmig-configs:\n  a:\n    - devices: [3]\n      mig-enabled: false\n"
+     "    - devices: all\n      mig-enabled: false\n",
+     0, 6,
+     "mig-configs.a[1].devices: all takes in GPU 3, already in mig-configs.a[0].devices (line "
+     "4)"},
+    {"version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: false\n"
+     "  b:\n    - devices: [0]\n      mig-enabled: false\n"
+     "    - devices: all\n      mig-enabled: false\n",
+     0, 9, "mig-configs.b[1].devices: all takes in GPU 0"},
+    {"version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: false\n"
+     "    - devices: all\n      mig-enabled: false\n",
+     0, 6,
+     "mig-configs.a[1].devices: all takes in every GPU, already in mig-configs.a[0].devices: "
+     "all (line 4)"},
+    {"version: v1\nmig-configs:\n  a:\n    - devices: [4, 5,\n        4]\n"
+     "      mig-enabled: false\n",
+     0, 5, "mig-configs.a[0].devices: GPU 4 listed twice"},
+    /* filters that can match the same GPU do not separate entries */
+    {"version: v1\nmig-configs:\n  a:\n    - device-filter: \"0x20B210DE\"\n"
+     "      devices: all\n      mig-enabled: false\n"
+     "    - device-filter: [\"0x233010DE\", \"0x20B210DE\"]\n"
+     "      devices: all\n      mig-enabled: false\n",
+     0, 8, "mig-configs.a[1].devices: all takes in every GPU"},
+    {"version: v1\nmig-configs:\n  a:\n    - device-filter: \"0x20B210DE\"\n"
+     "      devices: [0]\n      mig-enabled: false\n"
+     "    - devices: [0]\n      mig-enabled: false\n",
+     0, 7, "GPU 0 is also in mig-configs.a[0].devices (line 5)"},
 };
 
 Test(migparted, bad_configs_name_the_line_and_change_nothing)
@@ -150,6 +184,32 @@ Test(migparted, bad_configs_name_the_line_and_change_nothing)
             cr_assert(strstr(err.msg, at) != NULL, "case %zu: '%s' lacks '%s'", i, err.msg, at);
         }
     }
+}
+
+Test(migparted, entries_for_different_gpu_models_may_name_the_same_indexes)
+{
+    /* NVIDIA's generated configs for nodes with two GPU models: one entry per model, each
+     * with devices: all and a device-filter; filters with another subsystem id match other
+     * boards */
+    const char *t = "version: v1\nmig-configs:\n  all-1g:\n"
+                    "    - device-filter: [\"0x20B010DE\", \"0x20B110DE\"]\n"
+                    "      devices: all\n      mig-enabled: true\n"
+                    "      mig-devices: {\"1g.5gb\": 7}\n"
+                    "    - device-filter: \"0x20B210DE\"\n"
+                    "      devices: all\n      mig-enabled: true\n"
+                    "      mig-devices: {\"1g.10gb\": 7}\n"
+                    "    - device-filter: \"0x233010DE:0x16C110DE\"\n"
+                    "      devices: [0, 1]\n      mig-enabled: false\n"
+                    "    - device-filter: \"0x233010DE:0x16C210DE\"\n"
+                    "      devices: [1]\n      mig-enabled: false\n"
+                    "  split:\n    - devices: [0]\n      mig-enabled: false\n"
+                    "    - devices: [1, 2]\n      mig-enabled: false\n";
+    struct gs_migparted *m = NULL;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_migparted_parse("two-models.yaml", t, strlen(t), &m, &err), 0, "%s", err.msg);
+    cr_assert_eq(m->configs[0].nentries, 4);
+    gs_migparted_free(m);
 }
 
 Test(migparted, profile_string_syntax)
