@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct gs_cluster c;
         gs_cluster_init(&c);
         char note[256];
-        int id = gs_cache_add_node(&c, &n, note, sizeof(note));
+        int id = gs_cache_add_node(&c, &n, NULL, note, sizeof(note));
         if (id >= 0 && pod)
             (void)gs_cache_add_pod(&c, id, &p, NULL);
         gs_cluster_release(&c);

@@ -162,6 +162,7 @@ struct agent {
     bool cordoned_by_us;
     char mig_applied[GS_MP_NAME_MAX]; /* last config acted on */
     bool labels_done;
+    char *inv_published; /* the inventory annotation last written, or NULL */
     int nplugins;
     char plugin_res[16][96];
     struct gs_dp_plugin *plugins[16];
@@ -266,16 +267,13 @@ static void reconcile_cordon(struct agent *a, const json_t *node)
     }
 }
 
-/* GPU feature discovery's labels, from what the backend sees and the device-plugin config. */
-static json_t *gfd_labels(struct agent *a)
+/* Replicas of each whole GPU under the device-plugin config's sharing ("none",
+ * "time-slicing" or "mps"). */
+static int gpu_replicas(const struct agent *a, const char **sharing)
 {
-    json_t *l = json_object();
-    if (a->n == 0)
-        return l;
-    const struct gs_gpu_model *m = gs_catalog_get(a->info[0].model);
     const struct gs_dpconfig *dp = a->o->dp;
     int replicas = 1;
-    const char *sharing = "none";
+    *sharing = "none";
     if (dp && dp->sharing != GS_SHARING_NONE) {
         const struct gs_dp_sharing *sh =
             dp->sharing == GS_SHARING_MPS ? &dp->mps : &dp->timeslicing;
@@ -284,8 +282,90 @@ static json_t *gfd_labels(struct agent *a)
             if (strncmp(r->name, "nvidia.com/gpu", sizeof(r->name)) == 0)
                 replicas = r->replicas;
         }
-        sharing = dp->sharing == GS_SHARING_MPS ? "mps" : "time-slicing";
+        *sharing = dp->sharing == GS_SHARING_MPS ? "mps" : "time-slicing";
     }
+    return replicas;
+}
+
+/* The node inventory (formats/inventory.h) from what the backend sees: the one truth the
+ * scheduler builds this node from. Malloc'd text, NULL when out of memory. Call with a->mu
+ * held. */
+static char *inventory_text(const struct agent *a)
+{
+    struct gs_inventory *inv = calloc(1, sizeof(*inv));
+    if (!inv)
+        return NULL;
+    inv->version = GS_INVENTORY_VERSION;
+    const char *sharing;
+    int replicas = gpu_replicas(a, &sharing);
+    for (int i = 0; i < a->n && inv->ngpus < GS_MAX_GPUS_NODE; i++) {
+        const struct gs_gpu_info *gi = &a->info[i];
+        struct gs_inv_gpu *g = &inv->gpus[inv->ngpus++];
+        const struct gs_gpu_model *m = gs_catalog_get(gi->model);
+        g->index = gi->index;
+        snprintf(g->uuid, sizeof(g->uuid), "%s", gi->uuid);
+        snprintf(g->model, sizeof(g->model), "%s", m ? m->name : gi->name);
+        g->mem_mib = (uint32_t)gi->mem_mib;
+        g->healthy = a->h[i].healthy;
+        snprintf(g->health, sizeof(g->health), "%s", g->healthy ? "" : a->h[i].why);
+        g->replicas = 1;
+        if (gi->mig_enabled) {
+            g->mode = GS_GPU_MIG;
+            for (int q = 0; q < a->ninst[i] && g->ninst < GS_INV_MAX_INST; q++) {
+                int p = m ? gs_gpu_profile_index(gi->model, a->inst[i][q].profile_id) : -1;
+                if (p < 0)
+                    continue; /* a profile gpusched does not know: not offered */
+                snprintf(g->inst[g->ninst].profile, sizeof(g->inst[0].profile), "%s",
+                         m->profiles[p].name);
+                g->inst[g->ninst].start = (uint8_t)a->inst[i][q].start;
+                g->ninst++;
+            }
+        } else if (replicas > 1) {
+            g->mode = strcmp(sharing, "mps") == 0 ? GS_GPU_MPS : GS_GPU_TIMESLICE;
+            g->replicas = (uint8_t)(replicas > 255 ? 255 : replicas);
+        }
+    }
+    char *text = gs_inventory_write(inv);
+    free(inv);
+    return text;
+}
+
+/* Publish the inventory on the Node when it changed (MIG layout, health, sharing). */
+static void publish_inventory(struct agent *a)
+{
+    pthread_mutex_lock(&a->mu);
+    char *text = inventory_text(a);
+    pthread_mutex_unlock(&a->mu);
+    if (!text) {
+        GS_WARN("agent", "inventory: out of memory or over %d bytes", GS_INVENTORY_MAX_BYTES);
+        return;
+    }
+    if (a->inv_published && strcmp(a->inv_published, text) == 0) {
+        free(text);
+        return;
+    }
+    struct gs_error err;
+    gs_error_init(&err);
+    if (patch_node(a, gs_kube_annotation_patch(GS_INVENTORY_ANNOTATION, text), &err)) {
+        GS_WARN("agent", "inventory: %s", err.msg);
+        free(text);
+        return;
+    }
+    GS_INFO("agent", "node %s: inventory %s", a->o->node, text);
+    free(a->inv_published);
+    a->inv_published = text;
+}
+
+/* GPU feature discovery's labels, from what the backend sees and the device-plugin config. */
+static json_t *gfd_labels(struct agent *a)
+{
+    json_t *l = json_object();
+    if (a->n == 0)
+        return l;
+    const struct gs_gpu_model *m = gs_catalog_get(a->info[0].model);
+    const struct gs_dpconfig *dp = a->o->dp;
+    const char *sharing;
+    int replicas = gpu_replicas(a, &sharing);
     char v[140], product[100];
     /* as GPU feature discovery does: the driver's name, [^A-Za-z0-9-_. ] removed, spaces
      * to '-' */
@@ -1044,10 +1124,9 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const stru
                     if (!a->labels_done)
                         GS_WARN("agent", "labels: %s", e2.msg);
                 }
-                pthread_mutex_lock(&a->mu);
-                pthread_mutex_unlock(&a->mu);
                 reconcile_cordon(a, node);
                 reconcile_mig(a, node);
+                publish_inventory(a);
             } else {
                 GS_WARN("agent", "node %s: %s", o->node, e2.msg);
             }
@@ -1061,6 +1140,7 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const stru
     for (int k = 0; k < a->nplugins; k++)
         gs_dp_stop(a->plugins[k]);
     pthread_mutex_destroy(&a->mu);
+    free(a->inv_published);
     free(a);
     return 0;
 }

@@ -5,6 +5,7 @@
 #include "../base/error.h"
 #include "../base/log.h"
 #include "../core/engine.h"
+#include "../formats/migparted.h"
 #include "../sched/scheduler.h"
 
 #include <errno.h>
@@ -29,7 +30,8 @@ static void usage(FILE *f, enum mode mode)
     if (mode == M_EXPLAIN) {
         fprintf(f, "usage: gpusched explain [NAMESPACE/POD] [--kubeconfig FILE] [--context NAME]\n"
                    "         [--in-cluster] [--scheduler-name gpusched] [--policy gpusched]\n"
-                   "         [--min-runtime 0] [--output text|json] [--insecure-skip-tls-verify]\n"
+                   "         [--min-runtime 0] [--output text|json] [--mig-config FILE]\n"
+                   "         [--insecure-skip-tls-verify]\n"
                    "\n"
                    "Says why a pending pod waits: lists the cluster once, runs one scheduling\n"
                    "cycle that writes nothing, and prints the verdict: quota (which queue or\n"
@@ -42,15 +44,16 @@ static void usage(FILE *f, enum mode mode)
     }
     bool extender = mode == M_EXTENDER;
     if (extender) {
-        fprintf(f, "usage: gpusched extender [--kubeconfig FILE] [--context NAME] [--in-cluster]\n"
-                   "         [--policy gpusched] [--qps 50] [--burst 100] [--http-port 8888]\n"
-                   "         [--http-bind 0.0.0.0] [--insecure-skip-tls-verify]\n"
-                   "\n"
-                   "kube-scheduler's HTTP extender on gpusched's engine: POST /filter,\n"
-                   "/prioritize and /bind (Go field names, nodeCacheCapable), with the chosen\n"
-                   "devices in the gpusched.io/devices annotation. Every replica answers; no\n"
-                   "leader election. deploy/extender-config.yaml is a KubeSchedulerConfiguration\n"
-                   "that sends nvidia.com/* pods here.\n");
+        fprintf(f,
+                "usage: gpusched extender [--kubeconfig FILE] [--context NAME] [--in-cluster]\n"
+                "         [--policy gpusched] [--qps 50] [--burst 100] [--http-port 8888]\n"
+                "         [--http-bind 0.0.0.0] [--mig-config FILE] [--insecure-skip-tls-verify]\n"
+                "\n"
+                "kube-scheduler's HTTP extender on gpusched's engine: POST /filter,\n"
+                "/prioritize and /bind (Go field names, nodeCacheCapable), with the chosen\n"
+                "devices in the gpusched.io/devices annotation. Every replica answers; no\n"
+                "leader election. deploy/extender-config.yaml is a KubeSchedulerConfiguration\n"
+                "that sends nvidia.com/* pods here.\n");
         return;
     }
     fprintf(f, "usage: gpusched scheduler [--kubeconfig FILE] [--context NAME] [--in-cluster]\n"
@@ -58,8 +61,14 @@ static void usage(FILE *f, enum mode mode)
                "         [--leader-elect true|false] [--lease-namespace kube-system]\n"
                "         [--lease-name gpusched] [--lease-duration 15] [--renew-deadline 10]\n"
                "         [--retry-period 2] [--identity NAME] [--http-port 10259]\n"
-               "         [--http-bind 0.0.0.0] [--min-runtime 0] [--insecure-skip-tls-verify]\n"
+               "         [--http-bind 0.0.0.0] [--min-runtime 0] [--mig-config FILE]\n"
+               "         [--insecure-skip-tls-verify]\n"
                "\n"
+               "A node's GPUs come from the gpusched agent's gpusched.io/inventory annotation;\n"
+               "on nodes run by NVIDIA's device plugin and mig-manager, from the mig-parted\n"
+               "config (--mig-config: the file, or the ConfigMap holding it) entry that the\n"
+               "node's nvidia.com/mig.config label names; else from allocatable counts, and\n"
+               "then no GPU index is written for the node.\n"
                "Queues (GPUQueue), ResourceQuotas, priorities with preemption (victims that\n"
                "lose the fewest GPU-hours; none younger than --min-runtime seconds), PDBs and\n"
                "gangs (PodGroup) apply; /debug/pending says why each pending pod waits.\n"
@@ -120,7 +129,10 @@ static int explain(struct gs_kube_client *kc, const struct gs_scheduler_opts *o,
     return GS_EXIT_OK;
 }
 
-static int run(int argc, char **argv, enum mode mode)
+/* --mig-config, loaded while the flags are read; freed when the command returns */
+static struct gs_migparted *mig_config;
+
+static int run_mode(int argc, char **argv, enum mode mode)
 {
     bool extender = mode == M_EXTENDER;
     const char *target = NULL;
@@ -194,7 +206,23 @@ static int run(int argc, char **argv, enum mode mode)
             context = v;
         else if (strcmp(a, "--scheduler-name") == 0)
             o.scheduler_name = v;
-        else if (strcmp(a, "--policy") == 0) {
+        else if (strcmp(a, "--mig-config") == 0) {
+            struct gs_error merr;
+            gs_error_init(&merr);
+            gs_migparted_free(mig_config);
+            mig_config = NULL;
+            if (gs_migparted_load(v, &mig_config, &merr) ||
+                gs_migparted_check(mig_config, -1, &merr)) {
+                fprintf(stderr, "gpusched %s: --mig-config: %s\n",
+                        mode == M_EXPLAIN ? "explain"
+                        : extender        ? "extender"
+                                          : "scheduler",
+                        merr.msg);
+                gs_migparted_free(mig_config);
+                return GS_EXIT_USAGE;
+            }
+            o.mig_config = mig_config;
+        } else if (strcmp(a, "--policy") == 0) {
             if (!gs_policy_find(v)) {
                 fprintf(stderr, "gpusched scheduler: --policy '%s': unknown policy\n", v);
                 return GS_EXIT_USAGE;
@@ -295,6 +323,14 @@ static int run(int argc, char **argv, enum mode mode)
         return GS_EXIT_FAILURE;
     }
     return GS_EXIT_OK;
+}
+
+static int run(int argc, char **argv, enum mode mode)
+{
+    int rc = run_mode(argc, argv, mode);
+    gs_migparted_free(mig_config);
+    mig_config = NULL;
+    return rc;
 }
 
 int gs_cli_scheduler(int argc, char **argv)

@@ -54,6 +54,7 @@ struct gs_node {
     char name[GS_NAME_MAX];
     int16_t model; /* -1: no GPUs */
     bool unschedulable;
+    bool layout_guessed; /* GPUs laid out from counts: physical indexes unknown */
     int64_t cpu_cap, cpu_free; /* millicores */
     int64_t mem_cap, mem_free; /* MiB */
     int32_t pods_cap, pods_used;

@@ -5,6 +5,8 @@
 #include "../base/error.h"
 #include "../core/quantity.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,6 +268,41 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
     return 0;
 }
 
+/* A read inventory shared by the copies of a node (the scheduler copies every node into each
+ * cycle's snapshot): immutable, freed by the last reference. */
+struct shared_inv {
+    long refs;
+    struct gs_inventory inv;
+};
+
+static struct shared_inv *shared_of(const struct gs_inventory *inv)
+{
+    return (struct shared_inv *)(void *)((char *)(uintptr_t)inv - offsetof(struct shared_inv, inv));
+}
+
+static void read_inventory(const json_t *md, struct gs_kube_node *n)
+{
+    const json_t *a = json_object_get(json_object_get(md, "annotations"), GS_INVENTORY_ANNOTATION);
+    if (!a)
+        return;
+    struct gs_error e;
+    gs_error_init(&e);
+    struct shared_inv *sh = malloc(sizeof(*sh));
+    if (!sh) {
+        snprintf(n->inv_error, sizeof(n->inv_error), "%s: out of memory", GS_INVENTORY_ANNOTATION);
+        return;
+    }
+    if (!json_is_string(a)) {
+        gs_error_set(&e, GS_EINVAL, "%s annotation: expected a string", GS_INVENTORY_ANNOTATION);
+    } else if (gs_inventory_read(json_string_value(a), json_string_length(a), &sh->inv, &e) == 0) {
+        sh->refs = 1;
+        n->inv = &sh->inv;
+        return;
+    }
+    free(sh);
+    snprintf(n->inv_error, sizeof(n->inv_error), "metadata.annotations.%s", e.msg);
+}
+
 static int node_read(const json_t *obj, struct gs_kube_node *n, struct gs_error *err)
 {
     memset(n, 0, sizeof(*n));
@@ -279,6 +316,7 @@ static int node_read(const json_t *obj, struct gs_kube_node *n, struct gs_error 
         return gs_error_set(err, GS_EINVAL, "node: metadata.name is required");
     const json_t *u = json_object_get(spec, "unschedulable");
     n->unschedulable = json_is_true(u);
+    read_inventory(md, n);
     const char *key;
     const json_t *v;
     const json_t *labels = json_object_get(md, "labels");
@@ -382,6 +420,22 @@ const char *gs_kube_label(const struct gs_kube_node *n, const char *key)
 void gs_kube_node_release(struct gs_kube_node *n)
 {
     gs_labels_release(&n->labels);
+    if (n->inv) {
+        struct shared_inv *sh = shared_of(n->inv);
+        if (__atomic_sub_fetch(&sh->refs, 1, __ATOMIC_ACQ_REL) == 0)
+            free(sh);
+        n->inv = NULL;
+    }
+}
+
+void gs_kube_node_move(struct gs_kube_node *dst, struct gs_kube_node *src)
+{
+    if (dst == src)
+        return;
+    gs_kube_node_release(dst);
+    *dst = *src;
+    gs_labels_init(&src->labels);
+    src->inv = NULL;
 }
 
 int gs_kube_node_copy(struct gs_kube_node *dst, const struct gs_kube_node *src)
@@ -390,6 +444,8 @@ int gs_kube_node_copy(struct gs_kube_node *dst, const struct gs_kube_node *src)
         return 0;
     gs_kube_node_release(dst);
     *dst = *src;
+    if (dst->inv)
+        __atomic_add_fetch(&shared_of(dst->inv)->refs, 1, __ATOMIC_RELAXED);
     gs_labels_init(&dst->labels);
     return gs_labels_copy(&dst->labels, &src->labels);
 }
@@ -561,6 +617,8 @@ void gs_kube_devices_str(const struct gs_cluster *c, const struct gs_alloc *a, c
     size_t o = 0;
     out[0] = '\0';
     const struct gs_node *n = &c->nodes[a->node];
+    if (n->layout_guessed)
+        return; /* physical indexes unknown: name none (the device plugin picks) */
     const char *kind = a->kind == GS_REQ_MIG        ? "mig"
                        : a->kind == GS_REQ_FRACTION ? "milli"
                        : a->milli == 0              ? "replica"

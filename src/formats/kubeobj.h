@@ -13,6 +13,7 @@
 
 #include "../core/engine.h"
 #include "../core/workload.h"
+#include "inventory.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -81,6 +82,10 @@ struct gs_kube_node {
     /* non-empty: why gpusched cannot model the node exactly (more taints or MIG resources
      * than it keeps); the node is then known (its pods are counted) but gets no new pods */
     char refused[160];
+    /* the agent's inventory annotation, read (shared and immutable: copies of the node take a
+     * reference, gs_kube_node_release drops it); NULL when absent or invalid */
+    const struct gs_inventory *inv;
+    char inv_error[200]; /* why the annotation present could not be used */
 };
 
 struct gs_error;
@@ -92,6 +97,8 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *out, struct gs_error
  * gs_kube_node_release; on error it holds nothing). Every label is kept. */
 int gs_kube_node_read(const json_t *obj, struct gs_kube_node *out, struct gs_error *err);
 void gs_kube_node_release(struct gs_kube_node *n);
+/* dst (initialised or zeroed; released first) takes what src owns; src is left empty. */
+void gs_kube_node_move(struct gs_kube_node *dst, struct gs_kube_node *src);
 /* dst (initialised or zeroed) becomes an independent copy of src. 0 or GS_ENOMEM. */
 int gs_kube_node_copy(struct gs_kube_node *dst, const struct gs_kube_node *src);
 const char *gs_kube_label(const struct gs_kube_node *n, const char *key);
@@ -125,7 +132,8 @@ json_t *gs_kube_node_patch(const char *label_key, const char *label_value, int u
 /* Metadata patch setting one annotation. */
 json_t *gs_kube_annotation_patch(const char *key, const char *value);
 /* Devices annotation text for an allocation: "gpu=0,1" or "mig=0:3g.40gb@4" or
- * "milli=0:500" or "replica=2". GPU indexes are node-local. */
+ * "milli=0:500" or "replica=2". GPU indexes are the node's physical indexes; on a node laid
+ * out from counts (layout_guessed) they are unknown and the text is empty. */
 void gs_kube_devices_str(const struct gs_cluster *c, const struct gs_alloc *a, char *out,
                          unsigned size);
 

@@ -44,6 +44,7 @@ struct store {
     struct pod_entry *pods;
     int npods, cap_pods;
     bool nodes_synced, pods_synced;
+    const struct gs_migparted *mp; /* the scheduler's --mig-config, or NULL */
 };
 
 static double mono(void)
@@ -71,18 +72,19 @@ static int find_pod(const struct store *s, const char *ns, const char *name)
 
 /* Why a node offers no GPUs (or no new pods), said once per change of the Node object: the
  * store sees each version once, a snapshot sees it every cycle. */
-static void report_node(const struct gs_kube_node *old, const struct gs_kube_node *n)
+static void report_node(const struct gs_migparted *mp, const struct gs_kube_node *old,
+                        const struct gs_kube_node *n)
 {
     if (old && strcmp(old->rv, n->rv) == 0)
         return;
     struct gs_cluster one;
     gs_cluster_init(&one);
     char note[256] = "", was[256] = "";
-    gs_cache_add_node(&one, n, note, sizeof(note));
+    gs_cache_add_node(&one, n, mp, note, sizeof(note));
     gs_cluster_release(&one);
     if (old) {
         gs_cluster_init(&one);
-        gs_cache_add_node(&one, old, was, sizeof(was));
+        gs_cache_add_node(&one, old, mp, was, sizeof(was));
         gs_cluster_release(&one);
     }
     if (note[0] && strcmp(note, was) != 0)
@@ -92,11 +94,11 @@ static void report_node(const struct gs_kube_node *old, const struct gs_kube_nod
         GS_INFO("cache", "node '%s': its GPUs are usable again", n->name);
 }
 
-/* Takes n's labels (n is left empty). */
+/* Takes what n owns (n is left empty). */
 static int upsert_node(struct store *s, struct gs_kube_node *n)
 {
     int i = find_node(s, n->name);
-    report_node(i >= 0 ? &s->nodes[i] : NULL, n);
+    report_node(s->mp, i >= 0 ? &s->nodes[i] : NULL, n);
     if (i < 0) {
         if (s->nnodes == s->cap_nodes) {
             void *v = gs_grow(s->nodes, &s->cap_nodes, sizeof(*s->nodes), 64);
@@ -105,11 +107,9 @@ static int upsert_node(struct store *s, struct gs_kube_node *n)
             s->nodes = v;
         }
         i = s->nnodes++;
-    } else {
-        gs_kube_node_release(&s->nodes[i]);
+        memset(&s->nodes[i], 0, sizeof(s->nodes[i]));
     }
-    s->nodes[i] = *n;
-    gs_labels_init(&n->labels);
+    gs_kube_node_move(&s->nodes[i], n);
     return 0;
 }
 
@@ -387,7 +387,7 @@ static int take_snapshot(struct store *st, struct snapshot *sn, const struct gs_
     index_nodes(sn);
     gs_cluster_init(&sn->c);
     for (int i = 0; i < sn->nn; i++) {
-        gs_cache_add_node(&sn->c, &sn->nodes[i], NULL, 0);
+        gs_cache_add_node(&sn->c, &sn->nodes[i], st->mp, NULL, 0);
         sn->tainted |= sn->nodes[i].ntaints > 0;
     }
     for (int i = 0; i < sn->np; i++) {
@@ -2049,6 +2049,7 @@ static struct sched *sched_new(struct gs_kube_client *client, const struct gs_sc
     }
     s->kc = client;
     s->o = *opts;
+    s->st.mp = opts->mig_config;
     s->stop = stop;
     if (!s->o.max_backoff_s)
         s->o.max_backoff_s = 60;

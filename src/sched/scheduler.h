@@ -22,6 +22,8 @@
 
 #include <stdbool.h>
 
+struct gs_migparted;
+
 struct gs_scheduler_opts {
     const char *scheduler_name; /* "gpusched" */
     const char *policy;         /* engine policy, "gpusched" */
@@ -34,6 +36,10 @@ struct gs_scheduler_opts {
     double min_runtime_s;  /* a pod runs this long before it can be preempted; 0 */
     bool extender;         /* serve kube-scheduler's extender protocol on the HTTP port
                             * (POST /filter, /prioritize, /bind) instead of scheduling */
+    /* NVIDIA's mig-parted config (the ConfigMap NVIDIA's mig-manager applies), for nodes
+     * without a gpusched agent's inventory: their nvidia.com/mig.config names the layout of
+     * each physical GPU. NULL: such nodes are laid out from counts. Not owned. */
+    const struct gs_migparted *mig_config;
 };
 
 struct gs_error;

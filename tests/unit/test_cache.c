@@ -5,7 +5,9 @@
 #include "base/error.h"
 #include "core/labels.h"
 #include "fixtures.h"
+#include "formats/inventory.h"
 #include "formats/kubeobj.h"
+#include "formats/migparted.h"
 #include "sched/cache.h"
 
 #include <criterion/criterion.h>
@@ -43,7 +45,7 @@ Test(labels, every_label_of_a_gpu_operator_node_is_kept)
     struct gs_cluster c;
     gs_cluster_init(&c);
     char note[256] = "";
-    int id = gs_cache_add_node(&c, &kn, note, sizeof(note));
+    int id = gs_cache_add_node(&c, &kn, NULL, note, sizeof(note));
     cr_assert_geq(id, 0);
     cr_expect_str_empty(note, "note: %s", note);
     cr_expect_eq(c.nodes[id].ngpus, 8);
@@ -132,7 +134,7 @@ Test(cache, allocatable_disagreeing_with_labels_cannot_write_past_the_node)
     struct gs_kube_node kn;
     read_node("mig-mismatch.json", &kn);
     char note[256] = "";
-    int id = gs_cache_add_node(&c, &kn, note, sizeof(note));
+    int id = gs_cache_add_node(&c, &kn, NULL, note, sizeof(note));
     cr_assert_geq(id, 0);
     cr_expect_eq(c.nodes[id].ngpus, 0);
     cr_expect_eq(c.ngpus, 256);
@@ -160,7 +162,7 @@ Test(cache, a_node_with_more_taints_than_kept_is_known_but_gets_no_pods)
     struct gs_cluster c;
     gs_cluster_init(&c);
     char note[256] = "";
-    int id = gs_cache_add_node(&c, &kn, note, sizeof(note));
+    int id = gs_cache_add_node(&c, &kn, NULL, note, sizeof(note));
     cr_assert_geq(id, 0);
     cr_expect(c.nodes[id].unschedulable);
     cr_expect(strstr(note, "spec.taints") != NULL, "note: %s", note);
@@ -178,9 +180,252 @@ Test(cache, every_fixture_node_reads_and_builds)
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         struct gs_kube_node kn;
         read_node(files[i], &kn);
-        cr_expect_geq(gs_cache_add_node(&c, &kn, NULL, 0), 0, "%s", files[i]);
+        cr_expect_geq(gs_cache_add_node(&c, &kn, NULL, NULL, 0), 0, "%s", files[i]);
         gs_kube_node_release(&kn);
     }
     cr_expect_eq(c.nnodes, 5);
+    gs_cluster_release(&c);
+}
+
+/* The article's mixed node as its agent publishes it: GPU0 2x3g.40gb, GPU1 7x1g.10gb, GPUs 2
+ * and 3 whole. */
+static const char *MIXED_INVENTORY =
+    "{\"v\":1,\"gpus\":["
+    "{\"i\":0,\"uuid\":\"GPU-0a\",\"model\":\"A100-80GB\",\"mem\":81920,"
+    "\"mig\":[\"3g.40gb@0\",\"3g.40gb@4\"]},"
+    "{\"i\":1,\"uuid\":\"GPU-1b\",\"model\":\"A100-80GB\",\"mem\":81920,\"mig\":[\"1g.10gb@0\","
+    "\"1g.10gb@1\",\"1g.10gb@2\",\"1g.10gb@3\",\"1g.10gb@4\",\"1g.10gb@5\",\"1g.10gb@6\"]},"
+    "{\"i\":2,\"uuid\":\"GPU-2c\",\"model\":\"A100-80GB\",\"mem\":81920},"
+    "{\"i\":3,\"uuid\":\"GPU-3d\",\"model\":\"A100-80GB\",\"mem\":81920}]}";
+
+/* The article's nvidia-mig-config, as NVIDIA's mig-manager reads it. */
+static const char *MIXED_CONFIG = "version: v1\n"
+                                  "mig-configs:\n"
+                                  "  all-disabled:\n"
+                                  "    - devices: all\n"
+                                  "      mig-enabled: false\n"
+                                  "  mixed:\n"
+                                  "    - devices: [0]\n"
+                                  "      mig-enabled: true\n"
+                                  "      mig-devices:\n"
+                                  "        \"3g.40gb\": 2\n"
+                                  "    - devices: [1]\n"
+                                  "      mig-enabled: true\n"
+                                  "      mig-devices:\n"
+                                  "        \"1g.10gb\": 7\n"
+                                  "    - devices: [2, 3]\n"
+                                  "      mig-enabled: false\n";
+
+/* The mixed node's Node object, with the inventory annotation when given. */
+static int mixed_node(struct gs_cluster *c, const char *inventory, const struct gs_migparted *mp,
+                      char *note, size_t n)
+{
+    json_t *o = node_file("a100-mixed.json");
+    if (inventory)
+        json_object_set_new(json_object_get(json_object_get(o, "metadata"), "annotations"),
+                            GS_INVENTORY_ANNOTATION, json_string(inventory));
+    struct gs_kube_node kn;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_kube_node_read(o, &kn, &err), 0, "%s", err.msg);
+    json_decref(o);
+    int id = gs_cache_add_node(c, &kn, mp, note, n);
+    gs_kube_node_release(&kn);
+    return id;
+}
+
+/* Place one request with first fit and return the devices annotation gpusched would write. */
+static void place(struct gs_cluster *c, struct gs_request r, char *out, unsigned size)
+{
+    struct gs_alloc a;
+    cr_assert_eq(gs_engine_first_fit(c, &r, &a), 0, "no fit");
+    gs_kube_devices_str(c, &a, out, size);
+    cr_assert_eq(gs_cluster_bind(c, &r, &a), 0);
+}
+
+Test(cache, the_inventory_gives_physical_gpus_and_exact_placements)
+{
+    struct gs_cluster c;
+    gs_cluster_init(&c);
+    char note[256] = "", dev[128];
+    int id = mixed_node(&c, MIXED_INVENTORY, NULL, note, sizeof(note));
+    cr_assert_geq(id, 0);
+    cr_expect_str_empty(note, "%s", note);
+    const struct gs_node *n = &c.nodes[id];
+    cr_assert_eq(n->ngpus, 4);
+    cr_expect(!n->layout_guessed);
+    cr_expect_eq(c.gpus[n->gpu0 + 0].mode, GS_GPU_MIG);
+    cr_expect_eq(c.gpus[n->gpu0 + 0].mig.n, 2);
+    cr_expect_eq(c.gpus[n->gpu0 + 1].mode, GS_GPU_MIG);
+    cr_expect_eq(c.gpus[n->gpu0 + 1].mig.n, 7);
+    cr_expect_eq(c.gpus[n->gpu0 + 2].mode, GS_GPU_WHOLE);
+    place(&c, mig_req("3g.40gb"), dev, sizeof(dev));
+    cr_expect_str_eq(dev, "mig=0:3g.40gb@0", "3g.40gb instances are on physical GPU 0");
+    place(&c, mig_req("3g.40gb"), dev, sizeof(dev));
+    cr_expect_str_eq(dev, "mig=0:3g.40gb@4");
+    place(&c, mig_req("1g.10gb"), dev, sizeof(dev));
+    cr_expect(strncmp(dev, "mig=1:1g.10gb@", 14) == 0, "1g.10gb on physical GPU 1: %s", dev);
+    place(&c, gpu_req(1), dev, sizeof(dev));
+    cr_expect(strcmp(dev, "gpu=2") == 0 || strcmp(dev, "gpu=3") == 0, "whole GPU: %s", dev);
+    gs_cluster_release(&c);
+}
+
+Test(cache, nvidia_mig_config_gives_physical_gpus_without_an_agent)
+{
+    struct gs_migparted *mp = NULL;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_migparted_parse("mig.yaml", MIXED_CONFIG, strlen(MIXED_CONFIG), &mp, &err), 0,
+                 "%s", err.msg);
+    struct gs_cluster c;
+    gs_cluster_init(&c);
+    char note[256] = "", dev[128];
+    int id = mixed_node(&c, NULL, mp, note, sizeof(note));
+    cr_assert_geq(id, 0);
+    const struct gs_node *n = &c.nodes[id];
+    cr_assert_eq(n->ngpus, 4);
+    cr_expect(!n->layout_guessed);
+    cr_expect_eq(c.gpus[n->gpu0 + 0].mode, GS_GPU_MIG);
+    cr_expect_eq(c.gpus[n->gpu0 + 3].mode, GS_GPU_WHOLE);
+    place(&c, mig_req("3g.40gb"), dev, sizeof(dev));
+    cr_expect(strncmp(dev, "mig=0:3g.40gb@", 14) == 0, "%s", dev);
+    place(&c, gpu_req(2), dev, sizeof(dev));
+    cr_expect_str_eq(dev, "gpu=2,3");
+    gs_cluster_release(&c);
+    gs_migparted_free(mp);
+}
+
+Test(cache, counts_alone_never_name_a_physical_gpu)
+{
+    struct gs_cluster c;
+    gs_cluster_init(&c);
+    char note[256] = "", dev[128];
+    int id = mixed_node(&c, NULL, NULL, note, sizeof(note));
+    cr_assert_geq(id, 0);
+    cr_expect_str_empty(note, "%s", note);
+    cr_expect(c.nodes[id].layout_guessed);
+    cr_expect_eq(c.nodes[id].ngpus, 4);
+    place(&c, mig_req("3g.40gb"), dev, sizeof(dev));
+    cr_expect_str_empty(dev, "no index is written for a guessed layout: %s", dev);
+    place(&c, gpu_req(1), dev, sizeof(dev));
+    cr_expect_str_empty(dev, "%s", dev);
+    gs_cluster_release(&c);
+}
+
+Test(cache, the_inventory_holds_back_what_the_kubelet_does_not_advertise)
+{
+    json_t *o = node_file("a100-mixed.json");
+    json_t *alloc = json_object_get(json_object_get(o, "status"), "allocatable");
+    json_object_set_new(alloc, "nvidia.com/mig-1g.10gb", json_string("5"));
+    json_object_set_new(alloc, "nvidia.com/gpu", json_string("1"));
+    json_object_set_new(json_object_get(json_object_get(o, "metadata"), "annotations"),
+                        GS_INVENTORY_ANNOTATION, json_string(MIXED_INVENTORY));
+    struct gs_kube_node kn;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_kube_node_read(o, &kn, &err), 0, "%s", err.msg);
+    struct gs_cluster c;
+    gs_cluster_init(&c);
+    int id = gs_cache_add_node(&c, &kn, NULL, NULL, 0);
+    cr_assert_geq(id, 0);
+    const struct gs_node *n = &c.nodes[id];
+    int free1g = 0, healthy_whole = 0;
+    for (int s = 0; s < c.gpus[n->gpu0 + 1].mig.n; s++)
+        free1g += !(c.gpus[n->gpu0 + 1].mig_used & (1u << s));
+    for (int k = 2; k < 4; k++)
+        healthy_whole += c.gpus[n->gpu0 + k].healthy;
+    cr_expect_eq(free1g, 5, "1g.10gb instances offered: %d", free1g);
+    cr_expect_eq(healthy_whole, 1, "whole GPUs offered: %d", healthy_whole);
+    gs_cluster_release(&c);
+    gs_kube_node_release(&kn);
+    json_decref(o);
+}
+
+Test(inventory, writes_and_reads_back)
+{
+    struct gs_inventory inv;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_inventory_read(MIXED_INVENTORY, strlen(MIXED_INVENTORY), &inv, &err), 0, "%s",
+                 err.msg);
+    cr_expect_eq(inv.ngpus, 4);
+    inv.gpus[3].mode = GS_GPU_TIMESLICE;
+    inv.gpus[3].replicas = 4;
+    inv.gpus[2].healthy = false;
+    snprintf(inv.gpus[2].health, sizeof(inv.gpus[2].health), "xid 79");
+    char *text = gs_inventory_write(&inv);
+    cr_assert_not_null(text);
+    struct gs_inventory back;
+    cr_assert_eq(gs_inventory_read(text, strlen(text), &back, &err), 0, "%s: %s", text, err.msg);
+    cr_expect_eq(back.gpus[3].mode, GS_GPU_TIMESLICE);
+    cr_expect_eq(back.gpus[3].replicas, 4);
+    cr_expect(!back.gpus[2].healthy);
+    cr_expect_str_eq(back.gpus[2].health, "xid 79");
+    cr_expect_eq(back.gpus[1].ninst, 7);
+    cr_expect_str_eq(back.gpus[0].inst[1].profile, "3g.40gb");
+    cr_expect_eq(back.gpus[0].inst[1].start, 4);
+    free(text);
+}
+
+Test(inventory, bad_annotations_are_refused_with_the_field)
+{
+    struct {
+        const char *text, *want;
+    } cases[] = {
+        {"{\"v\":2,\"gpus\":[]}", "v: expected version 1"},
+        {"{\"v\":1,\"gpus\":[],\"x\":1}", "x: unknown field"},
+        {"{\"v\":1,\"gpus\":[{\"i\":0,\"uuid\":\"a\",\"model\":\"A100-80GB\",\"mem\":1},"
+         "{\"i\":0,\"uuid\":\"b\",\"model\":\"A100-80GB\",\"mem\":1}]}",
+         "gpus[1].i: GPU index given twice"},
+        {"{\"v\":1,\"gpus\":[{\"i\":16,\"uuid\":\"a\",\"model\":\"A100-80GB\",\"mem\":1}]}",
+         "gpus[0].i"},
+        {"{\"v\":1,\"gpus\":[{\"i\":0,\"uuid\":\"a\",\"model\":\"A100-80GB\",\"mem\":1,"
+         "\"mig\":[\"3g.40gb\"]}]}",
+         "gpus[0].mig[0]"},
+        {"{\"v\":1,\"gpus\":[{\"i\":0,\"uuid\":\"a\",\"model\":\"A100-80GB\",\"mem\":1,"
+         "\"mig\":[],\"replicas\":2,\"sharing\":\"mps\"}]}",
+         "not also shared"},
+        {"{\"v\":1,\"gpus\":[{\"i\":0,\"uuid\":\"a\",\"model\":\"A100-80GB\",\"mem\":1,"
+         "\"sharing\":\"both\",\"replicas\":2}]}",
+         "gpus[0].sharing"},
+        {"{\"v\":1,\"gpus\":[{\"i\":0,\"model\":\"A100-80GB\",\"mem\":1}]}",
+         "gpus[0].uuid: required"},
+        {"[1]", "expected an object"},
+        {"{\"v\":1,", "column"},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        struct gs_inventory inv;
+        struct gs_error err;
+        gs_error_init(&err);
+        cr_expect_eq(gs_inventory_read(cases[k].text, strlen(cases[k].text), &inv, &err), GS_EINVAL,
+                     "case %zu accepted", k);
+        cr_expect(strstr(err.msg, cases[k].want) != NULL, "case %zu: '%s' lacks '%s'", k, err.msg,
+                  cases[k].want);
+    }
+    /* over the size bound */
+    size_t big = GS_INVENTORY_MAX_BYTES + 10;
+    char *text = malloc(big + 1);
+    memset(text, ' ', big);
+    text[big] = '\0';
+    struct gs_inventory inv;
+    cr_expect_eq(gs_inventory_read(text, big, &inv, NULL), GS_EINVAL);
+    free(text);
+}
+
+Test(cache, an_inventory_that_cannot_be_used_offers_no_gpus_and_says_why)
+{
+    struct gs_cluster c;
+    gs_cluster_init(&c);
+    char note[256] = "";
+    /* overlapping instances: 3g.40gb at 0 and 4g.40gb at 0 */
+    const char *bad = "{\"v\":1,\"gpus\":[{\"i\":0,\"uuid\":\"a\",\"model\":\"A100-80GB\","
+                      "\"mem\":81920,\"mig\":[\"3g.40gb@0\",\"4g.40gb@0\"]}]}";
+    int id = mixed_node(&c, bad, NULL, note, sizeof(note));
+    cr_assert_geq(id, 0);
+    cr_expect_eq(c.nodes[id].ngpus, 0);
+    cr_expect(strstr(note, "overlap") != NULL, "%s", note);
+    id = mixed_node(&c, "{\"v\":9}", NULL, note, sizeof(note));
+    cr_expect_eq(c.nodes[id].ngpus, 0);
+    cr_expect(strstr(note, "gpusched.io/inventory") != NULL, "%s", note);
     gs_cluster_release(&c);
 }

@@ -1,0 +1,253 @@
+/* inventory.c - the node inventory annotation (see inventory.h): the agent writes it from its
+ * GPU backend (agent/agent.c), the scheduler's cache (sched/cache.c) reads it to lay out the
+ * node's GPUs at their physical indexes with their exact MIG placements. */
+#include "inventory.h"
+
+#include "../base/error.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int bad(struct gs_error *err, const char *path, const char *what)
+{
+    return gs_error_set(err, GS_EINVAL, "%s annotation: %s: %s", GS_INVENTORY_ANNOTATION, path,
+                        what);
+}
+
+static bool one_of(const char *key, const char *const *keys)
+{
+    for (; *keys; keys++)
+        if (strcmp(key, *keys) == 0)
+            return true;
+    return false;
+}
+
+static int copy_str(const json_t *v, char *out, size_t size, bool required, const char *path,
+                    struct gs_error *err)
+{
+    if (!v) {
+        out[0] = '\0';
+        return required ? bad(err, path, "required") : 0;
+    }
+    if (!json_is_string(v))
+        return bad(err, path, "expected a string");
+    const char *s = json_string_value(v);
+    if (strlen(s) >= size || (required && !s[0]))
+        return gs_error_set(err, GS_EINVAL, "%s annotation: %s: expected 1 to %zu bytes",
+                            GS_INVENTORY_ANNOTATION, path, size - 1);
+    snprintf(out, size, "%s", s);
+    return 0;
+}
+
+static int read_inst(const json_t *v, struct gs_inv_inst *in, const char *path,
+                     struct gs_error *err)
+{
+    if (!json_is_string(v))
+        return bad(err, path, "expected \"<profile>@<start>\"");
+    const char *s = json_string_value(v);
+    const char *at = strchr(s, '@');
+    size_t pl = at ? (size_t)(at - s) : 0;
+    if (!at || pl == 0 || pl >= sizeof(in->profile) || at[1] < '0' || at[1] > '7' || at[2])
+        return bad(err, path, "expected \"<profile>@<start>\" with a start of 0 to 7");
+    memcpy(in->profile, s, pl);
+    in->profile[pl] = '\0';
+    in->start = (uint8_t)(at[1] - '0');
+    return 0;
+}
+
+static int read_gpu(const json_t *g, struct gs_inv_gpu *out, const char *path, struct gs_error *err)
+{
+    static const char *const keys[] = {"i",   "uuid",    "model",    "mem", "health",
+                                       "mig", "sharing", "replicas", NULL};
+    char p[96];
+    if (!json_is_object(g))
+        return bad(err, path, "expected an object");
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)g, key, v)
+    {
+        if (!one_of(key, keys)) {
+            snprintf(p, sizeof(p), "%s.%.40s", path, key);
+            return bad(err, p,
+                       "unknown field (expected i, uuid, model, mem, health, mig, sharing, "
+                       "replicas)");
+        }
+    }
+    memset(out, 0, sizeof(*out));
+    const json_t *i = json_object_get(g, "i");
+    snprintf(p, sizeof(p), "%s.i", path);
+    if (!json_is_integer(i) || json_integer_value(i) < 0 ||
+        json_integer_value(i) >= GS_MAX_GPUS_NODE)
+        return gs_error_set(err, GS_EINVAL, "%s annotation: %s: expected a GPU index 0 to %d",
+                            GS_INVENTORY_ANNOTATION, p, GS_MAX_GPUS_NODE - 1);
+    out->index = (int)json_integer_value(i);
+    snprintf(p, sizeof(p), "%s.uuid", path);
+    if (copy_str(json_object_get(g, "uuid"), out->uuid, sizeof(out->uuid), true, p, err))
+        return GS_EINVAL;
+    snprintf(p, sizeof(p), "%s.model", path);
+    if (copy_str(json_object_get(g, "model"), out->model, sizeof(out->model), true, p, err))
+        return GS_EINVAL;
+    const json_t *mem = json_object_get(g, "mem");
+    snprintf(p, sizeof(p), "%s.mem", path);
+    if (!json_is_integer(mem) || json_integer_value(mem) <= 0 ||
+        json_integer_value(mem) > (1 << 24))
+        return bad(err, p, "expected the GPU's memory in MiB (1 to 16777216)");
+    out->mem_mib = (uint32_t)json_integer_value(mem);
+    snprintf(p, sizeof(p), "%s.health", path);
+    if (copy_str(json_object_get(g, "health"), out->health, sizeof(out->health), false, p, err))
+        return GS_EINVAL;
+    out->healthy = out->health[0] == '\0';
+    const json_t *mig = json_object_get(g, "mig");
+    const json_t *sharing = json_object_get(g, "sharing");
+    const json_t *replicas = json_object_get(g, "replicas");
+    out->mode = GS_GPU_WHOLE;
+    out->replicas = 1;
+    if (mig) {
+        snprintf(p, sizeof(p), "%s.mig", path);
+        if (!json_is_array(mig))
+            return bad(err, p, "expected a list of \"<profile>@<start>\"");
+        if (sharing || replicas)
+            return bad(err, p, "a MIG GPU is not also shared by time-slicing or MPS");
+        if (json_array_size(mig) > GS_INV_MAX_INST)
+            return gs_error_set(err, GS_EINVAL, "%s annotation: %s: %zu instances, at most %d",
+                                GS_INVENTORY_ANNOTATION, p, json_array_size(mig), GS_INV_MAX_INST);
+        out->mode = GS_GPU_MIG;
+        size_t k;
+        json_array_foreach(mig, k, v)
+        {
+            snprintf(p, sizeof(p), "%s.mig[%zu]", path, k);
+            if (read_inst(v, &out->inst[out->ninst++], p, err))
+                return GS_EINVAL;
+        }
+    } else if (sharing || replicas) {
+        snprintf(p, sizeof(p), "%s.sharing", path);
+        const char *sh = json_string_value(sharing);
+        if (!sh || (strcmp(sh, "time-slicing") != 0 && strcmp(sh, "mps") != 0))
+            return bad(err, p, "expected \"time-slicing\" or \"mps\" (with replicas)");
+        snprintf(p, sizeof(p), "%s.replicas", path);
+        if (!json_is_integer(replicas) || json_integer_value(replicas) < 1 ||
+            json_integer_value(replicas) > 255)
+            return bad(err, p, "expected 1 to 255 replicas");
+        out->mode = strcmp(sh, "mps") == 0 ? GS_GPU_MPS : GS_GPU_TIMESLICE;
+        out->replicas = (uint8_t)json_integer_value(replicas);
+    }
+    return 0;
+}
+
+static int cmp_index(const void *a, const void *b)
+{
+    const struct gs_inv_gpu *x = a, *y = b;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+int gs_inventory_read(const char *text, size_t len, struct gs_inventory *out, struct gs_error *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (len > GS_INVENTORY_MAX_BYTES)
+        return gs_error_set(err, GS_EINVAL, "%s annotation: %zu bytes, at most %d",
+                            GS_INVENTORY_ANNOTATION, len, GS_INVENTORY_MAX_BYTES);
+    json_error_t je;
+    json_t *o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!o)
+        return gs_error_set(err, GS_EINVAL, "%s annotation: column %d: %s", GS_INVENTORY_ANNOTATION,
+                            je.column, je.text);
+    int rc = GS_EINVAL;
+    static const char *const keys[] = {"v", "gpus", NULL};
+    const char *key;
+    const json_t *v;
+    if (!json_is_object(o)) {
+        bad(err, "(top)", "expected an object with v and gpus");
+        goto out;
+    }
+    json_object_foreach(o, key, v)
+    {
+        if (!one_of(key, keys)) {
+            char p[64];
+            snprintf(p, sizeof(p), "%.40s", key);
+            bad(err, p, "unknown field (expected v, gpus)");
+            goto out;
+        }
+    }
+    const json_t *ver = json_object_get(o, "v");
+    if (!json_is_integer(ver) || json_integer_value(ver) != GS_INVENTORY_VERSION) {
+        gs_error_set(err, GS_EINVAL, "%s annotation: v: expected version %d",
+                     GS_INVENTORY_ANNOTATION, GS_INVENTORY_VERSION);
+        goto out;
+    }
+    out->version = GS_INVENTORY_VERSION;
+    const json_t *gpus = json_object_get(o, "gpus");
+    if (!json_is_array(gpus)) {
+        bad(err, "gpus", "expected a list");
+        goto out;
+    }
+    if (json_array_size(gpus) > GS_MAX_GPUS_NODE) {
+        gs_error_set(err, GS_EINVAL, "%s annotation: gpus: %zu GPUs, at most %d",
+                     GS_INVENTORY_ANNOTATION, json_array_size(gpus), GS_MAX_GPUS_NODE);
+        goto out;
+    }
+    size_t k;
+    json_array_foreach(gpus, k, v)
+    {
+        char p[32];
+        snprintf(p, sizeof(p), "gpus[%zu]", k);
+        if (read_gpu(v, &out->gpus[out->ngpus], p, err))
+            goto out;
+        for (int j = 0; j < out->ngpus; j++)
+            if (out->gpus[j].index == out->gpus[out->ngpus].index) {
+                char q[40];
+                snprintf(q, sizeof(q), "gpus[%zu].i", k);
+                bad(err, q, "GPU index given twice");
+                goto out;
+            }
+        out->ngpus++;
+    }
+    qsort(out->gpus, (size_t)out->ngpus, sizeof(out->gpus[0]), cmp_index);
+    rc = 0;
+out:
+    json_decref(o);
+    if (rc)
+        memset(out, 0, sizeof(*out));
+    return rc;
+}
+
+char *gs_inventory_write(const struct gs_inventory *inv)
+{
+    json_t *gpus = json_array();
+    for (int k = 0; gpus && k < inv->ngpus; k++) {
+        const struct gs_inv_gpu *g = &inv->gpus[k];
+        json_t *o = json_pack("{s:i, s:s, s:s, s:I}", "i", g->index, "uuid", g->uuid, "model",
+                              g->model, "mem", (json_int_t)g->mem_mib);
+        if (!o) {
+            json_decref(gpus);
+            return NULL;
+        }
+        if (!g->healthy)
+            json_object_set_new(o, "health", json_string(g->health[0] ? g->health : "unhealthy"));
+        if (g->mode == GS_GPU_MIG) {
+            json_t *a = json_array();
+            for (int s = 0; a && s < g->ninst; s++) {
+                char t[GS_MIG_NAME_MAX + 8];
+                snprintf(t, sizeof(t), "%s@%u", g->inst[s].profile, g->inst[s].start);
+                json_array_append_new(a, json_string(t));
+            }
+            json_object_set_new(o, "mig", a ? a : json_null());
+        } else if (g->mode == GS_GPU_TIMESLICE || g->mode == GS_GPU_MPS) {
+            json_object_set_new(o, "sharing",
+                                json_string(g->mode == GS_GPU_MPS ? "mps" : "time-slicing"));
+            json_object_set_new(o, "replicas", json_integer(g->replicas));
+        }
+        json_array_append_new(gpus, o);
+    }
+    json_t *top = gpus ? json_pack("{s:i, s:o}", "v", GS_INVENTORY_VERSION, "gpus", gpus) : NULL;
+    if (!top)
+        return NULL;
+    char *text = json_dumps(top, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(top);
+    if (text && strlen(text) > GS_INVENTORY_MAX_BYTES) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
