@@ -6,18 +6,23 @@
  *              "temp_c": 50, "sm_clock_mhz": 1410, "mem_clock_mhz": 1593,
  *              "ecc_uncorrected": 0, "ecc_corrected": 0, "xids": [79]}]}
  *
+ * Every field is checked: an unknown field, at any level, or one of the wrong type is refused
+ * with its path and what was expected, as is a key given twice.
  * MIG mode and instances are read once, at open; afterwards only create and destroy change
- * them, under the real rules (the profile exists on the model, the start is one of its
- * placements, no memory slice is shared, compute slices sum to 7 at most, the profile's
- * instance limit holds), and an instance marked busy refuses to be destroyed, as NVML does
- * while a process holds it. Metrics, ECC counts, temperatures and XIDs are re-read whenever
- * the file's modification time changes; the XIDs listed are delivered once per change. */
+ * them, under the real rules, which the instances in the file must obey too: the profile
+ * exists on the model, the start is one of its placements, no memory slice is shared, compute
+ * slices sum to 7 at most, and no profile has more instances than its max count in the
+ * catalog (NVML's instanceCount: one 1g.10gb+me per A100 or H100). An instance marked busy
+ * refuses to be destroyed, as NVML does while a process holds it. Metrics, ECC counts,
+ * temperatures and XIDs are re-read whenever the file's modification time changes; the XIDs
+ * listed are delivered once per change. */
 #include "gpu.h"
 
 #include "../base/error.h"
 #include "../base/log.h"
 #include "../core/mig.h"
 
+#include <ctype.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +67,61 @@ static void mig_uuid(struct gs_mig_inst *in, const char *gpu_uuid)
     snprintf(in->uuid, sizeof(in->uuid), "MIG-%s-gi%u", gu + 4, in->gi_id);
 }
 
+/* The live readings of a GPU object: one row per field, with its bounds and default. */
+enum { L_UTIL, L_MEM_UTIL, L_MEM_USED, L_POWER, L_TEMP, L_SM, L_MC, L_ECC_U, L_ECC_C, L_N };
+static const struct live_field {
+    const char *key;
+    double lo, hi, def; /* hi < 0: the model's memory in MiB */
+} live_fields[L_N] = {
+    [L_UTIL] = {"util", 0, 100, 0},
+    [L_MEM_UTIL] = {"mem_util", 0, 100, 0},
+    [L_MEM_USED] = {"mem_used_mib", 0, -1, 0},
+    [L_POWER] = {"power_w", 0, 2000, 60},
+    [L_TEMP] = {"temp_c", 0, 150, 40},
+    [L_SM] = {"sm_clock_mhz", 0, 10000, 1400},
+    [L_MC] = {"mem_clock_mhz", 0, 20000, 1600},
+    [L_ECC_U] = {"ecc_uncorrected", 0, 1e15, 0},
+    [L_ECC_C] = {"ecc_corrected", 0, 1e15, 0},
+};
+
+/* The other fields of each object of the description. */
+static const char *const top_keys[] = {"gpus", NULL};
+static const char *const gpu_keys[] = {"model", "uuid", "mig", "instances", "xids", NULL};
+static const char *const inst_keys[] = {"profile", "start", "busy", NULL};
+
+/* Refuse a field of object o (at path, "" for the top) that is neither in keys nor, when
+ * live, a live reading. */
+static int check_fields(const json_t *o, const char *const *keys, bool live, const char *file,
+                        const char *path, struct gs_error *err)
+{
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)o, key, v)
+    {
+        bool known = false;
+        for (int k = 0; keys[k] && !known; k++)
+            known = strcmp(keys[k], key) == 0;
+        for (int k = 0; live && k < L_N && !known; k++)
+            known = strcmp(live_fields[k].key, key) == 0;
+        if (known)
+            continue;
+        const char *names[16];
+        int n = 0;
+        for (int k = 0; keys[k] && n < 16; k++)
+            names[n++] = keys[k];
+        for (int k = 0; live && k < L_N && n < 16; k++)
+            names[n++] = live_fields[k].key;
+        char list[256];
+        size_t off = 0;
+        for (int k = 0; k < n && off < sizeof(list); k++)
+            off +=
+                (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", k ? ", " : "", names[k]);
+        return gs_error_set(err, GS_EINVAL, "%s: %s%s%.64s: unexpected field (expected %s%s)", file,
+                            path, *path ? "." : "", key, n > 1 ? "one of: " : "", list);
+    }
+    return 0;
+}
+
 static int num(const json_t *o, const char *key, double lo, double hi, double *out,
                const char *file, int gi, struct gs_error *err)
 {
@@ -80,30 +140,26 @@ static int read_live(struct fake *f, const json_t *o, int gi, bool queue_xids, s
 {
     struct fgpu *g = &f->g[gi];
     const struct gs_gpu_model *m = gs_catalog_get(g->info.model);
-    double util = 0, mem_util = 0, used = 0, power = 60, temp = 40, sm = 1400, mc = 1600, eu = 0,
-           ec = 0;
-    int rc;
-    if ((rc = num(o, "util", 0, 100, &util, f->path, gi, err)) ||
-        (rc = num(o, "mem_util", 0, 100, &mem_util, f->path, gi, err)) ||
-        (rc = num(o, "mem_used_mib", 0, m->mem_mib, &used, f->path, gi, err)) ||
-        (rc = num(o, "power_w", 0, 2000, &power, f->path, gi, err)) ||
-        (rc = num(o, "temp_c", 0, 150, &temp, f->path, gi, err)) ||
-        (rc = num(o, "sm_clock_mhz", 0, 10000, &sm, f->path, gi, err)) ||
-        (rc = num(o, "mem_clock_mhz", 0, 20000, &mc, f->path, gi, err)) ||
-        (rc = num(o, "ecc_uncorrected", 0, 1e15, &eu, f->path, gi, err)) ||
-        (rc = num(o, "ecc_corrected", 0, 1e15, &ec, f->path, gi, err)))
-        return rc;
+    double val[L_N];
+    for (int k = 0; k < L_N; k++) {
+        const struct live_field *lf = &live_fields[k];
+        val[k] = lf->def;
+        int rc =
+            num(o, lf->key, lf->lo, lf->hi < 0 ? m->mem_mib : lf->hi, &val[k], f->path, gi, err);
+        if (rc)
+            return rc;
+    }
     struct gs_gpu_metrics *x = &g->m;
-    x->util_pct = (uint32_t)util;
-    x->mem_util_pct = (uint32_t)mem_util;
+    x->util_pct = (uint32_t)val[L_UTIL];
+    x->mem_util_pct = (uint32_t)val[L_MEM_UTIL];
     x->mem_total = (uint64_t)m->mem_mib << 20;
-    x->mem_used = (uint64_t)used << 20;
-    x->power_w = power;
-    x->temp_c = (uint32_t)temp;
-    x->sm_clock_mhz = (uint32_t)sm;
-    x->mem_clock_mhz = (uint32_t)mc;
-    x->ecc_uncorrected = (uint64_t)eu;
-    x->ecc_corrected = (uint64_t)ec;
+    x->mem_used = (uint64_t)val[L_MEM_USED] << 20;
+    x->power_w = val[L_POWER];
+    x->temp_c = (uint32_t)val[L_TEMP];
+    x->sm_clock_mhz = (uint32_t)val[L_SM];
+    x->mem_clock_mhz = (uint32_t)val[L_MC];
+    x->ecc_uncorrected = (uint64_t)val[L_ECC_U];
+    x->ecc_corrected = (uint64_t)val[L_ECC_C];
     const json_t *xs = json_object_get(o, "xids");
     if (xs && !json_is_array(xs))
         return gs_error_set(err, GS_EINVAL, "%s: gpus[%d].xids: expected a list of numbers",
@@ -123,14 +179,57 @@ static int read_live(struct fake *f, const json_t *o, int gi, bool queue_xids, s
     return 0;
 }
 
+enum admit { ADMIT_OK = 0, ADMIT_AT_MAX, ADMIT_NO_PLACE };
+
+/* Whether an instance of profile index p may be created at start on g, by the rules NVML
+ * applies: the profile's max count, then a placement beside the instances already there. */
+static enum admit fgpu_admit(const struct fgpu *g, int p, int64_t start)
+{
+    const struct gs_mig_profile *mp = &gs_catalog_get(g->info.model)->profiles[p];
+    int same = 0;
+    for (int q = 0; q < g->ninst; q++)
+        same += g->inst[q].profile_id == mp->id;
+    if (same >= mp->max_count)
+        return ADMIT_AT_MAX; /* NVML_ERROR_INSUFFICIENT_RESOURCES */
+    if (start < 0 || start > 7 || g->ninst >= GS_AGENT_MAX_INST)
+        return ADMIT_NO_PLACE;
+    struct gs_mig_placement pl = {0};
+    for (int q = 0; q < g->ninst; q++) {
+        pl.inst[pl.n].profile = (uint8_t)gs_gpu_profile_index(g->info.model, g->inst[q].profile_id);
+        pl.inst[pl.n++].start = (uint8_t)g->inst[q].start;
+    }
+    pl.inst[pl.n].profile = (uint8_t)p;
+    pl.inst[pl.n++].start = (uint8_t)start;
+    return gs_mig_placement_valid(g->info.model, &pl) ? ADMIT_OK : ADMIT_NO_PLACE;
+}
+
+/* A GPU UUID as NVML prints it ("GPU-" then hex digits and dashes; letters are let through
+ * for fakes' sake, as in the UUIDs made up below). */
+static bool uuid_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 5 || n > 80 || strncmp(s, "GPU-", 4) != 0)
+        return false;
+    for (size_t i = 4; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '-')
+            return false;
+    return true;
+}
+
 static int load(struct fake *f, bool first, struct gs_error *err)
 {
     json_error_t je;
-    json_t *root = json_load_file(f->path, 0, &je);
+    json_t *root = json_load_file(f->path, JSON_REJECT_DUPLICATES, &je);
     if (!root)
         return gs_error_set(err, GS_EINVAL, "%s:%d: %s", f->path, je.line, je.text);
     const json_t *gpus = json_object_get(root, "gpus");
     int rc = 0;
+    if (!json_is_object(root)) {
+        rc = gs_error_set(err, GS_EINVAL, "%s: expected an object with a 'gpus' list", f->path);
+        goto out;
+    }
+    if ((rc = check_fields(root, top_keys, false, f->path, "", err)))
+        goto out;
     if (!json_is_array(gpus) || json_array_size(gpus) > GS_AGENT_MAX_GPUS) {
         rc = gs_error_set(err, GS_EINVAL, "%s: gpus: expected a list of at most %d GPUs", f->path,
                           GS_AGENT_MAX_GPUS);
@@ -149,6 +248,42 @@ static int load(struct fake *f, bool first, struct gs_error *err)
     {
         int gi = (int)i;
         struct fgpu *g = &tmp.g[gi];
+        char path[48];
+        snprintf(path, sizeof(path), "gpus[%d]", gi);
+        if (!json_is_object(o)) {
+            rc = gs_error_set(err, GS_EINVAL, "%s: %s: expected an object with 'model'", f->path,
+                              path);
+            goto out;
+        }
+        if ((rc = check_fields(o, gpu_keys, true, f->path, path, err)))
+            goto out;
+        const json_t *insts = json_object_get(o, "instances");
+        if (insts && !json_is_array(insts)) {
+            rc = gs_error_set(err, GS_EINVAL,
+                              "%s: %s.instances: expected a list of {profile, start}", f->path,
+                              path);
+            goto out;
+        }
+        size_t k;
+        const json_t *x;
+        json_array_foreach(insts, k, x)
+        {
+            char ipath[80];
+            snprintf(ipath, sizeof(ipath), "%s.instances[%zu]", path, k);
+            if (!json_is_object(x)) {
+                rc = gs_error_set(err, GS_EINVAL, "%s: %s: expected {profile, start}", f->path,
+                                  ipath);
+                goto out;
+            }
+            if ((rc = check_fields(x, inst_keys, false, f->path, ipath, err)))
+                goto out;
+            const json_t *busy = json_object_get(x, "busy");
+            if (busy && !json_is_boolean(busy)) {
+                rc = gs_error_set(err, GS_EINVAL, "%s: %s.busy: expected true or false", f->path,
+                                  ipath);
+                goto out;
+            }
+        }
         if (first) {
             memset(g, 0, sizeof(*g));
             const char *model = json_string_value(json_object_get(o, "model"));
@@ -167,7 +302,15 @@ static int load(struct fake *f, bool first, struct gs_error *err)
             g->info.mem_mib = m->mem_mib;
             g->info.mig_capable = m->nprofiles > 0;
             snprintf(g->info.name, sizeof(g->info.name), "NVIDIA %s", m->product);
-            const char *uuid = json_string_value(json_object_get(o, "uuid"));
+            const json_t *uj = json_object_get(o, "uuid");
+            const char *uuid = json_string_value(uj);
+            if (uj && (!uuid || !uuid_ok(uuid))) {
+                rc = gs_error_set(err, GS_EINVAL,
+                                  "%s: gpus[%d].uuid: expected GPU-<letters, digits and "
+                                  "dashes>, at most 80 characters",
+                                  f->path, gi);
+                goto out;
+            }
             if (uuid)
                 snprintf(g->info.uuid, sizeof(g->info.uuid), "%s", uuid);
             else
@@ -186,30 +329,30 @@ static int load(struct fake *f, bool first, struct gs_error *err)
                                   f->path, gi, m->name);
                 goto out;
             }
-            size_t k;
-            const json_t *x;
-            json_array_foreach(json_object_get(o, "instances"), k, x)
+            json_array_foreach(insts, k, x)
             {
                 const char *pn = json_string_value(json_object_get(x, "profile"));
                 int p = pn ? gs_catalog_find_profile(mid, pn) : -1;
                 const json_t *st = json_object_get(x, "start");
-                if (!g->info.mig_enabled || p < 0 || !json_is_integer(st) || g->ninst >= 7) {
+                if (!g->info.mig_enabled || p < 0 || !json_is_integer(st) ||
+                    g->ninst >= GS_AGENT_MAX_INST) {
                     rc = gs_error_set(err, GS_EINVAL,
                                       "%s: gpus[%d].instances[%zu]: expected {profile, start} "
                                       "of a %s profile on a GPU with mig: true",
                                       f->path, gi, k, m->name);
                     goto out;
                 }
-                struct gs_mig_placement pl = {0};
-                for (int q = 0; q < g->ninst; q++) {
-                    pl.inst[pl.n].profile =
-                        (uint8_t)gs_gpu_profile_index(mid, g->inst[q].profile_id);
-                    pl.inst[pl.n++].start = (uint8_t)g->inst[q].start;
+                enum admit a = fgpu_admit(g, p, json_integer_value(st));
+                if (a == ADMIT_AT_MAX) {
+                    unsigned mc = m->profiles[p].max_count;
+                    rc = gs_error_set(err, GS_EINVAL,
+                                      "%s: gpus[%d].instances[%zu]: %s: at most %u instance%s "
+                                      "of it fit%s on one %s",
+                                      f->path, gi, k, m->profiles[p].name, mc, mc == 1 ? "" : "s",
+                                      mc == 1 ? "s" : "", m->name);
+                    goto out;
                 }
-                pl.inst[pl.n].profile = (uint8_t)p;
-                pl.inst[pl.n++].start = (uint8_t)json_integer_value(st);
-                if (json_integer_value(st) < 0 || json_integer_value(st) > 7 ||
-                    !gs_mig_placement_valid(mid, &pl)) {
+                if (a != ADMIT_OK) {
                     rc = gs_error_set(err, GS_EINVAL,
                                       "%s: gpus[%d].instances[%zu]: %s at start %lld is not a "
                                       "valid placement next to the instances before it",
@@ -227,9 +370,7 @@ static int load(struct fake *f, bool first, struct gs_error *err)
             }
         } else {
             /* busy flags may change while running (a process starts or ends) */
-            size_t k;
-            const json_t *x;
-            json_array_foreach(json_object_get(o, "instances"), k, x)
+            json_array_foreach(insts, k, x)
             {
                 const json_t *st = json_object_get(x, "start");
                 for (int q = 0; q < g->ninst; q++)
@@ -336,16 +477,9 @@ static int f_mig_create(struct gs_gpu_backend *b, int i, uint32_t profile_id, ui
         return GS_ENOTFOUND;
     struct fgpu *g = &f->g[i];
     int p = gs_gpu_profile_index(g->info.model, profile_id);
-    if (!g->info.mig_enabled || p < 0 || start > 7 || g->ninst >= GS_AGENT_MAX_INST)
+    if (!g->info.mig_enabled || p < 0 || start > 7)
         return GS_EINVAL;
-    struct gs_mig_placement pl = {0};
-    for (int q = 0; q < g->ninst; q++) {
-        pl.inst[pl.n].profile = (uint8_t)gs_gpu_profile_index(g->info.model, g->inst[q].profile_id);
-        pl.inst[pl.n++].start = (uint8_t)g->inst[q].start;
-    }
-    pl.inst[pl.n].profile = (uint8_t)p;
-    pl.inst[pl.n++].start = (uint8_t)start;
-    if (!gs_mig_placement_valid(g->info.model, &pl))
+    if (fgpu_admit(g, p, start) != ADMIT_OK)
         return GS_ENOFIT; /* NVML_ERROR_INSUFFICIENT_RESOURCES */
     const struct gs_mig_profile *mp = &gs_catalog_get(g->info.model)->profiles[p];
     struct gs_mig_inst *in = &g->inst[g->ninst];

@@ -25,6 +25,16 @@ if ! ldconfig -p 2>/dev/null | grep -q libnvidia-ml.so.1; then
 fi
 echo '{"gpus": [{"model": "A100-80GB", "mig": true, "instances": [{"profile": "3g.40gb", "start": 2}]}]}' > "$TMP/bad.json"
 expect 2 "$GS" agent inspect --fake "$TMP/bad.json" && has "$TMP/err" "gpus[0].instances[0]"
+# a second 1g.10gb+me: NVML allows one per GPU (the profile's max count)
+echo '{"gpus": [{"model": "H100-80GB", "mig": true, "instances": [{"profile": "1g.10gb+me", "start": 0}, {"profile": "1g.10gb+me", "start": 1}]}]}' > "$TMP/me.json"
+expect 2 "$GS" agent inspect --fake "$TMP/me.json" &&
+    has "$TMP/err" "gpus[0].instances[1]: 1g.10gb+me: at most 1 instance of it fits on one H100-80GB"
+# unknown fields are refused with their path and what was expected
+echo '{"gpus": [{"model": "A100-80GB", "temperature": 50}]}' > "$TMP/unknown.json"
+expect 2 "$GS" agent inspect --fake "$TMP/unknown.json" &&
+    has "$TMP/err" "gpus[0].temperature: unexpected field (expected one of: model, uuid"
+echo '{"gpus": [], "gpu": [{"model": "A100-80GB"}]}' > "$TMP/top.json"
+expect 2 "$GS" agent inspect --fake "$TMP/top.json" && has "$TMP/err" "gpu: unexpected field (expected gpus)"
 expect 2 "$GS" agent run --fake "$TMP/gpus.json" --interval soon && has "$TMP/err" "--interval"
 expect 2 "$GS" agent run --fake "$TMP/gpus.json" --auto-cordon maybe && has "$TMP/err" "true or false"
 expect 2 "$GS" agent fly && has "$TMP/err" "unknown command"

@@ -120,6 +120,33 @@ Test(fake_gpu, bad_descriptions_name_the_field)
         {"{\"gpus\":[{\"model\":\"A100-80GB\",\"temp_c\":900}]}", "gpus[0].temp_c"},
         {"{\"gpus\":{}}", "gpus: expected a list"},
         {"{\"gpus\":[", "gs-fake"},
+        /* a profile's instance limit (NVML's max count) holds in the description too */
+        {"{\"gpus\":[{\"model\":\"A100-80GB\",\"mig\":true,\"instances\":["
+         "{\"profile\":\"1g.10gb+me\",\"start\":0},{\"profile\":\"1g.10gb+me\",\"start\":1}]}]}",
+         "gpus[0].instances[1]: 1g.10gb+me: at most 1 instance of it fits on one A100-80GB"},
+        {"{\"gpus\":[{\"model\":\"H100-80GB\",\"mig\":true,\"instances\":["
+         "{\"profile\":\"1g.10gb+me\",\"start\":6},{\"profile\":\"1g.10gb\",\"start\":0},"
+         "{\"profile\":\"1g.10gb+me\",\"start\":3}]}]}",
+         "gpus[0].instances[2]: 1g.10gb+me: at most 1 instance"},
+        /* unknown fields, at every level, and fields of the wrong type */
+        {"{\"gpus\":[{\"model\":\"A100-80GB\"}],\"gpu\":[]}",
+         "gpu: unexpected field (expected gpus)"},
+        {"{\"gpus\":[{\"model\":\"A100-80GB\",\"temperature\":50}]}",
+         "gpus[0].temperature: unexpected field (expected one of: model, uuid, mig, instances, "
+         "xids, util,"},
+        {"{\"gpus\":[{\"model\":\"A100-80GB\",\"mig\":true,\"instances\":["
+         "{\"profile\":\"3g.40gb\",\"start\":0,\"bsy\":true}]}]}",
+         "gpus[0].instances[0].bsy: unexpected field (expected one of: profile, start, busy)"},
+        {"{\"gpus\":[{\"model\":\"A100-80GB\",\"mig\":true,\"instances\":{}}]}",
+         "gpus[0].instances: expected a list"},
+        {"{\"gpus\":[{\"model\":\"A100-80GB\",\"mig\":true,\"instances\":["
+         "{\"profile\":\"3g.40gb\",\"start\":0,\"busy\":1}]}]}",
+         "gpus[0].instances[0].busy: expected true or false"},
+        {"{\"gpus\":[{\"model\":\"A100-80GB\",\"uuid\":7}]}", "gpus[0].uuid: expected"},
+        {"{\"gpus\":[{\"model\":\"A100-80GB\",\"uuid\":\"ab\"}]}", "gpus[0].uuid: expected"},
+        {"{\"gpus\":[7]}", "gpus[0]: expected an object"},
+        {"[]", "expected an object"},
+        {"{\"gpus\":[{\"model\":\"A100-80GB\",\"util\":1,\"util\":2}]}", "duplicate"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         snprintf(path, sizeof(path), "/tmp/gs-fake-%d.json", (int)getpid());
@@ -132,6 +159,37 @@ Test(fake_gpu, bad_descriptions_name_the_field)
         cr_assert_eq(gs_gpu_open_fake(path, &b, &err), GS_EINVAL, "case %zu accepted", i);
         cr_assert(strstr(err.msg, cases[i][1]), "case %zu: '%s' lacks '%s'", i, err.msg,
                   cases[i][1]);
+    }
+    unlink(path);
+}
+
+Test(fake_gpu, a_profiles_instance_limit_holds_on_create)
+{
+    /* 1g.10gb+me (profile 20) has max count 1 on an A100 and an H100, though 7 one-slice
+     * placements are free */
+    const char *models[] = {"A100-80GB", "H100-80GB"};
+    for (size_t i = 0; i < 2; i++) {
+        char json[128];
+        snprintf(json, sizeof(json), "{\"gpus\":[{\"model\":\"%s\",\"mig\":true}]}", models[i]);
+        struct gs_gpu_backend *b = fake(json);
+        struct gs_gpu_profile pr[16];
+        int np = b->ops->mig_profiles(b, 0, pr, 16);
+        uint32_t max = 0;
+        for (int k = 0; k < np; k++)
+            if (pr[k].id == 20)
+                max = pr[k].max_count;
+        cr_assert_eq(max, 1, "%s: the backend reports max count %u for profile 20", models[i], max);
+        struct gs_mig_inst in;
+        cr_assert_eq(b->ops->mig_create(b, 0, 20, 0, &in), 0);
+        cr_assert_eq(b->ops->mig_create(b, 0, 20, 1, &in), GS_ENOFIT, "%s: a second 1g.10gb+me",
+                     models[i]);
+        cr_assert_eq(b->ops->mig_create(b, 0, 19, 1, &in), 0, "a 1g.10gb still fits");
+        struct gs_mig_inst all[8];
+        cr_assert_eq(b->ops->mig_list(b, 0, all, 8), 2);
+        /* once it is gone, another may be made */
+        cr_assert_eq(b->ops->mig_destroy(b, 0, all[0].gi_id), 0);
+        cr_assert_eq(b->ops->mig_create(b, 0, 20, 2, &in), 0);
+        gs_gpu_close(b);
     }
     unlink(path);
 }
