@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <libgen.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -623,22 +624,39 @@ static int s_migcfg(struct ctx *c, struct fy_node *v, const char *p, void *o)
              gs_yaml_line(v));
     return 0;
 }
+/* A list of objects read by walk, each with a required name (char[GS_NAME_MAX] at name_off)
+ * that no other entry of the list may share: classes, node groups and tenants are referred
+ * to, reported and turned into node names by it. */
 static int list_of(struct ctx *c, struct fy_node *v, const char *p, void *base, size_t stride,
-                   int *count, int max, const struct field *f, size_t nf, void (*init)(void *))
+                   size_t name_off, int *count, int max, const struct field *f, size_t nf,
+                   void (*init)(void *))
 {
     if (!gs_yaml_is_seq(v))
         return gs_yaml_fail(&c->y, v, p, c->err, "expected a list");
     void *it = NULL;
     struct fy_node *e;
+    struct fy_node *names[64];
     while ((e = fy_node_sequence_iterate(v, &it))) {
         char sub[128];
         snprintf(sub, sizeof(sub), "%s[%d]", p, *count);
-        if (*count >= max)
+        if (*count >= max || *count >= 64)
             return gs_yaml_fail(&c->y, e, sub, c->err, "more than %d entries", max);
-        void *obj = (char *)base + stride * (size_t)*count;
+        char *obj = (char *)base + stride * (size_t)*count;
         init(obj);
         if (walk(c, e, sub, f, nf, obj))
             return GS_EINVAL;
+        const char *name = obj + name_off;
+        names[*count] = fy_node_mapping_lookup_by_string(e, "name", (size_t)-1);
+        for (int k = 0; k < *count; k++) {
+            if (strcmp((char *)base + stride * (size_t)k + name_off, name) != 0)
+                continue;
+            char nsub[160];
+            snprintf(nsub, sizeof(nsub), "%s.name", sub);
+            int line = gs_yaml_line(names[k]);
+            return gs_yaml_fail(&c->y, names[*count], nsub, c->err,
+                                "'%s' is already the name of %s[%d] (line %d)", name, p, k,
+                                line > 0 ? line + c->y.line_offset : 0);
+        }
         (*count)++;
     }
     return 0;
@@ -666,9 +684,9 @@ static void init_tenant(void *o)
 }
 static int s_groups(struct ctx *c, struct fy_node *v, const char *p, void *o)
 {
-    if (list_of(c, v, p, SC(o)->groups, sizeof(struct gs_sc_group), &SC(o)->ngroups,
-                GS_SC_MAX_GROUPS, group_fields, sizeof(group_fields) / sizeof(group_fields[0]),
-                init_group))
+    if (list_of(c, v, p, SC(o)->groups, sizeof(struct gs_sc_group),
+                offsetof(struct gs_sc_group, name), &SC(o)->ngroups, GS_SC_MAX_GROUPS, group_fields,
+                sizeof(group_fields) / sizeof(group_fields[0]), init_group))
         return GS_EINVAL;
     /* cross-field checks */
     void *it = NULL;
@@ -689,15 +707,15 @@ static int s_groups(struct ctx *c, struct fy_node *v, const char *p, void *o)
 }
 static int s_tenants(struct ctx *c, struct fy_node *v, const char *p, void *o)
 {
-    return list_of(c, v, p, SC(o)->tenants, sizeof(struct gs_sc_tenant), &SC(o)->ntenants,
-                   GS_SC_MAX_TENANTS, tenant_fields,
-                   sizeof(tenant_fields) / sizeof(tenant_fields[0]), init_tenant);
+    return list_of(c, v, p, SC(o)->tenants, sizeof(struct gs_sc_tenant),
+                   offsetof(struct gs_sc_tenant, name), &SC(o)->ntenants, GS_SC_MAX_TENANTS,
+                   tenant_fields, sizeof(tenant_fields) / sizeof(tenant_fields[0]), init_tenant);
 }
 static int s_classes(struct ctx *c, struct fy_node *v, const char *p, void *o)
 {
-    return list_of(c, v, p, SC(o)->classes, sizeof(struct gs_sc_class), &SC(o)->nclasses,
-                   GS_SC_MAX_CLASSES, class_fields, sizeof(class_fields) / sizeof(class_fields[0]),
-                   init_class);
+    return list_of(c, v, p, SC(o)->classes, sizeof(struct gs_sc_class),
+                   offsetof(struct gs_sc_class, name), &SC(o)->nclasses, GS_SC_MAX_CLASSES,
+                   class_fields, sizeof(class_fields) / sizeof(class_fields[0]), init_class);
 }
 
 struct trace_opts {

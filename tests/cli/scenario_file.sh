@@ -50,4 +50,8 @@ PY
 }
 sed 's/per_hour: 20/per_hour: lots/' "$TMP/classes.yaml" > "$TMP/bad.yaml"
 expect 2 "$GS" sim scenario "$TMP/bad.yaml" && has "$TMP/err" "bad.yaml:10: classes[0].arrival.per_hour"
+# a second class of the same name
+sed 's/name: tune/name: chat/' "$TMP/classes.yaml" > "$TMP/twice.yaml"
+expect 2 "$GS" sim scenario "$TMP/twice.yaml" &&
+    has "$TMP/err" "twice.yaml:12: classes[1].name: 'chat' is already the name of classes[0] (line 9)"
 finish

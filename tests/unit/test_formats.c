@@ -442,6 +442,16 @@ Test(scenario, bad_fields_name_the_line_and_path)
         {"duration: 1h", "duration: 1h\ntenants: [{name: t, quota: {cpu: 4}}]",
          "expected nvidia.com/gpu"},
         {"duration: 1h", "duration: 1h\ntenants: [{name: t, weight: 0}]", "tenants[0].weight"},
+        /* names are identities: a second class, node group or tenant of one name */
+        {"request: {gpus: 1}",
+         "request: {gpus: 1}\n  - name: c\n    kind: development\n"
+         "    arrival: {process: poisson, per_hour: 2}\n"
+         "    duration: {dist: fixed, mean: 5m}\n    request: {gpus: 1}",
+         "t.yaml:10: classes[1].name: 'c' is already the name of classes[0] (line 5)"},
+        {"nodes: 1}\n", "nodes: 1}\n  - {name: a, gpu: H100-80GB, nodes: 2}\n",
+         "t.yaml:4: node_groups[1].name: 'a' is already the name of node_groups[0] (line 3)"},
+        {"duration: 1h", "duration: 1h\ntenants:\n  - {name: t}\n  - {name: u}\n  - {name: t}",
+         "t.yaml:5: tenants[2].name: 't' is already the name of tenants[0] (line 3)"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char doc[2048];
