@@ -242,12 +242,16 @@ int gs_cli_agent(int argc, char **argv)
     struct gs_error err;
     gs_error_init(&err);
     struct gs_migparted *mp = NULL;
-    /* a ConfigMap mounted as optional may be absent: that feature is then off */
+    /* a config the agent is told to use and cannot read is an error, never a feature silently
+     * off (deploy/agent.yaml mounts its ConfigMaps as required: the kubelet keeps the pod
+     * from starting, with a FailedMount Event, until they exist) */
     const char **files[3] = {&monitor, &migcfg, &dpcfg};
+    const char *flags[3] = {"--monitor-config", "--mig-config", "--dp-config"};
     for (int k = 0; k < 3; k++)
-        if (*files[k] && access(*files[k], F_OK) != 0) {
-            GS_WARN("agent", "%s does not exist: running without it", *files[k]);
-            *files[k] = NULL;
+        if (*files[k] && access(*files[k], R_OK) != 0) {
+            rc = gs_error_set(&err, GS_EINVAL, "%s %s: %s (the ConfigMap it names is missing?)",
+                              flags[k], *files[k], strerror(errno));
+            goto bad;
         }
     static struct gs_dpconfig dp;
     double interval = o.interval_s;
