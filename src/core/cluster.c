@@ -85,6 +85,7 @@ int gs_cluster_add_node(struct gs_cluster *c, const char *name, int model, int n
         struct gs_gpu *g = &c->gpus[c->ngpus++];
         memset(g, 0, sizeof(*g));
         g->model = (int16_t)model;
+        g->mem_mib = (int32_t)gs_catalog_get(model)->mem_mib;
         g->mode = (uint8_t)mode;
         g->healthy = 1;
         g->milli_free = GS_MILLI;

@@ -37,6 +37,8 @@ struct gs_gpu {
     int16_t milli_free; /* WHOLE / FRACTION: 0..1000 */
     uint8_t replicas;   /* TIMESLICE / MPS */
     uint8_t replicas_used;
+    int32_t mem_mib;             /* framebuffer: the model's, or the node's nvidia.com/gpu.memory
+                                  * for a model the catalog lacks */
     int32_t mem_used_mib;        /* TIMESLICE / MPS: memory declared by the replicas in use */
     struct gs_mig_placement mig; /* MIG: instances */
     uint8_t mig_used;            /* bit i: instance i is allocated */
@@ -54,7 +56,7 @@ struct gs_node {
     char name[GS_NAME_MAX];
     int16_t model; /* -1: no GPUs */
     bool unschedulable;
-    bool layout_guessed; /* GPUs laid out from counts: physical indexes unknown */
+    bool layout_guessed;       /* GPUs laid out from counts: physical indexes unknown */
     int64_t cpu_cap, cpu_free; /* millicores */
     int64_t mem_cap, mem_free; /* MiB */
     int32_t pods_cap, pods_used;

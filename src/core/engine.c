@@ -84,16 +84,19 @@ static int count_whole(const struct gs_cluster *c, const struct gs_node *n)
 /* Can one more replica of this GPU hold need_mib? MPS caps each client at memory/replicas;
  * time-slicing isolates nothing, so a pod that declares its memory is kept off a GPU whose
  * replicas already declared the rest. */
+/* Memory of the node's GPUs (one model per node), MiB; 0 without GPUs. */
+static int32_t node_gpu_mem(const struct gs_cluster *c, const struct gs_node *n)
+{
+    return n->ngpus > 0 ? c->gpus[n->gpu0].mem_mib : 0;
+}
+
 static bool replica_mem_ok(const struct gs_gpu *g, int32_t need_mib)
 {
     if (need_mib <= 0)
         return true;
-    const struct gs_gpu_model *m = gs_catalog_get(g->model);
-    if (!m)
-        return false;
     if (g->mode == GS_GPU_MPS)
-        return (int64_t)m->mem_mib / (g->replicas ? g->replicas : 1) >= need_mib;
-    return (int64_t)g->mem_used_mib + need_mib <= (int64_t)m->mem_mib;
+        return (int64_t)g->mem_mib / (g->replicas ? g->replicas : 1) >= need_mib;
+    return (int64_t)g->mem_used_mib + need_mib <= (int64_t)g->mem_mib;
 }
 
 static int count_replicas_for(const struct gs_cluster *c, const struct gs_node *n, int32_t need)
@@ -105,8 +108,7 @@ static int count_replicas_for(const struct gs_cluster *c, const struct gs_node *
             continue;
         int free_rep = g->replicas - g->replicas_used;
         if (need > 0 && g->mode == GS_GPU_TIMESLICE) {
-            const struct gs_gpu_model *m = gs_catalog_get(g->model);
-            int64_t room = m ? ((int64_t)m->mem_mib - g->mem_used_mib) / need : 0;
+            int64_t room = ((int64_t)g->mem_mib - g->mem_used_mib) / need;
             if (room < free_rep)
                 free_rep = room < 0 ? 0 : (int)room;
         } else if (!replica_mem_ok(g, need)) {
@@ -155,8 +157,7 @@ static int fit_reason(const struct gs_cluster *c, int node, const struct gs_requ
     else {
         switch (req->kind) {
         case GS_REQ_GPU: {
-            const struct gs_gpu_model *m = gs_catalog_get(n->model);
-            bool whole_mem = !req->gpu_mem_mib || (m && (int32_t)m->mem_mib >= req->gpu_mem_mib);
+            bool whole_mem = !req->gpu_mem_mib || node_gpu_mem(c, n) >= req->gpu_mem_mib;
             int whole = whole_mem ? count_whole(c, n) : 0;
             if (whole < req->gpus && count_replicas_for(c, n, req->gpu_mem_mib) < req->gpus)
                 why = count_replicas(c, n) > 0 ? GS_R_REPLICA : GS_R_GPU_COUNT;
@@ -279,8 +280,7 @@ static void choose_whole(const struct gs_cluster *c, const struct gs_node *n, in
     a->kind = GS_REQ_GPU;
     a->ndev = 0;
     a->milli = GS_MILLI;
-    const struct gs_gpu_model *m = gs_catalog_get(n->model);
-    bool whole_mem = !req->gpu_mem_mib || (m && (int32_t)m->mem_mib >= req->gpu_mem_mib);
+    bool whole_mem = !req->gpu_mem_mib || node_gpu_mem(c, n) >= req->gpu_mem_mib;
     if (whole_mem && count_whole(c, n) >= req->gpus) {
         for (int i = 0; i < n->ngpus && a->ndev < req->gpus; i++) {
             const struct gs_gpu *g = &c->gpus[n->gpu0 + i];

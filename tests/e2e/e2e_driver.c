@@ -51,10 +51,25 @@ static int req(const char *method, const char *path, const char *ctype, json_t *
     return 0;
 }
 
-/* Labels and allocatable of one fake node. */
+/* Labels, allocatable and the inventory annotation the gpusched agent would publish for one
+ * fake node (GPU g of a MIG config placed as the agent's MIG manager places it). */
 static json_t *node_json(const char *name, int model, int gpus, const char *mode)
 {
     const struct gs_gpu_model *m = gs_catalog_get(model);
+    static struct gs_inventory inv;
+    memset(&inv, 0, sizeof(inv));
+    inv.version = GS_INVENTORY_VERSION;
+    inv.ngpus = gpus < GS_MAX_GPUS_NODE ? gpus : GS_MAX_GPUS_NODE;
+    for (int g = 0; g < inv.ngpus; g++) {
+        struct gs_inv_gpu *ig = &inv.gpus[g];
+        ig->index = g;
+        snprintf(ig->uuid, sizeof(ig->uuid), "GPU-%s-%d", name, g);
+        snprintf(ig->model, sizeof(ig->model), "%s", m->name);
+        ig->mem_mib = m->mem_mib;
+        ig->healthy = true;
+        ig->mode = GS_GPU_WHOLE;
+        ig->replicas = 1;
+    }
     json_t *labels =
         json_pack("{s:s, s:s, s:s, s:s, s:s}", "kubernetes.io/hostname", name,
                   "nvidia.com/gpu.product", m->product, "nvidia.com/gpu.present", "true", "type",
@@ -72,6 +87,10 @@ static json_t *node_json(const char *name, int model, int gpus, const char *mode
         json_object_set_new(labels, "nvidia.com/gpu.replicas", json_string(v));
         json_object_set_new(labels, "nvidia.com/gpu.sharing-strategy",
                             json_string(mode[0] == 't' ? "time-slicing" : "mps"));
+        for (int g = 0; g < inv.ngpus; g++) {
+            inv.gpus[g].mode = mode[0] == 't' ? GS_GPU_TIMESLICE : GS_GPU_MPS;
+            inv.gpus[g].replicas = (uint8_t)r;
+        }
         snprintf(v, sizeof(v), "%d", gpus * r);
         json_object_set_new(alloc, "nvidia.com/gpu", json_string(v));
         whole = -1;
@@ -96,6 +115,16 @@ static json_t *node_json(const char *name, int model, int gpus, const char *mode
                 whole++;
                 continue;
             }
+            struct gs_mig_placement pl;
+            if (g < inv.ngpus && gs_mig_place(model, &l, &pl, NULL) == 0) {
+                inv.gpus[g].mode = GS_GPU_MIG;
+                for (int s = 0; s < pl.n && s < GS_INV_MAX_INST; s++) {
+                    snprintf(inv.gpus[g].inst[s].profile, sizeof(inv.gpus[g].inst[s].profile), "%s",
+                             m->profiles[pl.inst[s].profile].name);
+                    inv.gpus[g].inst[s].start = pl.inst[s].start;
+                    inv.gpus[g].ninst++;
+                }
+            }
             for (int p = 0; p < m->nprofiles; p++)
                 total[p] += l.count[p];
         }
@@ -114,10 +143,14 @@ static json_t *node_json(const char *name, int model, int gpus, const char *mode
         json_object_set_new(alloc, "nvidia.com/gpu", json_string(v));
     }
     /* kwok, when the harness runs it, manages the nodes that carry its annotation */
-    return json_pack("{s:s, s:s, s:{s:s, s:o, s:{s:s}}, s:{s:o, s:o}}", "apiVersion", "v1", "kind",
-                     "Node", "metadata", "name", name, "labels", labels, "annotations",
-                     "kwok.x-k8s.io/node", "fake", "status", "allocatable", alloc, "capacity",
-                     json_deep_copy(alloc));
+    char *text = gs_inventory_write(&inv);
+    json_t *n =
+        json_pack("{s:s, s:s, s:{s:s, s:o, s:{s:s, s:s}}, s:{s:o, s:o}}", "apiVersion", "v1",
+                  "kind", "Node", "metadata", "name", name, "labels", labels, "annotations",
+                  "kwok.x-k8s.io/node", "fake", GS_INVENTORY_ANNOTATION, text ? text : "", "status",
+                  "allocatable", alloc, "capacity", json_deep_copy(alloc));
+    free(text);
+    return n;
 }
 
 static int cmd_nodes(void)
