@@ -5,14 +5,12 @@
 #include "../base/error.h"
 #include "../base/log.h"
 #include "../formats/kubeobj.h"
+#include "../kube/httpd.h"
 #include "deviceplugin.h"
 #include "migmgr.h"
 #include "podresources.h"
 
-#include <arpa/inet.h>
 #include <jansson.h>
-#include <microhttpd.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1015,43 +1013,23 @@ static void render(struct agent *a, struct gs_buf *b)
     pthread_mutex_unlock(&a->mu);
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type,
-                             const char *body)
-{
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
-    if (!r)
-        return MHD_NO;
-    MHD_add_response_header(r, "Content-Type", type);
-    enum MHD_Result ret = MHD_queue_response(c, code, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
-static enum MHD_Result http(void *cls, struct MHD_Connection *c, const char *url,
-                            const char *method, const char *version, const char *data, size_t *size,
-                            void **ctx)
+/* /healthz, /metrics and /status (served by kube/httpd.c, which bounds the clients). */
+static int http(void *cls, const struct gs_httpd_request *req, struct gs_httpd_reply *rep)
 {
     struct agent *a = cls;
-    (void)version;
-    (void)data;
-    (void)size;
-    (void)ctx;
-    if (strcmp(method, "GET") != 0)
-        return reply(c, 405, "text/plain", "method not allowed\n");
-    if (strcmp(url, "/healthz") == 0)
-        return reply(c, 200, "text/plain", "ok\n");
-    if (strcmp(url, "/metrics") == 0) {
-        struct gs_buf b;
-        gs_buf_init(&b, 0);
-        render(a, &b);
-        enum MHD_Result r =
-            reply(c, 200, "text/plain; version=0.0.4; charset=utf-8", b.data ? b.data : "");
-        gs_buf_release(&b);
-        return r;
+    if (strcmp(req->method, "GET") != 0)
+        return gs_httpd_reply(rep, 405, "text/plain", "method not allowed\n");
+    if (strcmp(req->url, "/healthz") == 0)
+        return gs_httpd_reply(rep, 200, "text/plain", "ok\n");
+    if (strcmp(req->url, "/metrics") == 0) {
+        render(a, &rep->body);
+        rep->type = "text/plain; version=0.0.4; charset=utf-8";
+        return 0;
     }
-    if (strcmp(url, "/status") == 0) {
+    if (strcmp(req->url, "/status") == 0) {
         json_t *o = json_array();
+        if (!o)
+            return GS_ENOMEM;
         pthread_mutex_lock(&a->mu);
         for (int i = 0; i < a->n; i++)
             json_array_append_new(o, json_pack("{s:i,s:s,s:b,s:s,s:i}", "gpu", i, "uuid",
@@ -1060,11 +1038,13 @@ static enum MHD_Result http(void *cls, struct MHD_Connection *c, const char *url
         pthread_mutex_unlock(&a->mu);
         char *t = json_dumps(o, JSON_INDENT(1));
         json_decref(o);
-        enum MHD_Result r = reply(c, 200, "application/json", t ? t : "[]");
+        if (!t)
+            return GS_ENOMEM;
+        int rc = gs_httpd_reply(rep, 200, "application/json", t);
         free(t);
-        return r;
+        return rc;
     }
-    return reply(c, 404, "text/plain", "not found\n");
+    return gs_httpd_reply(rep, 404, "text/plain", "not found\n");
 }
 
 int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const struct gs_agent_opts *o,
@@ -1084,24 +1064,15 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const stru
         b->ops->info(b, i, &a->info[i]);
         a->h[i].healthy = true;
     }
-    struct MHD_Daemon *d = NULL;
+    struct gs_httpd *d = NULL;
     if (o->metrics_port > 0) {
-        struct sockaddr_in addr;
-        memset(&addr, 0, sizeof(addr));
-        addr.sin_family = AF_INET;
-        addr.sin_port = htons((uint16_t)o->metrics_port);
-        addr.sin_addr.s_addr = htonl(INADDR_ANY);
-        if (o->metrics_bind && inet_pton(AF_INET, o->metrics_bind, &addr.sin_addr) != 1) {
+        struct gs_httpd_opts ho = {
+            .name = "agent", .bind = o->metrics_bind, .port = o->metrics_port};
+        int rc = gs_httpd_start(&ho, http, a, &d, err);
+        if (rc) {
+            pthread_mutex_destroy(&a->mu);
             free(a);
-            return gs_error_set(err, GS_EINVAL, "--metrics-bind '%s': expected an IPv4 address",
-                                o->metrics_bind);
-        }
-        d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)o->metrics_port, NULL, NULL,
-                             http, a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-                             MHD_OPTION_END);
-        if (!d) {
-            free(a);
-            return gs_error_set(err, GS_EIO, "cannot serve /metrics on port %d", o->metrics_port);
+            return gs_error_prefix(err, "metrics server (--metrics-port, --metrics-bind)");
         }
     }
     GS_INFO("agent", "%d GPU%s (%s backend), node %s, every %.1fs%s", a->n, a->n == 1 ? "" : "s",
@@ -1135,8 +1106,7 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const stru
         if (o->max_seconds > 0 && wall() - t0 >= o->max_seconds)
             break;
     }
-    if (d)
-        MHD_stop_daemon(d);
+    gs_httpd_stop(d);
     for (int k = 0; k < a->nplugins; k++)
         gs_dp_stop(a->plugins[k]);
     pthread_mutex_destroy(&a->mu);

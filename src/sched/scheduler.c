@@ -8,13 +8,11 @@
 #include "../base/error.h"
 #include "../base/log.h"
 #include "../core/gang.h"
+#include "../kube/httpd.h"
 #include "cache.h"
 #include "tenancy.h"
 
-#include <arpa/inet.h>
 #include <curl/curl.h>
-#include <netinet/in.h>
-#include <microhttpd.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -688,17 +686,6 @@ static void *leader_main(void *arg)
 
 /* ---------- HTTP ---------- */
 
-static enum MHD_Result http_reply(struct MHD_Connection *conn, unsigned code, const char *type,
-                                  const char *body)
-{
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
-    MHD_add_response_header(r, "Content-Type", type);
-    enum MHD_Result ret = MHD_queue_response(conn, code, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
 /* ---------- kube-scheduler extender (filter, prioritize, bind) ---------- */
 
 static void record_latency(struct sched *s, double dt, int result);
@@ -751,6 +738,16 @@ static json_t *x_filter_or_prioritize(struct sched *s, const json_t *args, bool 
     json_t *cands = x_candidates(args);
     json_t *keep = json_array(), *failed = json_object(), *prio = json_array();
     int64_t *scores = calloc(json_array_size(cands) + 1, sizeof(*scores));
+    if (!cands || !keep || !failed || !prio || !scores) {
+        snprintf(errbuf, errsize, "out of memory");
+        json_decref(cands);
+        json_decref(keep);
+        json_decref(failed);
+        json_decref(prio);
+        free(scores);
+        snapshot_release(&sn);
+        return NULL;
+    }
     pthread_mutex_lock(&s->emu);
     struct gs_engine *e = x_engine(s, sn.c.nnodes);
     size_t i;
@@ -882,151 +879,134 @@ static json_t *x_bind(struct sched *s, const json_t *args)
     return json_pack("{s:s}", "Error", "");
 }
 
-static void http_done(void *cls, struct MHD_Connection *conn, void **ctx,
-                      enum MHD_RequestTerminationCode toe)
+/* The extender's verbs: a JSON body in, a JSON answer out. */
+static int x_answer(struct sched *s, const struct gs_httpd_request *req, struct gs_httpd_reply *rep)
 {
-    (void)cls;
-    (void)conn;
-    (void)toe;
-    if (*ctx) {
-        gs_buf_release(*ctx);
-        free(*ctx);
-        *ctx = NULL;
-    }
+    json_t *args = json_loadb(req->body, req->len, 0, NULL);
+    if (!args)
+        return gs_httpd_reply(rep, 400, "application/json",
+                              "{\"Error\":\"request body is not JSON\"}");
+    json_t *out = NULL;
+    char errbuf[1024] = "";
+    if (strcmp(req->url, "/filter") == 0)
+        out = x_filter_or_prioritize(s, args, false, errbuf, sizeof(errbuf));
+    else if (strcmp(req->url, "/prioritize") == 0)
+        out = x_filter_or_prioritize(s, args, true, errbuf, sizeof(errbuf));
+    else if (strcmp(req->url, "/bind") == 0)
+        out = x_bind(s, args);
+    json_decref(args);
+    if (!out && !errbuf[0])
+        return gs_httpd_reply(rep, 404, "application/json", "{\"Error\":\"unknown verb\"}");
+    if (!out)
+        out = json_pack("{s:s}", "Error", errbuf);
+    char *text = out ? json_dumps(out, JSON_COMPACT) : NULL;
+    json_decref(out);
+    if (!text)
+        return GS_ENOMEM;
+    int rc = gs_httpd_reply(rep, 200, "application/json", text);
+    free(text);
+    return rc;
 }
 
-static enum MHD_Result http_handler(void *cls, struct MHD_Connection *conn, const char *url,
-                                    const char *method, const char *version, const char *data,
-                                    size_t *size, void **ctx)
+/* Every endpoint (served by kube/httpd.c, which bounds the clients). */
+static int http_handler(void *cls, const struct gs_httpd_request *req, struct gs_httpd_reply *rep)
 {
     struct sched *s = cls;
-    (void)version;
-    if (strcmp(method, "POST") == 0 && s->o.extender) {
-        if (!*ctx) {
-            struct gs_buf *b = malloc(sizeof(*b));
-            if (!b)
-                return MHD_NO;
-            gs_buf_init(b, (size_t)64 << 20);
-            *ctx = b;
-            return MHD_YES;
-        }
-        struct gs_buf *b = *ctx;
-        if (*size) {
-            if (gs_buf_append(b, data, *size))
-                return MHD_NO;
-            *size = 0;
-            return MHD_YES;
-        }
-        json_t *args = json_loadb(b->data ? b->data : "", b->len, 0, NULL);
-        if (!args)
-            return http_reply(conn, 400, "application/json",
-                              "{\"Error\":\"request body is not JSON\"}");
-        json_t *out = NULL;
-        char errbuf[1024] = "";
-        if (strcmp(url, "/filter") == 0)
-            out = x_filter_or_prioritize(s, args, false, errbuf, sizeof(errbuf));
-        else if (strcmp(url, "/prioritize") == 0)
-            out = x_filter_or_prioritize(s, args, true, errbuf, sizeof(errbuf));
-        else if (strcmp(url, "/bind") == 0)
-            out = x_bind(s, args);
-        json_decref(args);
-        if (!out && !errbuf[0])
-            return http_reply(conn, 404, "application/json", "{\"Error\":\"unknown verb\"}");
-        if (!out)
-            out = json_pack("{s:s}", "Error", errbuf);
-        char *text = json_dumps(out, JSON_COMPACT);
-        json_decref(out);
-        enum MHD_Result r = http_reply(conn, 200, "application/json", text ? text : "{}");
-        free(text);
-        return r;
-    }
+    const char *method = req->method, *url = req->url;
+    if (strcmp(method, "POST") == 0 && s->o.extender)
+        return x_answer(s, req, rep);
     if (strcmp(method, "GET") != 0)
-        return http_reply(conn, 405, "text/plain", "method not allowed\n");
+        return gs_httpd_reply(rep, 405, "text/plain", "method not allowed\n");
     if (strcmp(url, "/healthz") == 0)
-        return s->fatal ? http_reply(conn, 500, "text/plain", "fatal\n")
-                        : http_reply(conn, 200, "text/plain", "ok\n");
+        return s->fatal ? gs_httpd_reply(rep, 500, "text/plain", "fatal\n")
+                        : gs_httpd_reply(rep, 200, "text/plain", "ok\n");
     if (strcmp(url, "/readyz") == 0) {
         pthread_mutex_lock(&s->st.mu);
         bool ready = s->st.nodes_synced && s->st.pods_synced && !s->fatal;
         pthread_mutex_unlock(&s->st.mu);
-        return ready ? http_reply(conn, 200, "text/plain", "ok\n")
-                     : http_reply(conn, 503, "text/plain", "informers not synced\n");
+        return ready ? gs_httpd_reply(rep, 200, "text/plain", "ok\n")
+                     : gs_httpd_reply(rep, 503, "text/plain", "informers not synced\n");
     }
     if (strcmp(url, "/debug/pending") == 0) {
         pthread_mutex_lock(&s->mmu);
-        char *text = s->pending_report ? json_dumps(s->pending_report, JSON_INDENT(1)) : NULL;
+        bool any = s->pending_report != NULL;
+        char *text = any ? json_dumps(s->pending_report, JSON_INDENT(1)) : NULL;
         pthread_mutex_unlock(&s->mmu);
-        enum MHD_Result r = http_reply(conn, 200, "application/json", text ? text : "[]");
+        if (any && !text)
+            return GS_ENOMEM;
+        int rc = gs_httpd_reply(rep, 200, "application/json", text ? text : "[]");
         free(text);
-        return r;
+        return rc;
     }
     if (strcmp(url, "/metrics") == 0) {
-        struct gs_buf b;
-        gs_buf_init(&b, 0);
+        struct gs_buf *b = &rep->body;
+        int rc = 0;
         pthread_mutex_lock(&s->mmu);
-        gs_buf_printf(&b,
-                      "# HELP gpusched_schedule_attempts_total Scheduling attempts by result.\n"
-                      "# TYPE gpusched_schedule_attempts_total counter\n"
-                      "gpusched_schedule_attempts_total{result=\"scheduled\"} %llu\n"
-                      "gpusched_schedule_attempts_total{result=\"unschedulable\"} %llu\n"
-                      "gpusched_schedule_attempts_total{result=\"error\"} %llu\n"
-                      "# HELP gpusched_scheduling_duration_seconds Time to place and bind a pod.\n"
-                      "# TYPE gpusched_scheduling_duration_seconds histogram\n",
-                      (unsigned long long)s->attempts_scheduled,
-                      (unsigned long long)s->attempts_unschedulable,
-                      (unsigned long long)s->attempts_error);
+        rc |= gs_buf_printf(
+            b,
+            "# HELP gpusched_schedule_attempts_total Scheduling attempts by result.\n"
+            "# TYPE gpusched_schedule_attempts_total counter\n"
+            "gpusched_schedule_attempts_total{result=\"scheduled\"} %llu\n"
+            "gpusched_schedule_attempts_total{result=\"unschedulable\"} %llu\n"
+            "gpusched_schedule_attempts_total{result=\"error\"} %llu\n"
+            "# HELP gpusched_scheduling_duration_seconds Time to place and bind a pod.\n"
+            "# TYPE gpusched_scheduling_duration_seconds histogram\n",
+            (unsigned long long)s->attempts_scheduled,
+            (unsigned long long)s->attempts_unschedulable, (unsigned long long)s->attempts_error);
         uint64_t cum = 0;
         for (int i = 0; i < NBUCKETS; i++) {
             cum += s->lat_bucket[i];
-            gs_buf_printf(&b, "gpusched_scheduling_duration_seconds_bucket{le=\"%g\"} %llu\n",
-                          buckets[i], (unsigned long long)cum);
+            rc |= gs_buf_printf(b, "gpusched_scheduling_duration_seconds_bucket{le=\"%g\"} %llu\n",
+                                buckets[i], (unsigned long long)cum);
         }
-        gs_buf_printf(&b,
-                      "gpusched_scheduling_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
-                      "gpusched_scheduling_duration_seconds_sum %.6f\n"
-                      "gpusched_scheduling_duration_seconds_count %llu\n"
-                      "# HELP gpusched_pending_pods Pods waiting for gpusched.\n"
-                      "# TYPE gpusched_pending_pods gauge\n"
-                      "gpusched_pending_pods %d\n"
-                      "# HELP gpusched_leader 1 when this replica holds the lease.\n"
-                      "# TYPE gpusched_leader gauge\n"
-                      "gpusched_leader %d\n"
-                      "# HELP gpusched_gpus_allocatable GPUs (accounting units) by model.\n"
-                      "# TYPE gpusched_gpus_allocatable gauge\n",
-                      (unsigned long long)s->lat_count, s->lat_sum,
-                      (unsigned long long)s->lat_count, s->pending, s->leader ? 1 : 0);
+        rc |= gs_buf_printf(b,
+                            "gpusched_scheduling_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
+                            "gpusched_scheduling_duration_seconds_sum %.6f\n"
+                            "gpusched_scheduling_duration_seconds_count %llu\n"
+                            "# HELP gpusched_pending_pods Pods waiting for gpusched.\n"
+                            "# TYPE gpusched_pending_pods gauge\n"
+                            "gpusched_pending_pods %d\n"
+                            "# HELP gpusched_leader 1 when this replica holds the lease.\n"
+                            "# TYPE gpusched_leader gauge\n"
+                            "gpusched_leader %d\n"
+                            "# HELP gpusched_gpus_allocatable GPUs (accounting units) by model.\n"
+                            "# TYPE gpusched_gpus_allocatable gauge\n",
+                            (unsigned long long)s->lat_count, s->lat_sum,
+                            (unsigned long long)s->lat_count, s->pending, s->leader ? 1 : 0);
         for (int m = 0; m < s->nmodels; m++)
-            gs_buf_printf(&b, "gpusched_gpus_allocatable{model=\"%s\"} %g\n", s->model_name[m],
-                          s->model_cap[m]);
-        gs_buf_puts(&b, "# HELP gpusched_gpus_allocated GPUs (accounting units) allocated by "
-                        "model.\n# TYPE gpusched_gpus_allocated gauge\n");
+            rc |= gs_buf_printf(b, "gpusched_gpus_allocatable{model=\"%s\"} %g\n", s->model_name[m],
+                                s->model_cap[m]);
+        rc |= gs_buf_puts(b, "# HELP gpusched_gpus_allocated GPUs (accounting units) allocated by "
+                             "model.\n# TYPE gpusched_gpus_allocated gauge\n");
         for (int m = 0; m < s->nmodels; m++)
-            gs_buf_printf(&b, "gpusched_gpus_allocated{model=\"%s\"} %g\n", s->model_name[m],
-                          s->model_alloc[m]);
-        gs_buf_printf(&b,
-                      "# HELP gpusched_preemptions_total Preemptions (victim sets evicted).\n"
-                      "# TYPE gpusched_preemptions_total counter\n"
-                      "gpusched_preemptions_total %llu\n"
-                      "# HELP gpusched_preemption_victims_total Pods evicted by preemption.\n"
-                      "# TYPE gpusched_preemption_victims_total counter\n"
-                      "gpusched_preemption_victims_total %llu\n"
-                      "# HELP gpusched_preemption_lost_gpu_hours_total GPU-hours of work lost "
-                      "to preemption.\n"
-                      "# TYPE gpusched_preemption_lost_gpu_hours_total counter\n"
-                      "gpusched_preemption_lost_gpu_hours_total %.6f\n"
-                      "# HELP gpusched_policy_lists_total Lists of GPUQueues, ResourceQuotas, "
-                      "PodGroups, PDBs and MigManagers (one per kind; watches say when).\n"
-                      "# TYPE gpusched_policy_lists_total counter\n"
-                      "gpusched_policy_lists_total %llu\n",
-                      (unsigned long long)s->preemptions, (unsigned long long)s->victims,
-                      s->lost_gpu_hours, (unsigned long long)s->policy_lists);
+            rc |= gs_buf_printf(b, "gpusched_gpus_allocated{model=\"%s\"} %g\n", s->model_name[m],
+                                s->model_alloc[m]);
+        rc |=
+            gs_buf_printf(b,
+                          "# HELP gpusched_preemptions_total Preemptions (victim sets evicted).\n"
+                          "# TYPE gpusched_preemptions_total counter\n"
+                          "gpusched_preemptions_total %llu\n"
+                          "# HELP gpusched_preemption_victims_total Pods evicted by preemption.\n"
+                          "# TYPE gpusched_preemption_victims_total counter\n"
+                          "gpusched_preemption_victims_total %llu\n"
+                          "# HELP gpusched_preemption_lost_gpu_hours_total GPU-hours of work lost "
+                          "to preemption.\n"
+                          "# TYPE gpusched_preemption_lost_gpu_hours_total counter\n"
+                          "gpusched_preemption_lost_gpu_hours_total %.6f\n"
+                          "# HELP gpusched_policy_lists_total Lists of GPUQueues, ResourceQuotas, "
+                          "PodGroups, PDBs and MigManagers (one per kind; watches say when).\n"
+                          "# TYPE gpusched_policy_lists_total counter\n"
+                          "gpusched_policy_lists_total %llu\n",
+                          (unsigned long long)s->preemptions, (unsigned long long)s->victims,
+                          s->lost_gpu_hours, (unsigned long long)s->policy_lists);
         pthread_mutex_unlock(&s->mmu);
-        enum MHD_Result r =
-            http_reply(conn, 200, "text/plain; version=0.0.4", b.data ? b.data : "");
-        gs_buf_release(&b);
-        return r;
+        /* a page cut short by a failed allocation is no answer */
+        if (rc)
+            return GS_ENOMEM;
+        rep->type = "text/plain; version=0.0.4";
+        return 0;
     }
-    return http_reply(conn, 404, "text/plain", "not found\n");
+    return gs_httpd_reply(rep, 404, "text/plain", "not found\n");
 }
 
 /* ---------- scheduling ---------- */
@@ -2085,26 +2065,15 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
     if (!s)
         return gs_error_set(err, GS_ENOMEM, "out of memory");
     s->leader = !s->o.leader_elect;
-    struct MHD_Daemon *http = NULL;
+    struct gs_httpd *http = NULL;
     if (s->o.http_port > 0) {
-        struct sockaddr_in addr;
-        memset(&addr, 0, sizeof(addr));
-        addr.sin_family = AF_INET;
-        addr.sin_port = htons((uint16_t)s->o.http_port);
-        addr.sin_addr.s_addr = htonl(INADDR_ANY);
-        if (s->o.http_bind && inet_pton(AF_INET, s->o.http_bind, &addr.sin_addr) != 1) {
+        struct gs_httpd_opts ho = {.name = s->o.extender ? "extender" : "scheduler",
+                                   .bind = s->o.http_bind,
+                                   .port = s->o.http_port};
+        int rc = gs_httpd_start(&ho, http_handler, s, &http, err);
+        if (rc) {
             sched_free(s);
-            return gs_error_set(err, GS_EINVAL, "--http-bind '%s': expected an IPv4 address",
-                                opts->http_bind);
-        }
-        http = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
-                                (uint16_t)s->o.http_port, NULL, NULL, http_handler, s,
-                                MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-                                MHD_OPTION_NOTIFY_COMPLETED, http_done, NULL, MHD_OPTION_END);
-        if (!http) {
-            int rc = gs_error_set(err, GS_EIO, "cannot serve HTTP on port %d", s->o.http_port);
-            sched_free(s);
-            return rc;
+            return gs_error_prefix(err, "HTTP server (--http-port, --http-bind)");
         }
     }
     jobq_init(&s->bindq, 65536);
@@ -2163,8 +2132,7 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
     pthread_join(t_policy, NULL);
     if (s->o.leader_elect)
         pthread_join(t_leader, NULL);
-    if (http)
-        MHD_stop_daemon(http);
+    gs_httpd_stop(http);
     /* let queued binds and writes finish, then stop the workers */
     jobq_close(&s->bindq);
     for (int k = 0; k < BIND_WORKERS; k++)
