@@ -5,9 +5,16 @@
  * answer is sent with the status (DONE). A ListAndWatch call stays open: its first list is
  * sent, later lists are sent when the device version moves (one message in flight at a
  * time), and its close is watched (CLOSED). Registration is a blocking client call on its own
- * queue. */
+ * queue.
+ *
+ * The answers themselves know nothing of gRPC: gs__dp_answer takes the request's bytes and
+ * gives the answer's, so tests call it directly. Every request is checked before anything is
+ * sized from it: ID lists are bounded by what a plugin can advertise and hold each ID once,
+ * an allocation size lies between 1 and the available devices, must-include devices are
+ * among them; the output arrays are then sized from the checked request. */
 #include "deviceplugin.h"
 
+#include "../base/buf.h"
 #include "../base/log.h"
 #include "deviceplugin.pb-c.h"
 #include "grpcunary.h"
@@ -20,6 +27,7 @@
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,27 +67,396 @@ struct gs_dp_plugin {
     volatile int stop;
     grpc_server *server;
     grpc_completion_queue *cq;
+    bool requested; /* a request for a new call is outstanding */
     struct call *streams[MAX_STREAMS];
     ino_t kubelet_ino;
 };
 
-enum method { M_OPTIONS = 0, M_LIST, M_PREFERRED, M_ALLOCATE, M_PRESTART, M_UNKNOWN };
-
+/* indexed by enum gs_dp_call */
 static const char *const paths[] = {
     "/v1beta1.DevicePlugin/GetDevicePluginOptions", "/v1beta1.DevicePlugin/ListAndWatch",
     "/v1beta1.DevicePlugin/GetPreferredAllocation", "/v1beta1.DevicePlugin/Allocate",
     "/v1beta1.DevicePlugin/PreStartContainer"};
+#define NCALLS ((int)(sizeof(paths) / sizeof(paths[0])))
+
+/* ---------- answers: request bytes in, answer bytes out, no gRPC ---------- */
+
+static int invalid(char *why, size_t why_size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int invalid(char *why, size_t why_size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, why_size, fmt, ap);
+    va_end(ap);
+    return GRPC_STATUS_INVALID_ARGUMENT;
+}
+
+static int no_memory(char *why, size_t why_size)
+{
+    snprintf(why, why_size, "out of memory");
+    return GRPC_STATUS_RESOURCE_EXHAUSTED;
+}
+
+static int pack_to(const ProtobufCMessage *m, uint8_t **out, size_t *len, char *why,
+                   size_t why_size)
+{
+    size_t n = protobuf_c_message_get_packed_size(m);
+    uint8_t *b = malloc(n ? n : 1);
+    if (!b)
+        return no_memory(why, why_size);
+    protobuf_c_message_pack(m, b);
+    *out = b;
+    *len = n;
+    return GRPC_STATUS_OK;
+}
+
+static int answer_list(struct gs_dp_plugin *p, uint8_t **out, size_t *len, uint64_t *version,
+                       char *why, size_t why_size)
+{
+    V1beta1__Device d[GS_DP_MAX_DEVS];
+    V1beta1__Device *dp[GS_DP_MAX_DEVS];
+    pthread_mutex_lock(&p->mu);
+    int n = p->ndevs; /* at most GS_DP_MAX_DEVS: gs_dp_update keeps it so */
+    for (int i = 0; i < n; i++) {
+        v1beta1__device__init(&d[i]);
+        d[i].id = p->devs[i].id;
+        d[i].health = p->devs[i].healthy ? "Healthy" : "Unhealthy";
+        dp[i] = &d[i];
+    }
+    V1beta1__ListAndWatchResponse r = V1BETA1__LIST_AND_WATCH_RESPONSE__INIT;
+    r.n_devices = (size_t)n;
+    r.devices = dp;
+    int code = pack_to(&r.base, out, len, why, why_size);
+    if (version)
+        *version = p->version;
+    pthread_mutex_unlock(&p->mu);
+    return code;
+}
+
+static const struct gs_dp_device *find_dev(struct gs_dp_plugin *p, const char *id)
+{
+    for (int i = 0; i < p->ndevs; i++)
+        if (strcmp(p->devs[i].id, id) == 0)
+            return &p->devs[i];
+    return NULL;
+}
+
+/* Index of id among ids[0..n), or -1. */
+static int index_of(char *const *ids, size_t n, const char *id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(ids[i], id) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* A list of device IDs from a request: at most GS_DP_MAX_DEVS (a plugin advertises no more),
+ * each once. */
+static int check_ids(size_t c, const char *what, char *const *ids, size_t n, char *why,
+                     size_t why_size)
+{
+    if (n > GS_DP_MAX_DEVS)
+        return invalid(why, why_size,
+                       "container %zu: %zu %s device IDs, and a plugin advertises at most %d", c, n,
+                       what, GS_DP_MAX_DEVS);
+    for (size_t i = 0; i < n; i++)
+        if (index_of(ids, i, ids[i]) >= 0)
+            return invalid(why, why_size, "container %zu: %s device ID '%.100s' appears twice", c,
+                           what, ids[i]);
+    return GRPC_STATUS_OK;
+}
+
+static int check_containers(size_t n, char *why, size_t why_size)
+{
+    if (n > GS_DP_MAX_CONTAINERS)
+        return invalid(why, why_size, "%zu container requests: at most %d in one call", n,
+                       GS_DP_MAX_CONTAINERS);
+    return GRPC_STATUS_OK;
+}
+
+static int check_preferred(const V1beta1__ContainerPreferredAllocationRequest *q, size_t c,
+                           char *why, size_t why_size)
+{
+    size_t na = q->n_available_deviceids, nm = q->n_must_include_deviceids;
+    int code = check_ids(c, "available", q->available_deviceids, na, why, why_size);
+    if (code == GRPC_STATUS_OK)
+        code = check_ids(c, "must-include", q->must_include_deviceids, nm, why, why_size);
+    if (code != GRPC_STATUS_OK)
+        return code;
+    if (q->allocation_size < 1 || (size_t)q->allocation_size > na)
+        return invalid(why, why_size,
+                       "container %zu: allocation size %d: expected 1 to %zu (the available "
+                       "devices)",
+                       c, (int)q->allocation_size, na);
+    if (nm > (size_t)q->allocation_size)
+        return invalid(why, why_size,
+                       "container %zu: %zu must-include devices for an allocation of %d", c, nm,
+                       (int)q->allocation_size);
+    for (size_t k = 0; k < nm; k++)
+        if (index_of(q->available_deviceids, na, q->must_include_deviceids[k]) < 0)
+            return invalid(why, why_size,
+                           "container %zu: must-include device '%.100s' is not available", c,
+                           q->must_include_deviceids[k]);
+    return GRPC_STATUS_OK;
+}
+
+/* The preferred devices of one checked container request, into out (room for
+ * allocation_size): the must-include ones, then the scheduler's choice for a pod waiting
+ * here, then the rest packed onto the GPU that offers the most, in order, before the next GPU.
+ * IDs this plugin does not advertise are never preferred (the kubelet fills in). Returns how
+ * many. */
+static size_t prefer(struct gs_dp_plugin *p, const V1beta1__ContainerPreferredAllocationRequest *q,
+                     char **out)
+{
+    size_t want = (size_t)q->allocation_size, na = q->n_available_deviceids, n = 0;
+    char *const *av = q->available_deviceids;
+    bool taken[GS_DP_MAX_DEVS] = {false};
+    int gpu[GS_DP_MAX_DEVS], left[GS_DP_MAX_DEVS] = {0};
+    for (size_t k = 0; k < q->n_must_include_deviceids && n < want; k++) {
+        int a = index_of(av, na, q->must_include_deviceids[k]);
+        if (a >= 0 && !taken[a]) {
+            taken[a] = true;
+            out[n++] = av[a];
+        }
+    }
+    /* outside p->mu: the agent's pick takes the agent's lock, which the agent holds around
+     * gs_dp_update */
+    char picked[GS_DP_MAX_DEVS][96];
+    int np = p->pick ? p->pick(p->pick_user, p->resource, (int)want, picked, GS_DP_MAX_DEVS) : 0;
+    if (np > GS_DP_MAX_DEVS)
+        np = GS_DP_MAX_DEVS;
+    pthread_mutex_lock(&p->mu);
+    for (size_t a = 0; a < na; a++) {
+        const struct gs_dp_device *d = find_dev(p, av[a]);
+        gpu[a] = d && d->gpu >= 0 && d->gpu < GS_DP_MAX_DEVS ? d->gpu : -1;
+        if (gpu[a] >= 0)
+            left[gpu[a]]++;
+    }
+    pthread_mutex_unlock(&p->mu);
+    for (int k = 0; k < np && n < want; k++) {
+        picked[k][sizeof(picked[k]) - 1] = '\0';
+        int a = index_of(av, na, picked[k]);
+        if (a >= 0 && !taken[a] && gpu[a] >= 0) {
+            taken[a] = true;
+            out[n++] = av[a];
+        }
+    }
+    while (n < want) {
+        int best = -1;
+        for (size_t a = 0; a < na; a++)
+            if (!taken[a] && gpu[a] >= 0 && (best < 0 || left[gpu[a]] > left[gpu[best]]))
+                best = (int)a;
+        if (best < 0)
+            break;
+        taken[best] = true;
+        out[n++] = av[best];
+    }
+    return n;
+}
+
+static int answer_preferred(struct gs_dp_plugin *p, const uint8_t *in, size_t len, uint8_t **out,
+                            size_t *out_len, char *why, size_t why_size)
+{
+    V1beta1__PreferredAllocationRequest *req =
+        v1beta1__preferred_allocation_request__unpack(NULL, len, in);
+    if (!req)
+        return invalid(why, why_size, "PreferredAllocationRequest does not decode");
+    size_t nc = req->n_container_requests, total = 0;
+    int code = check_containers(nc, why, why_size);
+    for (size_t c = 0; c < nc && code == GRPC_STATUS_OK; c++) {
+        code = check_preferred(req->container_requests[c], c, why, why_size);
+        if (code == GRPC_STATUS_OK)
+            total += (size_t)req->container_requests[c]->allocation_size;
+    }
+    V1beta1__ContainerPreferredAllocationResponse *cr = NULL, **crp = NULL;
+    char **ids = NULL;
+    if (code != GRPC_STATUS_OK)
+        goto out;
+    /* every array is sized by the checked request */
+    cr = calloc(nc ? nc : 1, sizeof(*cr));
+    crp = calloc(nc ? nc : 1, sizeof(*crp));
+    ids = calloc(total ? total : 1, sizeof(*ids));
+    if (!cr || !crp || !ids) {
+        code = no_memory(why, why_size);
+        goto out;
+    }
+    for (size_t c = 0, at = 0; c < nc; c++) {
+        const V1beta1__ContainerPreferredAllocationRequest *q = req->container_requests[c];
+        v1beta1__container_preferred_allocation_response__init(&cr[c]);
+        crp[c] = &cr[c];
+        cr[c].deviceids = ids + at;
+        cr[c].n_deviceids = prefer(p, q, ids + at);
+        at += (size_t)q->allocation_size;
+    }
+    V1beta1__PreferredAllocationResponse r = V1BETA1__PREFERRED_ALLOCATION_RESPONSE__INIT;
+    r.n_container_responses = nc;
+    r.container_responses = crp;
+    code = pack_to(&r.base, out, out_len, why, why_size);
+out:
+    free(cr);
+    free(crp);
+    free(ids);
+    v1beta1__preferred_allocation_request__free_unpacked(req, NULL);
+    return code;
+}
+
+/* One container's answer: NVIDIA_VISIBLE_DEVICES, and for MPS the pipe directory, the thread
+ * share, the per-GPU memory limit and the pipe mount. */
+struct container_env {
+    struct gs_buf vis, lim;
+    V1beta1__ContainerAllocateResponse__EnvsEntry env[4];
+    V1beta1__ContainerAllocateResponse__EnvsEntry *envp[4];
+    V1beta1__Mount mount;
+    V1beta1__Mount *mountp;
+};
+
+/* The GPU or MIG UUIDs behind one checked container request, each once, comma-separated.
+ * Called with p->mu held. */
+static int allocate_one(struct gs_dp_plugin *p, const V1beta1__ContainerAllocateRequest *q,
+                        size_t c, struct container_env *e, char *why, size_t why_size)
+{
+    const struct gs_dp_device *seen[GS_DP_MAX_DEVS];
+    size_t nseen = 0;
+    int rc = 0;
+    uint64_t mib = p->mps.mem_mib / (uint64_t)(p->mps.replicas > 0 ? p->mps.replicas : 1);
+    for (size_t k = 0; k < q->n_devices_ids; k++) {
+        const struct gs_dp_device *d = find_dev(p, q->devices_ids[k]);
+        if (!d)
+            return invalid(why, why_size, "%s: container %zu: unknown device '%.100s'", p->resource,
+                           c, q->devices_ids[k]);
+        bool dup = false;
+        for (size_t j = 0; j < nseen && !dup; j++)
+            dup = strcmp(seen[j]->uuid, d->uuid) == 0;
+        if (dup)
+            continue; /* replicas of one GPU name it once */
+        seen[nseen++] = d;
+        rc |= gs_buf_printf(&e->vis, "%s%s", e->vis.len ? "," : "", d->uuid);
+        if (p->mps.on)
+            rc |= gs_buf_printf(&e->lim, "%s%s=%lluM", e->lim.len ? "," : "", d->uuid,
+                                (unsigned long long)mib);
+    }
+    return rc ? no_memory(why, why_size) : GRPC_STATUS_OK;
+}
+
+static int answer_allocate(struct gs_dp_plugin *p, const uint8_t *in, size_t len, uint8_t **out,
+                           size_t *out_len, char *why, size_t why_size)
+{
+    V1beta1__AllocateRequest *req = v1beta1__allocate_request__unpack(NULL, len, in);
+    if (!req)
+        return invalid(why, why_size, "AllocateRequest does not decode");
+    size_t nc = req->n_container_requests;
+    int code = check_containers(nc, why, why_size);
+    for (size_t c = 0; c < nc && code == GRPC_STATUS_OK; c++) {
+        const V1beta1__ContainerAllocateRequest *q = req->container_requests[c];
+        code = check_ids(c, "requested", q->devices_ids, q->n_devices_ids, why, why_size);
+        if (code == GRPC_STATUS_OK && q->n_devices_ids == 0)
+            code = invalid(why, why_size, "container %zu: no device IDs", c);
+    }
+    V1beta1__ContainerAllocateResponse *cr = NULL, **crp = NULL;
+    struct container_env *e = NULL;
+    if (code != GRPC_STATUS_OK)
+        goto out;
+    cr = calloc(nc ? nc : 1, sizeof(*cr));
+    crp = calloc(nc ? nc : 1, sizeof(*crp));
+    e = calloc(nc ? nc : 1, sizeof(*e));
+    if (!cr || !crp || !e) {
+        code = no_memory(why, why_size);
+        goto out;
+    }
+    for (size_t c = 0; c < nc; c++) {
+        gs_buf_init(&e[c].vis, 0);
+        gs_buf_init(&e[c].lim, 0);
+    }
+    pthread_mutex_lock(&p->mu);
+    for (size_t c = 0; c < nc && code == GRPC_STATUS_OK; c++)
+        code = allocate_one(p, req->container_requests[c], c, &e[c], why, why_size);
+    pthread_mutex_unlock(&p->mu);
+    if (code != GRPC_STATUS_OK)
+        goto out;
+    char pct[16];
+    snprintf(pct, sizeof(pct), "%d", 100 / (p->mps.replicas > 0 ? p->mps.replicas : 1));
+    for (size_t c = 0; c < nc; c++) {
+        v1beta1__container_allocate_response__init(&cr[c]);
+        crp[c] = &cr[c];
+        const char *kv[4][2] = {
+            {"NVIDIA_VISIBLE_DEVICES", e[c].vis.data ? e[c].vis.data : ""},
+            {"CUDA_MPS_PIPE_DIRECTORY", p->mps.pipe_dir},
+            {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", pct},
+            {"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", e[c].lim.data ? e[c].lim.data : ""}};
+        int ne = p->mps.on ? 4 : 1;
+        for (int k = 0; k < ne; k++) {
+            v1beta1__container_allocate_response__envs_entry__init(&e[c].env[k]);
+            e[c].env[k].key = (char *)kv[k][0];
+            e[c].env[k].value = (char *)kv[k][1];
+            e[c].envp[k] = &e[c].env[k];
+        }
+        cr[c].n_envs = (size_t)ne;
+        cr[c].envs = e[c].envp;
+        if (p->mps.on) {
+            v1beta1__mount__init(&e[c].mount);
+            e[c].mount.container_path = p->mps.pipe_dir;
+            e[c].mount.host_path = p->mps.pipe_dir;
+            e[c].mountp = &e[c].mount;
+            cr[c].n_mounts = 1;
+            cr[c].mounts = &e[c].mountp;
+        }
+    }
+    V1beta1__AllocateResponse r = V1BETA1__ALLOCATE_RESPONSE__INIT;
+    r.n_container_responses = nc;
+    r.container_responses = crp;
+    code = pack_to(&r.base, out, out_len, why, why_size);
+out:
+    for (size_t c = 0; e && c < nc; c++) {
+        gs_buf_release(&e[c].vis);
+        gs_buf_release(&e[c].lim);
+    }
+    free(e);
+    free(cr);
+    free(crp);
+    v1beta1__allocate_request__free_unpacked(req, NULL);
+    return code;
+}
+
+int gs__dp_answer(struct gs_dp_plugin *p, enum gs_dp_call call, const uint8_t *in, size_t len,
+                  uint8_t **out, size_t *out_len, char *why, size_t why_size)
+{
+    *out = NULL;
+    *out_len = 0;
+    if (why_size)
+        why[0] = '\0';
+    switch (call) {
+    case GS_DP_OPTIONS: {
+        V1beta1__DevicePluginOptions o = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
+        o.get_preferred_allocation_available = 1;
+        return pack_to(&o.base, out, out_len, why, why_size);
+    }
+    case GS_DP_LIST:
+        return answer_list(p, out, out_len, NULL, why, why_size);
+    case GS_DP_PREFERRED:
+        return answer_preferred(p, in, len, out, out_len, why, why_size);
+    case GS_DP_ALLOCATE:
+        return answer_allocate(p, in, len, out, out_len, why, why_size);
+    case GS_DP_PRESTART: {
+        V1beta1__PreStartContainerResponse r = V1BETA1__PRE_START_CONTAINER_RESPONSE__INIT;
+        return pack_to(&r.base, out, out_len, why, why_size);
+    }
+    }
+    snprintf(why, why_size, "unknown method");
+    return GRPC_STATUS_UNIMPLEMENTED;
+}
 
 /* ---------- byte buffers ---------- */
 
-static grpc_byte_buffer *pack(const ProtobufCMessage *m)
+/* A byte buffer that takes b (malloc'd, len bytes). */
+static grpc_byte_buffer *wrap(uint8_t *b, size_t len)
 {
-    size_t n = protobuf_c_message_get_packed_size(m);
-    grpc_slice s = grpc_slice_malloc(n);
-    protobuf_c_message_pack(m, GRPC_SLICE_START_PTR(s));
-    grpc_byte_buffer *b = grpc_raw_byte_buffer_create(&s, 1);
+    grpc_slice s = len ? grpc_slice_new(b, len, free) : grpc_empty_slice();
+    if (!len)
+        free(b);
+    grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&s, 1);
     grpc_slice_unref(s);
-    return b;
+    return bb;
 }
 
 /* The whole message as one slice (caller unrefs). */
@@ -93,205 +470,6 @@ static grpc_slice flatten(grpc_byte_buffer *b)
     return s;
 }
 
-/* ---------- answers ---------- */
-
-static grpc_byte_buffer *list_message(struct gs_dp_plugin *p, uint64_t *version)
-{
-    pthread_mutex_lock(&p->mu);
-    int n = p->ndevs;
-    V1beta1__Device *d = calloc((size_t)(n ? n : 1), sizeof(*d));
-    V1beta1__Device **dp = calloc((size_t)(n ? n : 1), sizeof(*dp));
-    for (int i = 0; i < n; i++) {
-        v1beta1__device__init(&d[i]);
-        d[i].id = p->devs[i].id;
-        d[i].health = p->devs[i].healthy ? "Healthy" : "Unhealthy";
-        dp[i] = &d[i];
-    }
-    V1beta1__ListAndWatchResponse r = V1BETA1__LIST_AND_WATCH_RESPONSE__INIT;
-    r.n_devices = (size_t)n;
-    r.devices = dp;
-    grpc_byte_buffer *b = pack(&r.base);
-    *version = p->version;
-    pthread_mutex_unlock(&p->mu);
-    free(d);
-    free(dp);
-    return b;
-}
-
-static const struct gs_dp_device *find_dev(struct gs_dp_plugin *p, const char *id)
-{
-    for (int i = 0; i < p->ndevs; i++)
-        if (strcmp(p->devs[i].id, id) == 0)
-            return &p->devs[i];
-    return NULL;
-}
-
-static grpc_byte_buffer *allocate(struct gs_dp_plugin *p, grpc_slice in, grpc_status_code *code,
-                                  char *err, size_t errn)
-{
-    V1beta1__AllocateRequest *req =
-        v1beta1__allocate_request__unpack(NULL, GRPC_SLICE_LENGTH(in), GRPC_SLICE_START_PTR(in));
-    if (!req) {
-        *code = GRPC_STATUS_INVALID_ARGUMENT;
-        snprintf(err, errn, "AllocateRequest does not decode");
-        return NULL;
-    }
-    size_t nc = req->n_container_requests;
-    V1beta1__ContainerAllocateResponse *cr = calloc(nc ? nc : 1, sizeof(*cr));
-    V1beta1__ContainerAllocateResponse **crp = calloc(nc ? nc : 1, sizeof(*crp));
-    V1beta1__ContainerAllocateResponse__EnvsEntry(*env)[4] = calloc(nc ? nc : 1, sizeof(*env));
-    V1beta1__ContainerAllocateResponse__EnvsEntry *(*envp)[4] = calloc(nc ? nc : 1, sizeof(*envp));
-    V1beta1__Mount *mount = calloc(nc ? nc : 1, sizeof(*mount));
-    V1beta1__Mount **mountp = calloc(nc ? nc : 1, sizeof(*mountp));
-    char(*vis)[2048] = calloc(nc ? nc : 1, sizeof(*vis));
-    char(*lim)[1024] = calloc(nc ? nc : 1, sizeof(*lim));
-    char pct[16];
-    grpc_byte_buffer *out = NULL;
-    pthread_mutex_lock(&p->mu);
-    for (size_t c = 0; c < nc; c++) {
-        const V1beta1__ContainerAllocateRequest *q = req->container_requests[c];
-        v1beta1__container_allocate_response__init(&cr[c]);
-        crp[c] = &cr[c];
-        size_t off = 0, loff = 0;
-        vis[c][0] = lim[c][0] = '\0';
-        for (size_t k = 0; k < q->n_devices_ids; k++) {
-            const struct gs_dp_device *d = find_dev(p, q->devices_ids[k]);
-            if (!d) {
-                *code = GRPC_STATUS_INVALID_ARGUMENT;
-                snprintf(err, errn, "%s: unknown device '%s'", p->resource, q->devices_ids[k]);
-                goto done;
-            }
-            if (!strstr(vis[c], d->uuid) && off < sizeof(vis[c]))
-                off += (size_t)snprintf(vis[c] + off, sizeof(vis[c]) - off, "%s%s", off ? "," : "",
-                                        d->uuid);
-            if (p->mps.on && !strstr(lim[c], d->uuid) && loff < sizeof(lim[c]))
-                loff += (size_t)snprintf(
-                    lim[c] + loff, sizeof(lim[c]) - loff, "%s%s=%lluM", loff ? "," : "", d->uuid,
-                    (unsigned long long)(p->mps.mem_mib /
-                                         (uint64_t)(p->mps.replicas > 0 ? p->mps.replicas : 1)));
-        }
-        int ne = 0;
-        v1beta1__container_allocate_response__envs_entry__init(&env[c][ne]);
-        env[c][ne].key = "NVIDIA_VISIBLE_DEVICES";
-        env[c][ne].value = vis[c];
-        envp[c][ne] = &env[c][ne];
-        ne++;
-        if (p->mps.on) {
-            snprintf(pct, sizeof(pct), "%d", 100 / (p->mps.replicas > 0 ? p->mps.replicas : 1));
-            const char *kv[3][2] = {{"CUDA_MPS_PIPE_DIRECTORY", p->mps.pipe_dir},
-                                    {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", pct},
-                                    {"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", lim[c]}};
-            for (int k = 0; k < 3; k++, ne++) {
-                v1beta1__container_allocate_response__envs_entry__init(&env[c][ne]);
-                env[c][ne].key = (char *)kv[k][0];
-                env[c][ne].value = (char *)kv[k][1];
-                envp[c][ne] = &env[c][ne];
-            }
-            v1beta1__mount__init(&mount[c]);
-            mount[c].container_path = p->mps.pipe_dir;
-            mount[c].host_path = p->mps.pipe_dir;
-            mountp[c] = &mount[c];
-            cr[c].n_mounts = 1;
-            cr[c].mounts = &mountp[c];
-        }
-        cr[c].n_envs = (size_t)ne;
-        cr[c].envs = envp[c];
-    }
-    V1beta1__AllocateResponse r = V1BETA1__ALLOCATE_RESPONSE__INIT;
-    r.n_container_responses = nc;
-    r.container_responses = crp;
-    out = pack(&r.base);
-    *code = GRPC_STATUS_OK;
-done:
-    pthread_mutex_unlock(&p->mu);
-    free(cr);
-    free(crp);
-    free(env);
-    free(envp);
-    free(mount);
-    free(mountp);
-    free(vis);
-    free(lim);
-    v1beta1__allocate_request__free_unpacked(req, NULL);
-    return out;
-}
-
-static grpc_byte_buffer *preferred(struct gs_dp_plugin *p, grpc_slice in, grpc_status_code *code,
-                                   char *err, size_t errn)
-{
-    V1beta1__PreferredAllocationRequest *req = v1beta1__preferred_allocation_request__unpack(
-        NULL, GRPC_SLICE_LENGTH(in), GRPC_SLICE_START_PTR(in));
-    if (!req) {
-        *code = GRPC_STATUS_INVALID_ARGUMENT;
-        snprintf(err, errn, "PreferredAllocationRequest does not decode");
-        return NULL;
-    }
-    size_t nc = req->n_container_requests;
-    V1beta1__ContainerPreferredAllocationResponse *cr = calloc(nc ? nc : 1, sizeof(*cr));
-    V1beta1__ContainerPreferredAllocationResponse **crp = calloc(nc ? nc : 1, sizeof(*crp));
-    char **ids = calloc((size_t)GS_DP_MAX_DEVS * (nc ? nc : 1), sizeof(char *));
-    char(*picked)[96] = calloc(GS_DP_MAX_DEVS, 96);
-    for (size_t c = 0; c < nc; c++) {
-        const V1beta1__ContainerPreferredAllocationRequest *q = req->container_requests[c];
-        v1beta1__container_preferred_allocation_response__init(&cr[c]);
-        crp[c] = &cr[c];
-        char **out = ids + (size_t)GS_DP_MAX_DEVS * c;
-        int n = 0, want = q->allocation_size;
-        for (size_t k = 0; k < q->n_must_include_deviceids && n < want; k++)
-            out[n++] = q->must_include_deviceids[k];
-        /* the scheduler's choice for a pod waiting here, when it is available */
-        int np = p->pick ? p->pick(p->pick_user, p->resource, want, picked, GS_DP_MAX_DEVS) : 0;
-        for (int k = 0; k < np && n < want; k++)
-            for (size_t a = 0; a < q->n_available_deviceids; a++)
-                if (strcmp(q->available_deviceids[a], picked[k]) == 0) {
-                    bool dup = false;
-                    for (int j = 0; j < n; j++)
-                        dup |= strcmp(out[j], picked[k]) == 0;
-                    if (!dup)
-                        out[n++] = q->available_deviceids[a];
-                }
-        /* else pack: devices of the GPU that offers the most, in order, before the next GPU */
-        size_t na = q->n_available_deviceids;
-        int *gpu = calloc(na ? na : 1, sizeof(int)), *left = calloc(GS_DP_MAX_DEVS, sizeof(int));
-        bool *taken = calloc(na ? na : 1, sizeof(bool));
-        pthread_mutex_lock(&p->mu);
-        for (size_t a = 0; gpu && left && taken && a < na; a++) {
-            const struct gs_dp_device *d = find_dev(p, q->available_deviceids[a]);
-            gpu[a] = d && d->gpu >= 0 && d->gpu < GS_DP_MAX_DEVS ? d->gpu : 0;
-            for (int j = 0; j < n; j++)
-                taken[a] |= strcmp(out[j], q->available_deviceids[a]) == 0;
-            left[gpu[a]]++;
-        }
-        pthread_mutex_unlock(&p->mu);
-        while (gpu && left && taken && n < want) {
-            int best = -1;
-            for (size_t a = 0; a < na; a++)
-                if (!taken[a] && (best < 0 || left[gpu[a]] > left[gpu[best]]))
-                    best = (int)a;
-            if (best < 0)
-                break;
-            taken[best] = true;
-            out[n++] = q->available_deviceids[best];
-        }
-        free(gpu);
-        free(left);
-        free(taken);
-        cr[c].n_deviceids = (size_t)n;
-        cr[c].deviceids = out;
-    }
-    V1beta1__PreferredAllocationResponse r = V1BETA1__PREFERRED_ALLOCATION_RESPONSE__INIT;
-    r.n_container_responses = nc;
-    r.container_responses = crp;
-    grpc_byte_buffer *b = pack(&r.base);
-    *code = GRPC_STATUS_OK;
-    free(cr);
-    free(crp);
-    free(ids);
-    free(picked);
-    v1beta1__preferred_allocation_request__free_unpacked(req, NULL);
-    return b;
-}
-
 /* ---------- the server ---------- */
 
 static void start_batch(struct call *c, grpc_op *ops, size_t n)
@@ -301,14 +479,18 @@ static void start_batch(struct call *c, grpc_op *ops, size_t n)
         GS_WARN("deviceplugin", "start batch: error %d", (int)e);
 }
 
-static struct call *new_call(struct gs_dp_plugin *p)
+/* Keep one request for a new call outstanding; out of memory, the server thread tries
+ * again on its next round. */
+static void new_call(struct gs_dp_plugin *p)
 {
     struct call *c = calloc(1, sizeof(*c));
+    p->requested = c != NULL;
+    if (!c)
+        return;
     c->st = S_NEW;
     grpc_call_details_init(&c->details);
     grpc_metadata_array_init(&c->md);
     grpc_server_request_call(p->server, &c->call, &c->details, &c->md, p->cq, p->cq, c);
-    return c;
 }
 
 static void free_call(struct call *c)
@@ -353,7 +535,14 @@ static void stream_send(struct gs_dp_plugin *p, struct call *c)
         grpc_byte_buffer_destroy(c->out);
         c->out = NULL;
     }
-    c->out = list_message(p, &c->sent_version);
+    uint8_t *b = NULL;
+    size_t len = 0;
+    uint64_t version = 0;
+    char why[64];
+    if (answer_list(p, &b, &len, &version, why, sizeof(why)) != GRPC_STATUS_OK)
+        return; /* out of memory: the next round sends it */
+    c->out = wrap(b, len);
+    c->sent_version = version;
     grpc_op op;
     memset(&op, 0, sizeof(op));
     op.op = GRPC_OP_SEND_MESSAGE;
@@ -405,8 +594,8 @@ static void on_event(struct gs_dp_plugin *p, void *tag, bool ok)
             return;
         }
         new_call(p); /* keep one request outstanding */
-        c->method = M_UNKNOWN;
-        for (int m = 0; m < M_UNKNOWN; m++)
+        c->method = -1;
+        for (int m = 0; m < NCALLS; m++)
             if (grpc_slice_str_cmp(c->details.method, paths[m]) == 0)
                 c->method = m;
         grpc_op ops[2];
@@ -423,26 +612,15 @@ static void on_event(struct gs_dp_plugin *p, void *tag, bool ok)
             free_call(c);
             return;
         }
-        grpc_slice in = flatten(c->in);
-        grpc_status_code code = GRPC_STATUS_OK;
-        char err[256] = "";
-        grpc_byte_buffer *out = NULL;
-        switch (c->method) {
-        case M_OPTIONS: {
-            V1beta1__DevicePluginOptions o = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
-            o.get_preferred_allocation_available = 1;
-            out = pack(&o.base);
-            break;
-        }
-        case M_LIST: {
+        if (c->method == GS_DP_LIST) {
             int slot = -1;
             for (int s = 0; s < MAX_STREAMS && slot < 0; s++)
                 if (!p->streams[s])
                     slot = s;
             if (slot < 0) {
-                code = GRPC_STATUS_RESOURCE_EXHAUSTED;
-                snprintf(err, sizeof(err), "too many ListAndWatch streams");
-                break;
+                GS_WARN("deviceplugin", "%s: too many ListAndWatch streams", p->resource);
+                finish(c, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, "too many ListAndWatch streams");
+                return;
             }
             p->streams[slot] = c;
             c->st = S_STREAM_CLOSED;
@@ -454,28 +632,22 @@ static void on_event(struct gs_dp_plugin *p, void *tag, bool ok)
             grpc_call_start_batch(c->call, &op, 1, &c->closed, NULL);
             GS_INFO("deviceplugin", "%s: ListAndWatch opened", p->resource);
             stream_send(p, c);
-            grpc_slice_unref(in);
             return;
         }
-        case M_ALLOCATE:
-            out = allocate(p, in, &code, err, sizeof(err));
-            break;
-        case M_PREFERRED:
-            out = preferred(p, in, &code, err, sizeof(err));
-            break;
-        case M_PRESTART: {
-            V1beta1__PreStartContainerResponse r = V1BETA1__PRE_START_CONTAINER_RESPONSE__INIT;
-            out = pack(&r.base);
-            break;
-        }
-        default:
-            code = GRPC_STATUS_UNIMPLEMENTED;
+        grpc_slice in = flatten(c->in);
+        char err[256] = "";
+        uint8_t *ans = NULL;
+        size_t len = 0;
+        int code = GRPC_STATUS_UNIMPLEMENTED;
+        if (c->method >= 0)
+            code = gs__dp_answer(p, (enum gs_dp_call)c->method, GRPC_SLICE_START_PTR(in),
+                                 GRPC_SLICE_LENGTH(in), &ans, &len, err, sizeof(err));
+        else
             snprintf(err, sizeof(err), "unknown method");
-        }
         grpc_slice_unref(in);
         if (code != GRPC_STATUS_OK)
             GS_WARN("deviceplugin", "%s: %s", p->resource, err);
-        finish(c, out, code, err);
+        finish(c, code == GRPC_STATUS_OK ? wrap(ans, len) : NULL, (grpc_status_code)code, err);
         return;
     }
     case S_DONE:
@@ -527,6 +699,7 @@ static void unserve(struct gs_dp_plugin *p)
     }
     grpc_server_destroy(p->server);
     p->server = NULL;
+    p->requested = false;
     for (int s = 0; s < MAX_STREAMS; s++)
         if (p->streams[s]) {
             free_call(p->streams[s]);
@@ -585,6 +758,8 @@ static void *run(void *arg)
             NULL);
         if (ev.type == GRPC_OP_COMPLETE)
             on_event(p, ev.tag, ev.success);
+        if (p->server && !p->requested)
+            new_call(p);
         pthread_mutex_lock(&p->mu);
         uint64_t v = p->version;
         bool reserve = p->reserve;
@@ -640,6 +815,35 @@ static void *registrar(void *arg)
     return NULL;
 }
 
+struct gs_dp_plugin *gs__dp_new(const char *resource, const struct gs_dp_device *devs, int n,
+                                const struct gs_dp_mps *mps, gs_dp_pick_fn pick, void *pick_user)
+{
+    struct gs_dp_plugin *p = calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    snprintf(p->resource, sizeof(p->resource), "%s", resource);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->ndevs = !devs || n < 0 ? 0 : n < GS_DP_MAX_DEVS ? n : GS_DP_MAX_DEVS;
+    if (p->ndevs)
+        memcpy(p->devs, devs, sizeof(devs[0]) * (size_t)p->ndevs);
+    p->version = 1;
+    if (mps)
+        p->mps = *mps;
+    p->pick = pick;
+    p->pick_user = pick_user;
+    return p;
+}
+
+void gs__dp_free(struct gs_dp_plugin *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p);
+}
+
 struct gs_dp_plugin *gs_dp_start(const char *dir, const char *resource, const char *socket,
                                  const struct gs_dp_device *devs, int n,
                                  const struct gs_dp_mps *mps, gs_dp_pick_fn pick, void *pick_user,
@@ -647,33 +851,23 @@ struct gs_dp_plugin *gs_dp_start(const char *dir, const char *resource, const ch
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, grpc_init);
-    struct gs_dp_plugin *p = calloc(1, sizeof(*p));
+    struct gs_dp_plugin *p = gs__dp_new(resource, devs, n, mps, pick, pick_user);
     if (!p) {
         snprintf(why, why_size, "out of memory");
         return NULL;
     }
-    snprintf(p->resource, sizeof(p->resource), "%s", resource);
     snprintf(p->socket, sizeof(p->socket), "%s", socket);
     snprintf(p->sock_path, sizeof(p->sock_path), "%s/%s", dir, socket);
     snprintf(p->kubelet, sizeof(p->kubelet), "%s/kubelet.sock", dir);
-    pthread_mutex_init(&p->mu, NULL);
-    p->ndevs = n < GS_DP_MAX_DEVS ? n : GS_DP_MAX_DEVS;
-    memcpy(p->devs, devs, sizeof(devs[0]) * (size_t)p->ndevs);
-    p->version = 1;
-    if (mps)
-        p->mps = *mps;
-    p->pick = pick;
-    p->pick_user = pick_user;
-    pthread_cond_init(&p->cv, NULL);
     if (serve(p, why, why_size)) {
-        free(p);
+        gs__dp_free(p);
         return NULL;
     }
     pthread_create(&p->thread, NULL, run, p);
     if (do_register(p, why, why_size)) {
         p->stop = 1;
         pthread_join(p->thread, NULL);
-        free(p);
+        gs__dp_free(p);
         return NULL;
     }
     p->kubelet_ino = inode(p->kubelet);
@@ -685,9 +879,7 @@ struct gs_dp_plugin *gs_dp_start(const char *dir, const char *resource, const ch
 void gs_dp_update(struct gs_dp_plugin *p, const struct gs_dp_device *devs, int n)
 {
     pthread_mutex_lock(&p->mu);
-    int m = n < GS_DP_MAX_DEVS ? n : GS_DP_MAX_DEVS;
-    if (!devs)
-        m = 0;
+    int m = !devs || n < 0 ? 0 : n < GS_DP_MAX_DEVS ? n : GS_DP_MAX_DEVS;
     bool same =
         m == p->ndevs && (m == 0 || memcmp(p->devs, devs, sizeof(devs[0]) * (size_t)m) == 0);
     if (!same) {
@@ -709,7 +901,5 @@ void gs_dp_stop(struct gs_dp_plugin *p)
     pthread_mutex_unlock(&p->mu);
     pthread_join(p->reg_thread, NULL);
     pthread_join(p->thread, NULL);
-    pthread_mutex_destroy(&p->mu);
-    pthread_cond_destroy(&p->cv);
-    free(p);
+    gs__dp_free(p);
 }

@@ -10,14 +10,22 @@
  * scheduler recorded for a pod still waiting on this node (pick callback), else packs
  * replicas onto the fewest GPUs. When the kubelet restarts (it removes the plugin sockets and
  * re-creates kubelet.sock) the plugin serves again and re-registers. Each plugin runs one
- * thread; device lists are swapped under a lock by the agent. */
+ * thread; device lists are swapped under a lock by the agent.
+ *
+ * Requests are the kubelet's, but nothing read from one is trusted: a malformed request (more
+ * IDs than a plugin advertises or GS_DP_MAX_CONTAINERS containers, an ID twice, an allocation
+ * size outside 1..available, must-include devices that are more than the allocation or not
+ * available, an unknown device in Allocate) gets INVALID_ARGUMENT with the reason; unknown
+ * available devices are never preferred; running out of memory gets RESOURCE_EXHAUSTED. */
 #ifndef GS_AGENT_DEVICEPLUGIN_H
 #define GS_AGENT_DEVICEPLUGIN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#define GS_DP_MAX_DEVS 128
+#define GS_DP_MAX_DEVS       128 /* devices (IDs) one plugin advertises */
+#define GS_DP_MAX_CONTAINERS 64  /* container requests in one call (the kubelet sends one) */
 
 struct gs_dp_device {
     char id[96];   /* advertised ID: GPU UUID, MIG UUID, or "<uuid>::<k>" */
@@ -48,5 +56,24 @@ struct gs_dp_plugin *gs_dp_start(const char *dir, const char *resource, const ch
 /* Replace the device list (health changes): streams get the new list. */
 void gs_dp_update(struct gs_dp_plugin *p, const struct gs_dp_device *devs, int n);
 void gs_dp_stop(struct gs_dp_plugin *p);
+
+/* ---- the answers without gRPC (for tests; gs_dp_start serves them) ---- */
+
+/* The calls of the DevicePlugin service. */
+enum gs_dp_call { GS_DP_OPTIONS = 0, GS_DP_LIST, GS_DP_PREFERRED, GS_DP_ALLOCATE, GS_DP_PRESTART };
+
+/* A plugin that serves nothing (no socket, thread or registration), for gs__dp_answer.
+ * Returns NULL when out of memory; free with gs__dp_free. */
+struct gs_dp_plugin *gs__dp_new(const char *resource, const struct gs_dp_device *devs, int n,
+                                const struct gs_dp_mps *mps, gs_dp_pick_fn pick, void *pick_user);
+void gs__dp_free(struct gs_dp_plugin *p);
+
+/* Answer one call: in[0..len) is the request as it came off the wire (ignored for OPTIONS and
+ * LIST). Returns a grpc_status_code: 0 (OK) with *out (malloc'ed, the caller frees) holding
+ * the packed answer of *out_len bytes, else INVALID_ARGUMENT (why says what was wrong),
+ * RESOURCE_EXHAUSTED (out of memory) or UNIMPLEMENTED, with *out NULL. Thread-safe; calls
+ * the pick callback without holding the plugin's lock. */
+int gs__dp_answer(struct gs_dp_plugin *p, enum gs_dp_call call, const uint8_t *in, size_t len,
+                  uint8_t **out, size_t *out_len, char *why, size_t why_size);
 
 #endif
