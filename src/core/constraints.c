@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- arena: the memory of a pod or a placed term, freed in one go ---- */
@@ -456,6 +457,7 @@ struct placed {
 
 struct gs_kstate {
     int32_t nnodes;
+    uint32_t stamp; /* tells this state from any other (preps cache per state) */
     struct tkey *keys;
     int nkeys, capkeys;
     struct smap keymap;
@@ -500,6 +502,9 @@ int gs_kstate_new(const struct gs_cluster *c, struct gs_kstate **out)
     if (!s)
         return GS_ENOMEM;
     s->nnodes = c->nnodes;
+    s->stamp = gs__cluster_stamp();
+    if (!s->stamp)
+        s->stamp = gs__cluster_stamp();
     s->ports = calloc(c->nnodes ? (size_t)c->nnodes : 1, sizeof(struct nports));
     if (!s->ports) {
         free(s);
@@ -1027,14 +1032,27 @@ struct kspread {
     int32_t min;
 };
 
+#define GS_KELIG_CACHE 16
+
+struct elig {
+    uint32_t stamp; /* the state's; 0: empty slot */
+    int32_t nnodes;
+    char *sig;
+    size_t siglen;
+    uint8_t *bits;
+};
+
 struct gs_kprep {
     const struct gs_kpod *pod;
     bool oom;
     bool trivial;
     int32_t nnodes;
-    /* eligible nodes for the pod's node affinity (spread): NULL when every node is */
-    uint8_t *eligible;
-    int32_t cap_eligible;
+    /* nodes where the pod's node selector and required affinity hold: NULL when not
+     * computed (or every node); bitmaps cached per (state, selector) across pods */
+    const uint8_t *eligible;
+    struct elig cache[GS_KELIG_CACHE];
+    int next_cache;
+    struct gs_buf esig;
     /* inter-pod affinity */
     int *aff_k, *anti_k; /* per term: index in aff / anti */
     int cap_aff_k, cap_anti_k;
@@ -1064,14 +1082,21 @@ struct gs_kprep {
 int gs_kprep_new(struct gs_kprep **out)
 {
     *out = calloc(1, sizeof(struct gs_kprep));
-    return *out ? 0 : GS_ENOMEM;
+    if (!*out)
+        return GS_ENOMEM;
+    gs_buf_init(&(*out)->esig, 0);
+    return 0;
 }
 
 void gs_kprep_free(struct gs_kprep *p)
 {
     if (!p)
         return;
-    free(p->eligible);
+    for (int i = 0; i < GS_KELIG_CACHE; i++) {
+        free(p->cache[i].sig);
+        free(p->cache[i].bits);
+    }
+    gs_buf_release(&p->esig);
     free(p->aff_k);
     free(p->anti_k);
     for (int i = 0; i < p->cap_aff; i++)
@@ -1272,16 +1297,61 @@ static int prep_interpod(struct gs_kprep *p, struct gs_kstate *s, const struct g
     return 0;
 }
 
-/* Nodes where the pod's nodeSelector and required node affinity hold, or NULL for all. */
-static int prep_eligible(struct gs_kprep *p, const struct gs_cluster *c)
+/* Nodes where the pod's nodeSelector and required node affinity hold, as p->eligible: from
+ * the cache when a pod with the same selector and affinity was prepared on this state (the
+ * replicas of a Deployment), else computed over every node. Returns 1, 0 (no selector:
+ * every node) or GS_ENOMEM. */
+static int prep_eligible(struct gs_kprep *p, const struct gs_kstate *s, const struct gs_cluster *c)
 {
     const struct gs_kpod *pod = p->pod;
+    p->eligible = NULL;
     if (!pod->nnode_selector && !pod->has_required)
         return 0;
-    if (grow_to((void **)&p->eligible, &p->cap_eligible, 1, p->nnodes ? p->nnodes : 1))
+    struct gs_buf *b = &p->esig;
+    gs_buf_reset(b);
+    sig_u32(b, pod->nnode_selector);
+    for (uint32_t i = 0; i < pod->nnode_selector; i++) {
+        sig_str(b, pod->node_selector[i].key);
+        sig_str(b, pod->node_selector[i].val);
+    }
+    sig_u32(b, pod->has_required);
+    sig_u32(b, pod->nrequired);
+    for (uint32_t i = 0; i < pod->nrequired; i++) {
+        struct gs_ksel e = {false, pod->required[i].nexprs, pod->required[i].exprs};
+        struct gs_ksel f = {false, pod->required[i].nfields, pod->required[i].fields};
+        sig_sel(b, &e);
+        sig_sel(b, &f);
+    }
+    if (!b->data)
         return GS_ENOMEM;
-    for (int32_t n = 0; n < p->nnodes; n++)
-        p->eligible[n] = n < c->nnodes && gs_kpod_node_matches(pod, &c->nodes[n]);
+    for (int i = 0; i < GS_KELIG_CACHE; i++) {
+        struct elig *e = &p->cache[i];
+        if (e->stamp == s->stamp && e->nnodes == s->nnodes && e->siglen == b->len &&
+            memcmp(e->sig, b->data, b->len) == 0) {
+            p->eligible = e->bits;
+            return 1;
+        }
+    }
+    struct elig *e = &p->cache[p->next_cache];
+    p->next_cache = (p->next_cache + 1) % GS_KELIG_CACHE;
+    free(e->sig);
+    free(e->bits);
+    memset(e, 0, sizeof(*e));
+    e->sig = malloc(b->len);
+    e->bits = malloc(s->nnodes ? (size_t)s->nnodes : 1);
+    if (!e->sig || !e->bits) {
+        free(e->sig);
+        free(e->bits);
+        memset(e, 0, sizeof(*e));
+        return GS_ENOMEM;
+    }
+    memcpy(e->sig, b->data, b->len);
+    e->siglen = b->len;
+    for (int32_t n = 0; n < s->nnodes; n++)
+        e->bits[n] = n < c->nnodes && gs_kpod_node_matches(pod, &c->nodes[n]);
+    e->stamp = s->stamp;
+    e->nnodes = s->nnodes;
+    p->eligible = e->bits;
     return 1;
 }
 
@@ -1395,11 +1465,15 @@ int gs_kprep_compute(struct gs_kprep *p, struct gs_kstate *s, const struct gs_cl
     p->naff = p->nanti = p->nxanti = p->nspread = 0;
     p->aff_any = p->aff_self = false;
     int ret = GS_ENOMEM;
+    /* the eligible nodes: for spreading, and for the node affinity filter unless the pod names
+     * nodes by field (a DaemonSet's pods: a different selector each, never cached) */
     int elig = 0;
-    bool need_elig = false;
-    for (uint32_t i = 0; i < pod->nspread; i++)
-        need_elig |= pod->spread[i].affinity_honor;
-    if (need_elig && (elig = prep_eligible(p, c)) < 0)
+    bool need_elig = pod->nspread > 0;
+    bool by_field = false;
+    for (uint32_t i = 0; i < pod->nrequired; i++)
+        by_field |= pod->required[i].nfields > 0;
+    p->eligible = NULL;
+    if ((need_elig || !by_field) && (elig = prep_eligible(p, s, c)) < 0)
         goto out;
     if (prep_interpod(p, s, c) || prep_spread(p, s, c, elig > 0, tol, tol_ctx))
         goto out;
@@ -1498,7 +1572,7 @@ enum gs_kverdict gs_kprep_filter(const struct gs_kprep *p, const struct gs_kstat
     const struct gs_node *nd = &c->nodes[node];
     if (pod->node_name && strcmp(pod->node_name, nd->name) != 0)
         return GS_KNO_NODE_NAME;
-    if (!gs_kpod_node_matches(pod, nd))
+    if (p->eligible ? !p->eligible[node] : !gs_kpod_node_matches(pod, nd))
         return GS_KNO_NODE_AFFINITY;
     for (uint32_t i = 0; i < pod->nports; i++)
         if (port_conflicts(&s->ports[node], &pod->ports[i]))
@@ -1556,6 +1630,8 @@ static int score_node_affinity(struct gs_kprep *p, const struct gs_cluster *c, c
                                int32_t n, struct gs_kscore *out)
 {
     const struct gs_kpod *pod = p->pod;
+    if (!pod->npreferred)
+        return 0; /* upstream skips the plugin: every score 0 */
     for (int32_t i = 0; i < n; i++) {
         int64_t sum = 0;
         for (uint32_t t = 0; t < pod->npreferred; t++)
@@ -1647,6 +1723,8 @@ static int score_inter_pod(struct gs_kprep *p, struct gs_kstate *s, const struct
             touched = true;
         }
     }
+    if (!touched)
+        return 0; /* no term matched on a labelled node: every score stays 0 */
     for (int32_t i = 0; i < n; i++) {
         int64_t sum = 0;
         for (int k = 0; k < p->nts; k++) {
@@ -1656,7 +1734,7 @@ static int score_inter_pod(struct gs_kprep *p, struct gs_kstate *s, const struct
         }
         p->raw[i] = sum;
     }
-    if (touched && n > 0) {
+    if (n > 0) {
         int64_t min = INT64_MAX, max = INT64_MIN;
         for (int32_t i = 0; i < n; i++) {
             if (p->raw[i] > max)
@@ -1697,13 +1775,10 @@ static int score_spread(struct gs_kprep *p, struct gs_kstate *s, const struct gs
         out[i].spread = 0;
     if (!nc)
         return 0;
-    bool have_elig = false;
-    if (pod->nnode_selector || pod->has_required) {
-        int r = prep_eligible(p, c);
-        if (r < 0)
-            return r;
-        have_elig = r > 0;
-    }
+    int r = prep_eligible(p, s, c);
+    if (r < 0)
+        return r;
+    bool have_elig = r > 0;
     /* ignored nodes: feasible nodes lacking a constraint's key (raw -1 marks them) */
     int32_t ignored = 0;
     for (int32_t i = 0; i < n; i++) {
@@ -1763,8 +1838,8 @@ static int score_spread(struct gs_kprep *p, struct gs_kstate *s, const struct gs
                         continue;
                     }
                     bool all = true;
-                    for (int r = 0; r < nc && all; r++)
-                        all = node_val(s, keys[r], nd) >= 0;
+                    for (int q2 = 0; q2 < nc && all; q2++)
+                        all = node_val(s, keys[q2], nd) >= 0;
                     if (!all || !node_included(p, have_elig, sc, nd, tol, tol_ctx))
                         continue;
                     int32_t v = node_val(s, keys[q], nd);
