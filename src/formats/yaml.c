@@ -12,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* YAML is text: well-formed UTF-8 of printable characters plus tab, LF and CR (YAML 1.2
- * c-printable). Anything else is refused here, before the parser sees it, with its line and
- * column. Returns 0 or the byte offset + 1 of the first offender. */
+/* YAML is text: well-formed UTF-8 (RFC 3629: shortest form, no surrogates, nothing past
+ * U+10FFFF) of YAML 1.2's c-printable characters: tab, LF, CR, U+0020..U+007E, NEL (U+0085),
+ * U+00A0..U+D7FF, U+E000..U+FFFD and U+10000..U+10FFFF. Anything else is refused here, before
+ * the parser sees it, with its line and column (libfyaml spins forever on an overlong form in
+ * a directive). Returns 0 or the byte offset + 1 of the first offender. */
 static size_t yaml_bad_byte(const unsigned char *d, size_t len)
 {
     size_t i = 0;
@@ -27,17 +29,31 @@ static size_t yaml_bad_byte(const unsigned char *d, size_t len)
             continue;
         }
         int n;
-        if (c >= 0xc2 && c <= 0xdf)
+        uint32_t cp, min;
+        if (c >= 0xc2 && c <= 0xdf) {
             n = 1;
-        else if (c >= 0xe0 && c <= 0xef)
+            cp = c & 0x1f;
+            min = 0x80;
+        } else if (c >= 0xe0 && c <= 0xef) {
             n = 2;
-        else if (c >= 0xf0 && c <= 0xf4)
+            cp = c & 0x0f;
+            min = 0x800;
+        } else if (c >= 0xf0 && c <= 0xf4) {
             n = 3;
-        else
+            cp = c & 0x07;
+            min = 0x10000;
+        } else {
             return i + 1;
-        for (int k = 1; k <= n; k++)
+        }
+        for (int k = 1; k <= n; k++) {
             if (i + (size_t)k >= len || (d[i + (size_t)k] & 0xc0) != 0x80)
                 return i + 1;
+            cp = cp << 6 | (d[i + (size_t)k] & 0x3f);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return i + 1; /* overlong, past Unicode, or a surrogate */
+        if ((cp < 0xa0 && cp != 0x85) || cp == 0xfffe || cp == 0xffff)
+            return i + 1; /* C1 controls and the two non-characters c-printable leaves out */
         i += (size_t)n + 1;
     }
     return 0;
@@ -65,8 +81,8 @@ static int yaml_text_check(const char *name, const char *data, size_t len, int l
         }
     }
     return gs_error_set(err, GS_EINVAL,
-                        "%s:%d:%d: byte 0x%02x is not YAML text (expected UTF-8 without "
-                        "control characters other than tab and newline)",
+                        "%s:%d:%d: byte 0x%02x is not YAML text (expected well-formed UTF-8 "
+                        "of printable characters, tab and newline)",
                         name, line + line_offset, col, (unsigned char)data[bad - 1]);
 }
 

@@ -584,7 +584,30 @@ static const struct {
     /* the inner text, after unescaping, is checked before libfyaml reads it too */
     {"kind: ConfigMap\ndata:\n  config.yaml: \"version: v1\\n\\x01\"\n", 0, "byte 0x01"},
     {"kind: ConfigMap\n%\0\n", 19, "t.yaml:2:2: byte 0x00"},
+    /* UTF-8 that is not well formed or not printable (YAML's c-printable): an overlong
+     * form (libfyaml spins on it in a directive too), a surrogate, a code point past
+     * U+10FFFF, a C1 control, U+FFFE */
+    {"kind: ConfigMap\n%k\xe0\x9c\x9an\n", 0, "t.yaml:2:3: byte 0xe0"},
+    {"version: v1\n# \xc0\xafx\n", 0, "t.yaml:2:3: byte 0xc0"},
+    {"version: v1\n# \xf0\x8f\xbf\xbfx\n", 0, "t.yaml:2:3: byte 0xf0"},
+    {"version: v1\n# \xed\xa0\x80\n", 0, "t.yaml:2:3: byte 0xed"},
+    {"version: v1\n# \xf4\x90\x80\x80\n", 0, "t.yaml:2:3: byte 0xf4"},
+    {"version: v1\n# \xc2\x80\n", 0, "t.yaml:2:3: byte 0xc2"},
+    {"version: v1\n# \xef\xbf\xbe\n", 0, "t.yaml:2:3: byte 0xef"},
 };
+
+Test(yaml, printable_utf8_is_text)
+{
+    /* NEL, BOM and characters from every UTF-8 length, up to U+10FFFD */
+    const char *t = "\xef\xbb\xbfversion: v1 # caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 "
+                    "\xed\x9f\xbf \xee\x80\x80 \xf4\x8f\xbf\xbd \xc2\x85\n"
+                    "mig-configs: {a: [{devices: all, mig-enabled: false}]}\n";
+    struct gs_migparted *m = NULL;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_migparted_parse("u.yaml", t, strlen(t), &m, &err), 0, "%s", err.msg);
+    gs_migparted_free(m);
+}
 
 Test(yaml, broken_bytes_in_a_configmap_are_refused_before_libfyaml, .timeout = 10)
 {
