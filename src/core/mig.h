@@ -2,10 +2,12 @@
  *
  * A layout is a multiset of a model's GPU-instance profiles (counts per profile index). A
  * layout is valid when every instance gets a placement start from its profile's valid
- * starts with no two instances sharing a memory slice, compute slices sum to at most 7,
- * and no profile exceeds its max count. Validation is a search, not a table lookup, and it
- * says why a layout does not fit. Placements are deterministic: largest instances first,
- * each at its lowest legal start. Pure functions over catalog data; thread-safe. */
+ * starts with no two instances sharing a memory slice, compute slices sum to at most the
+ * model's compute slices (7 on A100-class parts, 4 on A30 and RTX PRO 6000 Blackwell), no
+ * profile exceeds its max count, and the media engines allow it (one "+me" instance per
+ * GPU; a "+me.all" one only beside "-me" ones). Validation is a search, not a table lookup,
+ * and it says why a layout does not fit. Placements are deterministic: largest instances
+ * first, each at its lowest legal start. Pure functions over catalog data; thread-safe. */
 #ifndef GS_MIG_H
 #define GS_MIG_H
 
@@ -36,10 +38,19 @@ int gs_mig_layout_size(const struct gs_mig_layout *l);
  * GS_ENOFIT/GS_EINVAL with the reason in err. */
 int gs_mig_place(int model, const struct gs_mig_layout *l, struct gs_mig_placement *pl,
                  struct gs_error *err);
-/* Same, around instances already placed (occupied memory-slice mask and compute in use). */
+/* Same, around instances already placed (occupied memory-slice mask and compute in use).
+ * It cannot check media engines against instances it only knows as a mask; prefer
+ * gs_mig_place_around. */
 int gs_mig_place_into(int model, const struct gs_mig_layout *l, uint8_t occupied_mem,
                       int used_compute, struct gs_mig_placement *pl, struct gs_error *err);
-/* True when the placement has no overlapping instances and only valid starts. */
+/* Same, around the instances of `existing` (may be NULL): their slices, compute, max counts
+ * and media engines all count. pl gets only the new instances. GS_EINVAL when existing is
+ * not itself valid. */
+int gs_mig_place_around(int model, const struct gs_mig_layout *l,
+                        const struct gs_mig_placement *existing, struct gs_mig_placement *pl,
+                        struct gs_error *err);
+/* True when the placement has no overlapping instances, only valid starts, and fits the
+ * model's compute, max counts and media engines. */
 bool gs_mig_placement_valid(int model, const struct gs_mig_placement *pl);
 /* Enumerate every maximal valid layout (no instance of any profile can be added).
  * Writes at most cap layouts to out; returns how many exist (may exceed cap). */

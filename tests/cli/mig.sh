@@ -49,6 +49,55 @@ expect 0 "$GS" mig profiles --gpu H200-141GB && {
 expect 0 "$GS" mig layouts --gpu A100-80GB && has "$TMP/out" "maximal layouts"
 expect 0 "$GS" mig plan --gpu A100-80GB --demand 3g.40gb=1,1g.10gb=3 && has "$TMP/out" "1 GPU"
 expect 2 "$GS" mig plan --gpu A100-80GB --demand 9g.9gb=1
+# media engines: a +me.all instance shares its GPU only with -me ones
+expect 0 "$GS" mig plan --gpu RTXPRO6000-96GB --demand 1g.24gb+me.all=1,1g.24gb=3 &&
+    has "$TMP/out" "RTXPRO6000-96GB: 2 GPUs"
+expect 0 "$GS" mig plan --gpu RTXPRO6000-96GB --demand 1g.24gb+me.all=1,1g.24gb-me=3 &&
+    has "$TMP/out" "RTXPRO6000-96GB: 1 GPU"
+# every MIG model, named as GFD's nvidia.com/gpu.product names it or as nvidia-smi prints it
+for gpu in "NVIDIA-A100-PCIE-40GB=1g.5gb+me" "NVIDIA-A100-80GB-PCIe=7g.80gb" \
+    "NVIDIA-A30=nvidia.com/mig-2g.12gb.me" "NVIDIA-H100-NVL=3g.47gb" \
+    "NVIDIA-GH200-480GB=3g.48gb" "NVIDIA GH200 144G HBM3e=7g.144gb" "NVIDIA-H20=4g.48gb" \
+    "NVIDIA-B200=7g.180gb" "NVIDIA-B300-SXM6-AC=7g.269gb" \
+    "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition=nvidia.com/mig-1g.24gb.me.all" \
+    "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb=7g.40gb"; do
+    expect 0 "$GS" mig profiles --gpu "${gpu%%=*}" && has "$TMP/out" "${gpu#*=}"
+    expect 0 "$GS" mig layouts --gpu "${gpu%%=*}" && has "$TMP/out" "maximal layouts"
+    expect 0 "$GS" mig layouts --gpu "${gpu%%=*}" --all && has "$TMP/out" "valid layouts"
+done
+# 4-slice grids: A30 and RTX PRO 6000 Blackwell have 4 compute and 4 memory slices
+expect 0 "$GS" mig layouts --gpu "NVIDIA A30" && {
+    has "$TMP/out" "A30-24GB: 8 maximal layouts"
+    has "$TMP/out" "1x2g.12gb+me + 1x2g.12gb"
+    has "$TMP/out" "2g.12gb@0 2g.12gb+me@2"
+}
+expect 0 "$GS" mig profiles --gpu A30-24GB && has "$TMP/out" "1g.6gb         14       1        1 0,1,2,3"
+expect 0 "$GS" mig layouts --gpu RTXPRO6000-96GB && {
+    has "$TMP/out" "3x1g.24gb-me + 1x1g.24gb+me.all"
+    has "$TMP/out" "1g.24gb+me.all@0 1g.24gb-me@1 1g.24gb-me@2 1g.24gb-me@3"
+}
+expect 0 "$GS" mig plan --gpu A30 --demand 4g.24gb=1,2g.12gb=3,1g.6gb=2 && has "$TMP/out" "3 GPUs"
+expect 0 "$GS" mig plan --gpu A30 --demand 1g.6gb+me=1,2g.12gb+me=1 && has "$TMP/out" "2 GPUs"
+cat > "$TMP/a30.yaml" <<'Y'
+version: v1
+mig-configs:
+  balanced:
+    - devices: all
+      mig-enabled: true
+      mig-devices:
+        "1g.6gb": 2
+        "2g.12gb": 1
+  media:
+    - devices: all
+      mig-enabled: true
+      mig-devices:
+        "1g.6gb+me": 1
+        "2g.12gb+me": 1
+Y
+expect 2 "$GS" mig validate "$TMP/a30.yaml" --gpu NVIDIA-A30 && has "$TMP/err" "cannot share"
+sed -i '/^  media:/,$d' "$TMP/a30.yaml"
+expect 0 "$GS" mig validate "$TMP/a30.yaml" --gpu NVIDIA-A30
+expect 2 "$GS" mig profiles --gpu NVIDIA-H20-3e
 expect 2 "$GS" mig profiles --gpu L40S-48GB
 expect 2 "$GS" mig profiles --gpu NoSuchGPU
 finish

@@ -1,6 +1,8 @@
-/* MIG geometry: catalog rows as NVML reports them, exact placement, and property tests over
- * every MIG-capable model (every enumerated layout validates, every valid multiset fits in a
- * maximal layout, no placement overlaps). */
+/* MIG layouts: exact placement on each model's own grid, media-engine rules, enumeration, and
+ * the planner.
+ * Property tests run over every MIG-capable model (every enumerated layout validates, every
+ * valid multiset fits in a maximal layout, no placement overlaps). The catalog's rows
+ * themselves are checked in test_catalog.c. */
 #include "base/error.h"
 #include "core/catalog.h"
 #include "core/mig.h"
@@ -31,106 +33,6 @@ static struct gs_mig_layout layout_of(int m, const char *spec)
         l.count[p] = (uint8_t)strtol(eq + 1, NULL, 10);
     }
     return l;
-}
-
-Test(catalog, resolves_names_and_product_labels)
-{
-    struct {
-        const char *name, *want;
-    } cases[] = {
-        {"A100-80GB", "A100-80GB"},
-        {"A100-SXM4-80GB", "A100-80GB"},
-        {"NVIDIA-A100-SXM4-80GB", "A100-80GB"},
-        {"A100-SXM4-40GB", "A100-40GB"},
-        {"H100-80GB", "H100-80GB"},
-        {"H100-SXM5-80GB", "H100-80GB"},
-        {"NVIDIA-H100-80GB-HBM3", "H100-80GB"},
-        {"H100-PCIe", "H100-PCIe-80GB"},
-        {"H100-NVL", "H100-NVL-94GB"},
-        {"H200-141GB", "H200-141GB"},
-        {"NVIDIA-H200", "H200-141GB"},
-        {"L40S-48GB", "L40S-48GB"},
-        {"RTX-4090", "RTX4090-24GB"},
-        {"Tesla-T4", "T4"},
-        {"V100M16", "V100M16"},
-        {"A100-SXM4-80GB-SHARED", "A100-80GB"},
-        {"NVIDIA-A100-SXM4-80GB-MIG-1g.10gb", "A100-80GB"},
-        {"g2", "G2"},
-    };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        int m = gs_catalog_find(cases[i].name);
-        cr_assert_geq(m, 0, "'%s' not found", cases[i].name);
-        cr_assert_str_eq(gs_catalog_get(m)->name, cases[i].want, "'%s' -> %s, want %s",
-                         cases[i].name, gs_catalog_get(m)->name, cases[i].want);
-    }
-    cr_assert_lt(gs_catalog_find("B9000"), 0);
-}
-
-Test(catalog, prices_are_the_articles)
-{
-    cr_assert_float_eq(gs_catalog_get(model("A100-80GB"))->price_per_hour, 3.5, 1e-9);
-    cr_assert_float_eq(gs_catalog_get(model("H100-80GB"))->price_per_hour, 4.5, 1e-9);
-    cr_assert_float_eq(gs_catalog_get(model("H200-141GB"))->price_per_hour, 6.0, 1e-9);
-    cr_assert_float_eq(gs_catalog_get(model("L40S-48GB"))->price_per_hour, 1.5, 1e-9);
-    cr_assert_float_eq(gs_catalog_get(model("RTX4090-24GB"))->price_per_hour, 0.8, 1e-9);
-}
-
-Test(catalog, mig_rows_match_nvml)
-{
-    /* profile id, placement size and valid starts as `nvidia-smi mig -lgipp` prints them */
-    int m = model("A100-80GB");
-    const struct gs_gpu_model *g = gs_catalog_get(m);
-    struct {
-        const char *name;
-        int id, compute, size, starts, max;
-    } rows[] = {
-        {"1g.10gb", 19, 1, 1, 0x7F, 7}, {"1g.10gb+me", 20, 1, 1, 0x7F, 1},
-        {"1g.20gb", 15, 1, 2, 0x55, 4}, {"2g.20gb", 14, 2, 2, 0x15, 3},
-        {"3g.40gb", 9, 3, 4, 0x11, 2},  {"4g.40gb", 5, 4, 4, 0x01, 1},
-        {"7g.80gb", 0, 7, 8, 0x01, 1},
-    };
-    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        int p = gs_catalog_find_profile(m, rows[i].name);
-        cr_assert_geq(p, 0, "%s", rows[i].name);
-        const struct gs_mig_profile *pr = &g->profiles[p];
-        cr_assert_eq(pr->id, rows[i].id, "%s id %u", rows[i].name, pr->id);
-        cr_assert_eq(pr->compute, rows[i].compute, "%s", rows[i].name);
-        cr_assert_eq(pr->mem_slices, rows[i].size, "%s", rows[i].name);
-        cr_assert_eq(pr->start_mask, rows[i].starts, "%s", rows[i].name);
-        cr_assert_eq(pr->max_count, rows[i].max, "%s", rows[i].name);
-    }
-    /* names follow each model's memory */
-    cr_assert_geq(gs_catalog_find_profile(model("A100-40GB"), "1g.5gb"), 0);
-    cr_assert_geq(gs_catalog_find_profile(model("H100-NVL-94GB"), "3g.47gb"), 0);
-    cr_assert_geq(gs_catalog_find_profile(model("H200-141GB"), "1g.18gb"), 0);
-    cr_assert_geq(gs_catalog_find_profile(model("H200-141GB"), "3g.71gb"), 0);
-    cr_assert_lt(gs_catalog_find_profile(model("H200-141GB"), "3g.40gb"), 0);
-    cr_assert_eq(gs_catalog_get(model("H100-PCIe-80GB"))
-                     ->profiles[gs_catalog_find_profile(model("H100-PCIe-80GB"), "7g.80gb")]
-                     .sms,
-                 114);
-    cr_assert_eq(gs_catalog_get(model("L40S-48GB"))->nprofiles, 0);
-}
-
-Test(mig, resource_names_and_accounting_units)
-{
-    int m = model("A100-80GB");
-    const struct gs_gpu_model *g = gs_catalog_get(m);
-    char name[64];
-    gs_mig_resource_name(&g->profiles[gs_catalog_find_profile(m, "1g.10gb+me")], name,
-                         sizeof(name));
-    cr_assert_str_eq(name, "nvidia.com/mig-1g.10gb.me");
-    gs_mig_resource_name(&g->profiles[gs_catalog_find_profile(m, "3g.40gb")], name, sizeof(name));
-    cr_assert_str_eq(name, "nvidia.com/mig-3g.40gb");
-    cr_assert_eq(gs_catalog_find_profile(m, "nvidia.com/mig-1g.10gb.me"),
-                 gs_catalog_find_profile(m, "1g.10gb+me"));
-    /* max(compute/7, memory/8) */
-    cr_assert_float_eq(gs_mig_profile_units(&g->profiles[gs_catalog_find_profile(m, "3g.40gb")]),
-                       0.5, 1e-9);
-    cr_assert_float_eq(gs_mig_profile_units(&g->profiles[gs_catalog_find_profile(m, "1g.10gb")]),
-                       1.0 / 7, 1e-9);
-    cr_assert_float_eq(gs_mig_profile_units(&g->profiles[gs_catalog_find_profile(m, "4g.40gb")]),
-                       4.0 / 7, 1e-9);
 }
 
 Test(mig, exact_placement_and_reasons)
@@ -196,6 +98,7 @@ Test(mig, properties_hold_on_every_mig_model)
         if (!gs_catalog_mig_capable(m))
             continue;
         checked++;
+        const struct gs_gpu_model *g = gs_catalog_get(m);
         int nmax = gs_mig_enumerate_maximal(m, maximal, 4096);
         int nval = gs_mig_enumerate_valid(m, valid, 4096);
         cr_assert(nmax > 0 && nmax <= 4096 && nval <= 4096, "model %d: %d maximal", m, nmax);
@@ -204,13 +107,19 @@ Test(mig, properties_hold_on_every_mig_model)
             struct gs_mig_placement pl;
             cr_assert_eq(gs_mig_place(m, &maximal[i], &pl, NULL), 0);
             cr_assert(gs_mig_placement_valid(m, &pl));
-            uint8_t occ = 0;
+            unsigned occ = 0;
+            int compute = 0;
             for (int k = 0; k < pl.n; k++) {
-                const struct gs_mig_profile *p = &gs_catalog_get(m)->profiles[pl.inst[k].profile];
-                uint8_t bits = (uint8_t)(((1u << p->mem_slices) - 1) << pl.inst[k].start);
-                cr_assert_eq(occ & bits, 0, "model %d layout %d: instances overlap", m, i);
+                const struct gs_mig_profile *p = &g->profiles[pl.inst[k].profile];
+                unsigned bits = ((1u << p->mem_slices) - 1) << pl.inst[k].start;
+                cr_assert_eq(occ & bits, 0, "%s layout %d: instances overlap", g->name, i);
                 occ |= bits;
+                compute += p->compute;
             }
+            /* within the model's own grid, not the largest one */
+            cr_assert_eq(occ >> g->mig_mem, 0, "%s layout %d: past memory slice %d", g->name, i,
+                         g->mig_mem);
+            cr_assert_leq(compute, g->mig_compute, "%s layout %d", g->name, i);
         }
         /* every valid multiset fits in some maximal layout */
         for (int i = 0; i < nval; i++) {
@@ -223,7 +132,6 @@ Test(mig, properties_hold_on_every_mig_model)
         }
         /* and every multiset the odometer did not list is invalid: spot-check all small
          * layouts of up to 3 instances */
-        const struct gs_gpu_model *g = gs_catalog_get(m);
         for (int a = 0; a < g->nprofiles; a++)
             for (int b = a; b < g->nprofiles; b++)
                 for (int c = b; c < g->nprofiles; c++) {
@@ -238,7 +146,7 @@ Test(mig, properties_hold_on_every_mig_model)
                     cr_assert_eq(listed, gs_mig_place(m, &l, NULL, NULL) == 0);
                 }
     }
-    cr_assert_eq(checked, 6, "six MIG-capable models");
+    cr_assert_eq(checked, 13, "%d MIG-capable models", checked);
 }
 
 Test(mig, plan_uses_fewest_gpus)
@@ -263,4 +171,154 @@ Test(mig, plan_uses_fewest_gpus)
             got[p] += out[i].count[p];
     }
     cr_assert_eq(memcmp(got, demand, sizeof(got)), 0, "plan covers exactly the demand");
+}
+
+Test(mig, each_model_places_on_its_own_grid)
+{
+    struct {
+        const char *model, *spec, *why; /* why: NULL when the layout is valid */
+    } cases[] = {
+        {"A30-24GB", "1g.6gb=4", NULL},
+        {"A30-24GB", "2g.12gb=2", NULL},
+        {"A30-24GB", "2g.12gb=1,1g.6gb=2", NULL},
+        {"A30-24GB", "4g.24gb=1", NULL},
+        {"A30-24GB", "1g.6gb=5", "at most 4"},
+        {"A30-24GB", "4g.24gb=1,1g.6gb=1", "needs 5 compute slices, A30-24GB has 4"},
+        {"A30-24GB", "2g.12gb=2,1g.6gb=1", "needs 5 compute slices"},
+        {"RTXPRO6000-96GB", "1g.24gb=4", NULL},
+        {"RTXPRO6000-96GB", "2g.48gb=1,1g.24gb+gfx=1,1g.24gb=1", NULL},
+        {"RTXPRO6000-96GB", "2g.48gb=2", NULL},
+        {"RTXPRO6000-96GB", "2g.48gb=2,1g.24gb-me=1", "needs 5 compute slices"},
+        {"RTXPRO6000-96GB", "4g.96gb=1,1g.24gb=1", "compute slices"},
+        /* the 8-slice grid is unchanged */
+        {"A100-80GB", "1g.10gb=7", NULL},
+        {"A100-80GB", "4g.40gb=1,3g.40gb=1", NULL},
+        {"A100-80GB", "1g.10gb=8", "at most 7"},
+        {"B200-180GB", "3g.90gb=2", NULL},
+        {"B200-180GB", "7g.180gb=1,1g.23gb=1", "compute slices"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int m = model(cases[i].model);
+        struct gs_mig_layout l = layout_of(m, cases[i].spec);
+        struct gs_mig_placement pl;
+        struct gs_error err;
+        gs_error_init(&err);
+        int rc = gs_mig_place(m, &l, &pl, &err);
+        if (!cases[i].why) {
+            cr_assert_eq(rc, 0, "%s %s: %s", cases[i].model, cases[i].spec, err.msg);
+            cr_assert(gs_mig_placement_valid(m, &pl), "%s %s", cases[i].model, cases[i].spec);
+            for (int k = 0; k < pl.n; k++) {
+                const struct gs_mig_profile *p = &gs_catalog_get(m)->profiles[pl.inst[k].profile];
+                cr_assert_leq(pl.inst[k].start + p->mem_slices, gs_catalog_get(m)->mig_mem,
+                              "%s %s: %s at %u is past the grid", cases[i].model, cases[i].spec,
+                              p->name, pl.inst[k].start);
+            }
+        } else {
+            cr_assert_neq(rc, 0, "%s %s accepted", cases[i].model, cases[i].spec);
+            cr_assert(strstr(err.msg, cases[i].why) != NULL, "%s %s: '%s' lacks '%s'",
+                      cases[i].model, cases[i].spec, err.msg, cases[i].why);
+        }
+    }
+    /* around what is there: a 1g at slice 1 of an A30 leaves the 2g only slice 2 */
+    int a30 = model("A30-24GB");
+    struct gs_mig_layout two = layout_of(a30, "2g.12gb=1"), four = layout_of(a30, "4g.24gb=1");
+    struct gs_mig_placement pl;
+    cr_assert_eq(gs_mig_place_into(a30, &two, 0x02, 1, &pl, NULL), 0);
+    cr_assert_eq(pl.inst[0].start, 2);
+    cr_assert_eq(gs_mig_place_into(a30, &four, 0x02, 1, NULL, NULL), GS_ENOFIT);
+    /* a placement past a 4-slice grid is not valid there, though it would be on an A100 */
+    struct gs_mig_placement past = {.n = 1};
+    past.inst[0].profile = (uint8_t)gs_catalog_find_profile(a30, "1g.6gb");
+    past.inst[0].start = 5;
+    cr_assert_not(gs_mig_placement_valid(a30, &past));
+    /* the accounting unit of a layout follows the grid: two 2g.12gb fill an A30 */
+    cr_assert_float_eq(gs_mig_layout_units(a30, &two) * 2, 1.0, 1e-9);
+    /* every maximal A30 layout, by hand from the guide's table and the -lgipp placements */
+    const char *want[] = {"4x1g.6gb",
+                          "1x1g.6gb+me + 3x1g.6gb",
+                          "1x2g.12gb + 2x1g.6gb",
+                          "1x2g.12gb + 1x1g.6gb+me + 1x1g.6gb",
+                          "2x2g.12gb",
+                          "1x2g.12gb+me + 2x1g.6gb",
+                          "1x2g.12gb+me + 1x2g.12gb",
+                          "1x4g.24gb"};
+    struct gs_mig_layout ls[64];
+    int n = gs_mig_enumerate_maximal(a30, ls, 64);
+    cr_assert_eq(n, 8, "%d maximal A30 layouts", n);
+    for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++) {
+        bool found = false;
+        for (int i = 0; i < n && !found; i++) {
+            char s[128];
+            gs_mig_layout_str(a30, &ls[i], s, sizeof(s));
+            found = strcmp(s, want[w]) == 0;
+        }
+        cr_assert(found, "maximal A30 layout '%s' missing", want[w]);
+    }
+}
+
+Test(mig, media_engines_limit_what_shares_a_gpu)
+{
+    struct {
+        const char *model, *spec, *why;
+    } cases[] = {
+        /* one media extension (OFA/JPEG) per GPU */
+        {"A30-24GB", "1g.6gb+me=1,2g.12gb+me=1", "cannot share"},
+        {"A30-24GB", "1g.6gb+me=1,2g.12gb=1,1g.6gb=1", NULL},
+        {"A100-80GB", "1g.10gb+me=1,1g.10gb=6", NULL},
+        {"RTXPRO6000-96GB", "1g.24gb+me=1,1g.24gb+me.all=1", "cannot share"},
+        {"RTXPRO6000-96GB", "1g.24gb+me=1,1g.24gb=3", NULL},
+        /* +me.all takes every media engine: only -me instances beside it */
+        {"RTXPRO6000-96GB", "1g.24gb+me.all=1,1g.24gb=1", "cannot share"},
+        {"RTXPRO6000-96GB", "1g.24gb+me.all=1,1g.24gb+gfx=1", "cannot share"},
+        {"RTXPRO6000-96GB", "2g.48gb+me.all=1,2g.48gb=1", "cannot share"},
+        {"RTXPRO6000-96GB", "1g.24gb+me.all=1,1g.24gb-me=3", NULL},
+        {"RTXPRO6000-96GB", "2g.48gb+me.all=1,1g.24gb-me=2", NULL},
+        {"RTXPRO6000-96GB", "2g.48gb-me=1,1g.24gb+me.all=1,1g.24gb-me=1", NULL},
+        {"RTXPRO6000-96GB", "1g.24gb+me.all=1,2g.48gb+me.all=1", "cannot share"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int m = model(cases[i].model);
+        struct gs_mig_layout l = layout_of(m, cases[i].spec);
+        struct gs_error err;
+        gs_error_init(&err);
+        int rc = gs_mig_place(m, &l, NULL, &err);
+        if (!cases[i].why)
+            cr_assert_eq(rc, 0, "%s %s: %s", cases[i].model, cases[i].spec, err.msg);
+        else
+            cr_assert(rc == GS_ENOFIT && strstr(err.msg, cases[i].why), "%s %s: rc %d '%s'",
+                      cases[i].model, cases[i].spec, rc, err.msg);
+    }
+    /* a placement that breaks the rule is not valid, and nothing joins it */
+    int rtx = model("RTXPRO6000-96GB");
+    int all = gs_catalog_find_profile(rtx, "1g.24gb+me.all");
+    int plain = gs_catalog_find_profile(rtx, "1g.24gb"),
+        none = gs_catalog_find_profile(rtx, "1g.24gb-me");
+    struct gs_mig_placement have = {.n = 1}, bad = {.n = 2}, pl;
+    have.inst[0].profile = (uint8_t)all;
+    have.inst[0].start = 0;
+    bad.inst[0] = have.inst[0];
+    bad.inst[1].profile = (uint8_t)plain;
+    bad.inst[1].start = 1;
+    cr_assert_not(gs_mig_placement_valid(rtx, &bad));
+    struct gs_mig_layout add_plain = layout_of(rtx, "1g.24gb=1"),
+                         add_none = layout_of(rtx, "1g.24gb-me=3");
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_mig_place_around(rtx, &add_plain, &have, &pl, &err), GS_ENOFIT);
+    cr_assert(strstr(err.msg, "cannot share") != NULL, "%s", err.msg);
+    cr_assert_eq(gs_mig_place_around(rtx, &add_none, &have, &pl, NULL), 0);
+    cr_assert_eq(pl.n, 3);
+    for (int k = 0; k < pl.n; k++)
+        cr_assert(pl.inst[k].profile == none && pl.inst[k].start >= 1, "new instance at %u",
+                  pl.inst[k].start);
+    cr_assert_eq(gs_mig_place_around(rtx, &add_none, &bad, &pl, NULL), GS_EINVAL);
+    /* the planner keeps them apart too */
+    uint32_t demand[GS_MIG_MAX_PROFILES] = {0};
+    demand[all] = 1;
+    demand[plain] = 3;
+    struct gs_mig_layout out[8];
+    cr_assert_eq(gs_mig_plan(rtx, demand, out, 8, NULL), 2);
+    demand[plain] = 0;
+    demand[none] = 3;
+    cr_assert_eq(gs_mig_plan(rtx, demand, out, 8, NULL), 1);
 }
