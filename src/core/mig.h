@@ -63,9 +63,14 @@ void gs_mig_layout_str(int model, const struct gs_mig_layout *l, char *out, unsi
 double gs_mig_layout_units(int model, const struct gs_mig_layout *l);
 
 /* Fewest GPUs of the model that hold the demand (counts per profile index, any size).
- * Fills up to cap layouts; returns the GPU count, or GS_ENOFIT when a demanded profile
- * does not exist (count 0 demand is fine). Greedy by covered units with a lower bound. */
+ * Fills up to cap layouts, which together hold exactly the demand; returns the GPU count, or
+ * GS_ENOFIT when a demanded profile does not exist (count 0 demand is fine), GS_ENOMEM.
+ * Exact: a branch-and-bound search proves no fewer GPUs can hold the demand. On a demand
+ * too large to prove within its budget (2 million layouts tried, or more than 512 GPUs) it
+ * returns its greedy count; gs_mig_plan_ex says whether the count is proven (*optimal). */
 int gs_mig_plan(int model, const uint32_t demand[GS_MIG_MAX_PROFILES], struct gs_mig_layout *out,
                 int cap, struct gs_error *err);
+int gs_mig_plan_ex(int model, const uint32_t demand[GS_MIG_MAX_PROFILES], struct gs_mig_layout *out,
+                   int cap, bool *optimal, struct gs_error *err);
 
 #endif

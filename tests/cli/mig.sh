@@ -49,6 +49,11 @@ expect 0 "$GS" mig profiles --gpu H200-141GB && {
 expect 0 "$GS" mig layouts --gpu A100-80GB && has "$TMP/out" "maximal layouts"
 expect 0 "$GS" mig plan --gpu A100-80GB --demand 3g.40gb=1,1g.10gb=3 && has "$TMP/out" "1 GPU"
 expect 2 "$GS" mig plan --gpu A100-80GB --demand 9g.9gb=1
+# the fewest GPUs: an A100 holds one 1g.10gb+me beside six 1g.10gb, so 2 GPUs, not 3
+expect 0 "$GS" mig plan --gpu A100-80GB --demand 1g.10gb+me=2,1g.10gb=12 && {
+    has "$TMP/out" "A100-80GB: 2 GPUs"
+    has "$TMP/out" "gpu 1: 1x1g.10gb+me + 6x1g.10gb"
+}
 # media engines: a +me.all instance shares its GPU only with -me ones
 expect 0 "$GS" mig plan --gpu RTXPRO6000-96GB --demand 1g.24gb+me.all=1,1g.24gb=3 &&
     has "$TMP/out" "RTXPRO6000-96GB: 2 GPUs"

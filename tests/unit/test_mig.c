@@ -1,5 +1,5 @@
 /* MIG layouts: exact placement on each model's own grid, media-engine rules, enumeration, and
- * the planner.
+ * the planner, which must use the fewest GPUs (checked against an independent brute force).
  * Property tests run over every MIG-capable model (every enumerated layout validates, every
  * valid multiset fits in a maximal layout, no placement overlaps). The catalog's rows
  * themselves are checked in test_catalog.c. */
@@ -171,6 +171,192 @@ Test(mig, plan_uses_fewest_gpus)
             got[p] += out[i].count[p];
     }
     cr_assert_eq(memcmp(got, demand, sizeof(got)), 0, "plan covers exactly the demand");
+}
+
+Test(mig, plan_fills_each_gpu_with_one_me_instance_and_six_1g)
+{
+    /* `gpusched mig plan --gpu A100-80GB --demand 1g.10gb+me=2,1g.10gb=12` said 3 GPUs: each
+     * A100 holds one 1g.10gb+me beside six 1g.10gb, so 2 suffice */
+    int m = model("A100-80GB");
+    uint32_t demand[GS_MIG_MAX_PROFILES] = {0};
+    demand[gs_catalog_find_profile(m, "1g.10gb+me")] = 2;
+    demand[gs_catalog_find_profile(m, "1g.10gb")] = 12;
+    struct gs_mig_layout out[16];
+    int n = gs_mig_plan(m, demand, out, 16, NULL);
+    cr_assert_eq(n, 2, "planned %d GPUs, want 2", n);
+    uint32_t got[GS_MIG_MAX_PROFILES] = {0};
+    for (int i = 0; i < n; i++) {
+        struct gs_error err;
+        gs_error_init(&err);
+        cr_assert_eq(gs_mig_place(m, &out[i], NULL, &err), 0, "gpu %d: %s", i, err.msg);
+        for (int p = 0; p < GS_MIG_MAX_PROFILES; p++)
+            got[p] += out[i].count[p];
+    }
+    cr_assert_eq(memcmp(got, demand, sizeof(got)), 0, "plan covers exactly the demand");
+    bool optimal = false;
+    cr_assert_eq(gs_mig_plan_ex(m, demand, out, 16, &optimal, NULL), 2);
+    cr_assert(optimal, "the count is not proven");
+}
+
+/* ---------- an independent optimum: dynamic programming over remainders ---------- */
+
+#define BF_MAXP 3
+#define BF_MAXC 6
+
+struct brute {
+    int model, np, prof[BF_MAXP], d[BF_MAXP], nstates;
+    bool valid[343];  /* by mixed-radix index of counts */
+    int8_t best[343]; /* fewest GPUs for a remainder; -1: not computed */
+};
+
+static int bf_index(const struct brute *b, const int *c)
+{
+    int idx = 0;
+    for (int i = b->np - 1; i >= 0; i--)
+        idx = idx * (b->d[i] + 1) + c[i];
+    return idx;
+}
+
+static void bf_counts(const struct brute *b, int idx, int *c)
+{
+    for (int i = 0; i < b->np; i++) {
+        c[i] = idx % (b->d[i] + 1);
+        idx /= b->d[i] + 1;
+    }
+}
+
+static int bf_solve(struct brute *b, int idx)
+{
+    if (idx == 0)
+        return 0;
+    if (b->best[idx] >= 0)
+        return b->best[idx];
+    int r[BF_MAXP], best = 127;
+    bf_counts(b, idx, r);
+    for (int sub = 1; sub <= idx; sub++) {
+        int c[BF_MAXP];
+        bf_counts(b, sub, c);
+        bool within = true;
+        for (int i = 0; i < b->np; i++)
+            within &= c[i] <= r[i];
+        if (!within || !b->valid[sub])
+            continue;
+        int rest[BF_MAXP];
+        for (int i = 0; i < b->np; i++)
+            rest[i] = r[i] - c[i];
+        int v = 1 + bf_solve(b, bf_index(b, rest));
+        if (v < best)
+            best = v;
+    }
+    b->best[idx] = (int8_t)best;
+    return best;
+}
+
+static int brute_force(int model, int np, const int *prof, const int *d)
+{
+    struct brute b = {.model = model, .np = np, .nstates = 1};
+    for (int i = 0; i < np; i++) {
+        b.prof[i] = prof[i];
+        b.d[i] = d[i];
+        b.nstates *= d[i] + 1;
+    }
+    for (int s = 0; s < b.nstates; s++) {
+        int c[BF_MAXP];
+        bf_counts(&b, s, c);
+        struct gs_mig_layout l;
+        memset(&l, 0, sizeof(l));
+        for (int i = 0; i < np; i++)
+            l.count[prof[i]] = (uint8_t)c[i];
+        b.valid[s] = s > 0 && gs_mig_place(model, &l, NULL, NULL) == 0;
+        b.best[s] = -1;
+    }
+    return bf_solve(&b, b.nstates - 1);
+}
+
+Test(mig, plan_matches_a_brute_force_optimum_on_small_demands)
+{
+    const char *models[] = {"A100-80GB", "A100-40GB", "H100-80GB", "A30-24GB", "RTXPRO6000-96GB"};
+    uint32_t seed = 12345;
+    int cases = 0;
+    for (size_t mi = 0; mi < sizeof(models) / sizeof(models[0]); mi++) {
+        int m = model(models[mi]);
+        const struct gs_gpu_model *g = gs_catalog_get(m);
+        for (int t = 0; t < 60; t++) {
+            int np = 2 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 2, prof[BF_MAXP],
+                d[BF_MAXP];
+            for (int i = 0; i < np; i++) {
+                bool again;
+                do {
+                    prof[i] = (int)((seed = seed * 1103515245u + 12345u) >> 16) % g->nprofiles;
+                    again = false;
+                    for (int j = 0; j < i; j++)
+                        again |= prof[j] == prof[i];
+                } while (again);
+                d[i] = (int)((seed = seed * 1103515245u + 12345u) >> 16) % (BF_MAXC + 1);
+            }
+            uint32_t demand[GS_MIG_MAX_PROFILES] = {0};
+            char what[160] = "";
+            size_t o = 0;
+            for (int i = 0; i < np; i++) {
+                demand[prof[i]] = (uint32_t)d[i];
+                o += (size_t)snprintf(what + o, sizeof(what) - o, " %s=%d",
+                                      g->profiles[prof[i]].name, d[i]);
+            }
+            int want = brute_force(m, np, prof, d);
+            struct gs_mig_layout out[64];
+            bool optimal = false;
+            int n = gs_mig_plan_ex(m, demand, out, 64, &optimal, NULL);
+            cr_assert_eq(n, want, "%s%s: planned %d GPUs, the optimum is %d", g->name, what, n,
+                         want);
+            cr_assert(optimal, "%s%s: not proven", g->name, what);
+            uint32_t got[GS_MIG_MAX_PROFILES] = {0};
+            for (int i = 0; i < n; i++) {
+                cr_assert_eq(gs_mig_place(m, &out[i], NULL, NULL), 0, "%s%s: gpu %d invalid",
+                             g->name, what, i);
+                for (int p = 0; p < GS_MIG_MAX_PROFILES; p++)
+                    got[p] += out[i].count[p];
+            }
+            cr_assert_eq(memcmp(got, demand, sizeof(got)), 0, "%s%s: not the demand", g->name,
+                         what);
+            cases++;
+        }
+    }
+    cr_assert_eq(cases, 300);
+}
+
+Test(mig, plan_stays_fast_and_bounded_on_large_demands)
+{
+    int m = model("A100-80GB");
+    uint32_t demand[GS_MIG_MAX_PROFILES] = {0};
+    static struct gs_mig_layout out[20000];
+    bool optimal = false;
+    /* the lower bound meets the greedy count: nothing to search */
+    demand[gs_catalog_find_profile(m, "1g.10gb")] = 100000;
+    cr_assert_eq(gs_mig_plan_ex(m, demand, out, 20000, &optimal, NULL), 14286);
+    cr_assert(optimal);
+    /* a mixed demand: the answer covers the demand and is at least the memory bound */
+    memset(demand, 0, sizeof(demand));
+    demand[gs_catalog_find_profile(m, "3g.40gb")] = 41;
+    demand[gs_catalog_find_profile(m, "2g.20gb")] = 37;
+    demand[gs_catalog_find_profile(m, "1g.20gb")] = 13;
+    demand[gs_catalog_find_profile(m, "1g.10gb")] = 55;
+    demand[gs_catalog_find_profile(m, "1g.10gb+me")] = 9;
+    int n = gs_mig_plan_ex(m, demand, out, 20000, &optimal, NULL);
+    int mem = 41 * 4 + 37 * 2 + 13 * 2 + 55 + 9;
+    cr_assert_geq(n, (mem + 7) / 8, "%d GPUs", n);
+    uint32_t got[GS_MIG_MAX_PROFILES] = {0};
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(gs_mig_place(m, &out[i], NULL, NULL), 0);
+        for (int p = 0; p < GS_MIG_MAX_PROFILES; p++)
+            got[p] += out[i].count[p];
+    }
+    cr_assert_eq(memcmp(got, demand, sizeof(got)), 0);
+    /* nothing to plan; a profile the model lacks */
+    memset(demand, 0, sizeof(demand));
+    cr_assert_eq(gs_mig_plan(m, demand, out, 16, NULL), 0);
+    demand[GS_MIG_MAX_PROFILES - 1] = 1;
+    cr_assert_eq(gs_mig_plan(m, demand, out, 16, NULL), GS_ENOFIT);
+    cr_assert_eq(gs_mig_plan(model("L40S-48GB"), demand, out, 16, NULL), GS_EINVAL);
 }
 
 Test(mig, each_model_places_on_its_own_grid)
