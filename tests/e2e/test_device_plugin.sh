@@ -28,6 +28,8 @@ mkfifo "$D/cmd"
 "$H" "$D" < "$D/cmd" >> "$D/h.log" 2>&1 &  # appended: the test adds marks
 hpid=$!
 exec 3> "$D/cmd"
+mark() { echo "{\"event\": \"mark\", \"name\": \"$1\"}" >> "$D/h.log"; }
+since() { echo "ev[max(i for i, e in enumerate(ev) if e['event'] == 'mark' and e['name'] == '$1'):]"; }
 wait_for 10 'any(e["event"] == "ready" for e in ev)' || { fail "harness not ready"; cat "$D/h.log"; exit 1; }
 cat > "$D/dp.yaml" <<'Y'
 version: v1
@@ -67,6 +69,20 @@ wait_for 10 "any(e['event'] == 'allocate' and e['resource'] == 'nvidia.com/mig-3
     fail "Allocate nvidia.com/mig-3g.40gb: NVIDIA_VISIBLE_DEVICES is the MIG device"
 wait_for 10 'any(e["event"] == "preferred" and len(e["ids"]) == 2 and len({i.split("::")[0] for i in e["ids"]}) == 1 for e in ev)' ||
     fail "GetPreferredAllocation: two replicas of one GPU"
+# malformed requests get InvalidArgument with the reason, and the plugin goes on serving: one
+# ID 200 times (the packing used to write past its 128 slots), an allocation larger than the
+# available devices, an Allocate naming a device twice
+mark bad
+echo "preferred nvidia.com/gpu 200 $(python3 -c 'import sys; print(",".join([sys.argv[1]] * 200))' "$FIRST")" >&3
+echo "preferred nvidia.com/gpu 50 $GPU_IDS" >&3
+echo "allocate nvidia.com/gpu $FIRST,$FIRST" >&3
+wait_for 10 "sum(1 for e in $(since bad) if e['event'] in ('preferred', 'allocate') and 'code = InvalidArgument' in e.get('error', '')) == 3" ||
+    fail "malformed GetPreferredAllocation and Allocate: not 3 InvalidArgument errors"
+wait_for 5 "any('appears twice' in e.get('error', '') for e in $(since bad)) and any('allocation size 50' in e.get('error', '') for e in $(since bad))" ||
+    fail "malformed requests: the errors do not say what was wrong"
+echo "preferred nvidia.com/gpu 2 $GPU_IDS" >&3
+wait_for 10 "any(e['event'] == 'preferred' and len(e.get('ids', [])) == 2 for e in $(since bad))" ||
+    fail "GetPreferredAllocation after malformed requests"
 # health: XID 79 on GPU 0 turns its 4 replicas Unhealthy, then healthy again
 gpus '{"xids": [79]}'
 wait_for 5 'any(e["event"] == "devices" and e["resource"] == "nvidia.com/gpu" and sum(d["health"] == "Unhealthy" for d in e["devices"]) == 4 for e in ev)' ||
@@ -102,8 +118,6 @@ restart_agent() { # DP-CONFIG [more flags]: the agent again with another device-
         --device-plugin-dir "$D" --interval 0.5 --metrics-port 0 "$@" >> "$D/agent2.log" 2>&1 &
     apid=$!
 }
-mark() { echo "{\"event\": \"mark\", \"name\": \"$1\"}" >> "$D/h.log"; }
-since() { echo "ev[max(i for i, e in enumerate(ev) if e['event'] == 'mark' and e['name'] == '$1'):]"; }
 # the article's time-slicing config (migStrategy none, 4 replicas) as it is: the two whole GPUs
 # as 8 replicas, the MIG GPUs not advertised
 configmap_data "$ART/gpu-time-slicing.yaml" > "$D/ts.yaml"
