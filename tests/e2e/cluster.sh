@@ -11,13 +11,25 @@ e2e_free_port() {
     "$E2E_SRC/../free-port.py"
 }
 
+# skip REASON: this test cannot run here. Exit 77 is ctest's skip; under CI=true nothing may
+# skip, and e2e_down (the exit trap once e2e_up ran) turns a 77 into a failure.
+skip() {
+    echo "skipped: $*"
+    [ "${CI:-}" = true ] && { echo "FAIL: a test may not skip under CI=true"; exit 1; }
+    exit 77
+}
+
 e2e_down() {
-    local pids
+    local rc=$? pids
     pids="$(cat "$E2E_DIR"/*.pid 2>/dev/null)"
     [ -n "$pids" ] && kill $pids 2>/dev/null
     sleep 0.3
     [ -n "$pids" ] && kill -9 $pids 2>/dev/null
     if [ -n "${E2E_KEEP:-}" ]; then echo "e2e: kept $E2E_DIR"; else rm -rf "$E2E_DIR"; fi
+    if [ "$rc" -eq 77 ] && [ "${CI:-}" = true ]; then
+        echo "FAIL: a test may not skip under CI=true"
+        exit 1
+    fi
 }
 
 e2e_kubeconfig() { # FILE USER-CERT USER-KEY
