@@ -229,7 +229,7 @@ uint64_t gs_request_sig(const struct gs_request *r)
 void gs_reasons_str(const struct gs_reasons *r, const struct gs_request *req, char *out,
                     unsigned size)
 {
-    int fit = r->nodes;
+    int fit = r->nodes - r->other;
     for (int i = 0; i < GS_R_COUNT; i++)
         fit -= r->count[i];
     char dev[64];

@@ -62,6 +62,7 @@ enum gs_reason {
 struct gs_reasons {
     int32_t count[GS_R_COUNT];
     int32_t nodes;
+    int32_t other; /* refused for reasons the caller words itself (Kubernetes constraints) */
 };
 
 /* "0/120 nodes fit: 80 no free nvidia.com/mig-3g.40gb slot, 40 node selector mismatch" */

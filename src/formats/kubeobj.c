@@ -4,6 +4,7 @@
 
 #include "../base/error.h"
 #include "../core/quantity.h"
+#include "podspec.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -415,6 +416,45 @@ int gs_kube_node_read(const json_t *obj, struct gs_kube_node *n, struct gs_error
 const char *gs_kube_label(const struct gs_kube_node *n, const char *key)
 {
     return gs_labels_get(&n->labels, key);
+}
+
+int gs_kube_pod_read_constraints(const json_t *obj, struct gs_kube_pod *p)
+{
+    p->k = NULL;
+    p->k_error[0] = '\0';
+    struct gs_kube_kpod *k = malloc(sizeof(*k));
+    if (!k) {
+        snprintf(p->k_error, sizeof(p->k_error), "out of memory");
+        return GS_ENOMEM;
+    }
+    gs_kpod_init(&k->kp);
+    struct gs_error err;
+    gs_error_init(&err);
+    int rc = gs_podspec_read(obj, &k->kp, &err);
+    if (rc) {
+        gs_kpod_release(&k->kp);
+        free(k);
+        snprintf(p->k_error, sizeof(p->k_error), "%s", err.msg);
+        return rc;
+    }
+    k->refs = 1;
+    p->k = k;
+    return 0;
+}
+
+void gs_kube_pod_ref(struct gs_kube_pod *p)
+{
+    if (p->k)
+        __atomic_add_fetch(&p->k->refs, 1, __ATOMIC_RELAXED);
+}
+
+void gs_kube_pod_release(struct gs_kube_pod *p)
+{
+    if (p->k && __atomic_sub_fetch(&p->k->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        gs_kpod_release(&p->k->kp);
+        free(p->k);
+    }
+    p->k = NULL;
 }
 
 void gs_kube_node_release(struct gs_kube_node *n)

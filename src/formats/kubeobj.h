@@ -13,6 +13,7 @@
 
 #include "../core/engine.h"
 #include "../core/workload.h"
+#include "../core/constraints.h"
 #include "inventory.h"
 
 #include <jansson.h>
@@ -55,6 +56,18 @@ struct gs_kube_pod {
     struct gs_label labels[GS_MAX_POD_LABELS];
     int ntol;
     struct gs_toleration tol[GS_MAX_TOLERATIONS];
+    /* Kubernetes placement constraints (node affinity, pod (anti-)affinity, spread, host
+     * ports, every label), read only on request (gs_kube_pod_read_constraints): shared and
+     * immutable, counted references. A by-value copy does not own a reference: only copies
+     * that take one (gs_kube_pod_ref) may use k, and they drop it (gs_kube_pod_release). */
+    struct gs_kube_kpod *k;
+    char k_error[200]; /* why the constraints could not be read */
+};
+
+/* A pod's constraints with their reference count. */
+struct gs_kube_kpod {
+    long refs;
+    struct gs_kpod kp;
 };
 
 struct gs_taint {
@@ -102,6 +115,12 @@ void gs_kube_node_move(struct gs_kube_node *dst, struct gs_kube_node *src);
 /* dst (initialised or zeroed) becomes an independent copy of src. 0 or GS_ENOMEM. */
 int gs_kube_node_copy(struct gs_kube_node *dst, const struct gs_kube_node *src);
 const char *gs_kube_label(const struct gs_kube_node *n, const char *key);
+/* Read the pod's placement constraints (formats/podspec) into p->k, a new reference p owns;
+ * on a refusal p->k is NULL and p->k_error says why. Returns 0, GS_EINVAL or GS_ENOMEM. */
+int gs_kube_pod_read_constraints(const json_t *obj, struct gs_kube_pod *p);
+/* Take a reference to p->k (a copy of the pod that will use it), drop one. */
+void gs_kube_pod_ref(struct gs_kube_pod *p);
+void gs_kube_pod_release(struct gs_kube_pod *p);
 /* A pod's label value, or NULL (labels longer than GS_LABEL_*_MAX are not kept). */
 const char *gs_kube_pod_label(const struct gs_kube_pod *p, const char *key);
 /* RFC 3339 time ("2026-11-29T19:20:00Z", fractions and offsets allowed) as Unix seconds;

@@ -111,22 +111,26 @@ static int upsert_node(struct store *s, struct gs_kube_node *n)
     return 0;
 }
 
-static int upsert_pod(struct store *s, const struct gs_kube_pod *p)
+/* Takes p's reference to its constraints (p->k is left NULL). */
+static int upsert_pod(struct store *s, struct gs_kube_pod *p)
 {
     int i = find_pod(s, p->ns, p->name);
     if (i >= 0 && strcmp(s->pods[i].p.uid, p->uid) == 0) {
         struct pod_entry *e = &s->pods[i];
+        gs_kube_pod_release(&e->p);
         if (e->assumed && !p->node[0]) {
             /* an older view of a pod we just bound: keep what we bound it to */
             char node[GS_KNAME_MAX], devices[256];
             memcpy(node, e->p.node, sizeof(node));
             memcpy(devices, e->p.devices, sizeof(devices));
             e->p = *p;
+            p->k = NULL;
             memcpy(e->p.node, node, sizeof(node));
             memcpy(e->p.devices, devices, sizeof(devices));
             return 0;
         }
         e->p = *p;
+        p->k = NULL;
         e->assumed = false;
         return 0;
     }
@@ -138,9 +142,12 @@ static int upsert_pod(struct store *s, const struct gs_kube_pod *p)
             s->pods = v;
         }
         i = s->npods++;
+    } else {
+        gs_kube_pod_release(&s->pods[i].p); /* a new pod under an old name */
     }
     memset(&s->pods[i], 0, sizeof(s->pods[i]));
     s->pods[i].p = *p;
+    p->k = NULL;
     s->pods[i].seq = ++s->seq;
     return 0;
 }
@@ -287,6 +294,8 @@ static void snapshot_release(struct snapshot *sn)
     gs_cluster_release(&sn->c);
     for (int i = 0; sn->nodes && i < sn->nn; i++)
         gs_kube_node_release(&sn->nodes[i]);
+    for (int i = 0; sn->pods && i < sn->np; i++)
+        gs_kube_pod_release(&sn->pods[i].p);
     free(sn->nodes);
     free(sn->pods);
     free(sn->alloc);
@@ -380,6 +389,8 @@ static int take_snapshot(struct store *st, struct snapshot *sn, const struct gs_
         }
     if (sn->np > 0)
         memcpy(sn->pods, st->pods, sizeof(*sn->pods) * (size_t)sn->np);
+    for (int i = 0; i < sn->np; i++)
+        gs_kube_pod_ref(&sn->pods[i].p);
     pthread_mutex_unlock(&st->mu);
     map_mig_clients(sn, po);
     index_nodes(sn);
@@ -445,10 +456,13 @@ static int on_list_item(const json_t *item, void *user)
             GS_WARN("informer", "%s", err.msg);
             return 0;
         }
+        gs_kube_pod_read_constraints(item, &p);
         if (in->npl == in->cappl) {
             void *v = gs_grow(in->lpods, &in->cappl, sizeof(p), 256);
-            if (!v)
+            if (!v) {
+                gs_kube_pod_release(&p);
                 return GS_ENOMEM;
+            }
             in->lpods = v;
         }
         in->lpods[in->npl++] = p;
@@ -499,10 +513,14 @@ static int on_event(const char *type, const json_t *obj, void *user)
         if (gs_kube_pod_read(obj, &p, &err) == 0) {
             int i = find_pod(st, p.ns, p.name);
             if (strcmp(type, "DELETED") == 0) {
-                if (i >= 0)
+                if (i >= 0) {
+                    gs_kube_pod_release(&st->pods[i].p);
                     st->pods[i] = st->pods[--st->npods];
+                }
             } else {
+                gs_kube_pod_read_constraints(obj, &p);
                 upsert_pod(st, &p);
+                gs_kube_pod_release(&p);
             }
         } else {
             GS_WARN("informer", "%s", err.msg);
@@ -535,6 +553,8 @@ static void *informer_main(void *arg)
         if (in->relist) {
             for (int i = 0; i < in->nl; i++)
                 gs_kube_node_release(&in->lnodes[i]);
+            for (int i = 0; i < in->npl; i++)
+                gs_kube_pod_release(&in->lpods[i]);
             in->nl = in->npl = 0;
             int rc = gs_kube_list(s->kc, path, on_list_item, in, in->rv, sizeof(in->rv), &err);
             if (rc) {
@@ -571,7 +591,12 @@ static void *informer_main(void *arg)
                             st->pods[st->npods - 1].seq = old[k].seq;
                         }
                 }
+                for (int k = 0; k < nold; k++)
+                    gs_kube_pod_release(&old[k].p);
                 free(old);
+                for (int i = 0; i < in->npl; i++)
+                    gs_kube_pod_release(&in->lpods[i]);
+                in->npl = 0;
                 st->pods_synced = true;
             }
             st->gen++;
@@ -596,6 +621,8 @@ static void *informer_main(void *arg)
     }
     for (int i = 0; i < in->nl; i++)
         gs_kube_node_release(&in->lnodes[i]);
+    for (int i = 0; i < in->npl; i++)
+        gs_kube_pod_release(&in->lpods[i]);
     free(in->lnodes);
     free(in->lpods);
     return NULL;
@@ -1203,6 +1230,10 @@ struct cycle {
     double now_wall;
     int scheduled;
     int8_t *leaving; /* per node: a pod there is terminating (NULL: none known) */
+    /* Kubernetes placement constraints: the placed pods (borrowed from the snapshot, which
+     * holds a reference to each) and one pod's precomputation; NULL without memory */
+    struct gs_kstate *ks;
+    struct gs_kprep *kp;
 };
 
 static double wall(void)
@@ -1262,6 +1293,7 @@ static int assume_and_bind(struct cycle *cy, const struct gs_kube_pod *p, const 
     memset(&j, 0, sizeof(j));
     j.kind = JOB_BIND;
     j.pod = *p;
+    j.pod.k = NULL; /* a copy without a reference */
     j.t0 = t0;
     snprintf(j.node, sizeof(j.node), "%s", cy->c->nodes[a->node].name);
     if (p->req.kind != GS_REQ_NONE)
@@ -1269,6 +1301,8 @@ static int assume_and_bind(struct cycle *cy, const struct gs_kube_pod *p, const 
     snprintf(j.path, sizeof(j.path), "/api/v1/namespaces/%s/pods/%s/binding", p->ns, p->name);
     if (gs_cluster_bind(cy->c, &p->req, a))
         return GS_EINTERNAL;
+    if (cy->ks && p->k)
+        gs_kstate_add_pod(cy->ks, cy->c, &p->k->kp, a->node);
     if (s->dry) {
         char msg[600];
         snprintf(msg, sizeof(msg), "fits: would bind to %s%s%s", j.node, j.devices[0] ? " " : "",
@@ -1495,19 +1529,67 @@ static void preempt(struct cycle *cy, const struct gs_kube_pod *p, int queue,
 
 /* Nodes p does not tolerate are out for it: marked unschedulable in c until unmask_taints.
  * Returns how many (masked is NULL or nnodes flags). */
-static int mask_taints(struct cycle *cy, const struct gs_kube_pod *p, int8_t **masked)
+struct tol_ctx {
+    const struct cycle *cy;
+    const struct gs_kube_pod *p;
+};
+
+static bool tolerates_node(void *ctx, int node)
+{
+    const struct tol_ctx *t = ctx;
+    return gs_kube_tolerates(t->p, &t->cy->sn->nodes[node]);
+}
+
+/* Nodes out for this pod: those with a taint it does not tolerate (returned count) and those
+ * its Kubernetes constraints refuse (counted per verdict in kno[]); both are marked
+ * unschedulable for the engine and preemption until unmask_taints. */
+static int mask_taints(struct cycle *cy, const struct gs_kube_pod *p, int8_t **masked,
+                       int kno[GS_KNO_EXISTING_ANTI + 1])
 {
     struct gs_cluster *c = cy->c;
     int nn = c->nnodes, n = 0;
-    *masked = cy->sn->tainted ? calloc((size_t)nn + 1, 1) : NULL;
-    for (int i = 0; *masked && i < nn; i++)
-        if (!c->nodes[i].unschedulable && !gs_kube_tolerates(p, &cy->sn->nodes[i])) {
-            c->nodes[i].unschedulable = true;
-            gs_node_touch(&c->nodes[i]);
+    memset(kno, 0, sizeof(int) * (GS_KNO_EXISTING_ANTI + 1));
+    struct tol_ctx tc = {cy, p};
+    bool constrained = cy->ks && cy->kp && p->k &&
+                       gs_kprep_compute(cy->kp, cy->ks, c, &p->k->kp, tolerates_node, &tc) == 0 &&
+                       !gs_kprep_trivial(cy->kp);
+    *masked = cy->sn->tainted || constrained ? calloc((size_t)nn + 1, 1) : NULL;
+    for (int i = 0; *masked && i < nn; i++) {
+        if (c->nodes[i].unschedulable)
+            continue;
+        if (cy->sn->tainted && !gs_kube_tolerates(p, &cy->sn->nodes[i])) {
             (*masked)[i] = 1;
             n++;
+        } else if (constrained) {
+            enum gs_kverdict v = gs_kprep_filter(cy->kp, cy->ks, c, i);
+            if (v == GS_KFIT)
+                continue;
+            kno[v]++;
+            (*masked)[i] = 1;
+        } else {
+            continue;
         }
+        c->nodes[i].unschedulable = true;
+        gs_node_touch(&c->nodes[i]);
+    }
     return n;
+}
+
+/* ", 3 node(s) didn't match pod anti-affinity rules" for the nodes the constraints refused;
+ * returns how many. */
+static int constraint_reasons(const int kno[GS_KNO_EXISTING_ANTI + 1], char *out, size_t n)
+{
+    int total = 0;
+    size_t o = strlen(out);
+    for (int v = GS_KNO_NODE_NAME; v <= GS_KNO_EXISTING_ANTI; v++) {
+        if (!kno[v])
+            continue;
+        total += kno[v];
+        if (o < n)
+            o += (size_t)snprintf(out + o, n - o, ", %d %s", kno[v],
+                                  gs_kverdict_reason((enum gs_kverdict)v));
+    }
+    return total;
 }
 
 static void unmask_taints(struct cycle *cy, int8_t *masked)
@@ -1633,7 +1715,10 @@ static void schedule_gang(struct cycle *cy, int g, double t0)
     struct gs_reasons r;
     int failed = 0;
     int8_t *masked;
-    mask_taints(cy, p0, &masked);
+    int kno[GS_KNO_EXISTING_ANTI + 1];
+    /* the first member's taints and constraints stand for the gang's (members are placed in
+     * one step: they do not see each other's affinity) */
+    mask_taints(cy, p0, &masked, kno);
     int rc = gs_gang_place(cy->engine, cy->c, reqs, nm, dec, &failed, &r);
     if (rc == 0) {
         unmask_taints(cy, masked);
@@ -1799,6 +1884,15 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
     }
     cy.engine = *engine;
     struct gs_cluster *c = &sn.c;
+    /* the placed pods, for affinity, anti-affinity, spread and ports */
+    if (gs_kstate_new(c, &cy.ks) == 0 && gs_kprep_new(&cy.kp) == 0) {
+        for (int i = 0; i < np; i++) {
+            const struct gs_kube_pod *bp = &sn.pods[i].p;
+            int n = bp->k && bp->node[0] ? find_in(&sn, bp->node) : -1;
+            if (n >= 0 && gs_kstate_add_pod(cy.ks, c, &bp->k->kp, n) < 0)
+                break;
+        }
+    }
     /* pods whose victims have left go first, to the node they were nominated for, in or
      * out of their backoff: nothing else may take what was freed for them */
     int8_t *done = calloc(anp, 1);
@@ -1872,9 +1966,15 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
             unschedulable(&cy, p, queue, "quota", msg, t0);
             continue;
         }
-        /* taints: nodes this pod does not tolerate are out for it */
+        if (p->k_error[0]) {
+            snprintf(msg, sizeof(msg), "constraints: %s", p->k_error);
+            unschedulable(&cy, p, queue, "constraints", msg, t0);
+            continue;
+        }
+        /* taints and Kubernetes constraints: nodes they refuse are out for this pod */
         int8_t *masked;
-        int nmasked = mask_taints(&cy, p, &masked);
+        int kno[GS_KNO_EXISTING_ANTI + 1];
+        int nmasked = mask_taints(&cy, p, &masked, kno);
         struct gs_decision dec;
         struct gs_reasons r;
         memset(&r, 0, sizeof(r));
@@ -1899,7 +1999,13 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
             gs_tenants_charge(&cy.ty.t, queue, p->ns, &d, +1);
             continue;
         }
+        int kmasked = 0;
+        for (int v = 0; v <= GS_KNO_EXISTING_ANTI; v++)
+            kmasked += kno[v];
+        r.count[GS_R_UNSCHEDULABLE] -= kmasked; /* said below, with kube-scheduler's words */
+        r.other += kmasked;
         gs_reasons_str(&r, &p->req, msg, sizeof(msg));
+        constraint_reasons(kno, msg, sizeof(msg));
         if (nominated) {
             snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
                      "; waiting for preempted pods to leave node %s", e->nominated);
@@ -1908,6 +2014,11 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
             continue;
         }
         const char *cat = classify(&cy, p, &r, nmasked, plan.candidates, extra, sizeof(extra));
+        if (kmasked > 0 &&
+            kmasked + nmasked + r.count[GS_R_SELECTOR] + r.count[GS_R_MODEL] >= r.nodes) {
+            cat = "constraints"; /* affinity, anti-affinity, spread, ports or node name */
+            extra[0] = '\0';
+        }
         if (adm == GS_ADMIT_BORROW) {
             /* over its deserved share: only idle capacity would do, and there is none */
             snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
@@ -1920,6 +2031,8 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
     }
     free(done);
     free(cy.leaving);
+    gs_kprep_free(cy.kp);
+    gs_kstate_free(cy.ks);
     update_gauges(s, c, waiting - cy.scheduled);
     /* pods this cycle did not look at (in backoff) keep their last verdict; keyed by
      * namespace/name so the merge stays linear in the pending pods */
@@ -2048,6 +2161,8 @@ static void sched_free(struct sched *s)
     for (int i = 0; i < s->st.nnodes; i++)
         gs_kube_node_release(&s->st.nodes[i]);
     free(s->st.nodes);
+    for (int i = 0; i < s->st.npods; i++)
+        gs_kube_pod_release(&s->st.pods[i].p);
     free(s->st.pods);
     gs_kube_client_free(s->kc);
     pthread_mutex_destroy(&s->st.mu);
@@ -2172,6 +2287,8 @@ int gs_scheduler_explain(struct gs_kube_client *client, const struct gs_schedule
         gs_kube_node_release(&in_nodes.lnodes[i]);
     for (int i = 0; !rc && i < in_pods.npl; i++)
         rc = upsert_pod(&s->st, &in_pods.lpods[i]);
+    for (int i = 0; i < in_pods.npl; i++)
+        gs_kube_pod_release(&in_pods.lpods[i]);
     struct gs_engine *engine = NULL;
     int engine_nodes = 0;
     if (!rc && (rc = schedule_cycle(s, &engine, &engine_nodes)))
