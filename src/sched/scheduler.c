@@ -834,29 +834,13 @@ static json_t *x_filter_or_prioritize(struct sched *s, const json_t *args, bool 
     return out;
 }
 
-static json_t *x_bind(struct sched *s, const json_t *args)
+/* Bind pod to node with the devices the engine picks there, and assume it in the store. Called
+ * with s->emu held: the HTTP server answers requests concurrently, and one bind's devices must
+ * be in the store before the next bind takes its snapshot, or two pods get the same slot. */
+static json_t *x_bind_locked(struct sched *s, const struct gs_kube_pod *pod, const char *ns,
+                             const char *name, const char *node)
 {
-    const char *ns = json_string_value(json_object_get(args, "PodNamespace"));
-    const char *name = json_string_value(json_object_get(args, "PodName"));
-    const char *uid = json_string_value(json_object_get(args, "PodUID"));
-    const char *node = json_string_value(json_object_get(args, "Node"));
-    char msg[1024] = "";
-    if (!ns || !name || !node)
-        return json_pack("{s:s}", "Error", "PodNamespace, PodName and Node are required");
-    char path[600];
-    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
-    json_t *obj = NULL;
-    struct gs_error err;
-    gs_error_init(&err);
-    struct gs_kube_pod pod;
-    if (gs_kube_request(s->kc, "GET", path, NULL, NULL, &obj, NULL, &err) ||
-        gs_kube_pod_read(obj, &pod, &err)) {
-        json_decref(obj);
-        return json_pack("{s:s}", "Error", err.msg);
-    }
-    json_decref(obj);
-    if (uid && strcmp(uid, pod.uid) != 0)
-        return json_pack("{s:s}", "Error", "pod UID changed");
+    char msg[1024] = "", path[600];
     struct snapshot sn;
     if (take_snapshot(&s->st, &sn, NULL))
         return json_pack("{s:s}", "Error", "out of memory");
@@ -864,30 +848,30 @@ static json_t *x_bind(struct sched *s, const json_t *args)
     char devices[256] = "";
     if (id < 0) {
         snprintf(msg, sizeof(msg), "node %s is not in gpusched's cache", node);
-    } else if (pod.req.kind != GS_REQ_NONE) {
+    } else if (pod->req.kind != GS_REQ_NONE) {
         struct gs_reasons why;
         memset(&why, 0, sizeof(why));
-        if (!gs_engine_fits(&sn.c, id, &pod.req, &why)) {
-            gs_reasons_str(&why, &pod.req, msg, sizeof(msg));
+        if (!gs_engine_fits(&sn.c, id, &pod->req, &why)) {
+            gs_reasons_str(&why, &pod->req, msg, sizeof(msg));
         } else {
-            pthread_mutex_lock(&s->emu);
             struct gs_engine *e = x_engine(s, sn.c.nnodes);
             struct gs_alloc a;
             if (e) {
-                gs_engine_score(e, &sn.c, id, &pod.req, &a);
+                gs_engine_score(e, &sn.c, id, &pod->req, &a);
                 gs_kube_devices_str(&sn.c, &a, devices, sizeof(devices));
             }
-            pthread_mutex_unlock(&s->emu);
         }
     }
     snapshot_release(&sn);
     if (msg[0])
         return json_pack("{s:s}", "Error", msg);
-    json_t *b = gs_kube_binding(&pod, node);
+    json_t *b = gs_kube_binding(pod, node);
     if (devices[0])
         json_object_set_new(json_object_get(b, "metadata"), "annotations",
                             json_pack("{s:s}", GS_DEVICES_ANNOTATION, devices));
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
+    struct gs_error err;
+    gs_error_init(&err);
     int rc = gs_kube_request(s->kc, "POST", path, NULL, b, NULL, NULL, &err);
     json_decref(b);
     if (rc)
@@ -904,6 +888,34 @@ static json_t *x_bind(struct sched *s, const json_t *args)
     record_latency(s, 0, 0);
     GS_INFO("extender", "%s/%s -> %s %s", ns, name, node, devices);
     return json_pack("{s:s}", "Error", "");
+}
+
+static json_t *x_bind(struct sched *s, const json_t *args)
+{
+    const char *ns = json_string_value(json_object_get(args, "PodNamespace"));
+    const char *name = json_string_value(json_object_get(args, "PodName"));
+    const char *uid = json_string_value(json_object_get(args, "PodUID"));
+    const char *node = json_string_value(json_object_get(args, "Node"));
+    if (!ns || !name || !node)
+        return json_pack("{s:s}", "Error", "PodNamespace, PodName and Node are required");
+    char path[600];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
+    json_t *obj = NULL;
+    struct gs_error err;
+    gs_error_init(&err);
+    struct gs_kube_pod pod;
+    if (gs_kube_request(s->kc, "GET", path, NULL, NULL, &obj, NULL, &err) ||
+        gs_kube_pod_read(obj, &pod, &err)) {
+        json_decref(obj);
+        return json_pack("{s:s}", "Error", err.msg);
+    }
+    json_decref(obj);
+    if (uid && strcmp(uid, pod.uid) != 0)
+        return json_pack("{s:s}", "Error", "pod UID changed");
+    pthread_mutex_lock(&s->emu);
+    json_t *out = x_bind_locked(s, &pod, ns, name, node);
+    pthread_mutex_unlock(&s->emu);
+    return out;
 }
 
 /* The extender's verbs: a JSON body in, a JSON answer out. */
