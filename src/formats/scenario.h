@@ -20,7 +20,8 @@
  *   trace: {file: pods.csv, format: openb, time_scale: 1.0}   # instead of classes
  *
  * Durations take s/m/h/d suffixes; cpu and memory are Kubernetes quantities. Every key is
- * checked (unknown keys are errors) and errors cite file:line and the field path. The
+ * checked (unknown keys are errors), names of node groups, tenants and classes are unique
+ * within their list, and errors cite file:line and the field path. The
  * parsed scenario is plain data owned by the caller (gs_scenario_release frees nothing
  * but the trace pods). */
 #ifndef GS_SCENARIO_H
