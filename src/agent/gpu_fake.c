@@ -11,11 +11,11 @@
  * MIG mode and instances are read once, at open; afterwards only create and destroy change
  * them, under the real rules, which the instances in the file must obey too: the profile
  * exists on the model, the start is one of its placements, no memory slice is shared, compute
- * slices sum to 7 at most, and no profile has more instances than its max count in the
- * catalog (NVML's instanceCount: one 1g.10gb+me per A100 or H100). An instance marked busy
- * refuses to be destroyed, as NVML does while a process holds it. Metrics, ECC counts,
- * temperatures and XIDs are re-read whenever the file's modification time changes; the XIDs
- * listed are delivered once per change. */
+ * slices fit the model's grid, media engines are not shared, and no profile has more
+ * instances than its max count in the catalog (NVML's instanceCount: one 1g.10gb+me per A100
+ * or H100). An instance marked busy refuses to be destroyed, as NVML does while a process
+ * holds it. Metrics, ECC counts, temperatures and XIDs are re-read whenever the file's
+ * modification time changes; the XIDs listed are delivered once per change. */
 #include "gpu.h"
 
 #include "../base/error.h"
@@ -182,7 +182,8 @@ static int read_live(struct fake *f, const json_t *o, int gi, bool queue_xids, s
 enum admit { ADMIT_OK = 0, ADMIT_AT_MAX, ADMIT_NO_PLACE };
 
 /* Whether an instance of profile index p may be created at start on g, by the rules NVML
- * applies: the profile's max count, then a placement beside the instances already there. */
+ * applies: the profile's max count, then a placement beside the instances already there
+ * (core/mig.c, which holds the count too; it is looked at first here to say why). */
 static enum admit fgpu_admit(const struct fgpu *g, int p, int64_t start)
 {
     const struct gs_mig_profile *mp = &gs_catalog_get(g->info.model)->profiles[p];
