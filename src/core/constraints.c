@@ -1497,8 +1497,8 @@ static const char *const reasons[] = {
     [GS_KNO_NODE_NAME] = "node(s) didn't match the requested node name",
     [GS_KNO_NODE_AFFINITY] = "node(s) didn't match Pod's node affinity/selector",
     [GS_KNO_PORTS] = "node(s) didn't have free ports for the requested pod ports",
-    [GS_KNO_SPREAD_LABEL] = "node(s) didn't match pod topology spread constraints (missing "
-                            "required label)",
+    [GS_KNO_SPREAD_LABEL] =
+        "node(s) didn't match pod topology spread constraints (missing required label)",
     [GS_KNO_SPREAD] = "node(s) didn't match pod topology spread constraints",
     [GS_KNO_AFFINITY] = "node(s) didn't match pod affinity rules",
     [GS_KNO_ANTI_AFFINITY] = "node(s) didn't match pod anti-affinity rules",

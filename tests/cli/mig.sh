@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `gpusched mig`: the article's MIG config validates; invalid configs exit 2 naming the line.
+# `gpusched mig`: the article's MIG config validates (invalid configs exit 2 naming the line);
+# profiles, layouts and fewest-GPU plans for every MIG model, named as GFD or nvidia-smi names it.
 . "$(dirname "$0")/lib.sh"
 cat > "$TMP/ok.yaml" <<'Y'
 version: v1
@@ -39,6 +40,9 @@ bad eight 7 "at most 7" 's/"1g.10gb": 7/"1g.10gb": 8/'
 bad unknown 7 "not a MIG profile" 's/"1g.10gb": 7/"1g.11gb": 7/'
 bad four 12 "at most 1" 's/"3g.40gb": 2/"4g.40gb": 2/'
 bad other 12 "not a MIG profile of A100-80GB" 's/"3g.40gb": 2/"3g.71gb": 2/' --gpu A100-80GB
+# one GPU named by two entries of a config
+bad twice 13 "GPU 0 is also in mig-configs.mixed[0].devices (line 9)" 's/devices: \[1\]/devices: [1, 0]/'
+bad all 17 "all takes in GPU 0, already in mig-configs.mixed[0].devices (line 9)" 's/devices: \[2, 3\]/devices: all/'
 bad h200 12 "not a MIG profile" 's/"3g.40gb": 2/"3g.71gb": 2/'
 bad broken 11 "invalid YAML" 's/devices: \[0\]/devices: [0/'
 expect 2 "$GS" mig validate "$TMP/missing.yaml"
