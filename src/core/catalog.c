@@ -285,15 +285,28 @@ static const struct gs_gpu_model models[] = {
      .placement_unit = 3},
 };
 
-_Static_assert(sizeof(models) / sizeof(models[0]) <= GS_MAX_MODELS, "model ids fit a uint32_t");
+_Static_assert(sizeof(models) / sizeof(models[0]) < GS_MAX_MODELS,
+               "model ids, and the one after them for other models, fit a uint32_t");
+
+/* Any GPU model the table lacks: whole GPUs and time-slicing/MPS replicas only (memory comes
+ * from the node, not from here). Its id is one past the table, so loops over the catalog's
+ * models do not meet it. */
+static const struct gs_gpu_model other_model = {.name = "other", .product = "other"};
 
 int gs_catalog_count(void)
 {
     return (int)(sizeof(models) / sizeof(models[0]));
 }
 
+int gs_catalog_other(void)
+{
+    return gs_catalog_count();
+}
+
 const struct gs_gpu_model *gs_catalog_get(int id)
 {
+    if (id == gs_catalog_other())
+        return &other_model;
     if (id < 0 || id >= gs_catalog_count())
         return NULL;
     return &models[id];

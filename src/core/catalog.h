@@ -61,6 +61,10 @@ struct gs_gpu_model {
 };
 
 int gs_catalog_count(void);
+/* The id of "other": a GPU model the catalog lacks (no MIG, no memory of its own: a node
+ * says how much its GPUs have). It is gs_catalog_count(), one past the table: gs_catalog_get
+ * returns it, gs_catalog_find never does. */
+int gs_catalog_other(void);
 /* Model by dense id; NULL when out of range. */
 const struct gs_gpu_model *gs_catalog_get(int id);
 /* Resolve a catalog name, an alias, a GPU-feature-discovery nvidia.com/gpu.product label

@@ -29,6 +29,7 @@ static int64_t label_int(const struct gs_kube_node *kn, const char *key, int64_t
 
 /* What the cache decides for each GPU of a node before adding it to the cluster. */
 struct gpu_plan {
+    int32_t mem_mib; /* > 0: the node's word for its memory (a model the catalog lacks) */
     uint8_t mode, replicas;
     bool healthy;
     bool placed;                 /* MIG: pl holds the exact placement */
@@ -79,11 +80,8 @@ static void from_inventory(const struct gs_kube_node *kn, struct node_plan *np, 
     for (int k = 0; k < inv->ngpus; k++) {
         const struct gs_inv_gpu *ig = &inv->gpus[k];
         int m = gs_catalog_find(ig->model);
-        if (m < 0) {
-            snprintf(why, wn, "%s: GPU %d: model '%s' is not in the catalog",
-                     GS_INVENTORY_ANNOTATION, ig->index, ig->model);
-            return;
-        }
+        if (m < 0)
+            m = gs_catalog_other(); /* whole GPUs and replicas; MIG needs the catalog */
         if (np->model >= 0 && m != np->model) {
             snprintf(why, wn, "%s: GPU %d is a %s, GPU %d a %s: one model per node",
                      GS_INVENTORY_ANNOTATION, inv->gpus[0].index, gs_catalog_get(np->model)->name,
@@ -95,6 +93,7 @@ static void from_inventory(const struct gs_kube_node *kn, struct node_plan *np, 
         g->mode = ig->mode;
         g->replicas = ig->replicas;
         g->healthy = ig->healthy;
+        g->mem_mib = (int32_t)ig->mem_mib;
         if (ig->mode != GS_GPU_MIG)
             continue;
         if (!gs_catalog_mig_capable(m) || ig->ninst > GS_MIG_COMPUTE_MAX) {
@@ -289,9 +288,19 @@ int gs_cache_add_node(struct gs_cluster *c, const struct gs_kube_node *kn,
         from_inventory(kn, &np, why, sizeof(why));
     } else if (!why[0] && kn->inv_error[0]) {
         snprintf(why, sizeof(why), "%s", kn->inv_error);
-    } else if (!why[0] && has_gpu && model < 0) {
-        snprintf(why, sizeof(why), "nvidia.com/gpu.product '%s' is not a known GPU model",
+    } else if (!why[0] && has_gpu && model < 0 && mig_total > 0) {
+        snprintf(why, sizeof(why),
+                 "nvidia.com/gpu.product '%s' is not a GPU model gpusched knows, and MIG "
+                 "devices need its geometry",
                  product ? product : "(missing)");
+    } else if (!why[0] && has_gpu && model < 0) {
+        /* a model the catalog lacks: whole GPUs and replicas, memory from its label */
+        int64_t mem = label_int(kn, "nvidia.com/gpu.memory", 0, why, sizeof(why));
+        if (!why[0]) {
+            from_counts(kn, gs_catalog_other(), count, replicas, shared, &np, why, sizeof(why));
+            for (int k = 0; k < np.ngpus; k++)
+                np.g[k].mem_mib = (int32_t)mem;
+        }
     } else if (!why[0] && has_gpu) {
         if (!(mig_total > 0 && from_config(kn, model, mp, count, replicas, shared, &np))) {
             memset(&np, 0, sizeof(np));
@@ -326,6 +335,8 @@ int gs_cache_add_node(struct gs_cluster *c, const struct gs_kube_node *kn,
         g->mode = pg->mode;
         g->replicas = pg->mode == GS_GPU_TIMESLICE || pg->mode == GS_GPU_MPS ? pg->replicas : 0;
         g->healthy = pg->healthy;
+        if (pg->mem_mib > 0)
+            g->mem_mib = pg->mem_mib;
         if (pg->mode == GS_GPU_MIG) {
             if (pg->placed)
                 g->mig = pg->pl;

@@ -429,3 +429,58 @@ Test(cache, an_inventory_that_cannot_be_used_offers_no_gpus_and_says_why)
     cr_expect(strstr(note, "gpusched.io/inventory") != NULL, "%s", note);
     gs_cluster_release(&c);
 }
+
+Test(cache, a_model_the_catalog_lacks_gets_whole_gpus_with_its_labelled_memory)
+{
+    struct gs_kube_node kn;
+    read_node("unknown-model.json", &kn);
+    struct gs_cluster c;
+    gs_cluster_init(&c);
+    char note[256] = "", dev[64];
+    int id = gs_cache_add_node(&c, &kn, NULL, note, sizeof(note));
+    cr_assert_geq(id, 0);
+    cr_expect_str_empty(note, "%s", note);
+    const struct gs_node *n = &c.nodes[id];
+    cr_assert_eq(n->ngpus, 8);
+    cr_expect_eq(n->model, gs_catalog_other());
+    cr_expect_str_eq(gs_catalog_get(n->model)->name, "other");
+    cr_expect_eq(c.gpus[n->gpu0].mem_mib, 147456);
+    struct gs_request big = gpu_req(4);
+    big.gpu_mem_mib = 140000;
+    place(&c, big, dev, sizeof(dev));
+    cr_expect_str_eq(dev, "gpu=0,1,2,3");
+    struct gs_request huge = gpu_req(1);
+    huge.gpu_mem_mib = 200000;
+    struct gs_alloc a;
+    cr_expect_eq(gs_engine_first_fit(&c, &huge, &a), GS_ENOFIT, "more memory than it has");
+    gs_cluster_release(&c);
+    gs_kube_node_release(&kn);
+    /* time-slicing replicas on it */
+    json_t *o = node_file("unknown-model.json");
+    json_t *l = json_object_get(json_object_get(o, "metadata"), "labels");
+    json_object_set_new(l, "nvidia.com/gpu.replicas", json_string("4"));
+    json_object_set_new(l, "nvidia.com/gpu.sharing-strategy", json_string("time-slicing"));
+    json_object_set_new(json_object_get(json_object_get(o, "status"), "allocatable"),
+                        "nvidia.com/gpu", json_string("32"));
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_kube_node_read(o, &kn, &err), 0, "%s", err.msg);
+    gs_cluster_init(&c);
+    id = gs_cache_add_node(&c, &kn, NULL, note, sizeof(note));
+    cr_expect_eq(c.nodes[id].ngpus, 8);
+    cr_expect_eq(c.gpus[c.nodes[id].gpu0].mode, GS_GPU_TIMESLICE);
+    cr_expect_eq(c.gpus[c.nodes[id].gpu0].replicas, 4);
+    gs_cluster_release(&c);
+    gs_kube_node_release(&kn);
+    /* MIG devices need the catalog's geometry */
+    json_object_set_new(json_object_get(json_object_get(o, "status"), "allocatable"),
+                        "nvidia.com/mig-1g.18gb", json_string("7"));
+    cr_assert_eq(gs_kube_node_read(o, &kn, &err), 0, "%s", err.msg);
+    gs_cluster_init(&c);
+    id = gs_cache_add_node(&c, &kn, NULL, note, sizeof(note));
+    cr_expect_eq(c.nodes[id].ngpus, 0);
+    cr_expect(strstr(note, "geometry") != NULL, "%s", note);
+    gs_cluster_release(&c);
+    gs_kube_node_release(&kn);
+    json_decref(o);
+}
