@@ -1574,7 +1574,8 @@ static int mask_taints(struct cycle *cy, const struct gs_kube_pod *p, int8_t **m
             n++;
         } else if (constrained) {
             enum gs_kverdict v = gs_kprep_filter(cy->kp, cy->ks, c, i);
-            if (v == GS_KFIT)
+            /* spec.nodeSelector alone is the engine's own selector filter, in its words */
+            if (v == GS_KFIT || (v == GS_KNO_NODE_AFFINITY && !p->k->kp.has_required))
                 continue;
             kno[v]++;
             (*masked)[i] = 1;
@@ -2028,7 +2029,9 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
         const char *cat = classify(&cy, p, &r, nmasked, plan.candidates, extra, sizeof(extra));
         if (kmasked > 0 &&
             kmasked + nmasked + r.count[GS_R_SELECTOR] + r.count[GS_R_MODEL] >= r.nodes) {
-            cat = "constraints"; /* affinity, anti-affinity, spread, ports or node name */
+            /* node affinity is where a pod may go (selector); the rest is about other pods
+             * (affinity, anti-affinity, spread, ports) or a node name */
+            cat = kno[GS_KNO_NODE_AFFINITY] == kmasked ? "selector" : "constraints";
             extra[0] = '\0';
         }
         if (adm == GS_ADMIT_BORROW) {
