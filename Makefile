@@ -2,12 +2,16 @@
 # they install missing Debian packages, build and run.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc)
 # CI=true: a skipped test fails the run (GS_CI in CMakeLists.txt, skip() in the test helpers).
 # The mode is part of each build folder's configuration; a change of $CI configures again.
 GS_CI := $(if $(filter true,$(CI)),ON,OFF)
+# seconds each fuzz target runs in `make test` (`make fuzz`: FUZZ_SECONDS)
+FUZZ_TEST_SECONDS ?= 15
 
-.PHONY: deps build build-asan run test test-fast e2e bench bench-e2e format clean fuzz
+.PHONY: deps build build-asan build-fuzz run test test-fast test-fuzz e2e \
+	bench bench-e2e format clean fuzz
 
 deps:
 	@./scripts/install-deps.sh
@@ -30,14 +34,27 @@ $(ASAN_BUILD)/build.ninja: CMakeLists.txt $(ASAN_BUILD)/.gs-ci-$(GS_CI) | deps
 build-asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
+# libFuzzer binaries of every fuzz target (clang)
+$(FUZZ_BUILD)/build.ninja: CMakeLists.txt $(FUZZ_BUILD)/.gs-ci-$(GS_CI) | deps
+	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+		-DGS_FUZZ=ON -DGS_CI=$(GS_CI)
+	@touch $@
+
+build-fuzz: deps $(FUZZ_BUILD)/build.ninja
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
+
 run: build
 	./$(BUILD)/gpusched sim
 
-# the whole suite, then again under ASan+UBSan
-test: build build-asan
+# the whole suite, again under ASan+UBSan, and every fuzz target for FUZZ_TEST_SECONDS
+test: build build-asan build-fuzz
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		GS_TEST_SANITIZED=1 ctest --output-on-failure -j $(JOBS)
+	./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS) $(JOBS)
+
+test-fuzz: build-fuzz
+	./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS) $(JOBS)
 
 # end-to-end tests against a real kube-apiserver and etcd (built from pinned Go modules on
 # first use, cached in ~/.cache/gpusched-e2e)
@@ -59,12 +76,9 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
 
-# libFuzzer builds of every fuzz target (clang), each run for FUZZ_SECONDS on its corpus
+# every fuzz target for FUZZ_SECONDS on its corpus
 FUZZ_SECONDS ?= 30
-fuzz: deps
-	cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DGS_FUZZ=ON
-	cmake --build build-fuzz -j $(JOBS)
-	for t in build-fuzz/fuzzer_*; do n=$${t#build-fuzz/fuzzer_}; mkdir -p build-fuzz/corpus-$$n; \
-		$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 build-fuzz/corpus-$$n fuzz/corpus/$$n || exit 1; done
+fuzz: build-fuzz
+	./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
