@@ -246,24 +246,37 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
     const json_t *v;
     json_object_foreach(json_object_get(spec, "nodeSelector"), key, v)
     {
-        if (r->nsel >= GS_MAX_SELECTOR)
-            return gs_error_set(err, GS_EINVAL, "%s: spec.nodeSelector: more than %d entries", who,
-                                GS_MAX_SELECTOR);
-        if (!json_is_string(v) || strlen(key) >= GS_LABEL_KEY_MAX ||
-            strlen(json_string_value(v)) >= GS_LABEL_VAL_MAX)
-            return gs_error_set(err, GS_EINVAL, "%s: spec.nodeSelector.%s: bad entry", who, key);
+        if (!json_is_string(v))
+            return gs_error_set(err, GS_EINVAL, "%s: spec.nodeSelector.%.80s: expected a string",
+                                who, key);
+        /* the engine's own selector keeps what fits it; the whole selector is the pod's
+         * constraints' (gs_kube_pod_read_constraints) */
+        if (r->nsel >= GS_MAX_SELECTOR || strlen(key) >= GS_LABEL_KEY_MAX ||
+            strlen(json_string_value(v)) >= GS_LABEL_VAL_MAX) {
+            p->sel_partial = true;
+            continue;
+        }
         copy(r->sel[r->nsel].key, GS_LABEL_KEY_MAX, key);
         copy(r->sel[r->nsel].val, GS_LABEL_VAL_MAX, json_string_value(v));
         r->nsel++;
     }
-    json_array_foreach(json_object_get(spec, "tolerations"), i, c)
+    const json_t *tols = json_object_get(spec, "tolerations");
+    if (json_array_size(tols) > GS_MAX_TOLERATIONS)
+        snprintf(p->refused, sizeof(p->refused), "spec.tolerations: %zu tolerations, at most %d",
+                 json_array_size(tols), GS_MAX_TOLERATIONS);
+    json_array_foreach(tols, i, c)
     {
         if (p->ntol >= GS_MAX_TOLERATIONS)
             break;
         struct gs_toleration *t = &p->tol[p->ntol++];
-        copy(t->key, sizeof(t->key), jstr(c, "key"));
+        const char *tk = jstr(c, "key"), *tv = jstr(c, "value");
+        if ((tk && strlen(tk) >= sizeof(t->key)) || (tv && strlen(tv) >= sizeof(t->value))) {
+            snprintf(p->refused, sizeof(p->refused),
+                     "spec.tolerations[%zu]: a key or value over %zu bytes", i, sizeof(t->key) - 1);
+        }
+        copy(t->key, sizeof(t->key), tk);
         copy(t->op, sizeof(t->op), jstr(c, "operator"));
-        copy(t->value, sizeof(t->value), jstr(c, "value"));
+        copy(t->value, sizeof(t->value), tv);
         copy(t->effect, sizeof(t->effect), jstr(c, "effect"));
     }
     return 0;

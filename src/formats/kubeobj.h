@@ -22,7 +22,7 @@
 
 #define GS_DEVICES_ANNOTATION   "gpusched.io/devices"
 #define GS_KNAME_MAX            254
-#define GS_MAX_TOLERATIONS      16
+#define GS_MAX_TOLERATIONS      32
 #define GS_MAX_TAINTS           64
 #define GS_KUBE_MAX_NODE_LABELS 4096 /* a bound on input, far above real nodes (~100) */
 #define GS_MAX_EXT              16
@@ -56,6 +56,11 @@ struct gs_kube_pod {
     struct gs_label labels[GS_MAX_POD_LABELS];
     int ntol;
     struct gs_toleration tol[GS_MAX_TOLERATIONS];
+    bool sel_partial; /* req.sel holds only part of spec.nodeSelector (the constraints hold
+                       * all of it) */
+    /* non-empty: why gpusched cannot model the pod exactly (more tolerations than it keeps);
+     * it is then not scheduled, and says why */
+    char refused[160];
     /* Kubernetes placement constraints (node affinity, pod (anti-)affinity, spread, host
      * ports, every label), read only on request (gs_kube_pod_read_constraints): shared and
      * immutable, counted references. A by-value copy does not own a reference: only copies

@@ -1575,7 +1575,8 @@ static int mask_taints(struct cycle *cy, const struct gs_kube_pod *p, int8_t **m
         } else if (constrained) {
             enum gs_kverdict v = gs_kprep_filter(cy->kp, cy->ks, c, i);
             /* spec.nodeSelector alone is the engine's own selector filter, in its words */
-            if (v == GS_KFIT || (v == GS_KNO_NODE_AFFINITY && !p->k->kp.has_required))
+            if (v == GS_KFIT ||
+                (v == GS_KNO_NODE_AFFINITY && !p->k->kp.has_required && !p->sel_partial))
                 continue;
             kno[v]++;
             (*masked)[i] = 1;
@@ -1979,8 +1980,8 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
             unschedulable(&cy, p, queue, "quota", msg, t0);
             continue;
         }
-        if (p->k_error[0]) {
-            snprintf(msg, sizeof(msg), "constraints: %s", p->k_error);
+        if (p->k_error[0] || p->refused[0]) {
+            snprintf(msg, sizeof(msg), "constraints: %s", p->refused[0] ? p->refused : p->k_error);
             unschedulable(&cy, p, queue, "constraints", msg, t0);
             continue;
         }

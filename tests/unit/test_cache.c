@@ -484,3 +484,37 @@ Test(cache, a_model_the_catalog_lacks_gets_whole_gpus_with_its_labelled_memory)
     gs_kube_node_release(&kn);
     json_decref(o);
 }
+
+/* Pods with more than the fixed-size fields hold: read, never dropped or cut silently. */
+Test(kubeobj, big_selectors_and_tolerations_are_kept_or_refused_with_the_field)
+{
+    json_t *sel = json_object(), *tols = json_array();
+    for (int i = 0; i < 6; i++) {
+        char k[64];
+        snprintf(k, sizeof(k), "example.com/key-%d", i);
+        json_object_set_new(sel, k, json_string("v"));
+    }
+    json_object_set_new(sel,
+                        "feature.node.kubernetes.io/a-label-key-much-longer-than-sixty-four-"
+                        "bytes",
+                        json_string("true"));
+    for (int i = 0; i < 40; i++)
+        json_array_append_new(tols, json_pack("{s:s, s:s}", "key", "k", "operator", "Exists"));
+    json_t *o =
+        json_pack("{s:{s:s, s:s}, s:{s:o, s:[{s:s}]}}", "metadata", "name", "p", "namespace", "ai",
+                  "spec", "nodeSelector", sel, "containers", "name", "c");
+    struct gs_kube_pod p;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_kube_pod_read(o, &p, &err), 0, "%s", err.msg);
+    cr_expect_eq(p.req.nsel, GS_MAX_SELECTOR);
+    cr_expect(p.sel_partial);
+    cr_expect_str_empty(p.refused);
+    cr_assert_eq(gs_kube_pod_read_constraints(o, &p), 0, "%s", p.k_error);
+    cr_expect_eq(p.k->kp.nnode_selector, 7, "the constraints keep the whole selector");
+    gs_kube_pod_release(&p);
+    json_object_set_new(json_object_get(o, "spec"), "tolerations", tols);
+    cr_assert_eq(gs_kube_pod_read(o, &p, &err), 0, "%s", err.msg);
+    cr_expect(strstr(p.refused, "spec.tolerations: 40 tolerations") != NULL, "%s", p.refused);
+    json_decref(o);
+}
