@@ -109,6 +109,13 @@ build_dpharness() {
     gomod dpharness "k8s.io/kubelet $STAGING" | go_tool dpharness "dpharness-$STAGING"
 }
 
+# kschedcheck: kube-scheduler's own filter plugins (k8s.io/kubernetes v1.37.2
+# pkg/scheduler/framework/plugins) judging placements (e2e test_differential)
+build_kschedcheck() {
+    [ -x "$bin/kschedcheck-$K8S" ] && return 0
+    gomod kschedcheck "k8s.io/kubernetes $K8S" k8s | go_tool kschedcheck "kschedcheck-$K8S"
+}
+
 if ! command -v go >/dev/null; then
     echo "build-control-plane: no Go toolchain found" >&2
     exit 1
@@ -117,6 +124,7 @@ build_etcd || { echo "build-control-plane: etcd build failed, see $log" >&2; exi
 build_k8s || { echo "build-control-plane: kubernetes build failed, see $log" >&2; exit 1; }
 build_promcheck || { echo "build-control-plane: promcheck build failed, see $log" >&2; exit 1; }
 build_dpharness || { echo "build-control-plane: dpharness build failed, see $log" >&2; exit 1; }
+build_kschedcheck || { echo "build-control-plane: kschedcheck build failed, see $log" >&2; exit 1; }
 # kwok and the device manager are optional on a workstation (the tests that need them skip);
 # under CI=true nothing may skip, so they must build
 optional_failed() { # WHAT
