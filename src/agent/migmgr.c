@@ -20,22 +20,22 @@ static bool place_around(int model, const struct gs_mig_layout *want, const stru
                          int ncur, const bool *keep, struct gs_migmgr_gpu *g)
 {
     struct gs_mig_layout rest = *want;
-    uint8_t occ = 0;
-    int compute = 0;
-    const struct gs_gpu_model *m = gs_catalog_get(model);
+    /* the kept instances as they are placed: their slices, compute, max counts and media
+     * engines all bound what may be created beside them */
+    struct gs_mig_placement kept = {0};
     for (int k = 0; k < ncur; k++) {
         if (!keep[k])
             continue;
         int p = gs_gpu_profile_index(model, cur[k].profile_id);
-        if (p < 0 || rest.count[p] == 0)
+        if (p < 0 || rest.count[p] == 0 || kept.n >= GS_MIG_COMPUTE_MAX || cur[k].start > 255)
             return false;
         rest.count[p]--;
-        for (uint32_t sl = cur[k].start; sl < cur[k].start + cur[k].size && sl < 8; sl++)
-            occ |= (uint8_t)(1u << sl);
-        compute += m->profiles[p].compute;
+        kept.inst[kept.n].profile = (uint8_t)p;
+        kept.inst[kept.n].start = (uint8_t)cur[k].start;
+        kept.n++;
     }
     struct gs_mig_placement pl;
-    if (gs_mig_place_into(model, &rest, occ, compute, &pl, NULL))
+    if (gs_mig_place_around(model, &rest, &kept, &pl, NULL))
         return false;
     g->nkeep = g->ndestroy = 0;
     for (int k = 0; k < ncur; k++) {

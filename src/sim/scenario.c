@@ -353,7 +353,7 @@ static double device_rate(const struct sim *s, const struct pod *p, int k)
     case GS_GPU_MIG: {
         const struct gs_mig_profile *pr =
             &gs_catalog_get(g->model)->profiles[g->mig.inst[p->alloc.slot[k]].profile];
-        double f = pr->compute / 7.0;
+        double f = gs_mig_profile_compute_share(pr); /* of the model's own grid */
         return f >= u ? 1.0 : f / u;
     }
     case GS_GPU_TIMESLICE: {
