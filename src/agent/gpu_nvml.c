@@ -203,8 +203,12 @@ static int n_mig_list(struct gs_gpu_backend *b, int i, struct gs_mig_inst *out, 
             memset(o, 0, sizeof(*o));
             o->gi_id = gi.id;
             o->profile_id = gi.profileId;
-            o->start = gi.placement.start;
-            o->size = gi.placement.size;
+            /* NVML units to memory slices (RTX PRO 6000 Blackwell places in thirds) */
+            const struct gs_gpu_model *gm = gs_catalog_get(x->info[i].model);
+            unsigned unit = gm && gm->placement_unit > 1 ? gm->placement_unit : 1;
+            int sl = gm ? gs_catalog_slice_of_nvml(x->info[i].model, gi.placement.start) : -1;
+            o->start = sl >= 0 ? (uint32_t)sl : gi.placement.start;
+            o->size = gi.placement.size / unit;
         }
     }
     /* MIG device UUIDs, matched to their GPU instance */
@@ -242,11 +246,16 @@ static int n_mig_profiles(struct gs_gpu_backend *b, int i, struct gs_gpu_profile
         o->mem_mib = info.memorySizeMB;
         nvmlGpuInstancePlacement_t pl[8];
         unsigned int cnt = 8;
+        const struct gs_gpu_model *gm = gs_catalog_get(x->info[i].model);
+        unsigned unit = gm && gm->placement_unit > 1 ? gm->placement_unit : 1;
         if (x->s.gi_placements(x->dev[i], info.id, pl, &cnt) == 0)
-            for (unsigned int k = 0; k < cnt; k++) {
-                if (pl[k].start < 8)
-                    o->start_mask |= (uint8_t)(1u << pl[k].start);
-                o->mem_slices = pl[k].size;
+            for (unsigned int k = 0; k < cnt && k < 8; k++) {
+                /* NVML units to memory slices (RTX PRO 6000 Blackwell places in thirds) */
+                int sl =
+                    gm ? gs_catalog_slice_of_nvml(x->info[i].model, pl[k].start) : (int)pl[k].start;
+                if (sl >= 0 && sl < 8)
+                    o->start_mask |= (uint8_t)(1u << sl);
+                o->mem_slices = pl[k].size / unit;
             }
     }
     return n;
@@ -276,7 +285,9 @@ static int n_mig_create(struct gs_gpu_backend *b, int i, uint32_t profile_id, ui
     int p = gs_gpu_profile_index(x->info[i].model, profile_id);
     if (!m || p < 0)
         return GS_EINVAL;
-    nvmlGpuInstancePlacement_t pl = {start, m->profiles[p].mem_slices};
+    unsigned nstart, nsize;
+    gs_catalog_nvml_placement(x->info[i].model, p, start, &nstart, &nsize);
+    nvmlGpuInstancePlacement_t pl = {nstart, nsize};
     nvmlGpuInstance_t gi;
     nvmlReturn_t r = x->s.gi_create(x->dev[i], profile_id, &pl, &gi);
     if (r != 0) {
