@@ -326,6 +326,7 @@ static int node_read(const json_t *obj, struct gs_kube_node *n, struct gs_error 
                  *st = json_object_get(obj, "status");
     copy(n->name, sizeof(n->name), jstr(md, "name"));
     copy(n->rv, sizeof(n->rv), jstr(md, "resourceVersion"));
+    copy(n->uid, sizeof(n->uid), jstr(md, "uid"));
     if (!n->name[0])
         return gs_error_set(err, GS_EINVAL, "node: metadata.name is required");
     const json_t *u = json_object_get(spec, "unschedulable");
@@ -614,6 +615,26 @@ json_t *gs_kube_event(const struct gs_kube_pod *p, const char *type, const char 
                      action, "note", n1024, "reportingController", "gpusched.io/scheduler",
                      "reportingInstance", instance, "regarding", "apiVersion", "v1", "kind", "Pod",
                      "name", p->name, "namespace", p->ns, "uid", p->uid);
+}
+
+json_t *gs_kube_node_event(const struct gs_kube_node *n, const char *type, const char *reason,
+                           const char *action, const char *note, const char *instance)
+{
+    char name[GS_KNAME_MAX + 32], now[40];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(name, sizeof(name), "%.200s.%llx%05lx", n->name, (unsigned long long)ts.tv_sec,
+             (long)(ts.tv_nsec / 10000) & 0xfffff);
+    gs_kube_micro_time(now, sizeof(now));
+    char n1024[1024];
+    snprintf(n1024, sizeof(n1024), "%s", note ? note : "");
+    return json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:s, "
+                     "s:{s:s, s:s, s:s, s:s}}",
+                     "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata", "name", name,
+                     "namespace", "default", "eventTime", now, "type", type, "reason", reason,
+                     "action", action, "note", n1024, "reportingController",
+                     "gpusched.io/scheduler", "reportingInstance", instance, "regarding",
+                     "apiVersion", "v1", "kind", "Node", "name", n->name, "uid", n->uid);
 }
 
 json_t *gs_kube_unschedulable_patch(const char *message)

@@ -88,6 +88,7 @@ struct gs_kube_ext {
 
 struct gs_kube_node {
     char name[GS_KNAME_MAX];
+    char uid[64];
     char rv[32];
     bool unschedulable;
     int64_t cpu_milli, mem_mib, pods;
@@ -142,6 +143,9 @@ json_t *gs_kube_binding(const struct gs_kube_pod *p, const char *node);
 /* events.k8s.io/v1 Event regarding a pod. */
 json_t *gs_kube_event(const struct gs_kube_pod *p, const char *type, const char *reason,
                       const char *action, const char *note, const char *instance);
+/* events.k8s.io/v1 Event regarding a Node (in the default namespace, as the kubelet's are). */
+json_t *gs_kube_node_event(const struct gs_kube_node *n, const char *type, const char *reason,
+                           const char *action, const char *note, const char *instance);
 /* Strategic-merge patch of status: PodScheduled=False/Unschedulable with a message. */
 json_t *gs_kube_unschedulable_patch(const char *message);
 /* Strategic-merge patch of status for a preemptor: nominatedNodeName and PodScheduled=False

@@ -43,6 +43,9 @@ struct store {
     int npods, cap_pods;
     bool nodes_synced, pods_synced;
     const struct gs_migparted *mp; /* the scheduler's --mig-config, or NULL */
+    /* Events regarding nodes that changed how gpusched sees them, for the next cycle to post
+     * (the informer holds the lock; writes go through the background queue) */
+    json_t *node_events;
 };
 
 static double mono(void)
@@ -70,9 +73,10 @@ static int find_pod(const struct store *s, const char *ns, const char *name)
 
 /* Why a node offers no GPUs (or no new pods), said once per change of the Node object: the
  * store sees each version once, a snapshot sees it every cycle. */
-static void report_node(const struct gs_migparted *mp, const struct gs_kube_node *old,
+static void report_node(struct store *st, const struct gs_kube_node *old,
                         const struct gs_kube_node *n)
 {
+    const struct gs_migparted *mp = st->mp;
     if (old && strcmp(old->rv, n->rv) == 0)
         return;
     struct gs_cluster one;
@@ -85,18 +89,32 @@ static void report_node(const struct gs_migparted *mp, const struct gs_kube_node
         gs_cache_add_node(&one, old, mp, was, sizeof(was));
         gs_cluster_release(&one);
     }
-    if (note[0] && strcmp(note, was) != 0)
-        GS_WARN("cache", "node '%s': %s; it offers no GPUs%s", n->name, note,
-                n->refused[0] ? " and gets no new pods" : "");
-    else if (!note[0] && was[0])
+    json_t *ev = NULL;
+    if (note[0] && strcmp(note, was) != 0) {
+        char msg[400];
+        snprintf(msg, sizeof(msg), "%s; it offers no GPUs%s", note,
+                 n->refused[0] ? " and gets no new pods" : "");
+        GS_WARN("cache", "node '%s': %s", n->name, msg);
+        ev = gs_kube_node_event(n, "Warning", "GPUsUnusable", "Scheduling", msg, "gpusched");
+    } else if (!note[0] && was[0]) {
         GS_INFO("cache", "node '%s': its GPUs are usable again", n->name);
+        ev = gs_kube_node_event(n, "Normal", "GPUsUsable", "Scheduling",
+                                "its GPUs are usable again", "gpusched");
+    }
+    if (ev) {
+        if (!st->node_events)
+            st->node_events = json_array();
+        if (!st->node_events || json_array_size(st->node_events) >= 256 ||
+            json_array_append_new(st->node_events, ev))
+            json_decref(ev); /* a flood of node changes: the log has them */
+    }
 }
 
 /* Takes what n owns (n is left empty). */
 static int upsert_node(struct store *s, struct gs_kube_node *n)
 {
     int i = find_node(s, n->name);
-    report_node(s->mp, i >= 0 ? &s->nodes[i] : NULL, n);
+    report_node(s, i >= 0 ? &s->nodes[i] : NULL, n);
     if (i < 0) {
         if (s->nnodes == s->cap_nodes) {
             void *v = gs_grow(s->nodes, &s->cap_nodes, sizeof(*s->nodes), 64);
@@ -1816,6 +1834,20 @@ static bool copy_policy(struct sched *s, struct gs_policy_objs *cp)
 static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engine_nodes)
 {
     struct store *st = &s->st;
+    /* Events regarding nodes the informers saw change */
+    pthread_mutex_lock(&st->mu);
+    json_t *nev = st->node_events;
+    st->node_events = NULL;
+    pthread_mutex_unlock(&st->mu);
+    size_t ni;
+    json_t *ne;
+    json_array_foreach(nev, ni, ne)
+    {
+        if (!s->dry)
+            write_later(s, "POST", "/apis/events.k8s.io/v1/namespaces/default/events", NULL,
+                        json_incref(ne));
+    }
+    json_decref(nev);
     struct cycle cy;
     memset(&cy, 0, sizeof(cy));
     struct gs_policy_objs *cp = &cy.po;
@@ -2177,6 +2209,7 @@ static void sched_free(struct sched *s)
     for (int i = 0; i < s->st.nnodes; i++)
         gs_kube_node_release(&s->st.nodes[i]);
     free(s->st.nodes);
+    json_decref(s->st.node_events);
     for (int i = 0; i < s->st.npods; i++)
         gs_kube_pod_release(&s->st.pods[i].p);
     free(s->st.pods);

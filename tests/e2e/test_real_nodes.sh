@@ -10,7 +10,8 @@
 # across zones, pod affinity, node affinity and host ports. Checked from the API alone:
 # every placement honours the pod's constraints, no node's nvidia.com resources are
 # over-allocated and no device is handed out twice, MIG annotations name the physical GPU,
-# pods left pending say why, and the scheduler stays alive throughout.
+# pods left pending say why, the mismatched node is reported once (log and Event), and the
+# scheduler stays alive throughout.
 set -u
 GS="$1"; DRIVER="$2"
 . "$(dirname "$0")/cluster.sh"
@@ -255,6 +256,13 @@ PY
 # the node whose allocatable disagrees with its labels is reported once, not every cycle
 n=$(grep -c "node 'gpu-a100-04'.*offers no GPUs" "$E2E_DIR/scheduler.log")
 [ "$n" -eq 1 ] || fail "the mismatched node was reported $n times"
+ev=$("$K" get events.events.k8s.io -n default -o json | python3 -c '
+import json, sys
+ev = [e for e in json.load(sys.stdin)["items"] if e["regarding"]["kind"] == "Node"
+      and e["regarding"]["name"] == "gpu-a100-04" and e["reason"] == "GPUsUnusable"]
+print(len(ev), ev[0]["note"] if ev else "")')
+echo "node Events: $ev"
+[ "${ev%% *}" = 1 ] || fail "one GPUsUnusable Event regarding the mismatched node, got: $ev"
 curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || fail "/healthz"
 if [ $fails -ne 0 ]; then
     echo "--- scheduler log (tail)"; tail -30 "$E2E_DIR/scheduler.log"
