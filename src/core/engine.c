@@ -3,7 +3,10 @@
  * cluster snapshot; both then apply the returned decision with gs_cluster_bind. The
  * baselines restate the FGD paper's simulator plugins (random, DotProduct, GpuClustering,
  * GpuPacking, BestFit, FGD), including their integer scores and tie-breaking, so published
- * figures can be reproduced; `gpusched` is our default. */
+ * figures can be reproduced; `gpusched` is our default. gs_engine_place_k runs the same loop and
+ * then asks core/constraints (a pod's affinity, anti-affinity, spreading, ports, node name)
+ * and the caller's tolerations callback about the nodes the engine admits, and adds
+ * constraints' scores to the policy's. */
 #include "engine.h"
 
 #include "../base/error.h"
@@ -42,6 +45,7 @@ struct gs_engine {
     int32_t *rank; /* tie-break: the lowest rank wins among equal scores */
     int32_t *feasible;
     struct gs_alloc *choices;
+    struct gs_kscore *kscores; /* gs_engine_place_k's scratch, allocated on first use */
 };
 
 /* ---------- filters ---------- */
@@ -718,6 +722,7 @@ void gs_engine_free(struct gs_engine *e)
     free(e->rank);
     free(e->feasible);
     free(e->choices);
+    free(e->kscores);
     free(e);
 }
 
@@ -726,76 +731,320 @@ struct gs_rng *gs_engine_rng(struct gs_engine *e)
     return &e->rng;
 }
 
-int gs_engine_place(struct gs_engine *e, const struct gs_cluster *c, const struct gs_request *req,
-                    int32_t pod, struct gs_decision *d, struct gs_reasons *r)
+/* The memo way for this request's shape (NULL without a memo), marked used. */
+static struct shape_memo *memo_for(struct gs_engine *e, const struct gs_request *req)
+{
+    if (!e->memo_shapes)
+        return NULL;
+    struct shape_memo *sm = NULL;
+    uint64_t sig = gs_request_sig(req);
+    int lru = 0;
+    for (int k = 0; k < SHAPES && !sm; k++) {
+        if (e->memo_shapes[k].sig == sig)
+            sm = &e->memo_shapes[k];
+        else if (e->memo_shapes[k].used < e->memo_shapes[lru].used)
+            lru = k;
+    }
+    if (!sm) {
+        sm = &e->memo_shapes[lru];
+        sm->sig = sig;
+        memset(sm->ver, 0, sizeof(*sm->ver) * (size_t)e->max_nodes);
+    }
+    sm->used = ++e->tick;
+    return sm;
+}
+
+/* Is node na with score sa better than node nb with sb: the higher score, then the lower
+ * rank. */
+static inline bool better(const struct gs_engine *e, int64_t sa, int na, int64_t sb, int nb)
+{
+    return sa > sb || (sa == sb && e->rank[na] < e->rank[nb]);
+}
+
+/* ---------- Kubernetes constraints (gs_engine_place_k) ---------- */
+
+#define KTAINT GS_KVERDICT_COUNT /* a taint verdict, beside the gs_kverdicts */
+#define KTOP   32                /* candidates examined in order before filtering them all */
+
+/* Taints, then the constraints: -1 when node i passes both, else KTAINT or the gs_kverdict. */
+static int kverdict(const struct gs_cluster *c, const struct gs_kplace *k, bool kfilter, int i)
+{
+    if (k->tol && !k->tol(k->tol_ctx, i))
+        return KTAINT;
+    if (kfilter) {
+        enum gs_kverdict v = gs_kprep_filter(k->kp, k->ks, c, i);
+        if (v != GS_KFIT && !(v == GS_KNO_NODE_AFFINITY && k->selector_in_req))
+            return (int)v;
+    }
+    return -1;
+}
+
+static void count_k(struct gs_reasons *r, int v)
+{
+    if (v == KTAINT)
+        r->taint++;
+    else
+        r->kverdict[v]++;
+}
+
+/* A node no filter admits, counted under the first that refuses it in upstream's order:
+ * node unschedulable, node name, taints, node affinity (with the engine's model and selector
+ * checks), host ports, the engine's resource and device fit, spreading and inter-pod
+ * (anti-)affinity. why is the engine's verdict. */
+static void count_refusal(const struct gs_cluster *c, int i, int why, const struct gs_kplace *k,
+                          bool kfilter, struct gs_reasons *r)
+{
+    enum gs_kverdict v = GS_KFIT;
+    if (kfilter) {
+        v = gs_kprep_filter(k->kp, k->ks, c, i);
+        if (v == GS_KNO_NODE_AFFINITY && k->selector_in_req)
+            v = GS_KFIT;
+    }
+    if (why == GS_R_UNSCHEDULABLE)
+        r->count[why]++;
+    else if (v == GS_KNO_NODE_NAME)
+        r->kverdict[v]++;
+    else if (k->tol && !k->tol(k->tol_ctx, i))
+        r->taint++;
+    else if (why == GS_R_MODEL || why == GS_R_SELECTOR)
+        r->count[why]++;
+    else if (v == GS_KNO_NODE_AFFINITY || v == GS_KNO_PORTS)
+        r->kverdict[v]++;
+    else if (why >= 0)
+        r->count[why]++;
+    else if (v != GS_KFIT)
+        r->kverdict[v]++;
+}
+
+/* The Kubernetes scores of the nf nodes in e->feasible into e->kscores. Returns 1 when every
+ * one is zero, 0 when not, or GS_ENOMEM. */
+static int kscore(struct gs_engine *e, const struct gs_cluster *c, const struct gs_kplace *k,
+                  int nf)
+{
+    if (!e->kscores) {
+        e->kscores = malloc(sizeof(*e->kscores) * (size_t)e->max_nodes);
+        if (!e->kscores)
+            return GS_ENOMEM;
+    }
+    int rc = gs_kprep_score(k->kp, k->ks, c, e->feasible, nf, e->kscores, k->tol, k->tol_ctx);
+    if (rc)
+        return rc;
+    int64_t any = 0;
+    for (int j = 0; j < nf; j++)
+        any |= e->kscores[j].node_affinity | e->kscores[j].inter_pod | e->kscores[j].spread;
+    return any == 0;
+}
+
+/* The winner among the nf feasible nodes by the documented weighting, from e->kscores; *best
+ * (the policy's choice) stays when the Kubernetes scores are equal on every node. */
+static void kscore_choose(struct gs_engine *e, int nf, int *best)
+{
+    int64_t k0 = gs_kscore_total(&e->kscores[0]);
+    bool flat = true;
+    int64_t hi = e->scores[0], lo = e->scores[0];
+    for (int j = 1; j < nf; j++) {
+        flat &= gs_kscore_total(&e->kscores[j]) == k0;
+        if (e->scores[j] > hi)
+            hi = e->scores[j];
+        if (e->scores[j] < lo)
+            lo = e->scores[j];
+    }
+    if (flat)
+        return;
+    /* min-max as upstream normalises; in double, as raw policy scores reach 2^62 */
+    int b = 0;
+    int64_t bt = INT64_MIN;
+    for (int j = 0; j < nf; j++) {
+        int64_t g =
+            hi == lo ? 0
+                     : (int64_t)((double)(e->scores[j] - lo) / (double)(hi - lo) * GS_KMAX_SCORE);
+        int64_t t = GS_ENGINE_KWEIGHT_POLICY * g + gs_kscore_total(&e->kscores[j]);
+        if (j == 0 || t > bt ||
+            (t == bt && better(e, e->scores[j], e->feasible[j], e->scores[b], e->feasible[b]))) {
+            b = j;
+            bt = t;
+        }
+    }
+    *best = b;
+}
+
+/* When the Kubernetes scores cannot change the order (all zero), the winner is the first node
+ * in the policy's order that taints and constraints admit: examine the best, then the next
+ * KTOP, before filtering every node. Returns the winner's index in e->feasible, -1 when every
+ * node was examined and refused, -2 when undecided. */
+static int lazy_pick(struct gs_engine *e, const struct gs_cluster *c, const struct gs_kplace *k,
+                     bool kfilter, int nf, int best, struct gs_reasons *lr)
+{
+    int v = kverdict(c, k, kfilter, e->feasible[best]);
+    if (v < 0)
+        return best;
+    count_k(lr, v);
+    int top[KTOP], nt = 0;
+    for (int j = 0; j < nf; j++) {
+        if (j == best ||
+            (nt == KTOP && !better(e, e->scores[j], e->feasible[j], e->scores[top[KTOP - 1]],
+                                   e->feasible[top[KTOP - 1]])))
+            continue;
+        int at = nt < KTOP ? nt++ : KTOP - 1;
+        while (at > 0 && better(e, e->scores[j], e->feasible[j], e->scores[top[at - 1]],
+                                e->feasible[top[at - 1]])) {
+            top[at] = top[at - 1];
+            at--;
+        }
+        top[at] = j;
+    }
+    for (int t = 0; t < nt; t++) {
+        if ((v = kverdict(c, k, kfilter, e->feasible[top[t]])) < 0)
+            return top[t];
+        count_k(lr, v);
+    }
+    return nf - 1 <= KTOP ? -1 : -2;
+}
+
+/* ---------- node selection ---------- */
+
+/* The engine's verdict on node i into the memo. */
+static void memo_refresh(struct gs_engine *e, const struct gs_cluster *c,
+                         const struct gs_request *req, struct shape_memo *sm, int i)
+{
+    int why = fit_reason(c, i, req);
+    sm->ver[i] = c->nodes[i].version;
+    sm->why[i] = (int8_t)why;
+    sm->score[i] = why < 0 ? e->policy->score(e, c, i, req, &e->choices[0]) : 0;
+}
+
+/* gs_engine_place and gs_engine_place_k (k NULL: no taints or constraints, and the choice is
+ * the policy's alone). The engine's filters and scores come from the memo, refreshed first for
+ * the nodes that changed; the nodes they admit are e->feasible. Taints and constraints then
+ * narrow those down, lazily when the Kubernetes scores are all zero (see lazy_pick). */
+static int place(struct gs_engine *e, const struct gs_cluster *c, const struct gs_request *req,
+                 int32_t pod, const struct gs_kplace *k, struct gs_decision *d,
+                 struct gs_reasons *r)
 {
     if (c->nnodes > e->max_nodes)
         return GS_EINVAL;
-    int nf = 0;
-    struct shape_memo *sm = NULL;
-    if (e->memo_shapes) {
-        uint64_t sig = gs_request_sig(req);
-        int lru = 0;
-        for (int k = 0; k < SHAPES && !sm; k++) {
-            if (e->memo_shapes[k].sig == sig)
-                sm = &e->memo_shapes[k];
-            else if (e->memo_shapes[k].used < e->memo_shapes[lru].used)
-                lru = k;
-        }
-        if (!sm) {
-            sm = &e->memo_shapes[lru];
-            sm->sig = sig;
-            memset(sm->ver, 0, sizeof(*sm->ver) * (size_t)e->max_nodes);
-        }
-        sm->used = ++e->tick;
-    }
-    for (int i = 0; i < c->nnodes; i++) {
-        int why;
-        int64_t score = 0;
-        bool hit = sm && sm->ver[i] == c->nodes[i].version;
-        if (hit) {
-            why = sm->why[i];
-            score = sm->score[i];
-        } else {
-            why = fit_reason(c, i, req);
-            if (why < 0)
-                score = e->policy->score(e, c, i, req, &e->choices[sm ? 0 : nf]);
-            if (sm) {
-                sm->ver[i] = c->nodes[i].version;
-                sm->why[i] = (int8_t)why;
-                sm->score[i] = score;
+    struct shape_memo *sm = memo_for(e, req);
+    struct gs_reasons lr; /* this call's counts, added to r at the end */
+    memset(&lr, 0, sizeof(lr));
+    int nf = 0, best = -1;
+    if (sm) {
+        for (int i = 0; i < c->nnodes; i++)
+            if (sm->ver[i] != c->nodes[i].version)
+                memo_refresh(e, c, req, sm, i);
+        const int8_t *why = sm->why;
+        const int64_t *score = sm->score;
+        for (int i = 0; i < c->nnodes; i++) {
+            if (why[i] >= 0) {
+                lr.count[why[i]]++;
+                continue;
             }
+            e->feasible[nf] = i;
+            e->scores[nf] = score[i];
+            if (best < 0 || better(e, score[i], i, e->scores[best], e->feasible[best]))
+                best = nf;
+            nf++;
         }
-        if (r) {
-            r->nodes++;
-            if (why >= 0)
-                r->count[why]++;
+    } else {
+        for (int i = 0; i < c->nnodes; i++) {
+            int why = fit_reason(c, i, req);
+            if (why >= 0) {
+                lr.count[why]++;
+                continue;
+            }
+            int64_t s = e->policy->score(e, c, i, req, &e->choices[nf]);
+            e->feasible[nf] = i;
+            e->scores[nf] = s;
+            if (best < 0 || better(e, s, i, e->scores[best], e->feasible[best]))
+                best = nf;
+            nf++;
         }
-        if (why >= 0)
-            continue;
-        e->feasible[nf] = i;
-        e->scores[nf] = score;
-        nf++;
+    }
+    bool kfilter = k && k->kp && !gs_kprep_trivial(k->kp);
+    bool kzero = !k || !k->kp; /* the Kubernetes scores are all zero */
+    bool kscored = false;      /* e->kscores are those of e->feasible[0..nf) */
+    if (nf > 0 && !kzero) {
+        int rc = kscore(e, c, k, nf);
+        if (rc < 0)
+            return rc;
+        kzero = rc == 1;
+        kscored = true;
+    }
+    if (nf > 0 && k && (k->tol || kfilter)) {
+        int w = -2;
+        if (sm && !e->policy->normalize && kzero)
+            w = lazy_pick(e, c, k, kfilter, nf, best, &lr);
+        if (w >= 0) {
+            best = w;
+        } else if (w == -1) {
+            nf = 0;
+        } else {
+            /* every node through taints and constraints */
+            int n2 = 0;
+            lr.taint = 0;
+            memset(lr.kverdict, 0, sizeof(lr.kverdict));
+            best = -1;
+            for (int j = 0; j < nf; j++) {
+                int i = e->feasible[j], v = kverdict(c, k, kfilter, i);
+                if (v >= 0) {
+                    count_k(&lr, v);
+                    continue;
+                }
+                e->feasible[n2] = i;
+                e->scores[n2] = e->scores[j];
+                if (!sm)
+                    e->choices[n2] = e->choices[j];
+                if (best < 0 || better(e, e->scores[n2], i, e->scores[best], e->feasible[best]))
+                    best = n2;
+                n2++;
+            }
+            kscored &= n2 == nf;
+            nf = n2;
+        }
+    }
+    if (nf == 0 && k && r) {
+        /* no node fits: say why in upstream's order, node by node (the memo holds every
+         * node's engine verdict now) */
+        memset(&lr, 0, sizeof(lr));
+        bool kf = k->kp && !gs_kprep_trivial(k->kp);
+        for (int i = 0; i < c->nnodes; i++)
+            count_refusal(c, i, sm ? sm->why[i] : fit_reason(c, i, req), k, kf, &lr);
+    }
+    if (r) {
+        for (int j = 0; j < GS_R_COUNT; j++)
+            r->count[j] += lr.count[j];
+        r->nodes += c->nnodes;
+        r->other += lr.taint;
+        r->taint += lr.taint;
+        for (int v = 0; v < GS_KVERDICT_COUNT; v++) {
+            r->other += lr.kverdict[v];
+            r->kverdict[v] += lr.kverdict[v];
+        }
     }
     if (nf == 0)
         return GS_ENOFIT;
     if (e->policy->normalize) {
         int64_t hi = INT64_MIN, lo = INT64_MAX;
-        for (int k = 0; k < nf; k++) {
-            if (e->scores[k] > hi)
-                hi = e->scores[k];
-            if (e->scores[k] < lo)
-                lo = e->scores[k];
+        for (int j = 0; j < nf; j++) {
+            if (e->scores[j] > hi)
+                hi = e->scores[j];
+            if (e->scores[j] < lo)
+                lo = e->scores[j];
         }
-        for (int k = 0; k < nf; k++)
-            e->scores[k] = hi == lo ? 0 : (e->scores[k] - lo) * MAX_NODE_SCORE / (hi - lo);
+        best = 0;
+        for (int j = 0; j < nf; j++) {
+            e->scores[j] = hi == lo ? 0 : (e->scores[j] - lo) * MAX_NODE_SCORE / (hi - lo);
+            if (j > 0 &&
+                better(e, e->scores[j], e->feasible[j], e->scores[best], e->feasible[best]))
+                best = j;
+        }
     }
-    int best = 0;
-    for (int k = 1; k < nf; k++) {
-        if (e->scores[k] > e->scores[best] ||
-            (e->scores[k] == e->scores[best] &&
-             e->rank[e->feasible[k]] < e->rank[e->feasible[best]]))
-            best = k;
+    if (!kzero) {
+        /* scored over the feasible nodes, as upstream scores only those */
+        int rc = kscored ? 0 : kscore(e, c, k, nf);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            kscore_choose(e, nf, &best);
     }
     memset(d, 0, sizeof(*d));
     d->kind = GS_DECIDE_BIND;
@@ -807,6 +1056,21 @@ int gs_engine_place(struct gs_engine *e, const struct gs_cluster *c, const struc
     if (req->kind != GS_REQ_NONE && d->alloc.ndev == 0)
         return GS_EINTERNAL;
     return 0;
+}
+
+int gs_engine_place(struct gs_engine *e, const struct gs_cluster *c, const struct gs_request *req,
+                    int32_t pod, struct gs_decision *d, struct gs_reasons *r)
+{
+    return place(e, c, req, pod, NULL, d, r);
+}
+
+int gs_engine_place_k(struct gs_engine *e, const struct gs_cluster *c, const struct gs_request *req,
+                      int32_t pod, const struct gs_kplace *k, struct gs_decision *d,
+                      struct gs_reasons *r)
+{
+    if (k && !k->ks != !k->kp)
+        return GS_EINVAL;
+    return place(e, c, req, pod, k, d, r);
 }
 
 int64_t gs_engine_score(struct gs_engine *e, const struct gs_cluster *c, int node,

@@ -7,12 +7,15 @@
  * of the profile, time-slicing/MPS replicas). Policies are rows of one table {name, score};
  * the best-scoring node wins; ties go to the node with the lowest rank in a seeded random
  * order (a consistent tie-break packs). An engine owns scratch memory sized to the cluster and, for
- * the fragmentation-aware policies, a memo: one engine per thread. */
+ * the fragmentation-aware policies, a memo: one engine per thread. gs_engine_place_k adds a
+ * pod's Kubernetes constraints and taints (core/constraints) as further filters and scores
+ * after the engine's own, which stay memoised. */
 #ifndef GS_ENGINE_H
 #define GS_ENGINE_H
 
 #include "../base/rng.h"
 #include "cluster.h"
+#include "constraints.h"
 #include "frag.h"
 #include "workload.h"
 
@@ -59,13 +62,22 @@ enum gs_reason {
     GS_R_COUNT
 };
 
+/* Verdicts of core/constraints, GS_KFIT (unused) included: kverdict[v] for enum gs_kverdict v */
+#define GS_KVERDICT_COUNT (GS_KNO_EXISTING_ANTI + 1)
+
 struct gs_reasons {
     int32_t count[GS_R_COUNT];
     int32_t nodes;
-    int32_t other; /* refused for reasons the caller words itself (Kubernetes constraints) */
+    int32_t other; /* refused for reasons the caller words itself: gs_engine_place_k adds its
+                      taint and kverdict counts here */
+    int32_t taint; /* gs_engine_place_k: a taint the pod does not tolerate */
+    int32_t kverdict[GS_KVERDICT_COUNT]; /* gs_engine_place_k: refused by the pod's Kubernetes
+                                            constraints, per enum gs_kverdict (word them with
+                                            gs_kverdict_reason) */
 };
 
-/* "0/120 nodes fit: 80 no free nvidia.com/mig-3g.40gb slot, 40 node selector mismatch" */
+/* "0/120 nodes fit: 80 no free nvidia.com/mig-3g.40gb slot, 40 node selector mismatch"; the
+ * nodes counted in other (taints, Kubernetes constraints) are left for the caller to word. */
 void gs_reasons_str(const struct gs_reasons *r, const struct gs_request *req, char *out,
                     unsigned size);
 
@@ -99,6 +111,59 @@ bool gs_engine_fits(const struct gs_cluster *c, int node, const struct gs_reques
 /* Choose a node and devices. Returns 0 and fills d (kind BIND), or GS_ENOFIT with reasons. */
 int gs_engine_place(struct gs_engine *e, const struct gs_cluster *c, const struct gs_request *req,
                     int32_t pod, struct gs_decision *d, struct gs_reasons *r);
+
+/* A pod's Kubernetes placement constraints and taints, for gs_engine_place_k. Borrowed for the
+ * call. ks and kp are both set or both NULL (NULL: no constraints, taints only); kp must be
+ * the result of a successful gs_kprep_compute for this pod against ks with the same tol, and
+ * ks unchanged since (gs_kstate_add_pod after each bind, then compute again for the next
+ * pod). tol: whether the pod tolerates a node's NoSchedule/NoExecute taints (NULL: every
+ * node); nodes it refuses are out (kube-scheduler's TaintToleration filter), and it is the
+ * callback spreading uses for nodeTaintsPolicy Honor. selector_in_req: the pod's only node
+ * constraint is spec.nodeSelector and the caller copied it into req->sel, so the engine's
+ * selector filter (which also resolves nvidia.com/gpu.product names through the catalog)
+ * answers for it; a GS_KNO_NODE_AFFINITY verdict is then not a refusal (the node's later
+ * constraint filters are not consulted either: the prep stops at its first verdict). */
+struct gs_kplace {
+    struct gs_kstate *ks;
+    struct gs_kprep *kp;
+    gs_ktolerates_fn tol;
+    void *tol_ctx;
+    bool selector_in_req;
+};
+
+/* Weight of the policy's score, normalised to 0..GS_KMAX_SCORE over the feasible nodes, beside
+ * the Kubernetes scores (gs_kscore_total: node affinity, inter-pod affinity, spreading, each
+ * 0..100 at weight 2). As kube-scheduler weighs NodeResourcesFit (1) against its default
+ * plugins (2 each): a pod's preferred terms outweigh GPU packing when they tell nodes apart. */
+#define GS_ENGINE_KWEIGHT_POLICY 1
+
+/* gs_engine_place for a pod with Kubernetes placement constraints (k NULL: exactly
+ * gs_engine_place). Filters: the engine's own (memoised per request shape and node version),
+ * then taints (k->tol), then the constraints (gs_kprep_filter; never memoised, since the
+ * verdict depends on other pods). Scores, over the nodes that pass every filter:
+ *   GS_ENGINE_KWEIGHT_POLICY * policy score normalised to 0..100 + gs_kscore_total
+ * with ties broken by the policy's own score, then by the engine's node order. When the
+ * Kubernetes scores are equal on every feasible node (a pod with no preferred terms, no
+ * ScheduleAnyway spreading, and no placed pod's term that matches it) the choice is
+ * gs_engine_place's: the policy decides alone, with its full resolution. A pod without
+ * constraints or untolerated taints is placed exactly as gs_engine_place places it.
+ * Every node is considered (no sampling: upstream's percentageOfNodesToScore is not applied).
+ * When the Kubernetes scores are all zero, taints and constraints are asked of the nodes in the
+ * policy's order until one passes (the result is the same as filtering them all, and cheaper).
+ * r (may be NULL) gets one count per node. When no node fits, each node is counted under the
+ * first filter that refuses it in kube-scheduler's order: node unschedulable, node name,
+ * taints, node affinity (the engine's model and selector checks count here too), host ports,
+ * the engine's resource and device fit, then spreading and inter-pod (anti-)affinity; taint
+ * and constraint refusals go to r->taint and r->kverdict[] and are added to r->other. When a
+ * node is chosen, r->count[] holds the engine's refusals and r->taint and r->kverdict[] only
+ * those of the nodes asked.
+ * Returns 0 and fills d, GS_ENOFIT, GS_EINVAL (cluster larger than the engine, or only one of
+ * ks and kp) or GS_ENOMEM (scratch or scoring memory). Not thread-safe for one engine; the
+ * state and prep are read, except that scoring may intern a topology key into ks (as
+ * gs_kprep_score does). */
+int gs_engine_place_k(struct gs_engine *e, const struct gs_cluster *c, const struct gs_request *req,
+                      int32_t pod, const struct gs_kplace *k, struct gs_decision *d,
+                      struct gs_reasons *r);
 
 /* The policy's score of one node that fits (higher is better) and the devices it would take.
  * The caller checks gs_engine_fits first. */
