@@ -597,44 +597,43 @@ void gs_kube_micro_time(char *out, size_t n)
     snprintf(out, n, "%s.%06ldZ", base, ts.tv_nsec / 1000);
 }
 
-json_t *gs_kube_event(const struct gs_kube_pod *p, const char *type, const char *reason,
-                      const char *action, const char *note, const char *instance)
+/* An events.k8s.io/v1 Event regarding one object (a Pod, or a Node: ns NULL). */
+static json_t *event_json(const char *kind, const char *name, const char *ns, const char *uid,
+                          const char *type, const char *reason, const char *action,
+                          const char *note, const char *instance)
 {
-    char name[GS_KNAME_MAX + 32], now[40];
+    char ename[GS_KNAME_MAX + 32], now[40];
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    snprintf(name, sizeof(name), "%.200s.%llx%05lx", p->name, (unsigned long long)ts.tv_sec,
+    snprintf(ename, sizeof(ename), "%.200s.%llx%05lx", name, (unsigned long long)ts.tv_sec,
              (long)(ts.tv_nsec / 10000) & 0xfffff);
     gs_kube_micro_time(now, sizeof(now));
     char n1024[1024];
     snprintf(n1024, sizeof(n1024), "%s", note ? note : "");
-    return json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:s, "
-                     "s:{s:s, s:s, s:s, s:s, s:s}}",
-                     "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata", "name", name,
-                     "namespace", p->ns, "eventTime", now, "type", type, "reason", reason, "action",
-                     action, "note", n1024, "reportingController", "gpusched.io/scheduler",
-                     "reportingInstance", instance, "regarding", "apiVersion", "v1", "kind", "Pod",
-                     "name", p->name, "namespace", p->ns, "uid", p->uid);
+    json_t *regarding = json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", "v1", "kind", kind, "name",
+                                  name, "uid", uid ? uid : "");
+    if (regarding && ns)
+        json_object_set_new(regarding, "namespace", json_string(ns));
+    if (!regarding)
+        return NULL;
+    return json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o}",
+                     "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata", "name", ename,
+                     "namespace", ns ? ns : "default", "eventTime", now, "type", type, "reason",
+                     reason, "action", action, "note", n1024, "reportingController",
+                     "gpusched.io/scheduler", "reportingInstance", instance, "regarding",
+                     regarding);
+}
+
+json_t *gs_kube_event(const struct gs_kube_pod *p, const char *type, const char *reason,
+                      const char *action, const char *note, const char *instance)
+{
+    return event_json("Pod", p->name, p->ns, p->uid, type, reason, action, note, instance);
 }
 
 json_t *gs_kube_node_event(const struct gs_kube_node *n, const char *type, const char *reason,
                            const char *action, const char *note, const char *instance)
 {
-    char name[GS_KNAME_MAX + 32], now[40];
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    snprintf(name, sizeof(name), "%.200s.%llx%05lx", n->name, (unsigned long long)ts.tv_sec,
-             (long)(ts.tv_nsec / 10000) & 0xfffff);
-    gs_kube_micro_time(now, sizeof(now));
-    char n1024[1024];
-    snprintf(n1024, sizeof(n1024), "%s", note ? note : "");
-    return json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:s, "
-                     "s:{s:s, s:s, s:s, s:s}}",
-                     "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata", "name", name,
-                     "namespace", "default", "eventTime", now, "type", type, "reason", reason,
-                     "action", action, "note", n1024, "reportingController",
-                     "gpusched.io/scheduler", "reportingInstance", instance, "regarding",
-                     "apiVersion", "v1", "kind", "Node", "name", n->name, "uid", n->uid);
+    return event_json("Node", n->name, NULL, n->uid, type, reason, action, note, instance);
 }
 
 json_t *gs_kube_unschedulable_patch(const char *message)
