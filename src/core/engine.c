@@ -31,6 +31,9 @@ struct shape_memo {
     uint32_t *ver;
     int8_t *why; /* -1: fits; else the gs_reason */
     int64_t *score;
+    /* nodes 0..ncounted-1 by verdict: cnt[0] fit, cnt[1 + r] refused for gs_reason r */
+    int32_t cnt[GS_R_COUNT + 1];
+    int32_t ncounted;
 };
 
 struct gs_engine {
@@ -749,6 +752,7 @@ static struct shape_memo *memo_for(struct gs_engine *e, const struct gs_request 
         sm = &e->memo_shapes[lru];
         sm->sig = sig;
         memset(sm->ver, 0, sizeof(*sm->ver) * (size_t)e->max_nodes);
+        sm->ncounted = 0;
     }
     sm->used = ++e->tick;
     return sm;
@@ -879,19 +883,23 @@ static int lazy_pick(struct gs_engine *e, const struct gs_cluster *c, const stru
     if (v < 0)
         return best;
     count_k(lr, v);
+    /* the next KTOP by (score, rank), sorted; the last one's score and rank in registers */
     int top[KTOP], nt = 0;
+    int64_t ls = INT64_MAX;
+    int32_t lrk = -1;
     for (int j = 0; j < nf; j++) {
-        if (j == best ||
-            (nt == KTOP && !better(e, e->scores[j], e->feasible[j], e->scores[top[KTOP - 1]],
-                                   e->feasible[top[KTOP - 1]])))
+        int64_t sc = e->scores[j];
+        if (j == best || (nt == KTOP && (sc < ls || (sc == ls && e->rank[e->feasible[j]] > lrk))))
             continue;
         int at = nt < KTOP ? nt++ : KTOP - 1;
-        while (at > 0 && better(e, e->scores[j], e->feasible[j], e->scores[top[at - 1]],
-                                e->feasible[top[at - 1]])) {
+        while (at > 0 &&
+               better(e, sc, e->feasible[j], e->scores[top[at - 1]], e->feasible[top[at - 1]])) {
             top[at] = top[at - 1];
             at--;
         }
         top[at] = j;
+        ls = e->scores[top[nt - 1]];
+        lrk = e->rank[e->feasible[top[nt - 1]]];
     }
     for (int t = 0; t < nt; t++) {
         if ((v = kverdict(c, k, kfilter, e->feasible[top[t]])) < 0)
@@ -908,6 +916,10 @@ static void memo_refresh(struct gs_engine *e, const struct gs_cluster *c,
                          const struct gs_request *req, struct shape_memo *sm, int i)
 {
     int why = fit_reason(c, i, req);
+    if (i < sm->ncounted) {
+        sm->cnt[1 + sm->why[i]]--;
+        sm->cnt[1 + why]++;
+    }
     sm->ver[i] = c->nodes[i].version;
     sm->why[i] = (int8_t)why;
     sm->score[i] = why < 0 ? e->policy->score(e, c, i, req, &e->choices[0]) : 0;
@@ -927,23 +939,61 @@ static int place(struct gs_engine *e, const struct gs_cluster *c, const struct g
     struct gs_reasons lr; /* this call's counts, added to r at the end */
     memset(&lr, 0, sizeof(lr));
     int nf = 0, best = -1;
+    /* the feasible list, for what looks at every feasible node: normalising, constraints */
+    bool list = !sm || e->policy->normalize || k;
     if (sm) {
         for (int i = 0; i < c->nnodes; i++)
             if (sm->ver[i] != c->nodes[i].version)
                 memo_refresh(e, c, req, sm, i);
         const int8_t *why = sm->why;
         const int64_t *score = sm->score;
-        for (int i = 0; i < c->nnodes; i++) {
-            if (why[i] >= 0) {
-                lr.count[why[i]]++;
-                continue;
-            }
-            e->feasible[nf] = i;
-            e->scores[nf] = score[i];
-            if (best < 0 || better(e, score[i], i, e->scores[best], e->feasible[best]))
-                best = nf;
-            nf++;
+        if (sm->ncounted != c->nnodes) {
+            memset(sm->cnt, 0, sizeof(sm->cnt));
+            for (int i = 0; i < c->nnodes; i++)
+                sm->cnt[1 + why[i]]++;
+            sm->ncounted = c->nnodes;
         }
+        for (int j = 0; j < GS_R_COUNT; j++)
+            lr.count[j] = sm->cnt[1 + j];
+        /* the best by (score, rank), kept in registers: ties are common (empty nodes) */
+        int64_t bs = INT64_MIN;
+        int32_t br = INT32_MAX;
+        int bi = -1;
+        if (list) {
+            /* branch-free: whether a node fits follows no pattern a predictor learns */
+            int32_t *fe = e->feasible;
+            int64_t *fs = e->scores;
+            const int32_t *rank = e->rank;
+            for (int i = 0; i < c->nnodes; i++) {
+                int64_t sc = score[i];
+                int32_t rk = rank[i];
+                bool fit = why[i] < 0;
+                fe[nf] = i;
+                fs[nf] = sc;
+                bool b = fit & ((sc > bs) | ((sc == bs) & (rk < br)));
+                bs = b ? sc : bs;
+                br = b ? rk : br;
+                bi = b ? nf : bi;
+                nf += fit;
+            }
+        } else {
+            for (int i = 0; i < c->nnodes; i++) {
+                int64_t sc = score[i];
+                int32_t rk = e->rank[i];
+                if (why[i] < 0 && (sc > bs || (sc == bs && rk < br))) {
+                    bs = sc;
+                    br = rk;
+                    bi = i;
+                }
+            }
+            if (bi >= 0) { /* the winner alone stands for the feasible nodes */
+                e->feasible[0] = bi;
+                e->scores[0] = bs;
+                bi = 0;
+                nf = 1;
+            }
+        }
+        best = bi;
     } else {
         for (int i = 0; i < c->nnodes; i++) {
             int why = fit_reason(c, i, req);

@@ -451,3 +451,126 @@ Test(engine_k, unconstrained_pods_place_exactly_as_gs_engine_place)
     gs_kpod_release(&other);
     gs_cluster_release(&base);
 }
+
+/* Nodes a taint or the constraints refuse, marked unschedulable in c (the way the scheduler
+ * daemon used to apply constraints around gs_engine_place); returns how many. */
+static int mask(struct gs_cluster *c, const struct gs_cluster *kc, struct gs_kstate *ks,
+                struct gs_kprep *kp, bool (*tol)(void *, int), void *ctx, int8_t *masked)
+{
+    int n = 0;
+    for (int i = 0; i < c->nnodes; i++) {
+        masked[i] = 0;
+        if (c->nodes[i].unschedulable || (tol(ctx, i) && gs_kprep_filter(kp, ks, kc, i) == GS_KFIT))
+            continue;
+        masked[i] = 1;
+        c->nodes[i].unschedulable = true;
+        gs_node_touch(&c->nodes[i]);
+        n++;
+    }
+    return n;
+}
+
+static void unmask(struct gs_cluster *c, const int8_t *masked)
+{
+    for (int i = 0; i < c->nnodes; i++)
+        if (masked[i]) {
+            c->nodes[i].unschedulable = false;
+            gs_node_touch(&c->nodes[i]);
+        }
+}
+
+static bool untainted(void *ctx, int node)
+{
+    const struct gs_cluster *c = ctx;
+    return gs_node_label(&c->nodes[node], "taint") == NULL;
+}
+
+/* Pods with required anti-affinity (groups of up to 40 replicas: more refused candidates than
+ * the engine examines one by one before filtering every node) and DoNotSchedule spreading,
+ * beside plain pods, on 90 nodes in 3 zones with some tainted: under every deterministic
+ * policy, gs_engine_place_k decides exactly as gs_engine_place on a cluster where the refused
+ * nodes are marked unschedulable. */
+Test(engine_k, required_constraints_decide_as_masking_refused_nodes)
+{
+    struct gs_cluster base;
+    gs_cluster_init(&base);
+    int h100 = gs_catalog_find("H100-80GB"), t4 = gs_catalog_find("T4");
+    for (int i = 0; i < 90; i++) {
+        char name[16], zone[8];
+        snprintf(name, sizeof(name), "n%02d", i);
+        snprintf(zone, sizeof(zone), "z%d", i % 3);
+        int id =
+            i % 2 ? gs_cluster_add_node(&base, name, h100, 8, 64000, 65536, GS_GPU_WHOLE, 0, NULL)
+                  : gs_cluster_add_node(&base, name, t4, 4, 32000, 65536, GS_GPU_FRACTION, 0, NULL);
+        gs_node_set_label(&base.nodes[id], GS_KHOSTNAME_KEY, name);
+        gs_node_set_label(&base.nodes[id], ZONE, zone);
+        if (i % 17 == 5)
+            gs_node_set_label(&base.nodes[id], "taint", "NoSchedule");
+    }
+    static const char *const specs[] = {
+        POD("a", "'app':'a'", REQ_ANTI_HOST("a")),
+        POD("s", "'app':'s'", SPREAD_ZONE(1, "s")),
+        POD("p", "'app':'p'", ""),
+        POD("b", "'app':'b'", REQ_ANTI_HOST("b") SPREAD_ZONE(1, "b")),
+    };
+    enum { NSPEC = 4, NPODS = 160 };
+    struct gs_kpod *pods = calloc(NPODS, sizeof(*pods));
+    cr_assert_not_null(pods);
+    int kind[NPODS];
+    for (int i = 0; i < NPODS; i++) {
+        /* 40 'a' replicas first, then the others interleaved */
+        kind[i] = i < 40 ? 0 : 1 + i % (NSPEC - 1);
+        read_pod(specs[kind[i]], &pods[i]);
+    }
+    int8_t masked[90];
+    for (int pol = 0; pol < gs_policy_count(); pol++) {
+        const char *pname = gs_policy_get(pol)->name;
+        if (strcmp(pname, "random") == 0)
+            continue; /* its draws follow the nodes scored, which differ by design */
+        struct gs_cluster c0, c1;
+        gs_cluster_init(&c0);
+        gs_cluster_init(&c1);
+        cr_assert_eq(gs_cluster_copy(&c0, &base), 0);
+        cr_assert_eq(gs_cluster_copy(&c1, &base), 0);
+        struct gs_engine *e0 = gs_engine_new(gs_policy_get(pol), NULL, base.nnodes, 5);
+        struct gs_engine *e1 = gs_engine_new(gs_policy_get(pol), NULL, base.nnodes, 5);
+        struct gs_kstate *ks;
+        struct gs_kprep *kp;
+        cr_assert_eq(gs_kstate_new(&c1, &ks), 0);
+        cr_assert_eq(gs_kprep_new(&kp), 0);
+        int placed = 0, refused = 0;
+        for (int i = 0; i < NPODS; i++) {
+            struct gs_request r = i % 5 == 4 ? gpu_req(2) : gpu_req(1);
+            cr_assert_eq(gs_kprep_compute(kp, ks, &c1, &pods[i], untainted, &c1), 0);
+            struct gs_kplace k = {ks, kp, untainted, &c1, false};
+            struct gs_decision d0, d1;
+            mask(&c0, &c1, ks, kp, untainted, &c1, masked);
+            int rc0 = gs_engine_place(e0, &c0, &r, i, &d0, NULL);
+            unmask(&c0, masked);
+            int rc1 = gs_engine_place_k(e1, &c1, &r, i, &k, &d1, NULL);
+            cr_assert_eq(rc1, rc0, "%s pod %d (%c): place_k %d, masked place %d", pname, i,
+                         "aspb"[kind[i]], rc1, rc0);
+            if (rc0) {
+                refused++;
+                continue;
+            }
+            cr_assert(same_alloc(&d1, &d0), "%s pod %d (%c): node %s, masked place %s", pname, i,
+                      "aspb"[kind[i]], c1.nodes[d1.alloc.node].name, c0.nodes[d0.alloc.node].name);
+            cr_assert_eq(gs_cluster_bind(&c0, &r, &d0.alloc), 0);
+            cr_assert_eq(gs_cluster_bind(&c1, &r, &d1.alloc), 0);
+            cr_assert_geq(gs_kstate_add_pod(ks, &c1, &pods[i], d1.alloc.node), 0);
+            placed++;
+        }
+        cr_assert_gt(placed, 100, "%s: %d placed", pname, placed);
+        gs_kprep_free(kp);
+        gs_kstate_free(ks);
+        gs_engine_free(e0);
+        gs_engine_free(e1);
+        gs_cluster_release(&c0);
+        gs_cluster_release(&c1);
+    }
+    for (int i = 0; i < NPODS; i++)
+        gs_kpod_release(&pods[i]);
+    free(pods);
+    gs_cluster_release(&base);
+}
