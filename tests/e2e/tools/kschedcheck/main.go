@@ -119,7 +119,7 @@ func (c *checker) pluginsFor(snap *cache.Snapshot) ([]plugin, error) {
 // verdict is what one plugin says about a pod, before any node (PreFilter).
 type verdict struct {
 	skip   bool
-	status *fwk.Status           // non-nil and not success: the pod fits no node
+	status *fwk.Status          // non-nil and not success: the pod fits no node
 	only   *fwk.PreFilterResult // nodes the plugin allows; nil: every node
 }
 
@@ -189,6 +189,37 @@ func (c *checker) judge(pr *prepared, pod *v1.Pod, node string) (string, string)
 }
 
 func key(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
+
+// overAllocated lists the resources whose requests on a node exceed its allocatable.
+func overAllocated(ni fwk.NodeInfo) string {
+	req, alloc := ni.GetRequested(), ni.GetAllocatable()
+	var out []string
+	if req.GetMilliCPU() > alloc.GetMilliCPU() {
+		out = append(out, fmt.Sprintf("cpu %dm > %dm", req.GetMilliCPU(), alloc.GetMilliCPU()))
+	}
+	if req.GetMemory() > alloc.GetMemory() {
+		out = append(out, fmt.Sprintf("memory %d > %d", req.GetMemory(), alloc.GetMemory()))
+	}
+	if req.GetEphemeralStorage() > alloc.GetEphemeralStorage() {
+		out = append(out, fmt.Sprintf("ephemeral-storage %d > %d", req.GetEphemeralStorage(),
+			alloc.GetEphemeralStorage()))
+	}
+	if len(ni.GetPods()) > alloc.GetAllowedPodNumber() {
+		out = append(out, fmt.Sprintf("pods %d > %d", len(ni.GetPods()), alloc.GetAllowedPodNumber()))
+	}
+	names := make([]string, 0)
+	for r := range req.GetScalarResources() {
+		names = append(names, string(r))
+	}
+	sort.Strings(names)
+	for _, r := range names {
+		rn := v1.ResourceName(r)
+		if q, a := req.GetScalarResources()[rn], alloc.GetScalarResources()[rn]; q > a {
+			out = append(out, fmt.Sprintf("%s %d > %d", r, q, a))
+		}
+	}
+	return strings.Join(out, ", ")
+}
 
 func main() {
 	schedName := flag.String("scheduler-name", "gpusched", "judge the pods of this scheduler")
@@ -276,6 +307,7 @@ func main() {
 	}
 
 	disagree := 0
+	byPlugin := map[string]int{}
 	// bound pods: each against every other bound pod
 	for _, p := range mine {
 		if !nodeNames[p.Spec.NodeName] {
@@ -298,6 +330,7 @@ func main() {
 			fmt.Printf("DISAGREE bound %s on %s: upstream's %s refuses it: %s\n", key(p),
 				p.Spec.NodeName, pl, why)
 			disagree++
+			byPlugin[pl]++
 		}
 	}
 	// pending pods: against every bound pod, on every node
@@ -327,6 +360,7 @@ func main() {
 			fmt.Printf("DISAGREE pending %s: upstream's filters let it onto %s%s\n", key(p),
 				strings.Join(fits, ", "), more)
 			disagree++
+			byPlugin["pending"]++
 		} else if *verbose {
 			reasons := make([]string, 0, len(why))
 			for r, k := range why {
@@ -337,9 +371,29 @@ func main() {
 				strings.Join(reasons, " | "))
 		}
 	}
+	// one over-allocated node makes every pod on it a disagreement: say which nodes and by what
+	for _, n := range d.Nodes {
+		ni, err := snap.NodeInfos().Get(n.Name)
+		if err != nil {
+			continue
+		}
+		if over := overAllocated(ni); over != "" {
+			fmt.Printf("node %s over allocatable (the sum of its pods' requests as upstream "+
+				"counts them): %s\n", n.Name, over)
+		}
+	}
+	kinds := make([]string, 0, len(byPlugin))
+	for k, v := range byPlugin {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, v))
+	}
+	sort.Strings(kinds)
+	detail := ""
+	if len(kinds) > 0 {
+		detail = " (" + strings.Join(kinds, ", ") + ")"
+	}
 	fmt.Printf("kschedcheck: %d nodes, %d pods: %d bound (%d of %s checked), %d pending checked; "+
-		"%d disagreements\n", len(d.Nodes), len(d.Pods), len(bound), len(mine), *schedName,
-		len(pending), disagree)
+		"%d disagreements%s\n", len(d.Nodes), len(d.Pods), len(bound), len(mine), *schedName,
+		len(pending), disagree, detail)
 	if disagree > 0 {
 		os.Exit(1)
 	}

@@ -1,0 +1,375 @@
+#!/usr/bin/env bash
+# Differential test: kube-scheduler's own filter plugins judge every binding gpusched makes.
+# A generated cluster (fixed seed) of 52 nodes copied from tests/data/nodes: whole-GPU A100,
+# H100 and L40S nodes and all-1g.10gb MIG nodes (layout from the agent's inventory
+# annotation) in three zones, CPU-only nodes in four, a few taints (a dedicated pool,
+# NoExecute maintenance, PreferNoSchedule), a cordoned GPU node and a cordoned CPU node,
+# InfiniBand and hugepages on some nodes. 365 pods, from 21 Deployment-like templates, a
+# DaemonSet-like node agent and 4 pods created with spec.nodeName before the scheduler
+# starts, mix required node affinity (In, NotIn, Exists, DoesNotExist, Gt, matchFields, ORed
+# terms), required pod affinity and anti-affinity (hostname and zone, across namespaces,
+# against existing pods), zone spreading with DoNotSchedule (minDomains, nodeAffinityPolicy
+# Ignore, nodeTaintsPolicy Honor, matchLabelKeys), host ports, tolerations (the cordon's
+# too), nvidia.com/gpu 1/2/4/8, nvidia.com/mig-1g.10gb, CPU, memory to the byte,
+# ephemeral-storage, hugepages, rdma/ib and native sidecars. Demand exceeds capacity, so
+# some pods stay pending.
+#
+# Once the number of bound pods has been stable for 10 s, tests/e2e/tools/kschedcheck (built
+# from k8s.io/kubernetes v1.37.2 by build-control-plane.sh) judges the final state: every
+# bound pod must pass PreFilter and Filter of NodeName, NodeUnschedulable, TaintToleration,
+# NodeAffinity, NodePorts, NodeResourcesFit, PodTopologySpread and InterPodAffinity against
+# all the other bound pods, and no node may pass them all for a pod gpusched left pending.
+# The final state stands for the state at each bind because nothing is deleted and every
+# spread selector matches only its own Deployment's pods (see kschedcheck's header).
+set -u
+GS="$1"; DRIVER="$2"
+. "$(dirname "$0")/cluster.sh"
+e2e_up || exit 1
+K="$E2E_BIN/kubectl"
+CHECK="$E2E_BIN/kschedcheck-v1.37.2"
+[ -x "$CHECK" ] || { echo "FAIL: $CHECK was not built"; echo "0 passed, 1 failed"; exit 1; }
+DATA="$E2E_SRC/../data/nodes"
+SEED=20260417
+echo "seed $SEED"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+finish() {
+    [ $fails -eq 0 ] && echo "1 passed, 0 failed" || echo "0 passed, 1 failed"
+    [ $fails -eq 0 ]
+    exit
+}
+
+python3 - "$DATA" "$E2E_DIR/gen" "$SEED" <<'PY' || exit 1
+import copy, json, os, random, sys
+src, out, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rng = random.Random(seed)
+os.makedirs(os.path.join(out, "nodes"))
+def load(f): return json.load(open(os.path.join(src, f)))
+ZONES = ["eu-west-1a", "eu-west-1b", "eu-west-1c"]
+HOST, ZONE = "kubernetes.io/hostname", "topology.kubernetes.io/zone"
+nodes = []
+def named(base, name, zone):
+    n = copy.deepcopy(base)
+    n["metadata"]["name"] = name
+    L = n["metadata"]["labels"]
+    L[HOST] = name
+    L[ZONE] = L["failure-domain.beta.kubernetes.io/zone"] = zone
+    n["spec"]["providerID"] = "aws:///%s/i-0%s" % (zone, "%08x" % rng.getrandbits(32))
+    nodes.append(n)
+    return n
+def gpu_model(n, product, machine, memory, family, count):
+    L = n["metadata"]["labels"]
+    L["nvidia.com/gpu.product"] = product
+    L["nvidia.com/gpu.machine"] = L["node.kubernetes.io/instance-type"] = \
+        L["beta.kubernetes.io/instance-type"] = machine
+    L["nvidia.com/gpu.memory"] = str(memory)
+    L["nvidia.com/gpu.family"] = family
+    L["nvidia.com/gpu.count"] = str(count)
+    for k in ("allocatable", "capacity"):
+        n["status"][k]["nvidia.com/gpu"] = str(count)
+
+# whole A100 nodes: 8 per zone; InfiniBand in zones a and b; three in a dedicated training
+# pool; one cordoned
+whole = load("a100-whole.json")
+for z, zone in enumerate(ZONES):
+    for i in range(8):
+        n = named(whole, "gpu-a100-%s%d" % (zone[-1], i), zone)
+        if z < 2:
+            for k in ("allocatable", "capacity"):
+                n["status"][k]["rdma/ib"] = "16"
+        if i == 7:
+            n["spec"]["taints"].append({"key": "dedicated", "value": "training", "effect": "NoSchedule"})
+            n["metadata"]["labels"]["dedicated"] = "training"
+n = [x for x in nodes if x["metadata"]["name"] == "gpu-a100-b3"][0]
+n["spec"]["unschedulable"] = True
+# H100: 2 per zone
+for zone in ZONES:
+    for i in range(2):
+        n = named(whole, "gpu-h100-%s%d" % (zone[-1], i), zone)
+        gpu_model(n, "NVIDIA-H100-80GB-HBM3", "p5.48xlarge", 81559, "hopper", 8)
+        n["metadata"]["labels"]["nvidia.com/gpu.compute.major"] = "9"
+# L40S: 4 GPUs, no MIG
+for zone in ["eu-west-1a", "eu-west-1b", "eu-west-1c", "eu-west-1c"]:
+    n = named(whole, "gpu-l40s-%s%d" % (zone[-1], sum(1 for x in nodes if "l40s-" + zone[-1] in x["metadata"]["name"])), zone)
+    gpu_model(n, "NVIDIA-L40S", "g6e.12xlarge", 46068, "ada-lovelace", 4)
+    L = n["metadata"]["labels"]
+    L["nvidia.com/mig.capable"] = "false"
+    L.pop("nvidia.com/mig.config", None)
+    for k in ("allocatable", "capacity"):
+        n["status"][k].update({"cpu": "48", "memory": "393216Mi"})
+    n["status"]["allocatable"]["cpu"] = "47810m"
+# all-1g.10gb MIG nodes: the layout from the agent's inventory (8 GPUs x 7 instances)
+mig = load("a100-all-1g.json")
+for zone in ["eu-west-1a", "eu-west-1b", "eu-west-1c", "eu-west-1c"]:
+    k = sum(1 for x in nodes if "mig-" + zone[-1] in x["metadata"]["name"])
+    n = named(mig, "gpu-mig-%s%d" % (zone[-1], k), zone)
+    n["metadata"]["annotations"]["gpusched.io/inventory"] = json.dumps({"v": 1, "gpus": [
+        {"i": g, "uuid": "GPU-%08x-0000-4000-8000-%012x" % (rng.getrandbits(32), g),
+         "model": "A100-80GB", "mem": 81920, "mig": ["1g.10gb@%d" % s for s in range(7)]}
+        for g in range(8)]}, separators=(",", ":"))
+# CPU-only nodes: 4 in each GPU zone (pool general), 2 in an edge zone d (pool edge); no GPU
+# labels or taint; small pod limits on two
+cpu = copy.deepcopy(whole)
+cpu["spec"]["taints"] = []
+cpu["metadata"]["labels"] = {k: v for k, v in cpu["metadata"]["labels"].items()
+                             if not k.startswith(("nvidia.com/", "feature.node.kubernetes.io/pci-10de"))}
+for k in ("allocatable", "capacity"):
+    cpu["status"][k] = {"cpu": "16", "ephemeral-storage": "95687820Ki", "hugepages-1Gi": "0",
+                        "hugepages-2Mi": "0", "memory": "65014560Ki", "pods": "20"}
+cpu["status"]["allocatable"].update({"cpu": "15890m", "memory": "63874720Ki"})
+for zone in ZONES + ["eu-west-1d"]:
+    for i in range(4 if zone != "eu-west-1d" else 2):
+        n = named(cpu, "cpu-%s%d" % (zone[-1], i), zone)
+        L = n["metadata"]["labels"]
+        L["node.kubernetes.io/instance-type"] = L["beta.kubernetes.io/instance-type"] = "m6i.4xlarge"
+        L["nodepool"] = "edge" if zone == "eu-west-1d" else "general"
+by = {x["metadata"]["name"]: x for x in nodes}
+by["cpu-a3"]["spec"]["taints"] = [{"key": "maintenance", "value": "true", "effect": "NoExecute"}]
+by["cpu-b3"]["spec"]["taints"] = [{"key": "spot", "value": "true", "effect": "PreferNoSchedule"}]
+by["cpu-c3"]["spec"]["unschedulable"] = True
+for nm in ("cpu-a1", "cpu-b1"):
+    for k in ("allocatable", "capacity"):
+        by[nm]["status"][k]["hugepages-2Mi"] = "1Gi"
+for nm in ("cpu-c0", "cpu-d0"):
+    by[nm]["status"]["allocatable"]["pods"] = by[nm]["status"]["capacity"]["pods"] = "8"
+for n in nodes:
+    status = n.pop("status")
+    name = n["metadata"]["name"]
+    json.dump(n, open(os.path.join(out, "nodes", name + ".json"), "w"))
+    json.dump({"status": status}, open(os.path.join(out, "nodes", name + ".status"), "w"))
+
+# pods, as a Deployment's ReplicaSet writes them
+GPU_TOL = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+DEFAULT_TOL = [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
+                "tolerationSeconds": 300},
+               {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+                "tolerationSeconds": 300}]
+pods, pinned = [], []
+def res(cpu=None, mem=None, eph=None, ext=None):
+    r = {}
+    if cpu: r["cpu"] = cpu
+    if mem: r["memory"] = mem
+    if eph: r["ephemeral-storage"] = eph
+    for k, v in (ext or {}).items():
+        r[k] = str(v)
+    limits = {k: v for k, v in r.items() if k != "cpu"}
+    return {"requests": r, "limits": limits}
+def deploy(app, ns, replicas, resources, tolerations=(), affinity=None, spread=None, ports=None,
+           node_selector=None, sidecar=None, into=None, node_name=None, scheduler="gpusched"):
+    h = "%010x" % rng.getrandbits(40)
+    h = "".join("bcdfghjklmnpqrstvwxz2456789"[int(c, 16)] for c in h)
+    for i in range(replicas):
+        suffix = "".join(rng.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5))
+        c = {"name": app, "image": "registry.example.com/%s:1.4.2" % app,
+             "imagePullPolicy": "IfNotPresent", "resources": resources,
+             "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"}
+        if ports:
+            c["ports"] = ports
+        spec = {"schedulerName": scheduler, "containers": [c], "restartPolicy": "Always",
+                "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+                "serviceAccountName": "default", "enableServiceLinks": True,
+                "tolerations": list(tolerations) + DEFAULT_TOL}
+        if sidecar:
+            spec["initContainers"] = [dict(sidecar, restartPolicy="Always",
+                                           terminationMessagePath="/dev/termination-log",
+                                           terminationMessagePolicy="File", imagePullPolicy="IfNotPresent")]
+        if affinity: spec["affinity"] = affinity(i) if callable(affinity) else affinity
+        if spread: spec["topologySpreadConstraints"] = spread
+        if node_selector: spec["nodeSelector"] = node_selector
+        if node_name: spec["nodeName"] = node_name(i)
+        (pods if into is None else into).append({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "%s-%s-%s" % (app, h, suffix), "namespace": ns,
+                         "labels": {"app": app, "app.kubernetes.io/name": app, "pod-template-hash": h},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                              "name": "%s-%s" % (app, h),
+                                              "uid": "%08x-0000-4000-8000-%012x" % (rng.getrandbits(32), rng.getrandbits(48)),
+                                              "controller": True, "blockOwnerDeletion": True}]},
+            "spec": spec})
+def anti(app, key=HOST, ns_sel=None):
+    t = {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": key}
+    if ns_sel is not None: t["namespaceSelector"] = ns_sel
+    return [t]
+def spread(app, skew, **kw):
+    c = {"maxSkew": skew, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+         "labelSelector": {"matchLabels": {"app": app}}}
+    c.update(kw)
+    return [c]
+def node_aff(*terms):
+    return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": k, "operator": op, **({"values": v} if v is not None else {})}
+                              for k, op, v in t]} for t in terms]}}
+A100, H100, L40S = "NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3", "NVIDIA-L40S"
+P = "nvidia.com/gpu.product"
+
+# spec.nodeName given by their creator, before the scheduler starts: it must count them
+deploy("pinned-etl", "web", 3, res("12", "16Gi"), into=pinned,
+       node_name=lambda i: ["cpu-a0", "cpu-b0", "cpu-c1"][i])
+deploy("pinned-proxy", "web", 1, res("100m", "128Mi"), into=pinned, node_name=lambda i: "cpu-b2",
+       ports=[{"containerPort": 9400, "hostPort": 9400, "protocol": "TCP"}])
+# a DaemonSet-like node agent: pinned by matchFields, tolerating everything (cordon too)
+names = sorted(x["metadata"]["name"] for x in nodes)
+deploy("node-agent", "monitoring", len(names), res("50m", "64Mi"),
+       tolerations=[{"operator": "Exists"}],
+       affinity=lambda i: {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+           "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
+                                                   "values": [names[i]]}]}]}}})
+# inference replicas on separate hosts, A100 or H100
+deploy("llm-serve", "ml", 12, res("8", "64Gi", ext={"nvidia.com/gpu": 1}), [GPU_TOL],
+       affinity={"nodeAffinity": node_aff([(P, "In", [A100, H100])]),
+                 "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": anti("llm-serve")}})
+# a cache next to a replica
+deploy("llm-cache", "ml", 8, res("2", "8Gi"), [GPU_TOL],
+       affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": anti("llm-serve")}})
+# 8-GPU training on A100 with InfiniBand, in the dedicated pool too
+deploy("trainer-8", "ml", 20, res("64", "512Gi", ext={"nvidia.com/gpu": 8, "rdma/ib": 1}),
+       [GPU_TOL, {"key": "dedicated", "operator": "Equal", "value": "training", "effect": "NoSchedule"}],
+       affinity={"nodeAffinity": node_aff([(P, "In", [A100])])})
+# 4-GPU jobs spread over zones, counting only nodes they tolerate
+deploy("trainer-4", "ml", 16, res("16", "128Gi", ext={"nvidia.com/gpu": 4}), [GPU_TOL],
+       affinity={"nodeAffinity": node_aff([("nvidia.com/gpu.count", "Gt", ["3"])])},
+       spread=spread("trainer-4", 1, nodeTaintsPolicy="Honor"))
+# more domains required than there are: at most one per zone
+deploy("batch-infer", "ml", 10, res("4", "32Gi", ext={"nvidia.com/gpu": 1}), [GPU_TOL],
+       affinity={"nodeAffinity": node_aff([("nvidia.com/gpu.present", "Exists", None)])},
+       spread=spread("batch-infer", 1, minDomains=4))
+# MIG slices spread over zones
+deploy("embed", "ml", 40, res("2", "16Gi", ext={"nvidia.com/mig-1g.10gb": 1}), [GPU_TOL],
+       node_selector={"nvidia.com/mig.config": "all-1g.10gb"},
+       spread=spread("embed", 1, matchLabelKeys=["pod-template-hash"]))
+# notebooks anywhere but A100: H100, or L40S in zones a and b
+deploy("notebook", "ml", 24, res("4", "32Gi", ext={"nvidia.com/gpu": 1}), [GPU_TOL],
+       affinity={"nodeAffinity": node_aff([(P, "NotIn", [A100]), (P, "In", [H100])],
+                                          [(P, "In", [L40S]), (ZONE, "In", ["eu-west-1a", "eu-west-1b"])])})
+# one renderer per L40S node (host port)
+deploy("render", "ml", 10, res("4", "16Gi", ext={"nvidia.com/gpu": 1}), [GPU_TOL],
+       node_selector={P: L40S},
+       ports=[{"containerPort": 8443, "hostPort": 8443, "protocol": "TCP"}])
+# 2-GPU fine-tuning on GPUs with more than 80000 MiB
+deploy("finetune-2", "ml", 24, res("16", "128Gi", ext={"nvidia.com/gpu": 2}), [GPU_TOL],
+       affinity={"nodeAffinity": node_aff([("nvidia.com/gpu.memory", "Gt", ["80000"]),
+                                           ("dedicated", "DoesNotExist", None)])})
+# a metrics exporter per CPU node (host port), cordon tolerated like a DaemonSet's pods
+deploy("exporter", "monitoring", 16, res("100m", "128Mi"),
+       [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}],
+       node_selector={"nodepool": "general"},
+       ports=[{"containerPort": 9400, "hostPort": 9400, "protocol": "TCP"}])
+# web replicas spread over the general and edge pools
+deploy("web-frontend", "web", 40, res("2", "4Gi", "2Gi"),
+       affinity={"nodeAffinity": node_aff([("nodepool", "In", ["general", "edge"])])},
+       spread=spread("web-frontend", 1))
+# gateways in the general pool, but every zone counts (nodeAffinityPolicy Ignore): the edge
+# zone holds none, so at most two per zone
+deploy("api-gateway", "web", 12, res("2", "4Gi"), node_selector={"nodepool": "general"},
+       spread=spread("api-gateway", 2, nodeAffinityPolicy="Ignore"))
+# databases: one per host, never beside a web frontend (existing pods' anti-affinity for
+# frontends placed later)
+deploy("db", "web", 6, res("2", "16Gi", "40Gi"),
+       affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+                                     anti("db") + anti("web-frontend")}})
+# service-mesh apps with a native sidecar (restartPolicy Always init container)
+deploy("mesh", "web", 20, res("3", "6Gi"),
+       sidecar={"name": "proxy", "image": "registry.example.com/proxy:1.22", "resources": res("1", "1Gi")})
+# scratch-heavy batch: one fits a node's ephemeral storage, two do not
+deploy("scratch", "web", 16, res("1", "2Gi", "50Gi"))
+# a pod sized to what the maintenance node has left beside its node agent, to the byte
+deploy("whole-node", "web", 1, res("15840m", "63809184Ki"),
+       [{"key": "maintenance", "operator": "Exists", "effect": "NoExecute"}],
+       node_selector={HOST: "cpu-a3"})
+# CPU batch outside zone a, tolerating the maintenance NoExecute taint
+deploy("spot-batch", "ml", 16, res("2", "4Gi"),
+       [{"key": "maintenance", "operator": "Exists", "effect": "NoExecute"},
+        {"key": "spot", "operator": "Equal", "value": "true", "effect": "PreferNoSchedule"}],
+       affinity={"nodeAffinity": node_aff([(ZONE, "NotIn", ["eu-west-1a"]),
+                                           ("node.kubernetes.io/instance-type", "Exists", None)])})
+# one per zone
+deploy("singleton", "web", 5, res("500m", "1Gi"),
+       affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": anti("singleton", ZONE)}})
+# next to a database (another namespace, by namespace selector), per zone
+deploy("db-client", "ml", 4, res("1", "2Gi"),
+       affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": anti(
+           "db", ZONE, {"matchLabels": {"kubernetes.io/metadata.name": "web"}})}})
+# hugepages: only two nodes have them
+deploy("dpdk-gw", "web", 3, res("2", "2Gi", ext={"hugepages-2Mi": "512Mi"}))
+# CPU caches in a zone holding a 4-GPU job, one per host
+deploy("feature-cache", "ml", 6, res("2", "8Gi"), [GPU_TOL],
+       affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": anti("trainer-4", ZONE)},
+                 "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": anti("feature-cache")}})
+rng.shuffle(pods)
+json.dump({"apiVersion": "v1", "kind": "List", "items": pinned}, open(os.path.join(out, "pinned.json"), "w"))
+json.dump({"apiVersion": "v1", "kind": "List", "items": pods}, open(os.path.join(out, "pods.json"), "w"))
+print("generated %d nodes, %d pods (%d with spec.nodeName)" % (len(nodes), len(pods) + len(pinned), len(pinned)))
+PY
+
+for ns in ml web monitoring; do "$K" create namespace $ns >/dev/null || exit 1; done
+"$K" label namespace ml team=research >/dev/null
+"$K" label namespace web team=product >/dev/null
+for f in "$E2E_DIR"/gen/nodes/*.json; do
+    n="$(basename "$f" .json)"
+    "$K" create -f "$f" >/dev/null || exit 1
+    "$K" patch node "$n" --subresource=status --type=merge \
+        -p "$(cat "$E2E_DIR/gen/nodes/$n.status")" >/dev/null || exit 1
+done
+"$K" create -f "$E2E_DIR/gen/pinned.json" >/dev/null || exit 1
+
+port=$(e2e_free_port)
+"$GS" --log-level info scheduler --kubeconfig "$E2E_DIR/scheduler.kubeconfig" \
+    --leader-elect false --http-port "$port" > "$E2E_DIR/scheduler.log" 2>&1 &
+echo $! > "$E2E_DIR/scheduler.pid"
+"$K" create -f "$E2E_DIR/gen/pods.json" >/dev/null || exit 1
+
+# settled: every pod of ours is bound or marked unschedulable (PodScheduled False), and the
+# number bound has not changed for 10 s
+count() {
+    "$K" get pods -A -o json | python3 -c '
+import json, sys
+items = json.load(sys.stdin)["items"]
+mine = [p for p in items if p["spec"].get("schedulerName") == "gpusched"]
+bound = sum(1 for p in mine if p["spec"].get("nodeName"))
+tried = all(p["spec"].get("nodeName") or any(c["type"] == "PodScheduled" and c["status"] == "False"
+            for c in p.get("status", {}).get("conditions", [])) for p in mine)
+print(bound, "tried" if tried else "untried")'
+}
+t0=$(date +%s); last=-1; since=$t0
+while :; do
+    read -r bound tried < <(count)
+    now=$(date +%s)
+    if [ "$bound" != "$last" ]; then last=$bound; since=$now; fi
+    [ "$tried" = tried ] && [ $((now - since)) -ge 10 ] && break
+    if [ $((now - t0)) -ge 240 ]; then fail "not settled after 240 s ($bound bound, $tried)"; break; fi
+    sleep 2
+done
+echo "settled after $(( $(date +%s) - t0 )) s: $bound pods of gpusched bound"
+kill -0 "$(cat "$E2E_DIR/scheduler.pid")" 2>/dev/null || fail "the scheduler died"
+
+"$K" get nodes -o json > "$E2E_DIR/nodes.out"
+"$K" get pods -A -o json > "$E2E_DIR/pods.out"
+"$K" get namespaces -o json > "$E2E_DIR/ns.out"
+python3 - "$E2E_DIR" <<'PY' || exit 1
+import json, os, sys
+d = sys.argv[1]
+def items(f): return json.load(open(os.path.join(d, f)))["items"]
+json.dump({"nodes": items("nodes.out"), "pods": items("pods.out"), "namespaces": items("ns.out")},
+          open(os.path.join(d, "dump.json"), "w"))
+PY
+"$CHECK" -reasons "$E2E_DIR/dump.json" > "$E2E_DIR/check.out" 2>&1
+rc=$?
+grep -v '^pending ' "$E2E_DIR/check.out"
+[ $rc -eq 0 ] || fail "kube-scheduler's filters disagree with gpusched (exit $rc)"
+python3 - "$E2E_DIR/dump.json" <<'PY' || fail "figures"
+import collections, json, sys
+d = json.load(open(sys.argv[1]))
+mine = [p for p in d["pods"] if p["spec"].get("schedulerName") == "gpusched"]
+bound = [p for p in mine if p["spec"].get("nodeName")]
+apps = collections.Counter((p["metadata"]["labels"]["app"], bool(p["spec"].get("nodeName"))) for p in mine)
+print("nodes %d, pods %d (gpusched %d): bound %d, pending %d" % (len(d["nodes"]), len(d["pods"]),
+      len(mine), len(bound), len(mine) - len(bound)))
+print("per app (bound/pending): " + ", ".join("%s %d/%d" % (a, apps[(a, True)], apps[(a, False)])
+      for a in sorted({a for a, _ in apps})))
+ok = len(d["nodes"]) >= 50 and len(mine) >= 300 and len(bound) > 0 and len(mine) > len(bound)
+sys.exit(0 if ok else 1)
+PY
+if [ $fails -ne 0 ]; then
+    echo "--- upstream's reasons for the pending pods"; grep '^pending ' "$E2E_DIR/check.out" | head -40
+    echo "--- scheduler log (tail)"; tail -20 "$E2E_DIR/scheduler.log"
+fi
+finish
