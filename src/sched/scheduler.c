@@ -1557,8 +1557,7 @@ static void preempt(struct cycle *cy, const struct gs_kube_pod *p, int queue,
     count_preemption(cy->s, plan->nvictims, plan->gpu_hours);
 }
 
-/* Nodes p does not tolerate are out for it: marked unschedulable in c until unmask_taints.
- * Returns how many (masked is NULL or nnodes flags). */
+/* Whether the pod tolerates a node's taints, for core/constraints and the engine. */
 struct tol_ctx {
     const struct cycle *cy;
     const struct gs_kube_pod *p;
@@ -1574,11 +1573,11 @@ static bool tolerates_node(void *ctx, int node)
  * its Kubernetes constraints refuse (counted per verdict in kno[]); both are marked
  * unschedulable for the engine and preemption until unmask_taints. */
 static int mask_taints(struct cycle *cy, const struct gs_kube_pod *p, int8_t **masked,
-                       int kno[GS_KNO_EXISTING_ANTI + 1])
+                       int kno[GS_KVERDICT_COUNT])
 {
     struct gs_cluster *c = cy->c;
     int nn = c->nnodes, n = 0;
-    memset(kno, 0, sizeof(int) * (GS_KNO_EXISTING_ANTI + 1));
+    memset(kno, 0, sizeof(int) * GS_KVERDICT_COUNT);
     struct tol_ctx tc = {cy, p};
     bool constrained = cy->ks && cy->kp && p->k &&
                        gs_kprep_compute(cy->kp, cy->ks, c, &p->k->kp, tolerates_node, &tc) == 0 &&
@@ -1607,18 +1606,18 @@ static int mask_taints(struct cycle *cy, const struct gs_kube_pod *p, int8_t **m
     return n;
 }
 
-/* ", 3 node(s) didn't match pod anti-affinity rules" for the nodes the constraints refused;
- * returns how many. */
-static int constraint_reasons(const int kno[GS_KNO_EXISTING_ANTI + 1], char *out, size_t n)
+/* ", 3 node(s) didn't match pod anti-affinity rules" for the nodes the constraints refused
+ * (gs_engine_place_k's counts); returns how many. */
+static int constraint_reasons(const struct gs_reasons *r, char *out, size_t n)
 {
     int total = 0;
     size_t o = strlen(out);
-    for (int v = GS_KNO_NODE_NAME; v <= GS_KNO_EXISTING_ANTI; v++) {
-        if (!kno[v])
+    for (int v = GS_KNO_NODE_NAME; v < GS_KVERDICT_COUNT; v++) {
+        if (!r->kverdict[v])
             continue;
-        total += kno[v];
+        total += r->kverdict[v];
         if (o < n)
-            o += (size_t)snprintf(out + o, n - o, ", %d %s", kno[v],
+            o += (size_t)snprintf(out + o, n - o, ", %d %s", r->kverdict[v],
                                   gs_kverdict_reason((enum gs_kverdict)v));
     }
     return total;
@@ -1747,7 +1746,7 @@ static void schedule_gang(struct cycle *cy, int g, double t0)
     struct gs_reasons r;
     int failed = 0;
     int8_t *masked;
-    int kno[GS_KNO_EXISTING_ANTI + 1];
+    int kno[GS_KVERDICT_COUNT];
     /* the first member's taints and constraints stand for the gang's (members are placed in
      * one step: they do not see each other's affinity) */
     mask_taints(cy, p0, &masked, kno);
@@ -2017,24 +2016,33 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
             unschedulable(&cy, p, queue, "constraints", msg, t0);
             continue;
         }
-        /* taints and Kubernetes constraints: nodes they refuse are out for this pod */
-        int8_t *masked;
-        int kno[GS_KNO_EXISTING_ANTI + 1];
-        int nmasked = mask_taints(&cy, p, &masked, kno);
+        /* the engine with the pod's taints and Kubernetes constraints */
+        struct tol_ctx tc = {&cy, p};
+        struct gs_kplace kpl = {.tol = cy.sn->tainted ? tolerates_node : NULL, .tol_ctx = &tc};
+        if (cy.ks && cy.kp && p->k &&
+            gs_kprep_compute(cy.kp, cy.ks, c, &p->k->kp, tolerates_node, &tc) == 0) {
+            kpl.ks = cy.ks;
+            kpl.kp = cy.kp;
+            kpl.selector_in_req = !p->k->kp.has_required && !p->sel_partial;
+        }
         struct gs_decision dec;
         struct gs_reasons r;
         memset(&r, 0, sizeof(r));
-        int rc = gs_engine_place(*engine, c, &p->req, 0, &dec, &r);
+        int rc = gs_engine_place_k(*engine, c, &p->req, 0, &kpl, &dec, &r);
         struct gs_preempt_plan plan;
         int prc = GS_ENOFIT;
         memset(&plan, 0, sizeof(plan));
         bool nominated = nomination_live(&cy, e);
         if (rc && !p->preempt_never && !nominated) {
+            /* preemption sees the nodes taints and constraints refuse as unschedulable */
+            int8_t *masked;
+            int kno[GS_KVERDICT_COUNT];
+            mask_taints(&cy, p, &masked, kno);
             struct gs_preempt_ctx ctx = preempt_ctx(&cy);
             struct gs_preemptor pr = {&p->req, queue, p->priority, adm == GS_ADMIT_OWED};
             prc = gs_preempt_plan(*engine, c, &ctx, &pr, &plan);
+            unmask_taints(&cy, masked);
         }
-        unmask_taints(&cy, masked);
         if (rc == 0) {
             if (assume_and_bind(&cy, p, &dec.alloc, t0) == 0)
                 gs_tenants_charge(&cy.ty.t, queue, p->ns, &d, +1);
@@ -2045,13 +2053,8 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
             gs_tenants_charge(&cy.ty.t, queue, p->ns, &d, +1);
             continue;
         }
-        int kmasked = 0;
-        for (int v = 0; v <= GS_KNO_EXISTING_ANTI; v++)
-            kmasked += kno[v];
-        r.count[GS_R_UNSCHEDULABLE] -= kmasked; /* said below, with kube-scheduler's words */
-        r.other += kmasked;
         gs_reasons_str(&r, &p->req, msg, sizeof(msg));
-        constraint_reasons(kno, msg, sizeof(msg));
+        int kmasked = constraint_reasons(&r, msg, sizeof(msg));
         if (nominated) {
             snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
                      "; waiting for preempted pods to leave node %s", e->nominated);
@@ -2059,12 +2062,12 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
             backoff_pod(s, p, 0.25);
             continue;
         }
-        const char *cat = classify(&cy, p, &r, nmasked, plan.candidates, extra, sizeof(extra));
+        const char *cat = classify(&cy, p, &r, r.taint, plan.candidates, extra, sizeof(extra));
         if (kmasked > 0 &&
-            kmasked + nmasked + r.count[GS_R_SELECTOR] + r.count[GS_R_MODEL] >= r.nodes) {
+            kmasked + r.taint + r.count[GS_R_SELECTOR] + r.count[GS_R_MODEL] >= r.nodes) {
             /* node affinity is where a pod may go (selector); the rest is about other pods
              * (affinity, anti-affinity, spread, ports) or a node name */
-            cat = kno[GS_KNO_NODE_AFFINITY] == kmasked ? "selector" : "constraints";
+            cat = r.kverdict[GS_KNO_NODE_AFFINITY] == kmasked ? "selector" : "constraints";
             extra[0] = '\0';
         }
         if (adm == GS_ADMIT_BORROW) {
