@@ -179,6 +179,10 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
         if (rc)
             return rc;
     }
+    /* init containers as kube-scheduler counts them (resourcehelper.PodRequests): a sidecar
+     * (restartPolicy Always) runs beside the containers and the init containers after it, so
+     * it adds to both; a plain init container runs alone beside the sidecars before it */
+    struct res_sum side = {0};
     json_array_foreach(json_object_get(spec, "initContainers"), i, c)
     {
         char path[64];
@@ -187,17 +191,45 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
         int rc = read_resources(who, path, json_object_get(c, "resources"), &one, err);
         if (rc)
             return rc;
+        const char *rp = jstr(c, "restartPolicy");
+        if (rp && strcmp(rp, "Always") == 0) {
+            total.cpu_milli += one.cpu_milli;
+            total.mem_bytes += one.mem_bytes;
+            total.gpus += one.gpus;
+            side.cpu_milli += one.cpu_milli;
+            side.mem_bytes += one.mem_bytes;
+            side.gpus += one.gpus;
+            one = side;
+        } else {
+            one.cpu_milli += side.cpu_milli;
+            one.mem_bytes += side.mem_bytes;
+            one.gpus += side.gpus;
+        }
         if (one.cpu_milli > init_max.cpu_milli)
             init_max.cpu_milli = one.cpu_milli;
         if (one.mem_bytes > init_max.mem_bytes)
             init_max.mem_bytes = one.mem_bytes;
-        if (one.gpus > total.gpus)
-            total.gpus = one.gpus;
+        if (one.gpus > init_max.gpus)
+            init_max.gpus = one.gpus;
     }
     if (init_max.cpu_milli > total.cpu_milli)
         total.cpu_milli = init_max.cpu_milli;
     if (init_max.mem_bytes > total.mem_bytes)
         total.mem_bytes = init_max.mem_bytes;
+    if (init_max.gpus > total.gpus)
+        total.gpus = init_max.gpus;
+    /* spec.overhead (RuntimeClass) counts on top, as kube-scheduler counts it */
+    const json_t *ovh = json_object_get(spec, "overhead");
+    if (ovh) {
+        struct res_sum o = {0};
+        json_t *wrap = json_pack("{s:O}", "requests", ovh);
+        int rc = wrap ? read_resources(who, "spec.overhead", wrap, &o, err) : GS_ENOMEM;
+        json_decref(wrap);
+        if (rc)
+            return rc;
+        total.cpu_milli += o.cpu_milli;
+        total.mem_bytes += o.mem_bytes;
+    }
     struct gs_request *r = &p->req;
     r->cpu_milli = total.cpu_milli;
     r->mem_mib = (total.mem_bytes + (1 << 20) - 1) >> 20;
@@ -569,6 +601,12 @@ static bool tolerates_one(const struct gs_kube_pod *p, const struct gs_taint *t)
 
 bool gs_kube_tolerates(const struct gs_kube_pod *p, const struct gs_kube_node *n)
 {
+    /* a cordoned node, as kube-scheduler's NodeUnschedulable sees it: only pods tolerating
+     * node.kubernetes.io/unschedulable:NoSchedule (DaemonSets' pods do) may go there */
+    static const struct gs_taint cordon = {.key = "node.kubernetes.io/unschedulable",
+                                           .effect = "NoSchedule"};
+    if (n->unschedulable && !tolerates_one(p, &cordon))
+        return false;
     for (int i = 0; i < n->ntaints; i++) {
         const struct gs_taint *t = &n->taints[i];
         if (strcmp(t->effect, "NoSchedule") != 0 && strcmp(t->effect, "NoExecute") != 0)

@@ -132,7 +132,8 @@ const char *gs_kube_pod_label(const struct gs_kube_pod *p, const char *key);
 /* RFC 3339 time ("2026-11-29T19:20:00Z", fractions and offsets allowed) as Unix seconds;
  * returns 0 or GS_EINVAL. */
 int gs_kube_parse_time(const char *s, double *out);
-/* True when the pod tolerates every NoSchedule/NoExecute taint of the node. */
+/* True when the pod tolerates every NoSchedule/NoExecute taint of the node, and, when the node
+ * is cordoned (spec.unschedulable), node.kubernetes.io/unschedulable:NoSchedule. */
 bool gs_kube_tolerates(const struct gs_kube_pod *p, const struct gs_kube_node *n);
 
 /* Now as a MicroTime (RFC 3339 with microseconds, UTC), as Events and Leases carry it. */

@@ -321,8 +321,9 @@ int gs_cache_add_node(struct gs_cluster *c, const struct gs_kube_node *kn,
     if (id < 0)
         return id;
     struct gs_node *n = &c->nodes[id];
-    /* a node gpusched cannot model exactly keeps its pods but gets no new ones */
-    n->unschedulable = kn->unschedulable || kn->refused[0];
+    /* a node gpusched cannot model exactly keeps its pods but gets no new ones; a cordoned
+     * node (spec.unschedulable) is the pods' tolerations' business (gs_kube_tolerates) */
+    n->unschedulable = kn->refused[0];
     n->layout_guessed = np.guessed;
     n->pods_cap = kn->pods > 0 ? (int32_t)kn->pods : 110;
     if (gs_labels_copy(&n->labels, &kn->labels)) {

@@ -415,7 +415,7 @@ static int take_snapshot(struct store *st, struct snapshot *sn, const struct gs_
     gs_cluster_init(&sn->c);
     for (int i = 0; i < sn->nn; i++) {
         gs_cache_add_node(&sn->c, &sn->nodes[i], st->mp, NULL, 0);
-        sn->tainted |= sn->nodes[i].ntaints > 0;
+        sn->tainted |= sn->nodes[i].ntaints > 0 || sn->nodes[i].unschedulable;
     }
     for (int i = 0; i < sn->np; i++) {
         struct gs_kube_pod *p = &sn->pods[i].p;

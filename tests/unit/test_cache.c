@@ -518,3 +518,55 @@ Test(kubeobj, big_selectors_and_tolerations_are_kept_or_refused_with_the_field)
     cr_expect(strstr(p.refused, "spec.tolerations: 40 tolerations") != NULL, "%s", p.refused);
     json_decref(o);
 }
+
+/* Requests as kube-scheduler sums them: sidecars (init containers with restartPolicy Always)
+ * run beside the containers and the later init containers; overhead counts on top. */
+Test(kubeobj, sidecars_and_overhead_count_as_kube_scheduler_counts_them)
+{
+    json_t *o = json_of(
+        "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ai\"},\"spec\":{"
+        "\"overhead\":{\"cpu\":\"250m\",\"memory\":\"120Mi\"},"
+        "\"initContainers\":["
+        "{\"name\":\"proxy\",\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{"
+        "\"cpu\":\"1\",\"memory\":\"1Gi\"}}},"
+        "{\"name\":\"warm\",\"resources\":{\"requests\":{\"cpu\":\"4\",\"memory\":\"1Gi\"}}}],"
+        "\"containers\":[{\"name\":\"main\",\"resources\":{\"requests\":{\"cpu\":\"2\","
+        "\"memory\":\"4Gi\"}}}]}}");
+    struct gs_kube_pod p;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_kube_pod_read(o, &p, &err), 0, "%s", err.msg);
+    /* cpu: max(2 + 1 sidecar, 4 init + 1 sidecar) + 0.25 = 5.25; memory: max(4 + 1, 1 + 1) Gi
+     * + 120 Mi */
+    cr_expect_eq(p.req.cpu_milli, 5250);
+    cr_expect_eq(p.req.mem_mib, 5 * 1024 + 120);
+    json_decref(o);
+}
+
+Test(kubeobj, a_cordoned_node_takes_only_pods_that_tolerate_the_cordon)
+{
+    json_t *o = node_file("a100-whole.json");
+    json_object_set_new(json_object_get(o, "spec"), "unschedulable", json_true());
+    struct gs_kube_node kn;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_kube_node_read(o, &kn, &err), 0, "%s", err.msg);
+    struct gs_kube_pod p;
+    memset(&p, 0, sizeof(p));
+    p.ntol = 1;
+    snprintf(p.tol[0].key, sizeof(p.tol[0].key), "nvidia.com/gpu");
+    snprintf(p.tol[0].op, sizeof(p.tol[0].op), "Exists");
+    cr_expect(!gs_kube_tolerates(&p, &kn), "a GPU pod stays off a cordoned node");
+    p.ntol = 2;
+    snprintf(p.tol[1].key, sizeof(p.tol[1].key), "node.kubernetes.io/unschedulable");
+    snprintf(p.tol[1].op, sizeof(p.tol[1].op), "Exists");
+    snprintf(p.tol[1].effect, sizeof(p.tol[1].effect), "NoSchedule");
+    cr_expect(gs_kube_tolerates(&p, &kn), "a pod tolerating the cordon may go there");
+    struct gs_cluster c;
+    gs_cluster_init(&c);
+    int id = gs_cache_add_node(&c, &kn, NULL, NULL, 0);
+    cr_expect(!c.nodes[id].unschedulable, "the cordon is the pods' tolerations' business");
+    gs_cluster_release(&c);
+    gs_kube_node_release(&kn);
+    json_decref(o);
+}
