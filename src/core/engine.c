@@ -131,11 +131,27 @@ static int count_replicas(const struct gs_cluster *c, const struct gs_node *n)
     return count_replicas_for(c, n, 0);
 }
 
-static int free_mig_slot(const struct gs_gpu *g, const char *profile)
+/* The profile's id in a GPU's model, looked up once per model a node's GPUs have (a lookup
+ * compares names: it dominated rescoring MIG nodes). */
+struct mig_profile {
+    const char *name;
+    int model, id;
+};
+
+static int mig_profile_of(struct mig_profile *m, int model)
+{
+    if (model != m->model) {
+        m->model = model;
+        m->id = gs_catalog_find_profile(model, m->name);
+    }
+    return m->id;
+}
+
+static int free_mig_slot(const struct gs_gpu *g, struct mig_profile *m)
 {
     if (g->mode != GS_GPU_MIG || !gpu_usable(g))
         return -1;
-    int p = gs_catalog_find_profile(g->model, profile);
+    int p = mig_profile_of(m, g->model);
     if (p < 0)
         return -1;
     for (int i = 0; i < g->mig.n; i++)
@@ -182,8 +198,9 @@ static int fit_reason(const struct gs_cluster *c, int node, const struct gs_requ
         }
         case GS_REQ_MIG: {
             bool ok = false;
+            struct mig_profile m = {req->mig, INT32_MIN, -1};
             for (int i = 0; i < n->ngpus && !ok; i++)
-                ok = free_mig_slot(&c->gpus[n->gpu0 + i], req->mig) >= 0;
+                ok = free_mig_slot(&c->gpus[n->gpu0 + i], &m) >= 0;
             if (!ok)
                 why = GS_R_MIG_SLOT;
             break;
@@ -367,9 +384,10 @@ static void choose_mig(const struct gs_cluster *c, const struct gs_node *n, int 
     a->ndev = 0;
     a->milli = 0;
     int best = -1, best_slot = -1, best_used = -1;
+    struct mig_profile m = {req->mig, INT32_MIN, -1};
     for (int i = 0; i < n->ngpus; i++) {
         const struct gs_gpu *g = &c->gpus[n->gpu0 + i];
-        int s = free_mig_slot(g, req->mig);
+        int s = free_mig_slot(g, &m);
         if (s < 0)
             continue;
         int used = __builtin_popcount(g->mig_used);
@@ -833,9 +851,15 @@ static int kscore(struct gs_engine *e, const struct gs_cluster *c, const struct 
     int rc = gs_kprep_score(k->kp, k->ks, c, e->feasible, nf, e->kscores, k->tol, k->tol_ctx);
     if (rc)
         return rc;
-    int64_t any = 0;
-    for (int j = 0; j < nf; j++)
-        any |= e->kscores[j].node_affinity | e->kscores[j].inter_pod | e->kscores[j].spread;
+    /* all zero, read as words (a loop the compiler vectorises) */
+    const unsigned char *b = (const unsigned char *)e->kscores;
+    size_t words = sizeof(*e->kscores) * (size_t)nf / sizeof(uint64_t);
+    uint64_t any = 0;
+    for (size_t w = 0; w < words; w++) {
+        uint64_t x;
+        memcpy(&x, b + w * sizeof(x), sizeof(x));
+        any |= x;
+    }
     return any == 0;
 }
 
@@ -940,7 +964,7 @@ static int place(struct gs_engine *e, const struct gs_cluster *c, const struct g
     memset(&lr, 0, sizeof(lr));
     int nf = 0, best = -1;
     /* the feasible list, for what looks at every feasible node: normalising, constraints */
-    bool list = !sm || e->policy->normalize || k;
+    bool list = !sm || e->policy->normalize || (k && (k->kp || k->tol));
     if (sm) {
         for (int i = 0; i < c->nnodes; i++)
             if (sm->ver[i] != c->nodes[i].version)
