@@ -43,7 +43,54 @@ struct res_sum {
     int64_t gpus, milli;
     char mig[GS_MIG_NAME_MAX];
     int64_t mig_count;
+    int nres; /* other resources (ephemeral-storage, hugepages-*, extended ones) */
+    struct gs_kube_res res[GS_MAX_POD_RES];
+    bool res_over; /* more distinct other resources than kept */
 };
+
+/* A resource kube-scheduler's NodeResourcesFit counts that the engine does not model. */
+static bool other_resource(const char *key)
+{
+    return strcmp(key, "cpu") != 0 && strcmp(key, "memory") != 0 && strcmp(key, "pods") != 0 &&
+           strcmp(key, "nvidia.com/gpu") != 0 && strncmp(key, "nvidia.com/mig-", 15) != 0 &&
+           strcmp(key, "gpusched.io/gpu-milli") != 0;
+}
+
+static void res_add(struct res_sum *s, const char *name, int64_t v)
+{
+    for (int i = 0; i < s->nres; i++)
+        if (strcmp(s->res[i].name, name) == 0) {
+            s->res[i].value += v;
+            return;
+        }
+    if (s->nres >= GS_MAX_POD_RES || strlen(name) >= sizeof(s->res[0].name)) {
+        s->res_over = true;
+        return;
+    }
+    snprintf(s->res[s->nres].name, sizeof(s->res[0].name), "%s", name);
+    s->res[s->nres++].value = v;
+}
+
+static int64_t res_get(const struct res_sum *s, const char *name)
+{
+    for (int i = 0; i < s->nres; i++)
+        if (strcmp(s->res[i].name, name) == 0)
+            return s->res[i].value;
+    return 0;
+}
+
+/* a += b, or a = max(a, b) per resource */
+static void res_merge(struct res_sum *a, const struct res_sum *b, bool max)
+{
+    a->res_over |= b->res_over;
+    for (int i = 0; i < b->nres; i++) {
+        int64_t have = res_get(a, b->res[i].name);
+        if (!max)
+            res_add(a, b->res[i].name, b->res[i].value);
+        else if (b->res[i].value > have)
+            res_add(a, b->res[i].name, b->res[i].value - have);
+    }
+}
 
 static int read_resources(const char *who, const char *path, const json_t *res, struct res_sum *sum,
                           struct gs_error *err)
@@ -67,6 +114,19 @@ static int read_resources(const char *who, const char *path, const json_t *res, 
             sum->cpu_milli += gs_quantity_milli(&q);
         else
             sum->mem_bytes += gs_quantity_value(&q);
+    }
+    /* every other resource kube-scheduler fits: requests, else limits */
+    const json_t *both[2] = {req, lim};
+    for (int k = 0; k < 2; k++) {
+        json_object_foreach((json_t *)both[k], key, v)
+        {
+            if (!other_resource(key) || (k == 1 && json_object_get(req, key)))
+                continue;
+            if (qty(v, &q) || q.nanos < 0)
+                return gs_error_set(err, GS_EINVAL, "%s: %s.resources.%s.%s: not a quantity", who,
+                                    path, k ? "limits" : "requests", key);
+            res_add(sum, key, gs_quantity_value(&q));
+        }
     }
     /* extended resources: limits are the truth; requests must be absent or equal */
     json_object_foreach((json_t *)req, key, v)
@@ -193,6 +253,8 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
             return rc;
         const char *rp = jstr(c, "restartPolicy");
         if (rp && strcmp(rp, "Always") == 0) {
+            res_merge(&total, &one, false);
+            res_merge(&side, &one, false);
             total.cpu_milli += one.cpu_milli;
             total.mem_bytes += one.mem_bytes;
             total.gpus += one.gpus;
@@ -201,10 +263,12 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
             side.gpus += one.gpus;
             one = side;
         } else {
+            res_merge(&one, &side, false);
             one.cpu_milli += side.cpu_milli;
             one.mem_bytes += side.mem_bytes;
             one.gpus += side.gpus;
         }
+        res_merge(&init_max, &one, true);
         if (one.cpu_milli > init_max.cpu_milli)
             init_max.cpu_milli = one.cpu_milli;
         if (one.mem_bytes > init_max.mem_bytes)
@@ -218,6 +282,7 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
         total.mem_bytes = init_max.mem_bytes;
     if (init_max.gpus > total.gpus)
         total.gpus = init_max.gpus;
+    res_merge(&total, &init_max, true);
     /* spec.overhead (RuntimeClass) counts on top, as kube-scheduler counts it */
     const json_t *ovh = json_object_get(spec, "overhead");
     if (ovh) {
@@ -229,10 +294,20 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
             return rc;
         total.cpu_milli += o.cpu_milli;
         total.mem_bytes += o.mem_bytes;
+        res_merge(&total, &o, false);
     }
+    /* the engine counts memory in MiB, rounded down here and up on nodes, so it never refuses
+     * what fits to the byte; the scheduler checks the bytes (and the other resources) */
+    p->mem_bytes = total.mem_bytes;
+    p->nres = total.nres;
+    memcpy(p->res, total.res, sizeof(p->res[0]) * (size_t)total.nres);
+    if (total.res_over)
+        snprintf(p->refused, sizeof(p->refused),
+                 "spec.containers: more than %d kinds of resources besides cpu, memory and GPUs",
+                 GS_MAX_POD_RES);
     struct gs_request *r = &p->req;
     r->cpu_milli = total.cpu_milli;
-    r->mem_mib = (total.mem_bytes + (1 << 20) - 1) >> 20;
+    r->mem_mib = total.mem_bytes >> 20;
     int kinds = (total.gpus > 0) + (total.mig_count > 0) + (total.milli > 0);
     if (kinds > 1)
         return gs_error_set(err, GS_EINVAL,
@@ -428,9 +503,21 @@ static int node_read(const json_t *obj, struct gs_kube_node *n, struct gs_error 
                                 n->name, key);
         if (strcmp(key, "cpu") == 0)
             n->cpu_milli = gs_quantity_milli(&q);
-        else if (strcmp(key, "memory") == 0)
-            n->mem_mib = gs_quantity_value(&q) >> 20;
-        else if (strcmp(key, "pods") == 0)
+        else if (strcmp(key, "memory") == 0) {
+            n->mem_bytes = gs_quantity_value(&q);
+            n->mem_mib = (n->mem_bytes + (1 << 20) - 1) >> 20;
+        } else if (other_resource(key) && strncmp(key, "nvidia.com/", 11) != 0) {
+            if (n->nres >= GS_MAX_NODE_RES || strlen(key) >= sizeof(n->res[0].name)) {
+                if (!n->refused[0])
+                    snprintf(n->refused, sizeof(n->refused),
+                             "status.allocatable.%.80s: more than %d resources besides cpu, "
+                             "memory, pods and GPUs",
+                             key, GS_MAX_NODE_RES);
+                continue;
+            }
+            copy(n->res[n->nres].name, sizeof(n->res[0].name), key);
+            n->res[n->nres++].value = gs_quantity_value(&q);
+        } else if (strcmp(key, "pods") == 0)
             n->pods = gs_quantity_value(&q);
         else if (strcmp(key, "nvidia.com/gpu") == 0)
             n->gpus = gs_quantity_value(&q);

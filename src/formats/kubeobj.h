@@ -30,6 +30,16 @@
 #define GS_QUEUE_LABEL          "gpusched.io/queue"
 #define GS_POD_GROUP_LABEL      "scheduling.x-k8s.io/pod-group"
 
+#define GS_MAX_POD_RES  8  /* kinds of other resources one pod asks */
+#define GS_MAX_NODE_RES 32 /* kinds of other resources a node has */
+
+/* A resource the engine does not model (ephemeral-storage, hugepages-2Mi, rdma/ib, ...), in
+ * its base unit (bytes, or a count). */
+struct gs_kube_res {
+    char name[64];
+    int64_t value;
+};
+
 struct gs_toleration {
     char key[GS_LABEL_KEY_MAX];
     char op[16]; /* Equal | Exists */
@@ -56,8 +66,11 @@ struct gs_kube_pod {
     struct gs_label labels[GS_MAX_POD_LABELS];
     int ntol;
     struct gs_toleration tol[GS_MAX_TOLERATIONS];
-    bool sel_partial; /* req.sel holds only part of spec.nodeSelector (the constraints hold
-                       * all of it) */
+    bool sel_partial;  /* req.sel holds only part of spec.nodeSelector (the constraints hold
+                        * all of it) */
+    int64_t mem_bytes; /* the memory request to the byte (req.mem_mib is rounded down) */
+    int nres;
+    struct gs_kube_res res[GS_MAX_POD_RES]; /* requests of the other resources */
     /* non-empty: why gpusched cannot model the pod exactly (more tolerations than it keeps);
      * it is then not scheduled, and says why */
     char refused[160];
@@ -91,11 +104,14 @@ struct gs_kube_node {
     char uid[64];
     char rv[32];
     bool unschedulable;
-    int64_t cpu_milli, mem_mib, pods;
+    int64_t cpu_milli, mem_mib, pods; /* mem_mib rounded up; mem_bytes exact */
+    int64_t mem_bytes;
     int64_t gpus; /* allocatable nvidia.com/gpu */
     int next;
     struct gs_kube_ext ext[GS_MAX_EXT]; /* nvidia.com/mig-* */
     struct gs_labels labels;            /* every label, owned (gs_kube_node_release) */
+    int nres;
+    struct gs_kube_res res[GS_MAX_NODE_RES]; /* allocatable of the other resources */
     int ntaints;
     struct gs_taint taints[GS_MAX_TAINTS];
     /* non-empty: why gpusched cannot model the node exactly (more taints or MIG resources

@@ -305,6 +305,10 @@ struct snapshot {
     int8_t *placed;
     int *hidx; /* node name hash: open addressing, -1 empty */
     unsigned hcap;
+    /* per node, what its pods ask of what the engine counts only roughly or not at all:
+     * memory to the byte, and each of the node's other resources (its res[] order) */
+    int64_t *mem_used;
+    int64_t (*res_used)[GS_MAX_NODE_RES];
 };
 
 static void snapshot_release(struct snapshot *sn)
@@ -319,6 +323,8 @@ static void snapshot_release(struct snapshot *sn)
     free(sn->alloc);
     free(sn->placed);
     free(sn->hidx);
+    free(sn->mem_used);
+    free(sn->res_used);
     memset(sn, 0, sizeof(*sn));
 }
 
@@ -383,6 +389,17 @@ static void map_mig_clients(struct snapshot *sn, const struct gs_policy_objs *po
     }
 }
 
+/* A pod on a node: what it asks of the resources resources_fit checks. */
+static void count_resources(struct snapshot *sn, int node, const struct gs_kube_pod *p)
+{
+    const struct gs_kube_node *kn = &sn->nodes[node];
+    sn->mem_used[node] += p->mem_bytes;
+    for (int r = 0; r < p->nres; r++)
+        for (int k = 0; k < kn->nres; k++)
+            if (strcmp(kn->res[k].name, p->res[r].name) == 0)
+                sn->res_used[node][k] += p->res[r].value;
+}
+
 static int take_snapshot(struct store *st, struct snapshot *sn, const struct gs_policy_objs *po)
 {
     memset(sn, 0, sizeof(*sn));
@@ -417,15 +434,51 @@ static int take_snapshot(struct store *st, struct snapshot *sn, const struct gs_
         gs_cache_add_node(&sn->c, &sn->nodes[i], st->mp, NULL, 0);
         sn->tainted |= sn->nodes[i].ntaints > 0 || sn->nodes[i].unschedulable;
     }
+    sn->mem_used = calloc(ann, sizeof(*sn->mem_used));
+    sn->res_used = calloc(ann, sizeof(*sn->res_used));
+    if (!sn->mem_used || !sn->res_used) {
+        snapshot_release(sn);
+        return GS_ENOMEM;
+    }
     for (int i = 0; i < sn->np; i++) {
         struct gs_kube_pod *p = &sn->pods[i].p;
         if (!p->node[0])
             continue;
         int id = find_in(sn, p->node);
-        if (id >= 0)
+        if (id >= 0) {
             sn->placed[i] = gs_cache_add_pod(&sn->c, id, p, &sn->alloc[i]) == 0;
+            count_resources(sn, id, p);
+        }
     }
     return 0;
+}
+
+/* Whether the node has room, to the byte, for what the engine counts roughly (memory) or not
+ * at all (ephemeral-storage, hugepages, extended resources other than GPUs): kube-scheduler's
+ * NodeResourcesFit for them. Names the first resource short in why (may be NULL). */
+static bool resources_fit(const struct snapshot *sn, int node, const struct gs_kube_pod *p,
+                          char *why, size_t n)
+{
+    const struct gs_kube_node *kn = &sn->nodes[node];
+    if (p->mem_bytes > 0 && kn->mem_bytes - sn->mem_used[node] < p->mem_bytes) {
+        if (why)
+            snprintf(why, n, "memory");
+        return false;
+    }
+    for (int r = 0; r < p->nres; r++) {
+        if (p->res[r].value <= 0)
+            continue;
+        int64_t room = 0;
+        for (int k = 0; k < kn->nres; k++)
+            if (strcmp(kn->res[k].name, p->res[r].name) == 0)
+                room = kn->res[k].value - sn->res_used[node][k];
+        if (room < p->res[r].value) {
+            if (why)
+                snprintf(why, n, "%s", p->res[r].name);
+            return false;
+        }
+    }
+    return true;
 }
 
 /* ---------- informers ---------- */
@@ -1333,6 +1386,7 @@ static int assume_and_bind(struct cycle *cy, const struct gs_kube_pod *p, const 
         return GS_EINTERNAL;
     if (cy->ks && p->k)
         gs_kstate_add_pod(cy->ks, cy->c, &p->k->kp, a->node);
+    count_resources(cy->sn, a->node, p);
     if (s->dry) {
         char msg[600];
         snprintf(msg, sizeof(msg), "fits: would bind to %s%s%s", j.node, j.devices[0] ? " " : "",
@@ -1569,6 +1623,15 @@ static bool tolerates_node(void *ctx, int node)
     return gs_kube_tolerates(t->p, &t->cy->sn->nodes[node]);
 }
 
+/* The engine's further filter for a pod: its taints and the resources the engine does not
+ * count exactly (resources_fit). */
+static bool node_admits(void *ctx, int node)
+{
+    const struct tol_ctx *t = ctx;
+    return (!t->cy->sn->tainted || tolerates_node(ctx, node)) &&
+           resources_fit(t->cy->sn, node, t->p, NULL, 0);
+}
+
 /* Nodes out for this pod: those with a taint it does not tolerate (returned count) and those
  * its Kubernetes constraints refuse (counted per verdict in kno[]); both are marked
  * unschedulable for the engine and preemption until unmask_taints. */
@@ -1586,7 +1649,8 @@ static int mask_taints(struct cycle *cy, const struct gs_kube_pod *p, int8_t **m
     for (int i = 0; *masked && i < nn; i++) {
         if (c->nodes[i].unschedulable)
             continue;
-        if (cy->sn->tainted && !gs_kube_tolerates(p, &cy->sn->nodes[i])) {
+        if ((cy->sn->tainted && !gs_kube_tolerates(p, &cy->sn->nodes[i])) ||
+            !resources_fit(cy->sn, i, p, NULL, 0)) {
             (*masked)[i] = 1;
             n++;
         } else if (constrained) {
@@ -2018,7 +2082,7 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
         }
         /* the engine with the pod's taints and Kubernetes constraints */
         struct tol_ctx tc = {&cy, p};
-        struct gs_kplace kpl = {.tol = cy.sn->tainted ? tolerates_node : NULL, .tol_ctx = &tc};
+        struct gs_kplace kpl = {.tol = node_admits, .tol_ctx = &tc};
         if (cy.ks && cy.kp && p->k &&
             gs_kprep_compute(cy.kp, cy.ks, c, &p->k->kp, tolerates_node, &tc) == 0) {
             kpl.ks = cy.ks;
