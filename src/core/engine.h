@@ -145,11 +145,12 @@ struct gs_kplace {
  * with ties broken by the policy's own score, then by the engine's node order. When the
  * Kubernetes scores are equal on every feasible node (a pod with no preferred terms, no
  * ScheduleAnyway spreading, and no placed pod's term that matches it) the choice is
- * gs_engine_place's: the policy decides alone, with its full resolution. A pod without
- * constraints or untolerated taints is placed exactly as gs_engine_place places it.
- * Every node is considered (no sampling: upstream's percentageOfNodesToScore is not applied).
- * When the Kubernetes scores are all zero, taints and constraints are asked of the nodes in the
- * policy's order until one passes (the result is the same as filtering them all, and cheaper).
+ * gs_engine_place's: the policy decides alone, with its full resolution; a pod whose taints
+ * and constraints refuse no node is then placed exactly as gs_engine_place places it (same
+ * node, same devices). Every node is considered (no sampling: upstream's
+ * percentageOfNodesToScore is not applied). When the Kubernetes scores are all zero, taints and
+ * constraints are asked of the nodes in the policy's order (its best, the next 32, then every
+ * node) until one passes: the result is that of filtering them all, at a fraction of the cost.
  * r (may be NULL) gets one count per node. When no node fits, each node is counted under the
  * first filter that refuses it in kube-scheduler's order: node unschedulable, node name,
  * taints, node affinity (the engine's model and selector checks count here too), host ports,
