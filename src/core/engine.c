@@ -770,7 +770,7 @@ static struct shape_memo *memo_for(struct gs_engine *e, const struct gs_request 
         sm = &e->memo_shapes[lru];
         sm->sig = sig;
         memset(sm->ver, 0, sizeof(*sm->ver) * (size_t)e->max_nodes);
-        sm->ncounted = 0;
+        sm->ncounted = -1; /* counted again, even for a cluster of no nodes */
     }
     sm->used = ++e->tick;
     return sm;

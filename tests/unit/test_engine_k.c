@@ -574,3 +574,41 @@ Test(engine_k, required_constraints_decide_as_masking_refused_nodes)
     free(pods);
     gs_cluster_release(&base);
 }
+
+/* The engine keeps counts per verdict with each request shape it remembers (64 of them): after
+ * more shapes than that, and on a cluster of no nodes, the reasons still count the nodes of
+ * the cluster at hand. */
+Test(engine_k, reasons_count_the_cluster_at_hand_after_the_memo_turns_over)
+{
+    struct gs_cluster one, none;
+    gs_cluster_init(&one);
+    gs_cluster_init(&none);
+    int id = gs_cluster_add_node(&one, "n1", gs_catalog_find("H100-80GB"), 1, 64000, 65536,
+                                 GS_GPU_WHOLE, 0, NULL);
+    cr_assert_geq(id, 0);
+    struct gs_engine *e = gs_engine_new(gs_policy_find("gpusched"), NULL, 4, 1);
+    struct gs_decision d;
+    struct gs_reasons r;
+    for (int s = 0; s < 64; s++) {
+        struct gs_request q = gpu_req(2); /* never fits one GPU: refused, counted */
+        q.cpu_milli = 1000 + s;           /* a new shape each time */
+        memset(&r, 0, sizeof(r));
+        cr_assert_eq(gs_engine_place_k(e, &one, &q, s, NULL, &d, &r), GS_ENOFIT);
+        cr_assert_eq(r.nodes, 1, "shape %d: nodes %d, want 1", s, r.nodes);
+        cr_assert_eq(r.count[GS_R_GPU_COUNT], 1, "shape %d: %d refused, want 1", s,
+                     r.count[GS_R_GPU_COUNT]);
+    }
+    for (int s = 0; s < 8; s++) {
+        struct gs_request fresh = gpu_req(2);
+        fresh.cpu_milli = 5000 + s; /* takes over the way of a shape placed on one node */
+        memset(&r, 0, sizeof(r));
+        cr_assert_eq(gs_engine_place_k(e, &none, &fresh, s, NULL, &d, &r), GS_ENOFIT);
+        cr_assert_eq(r.nodes, 0, "shape %d: nodes %d, want 0", s, r.nodes);
+        for (int j = 0; j < GS_R_COUNT; j++)
+            cr_assert_eq(r.count[j], 0, "shape %d: reason %d counted %d on no nodes", s, j,
+                         r.count[j]);
+    }
+    gs_engine_free(e);
+    gs_cluster_release(&one);
+    gs_cluster_release(&none);
+}
