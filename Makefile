@@ -2,6 +2,7 @@
 # they install missing Debian packages, build and run.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc)
 # CI=true: a skipped test fails the run (GS_CI in CMakeLists.txt, skip() in the test helpers).
@@ -10,8 +11,8 @@ GS_CI := $(if $(filter true,$(CI)),ON,OFF)
 # seconds each fuzz target runs in `make test` (`make fuzz`: FUZZ_SECONDS)
 FUZZ_TEST_SECONDS ?= 15
 
-.PHONY: deps build build-asan build-fuzz run test test-fast test-fuzz e2e \
-	bench bench-e2e format clean fuzz
+.PHONY: deps build build-asan build-tsan build-fuzz run test test-fast test-tsan test-fuzz \
+	e2e bench bench-e2e format clean fuzz
 
 deps:
 	@./scripts/install-deps.sh
@@ -34,6 +35,15 @@ $(ASAN_BUILD)/build.ninja: CMakeLists.txt $(ASAN_BUILD)/.gs-ci-$(GS_CI) | deps
 build-asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
+# ThreadSanitizer: only what the threaded tests (ctest label tsan) run
+$(TSAN_BUILD)/build.ninja: CMakeLists.txt $(TSAN_BUILD)/.gs-ci-$(GS_CI) | deps
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGS_TSAN=ON \
+		-DGS_CI=$(GS_CI)
+	@touch $@
+
+build-tsan: deps $(TSAN_BUILD)/build.ninja
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target tsan-tests
+
 # libFuzzer binaries of every fuzz target (clang)
 $(FUZZ_BUILD)/build.ninja: CMakeLists.txt $(FUZZ_BUILD)/.gs-ci-$(GS_CI) | deps
 	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
@@ -46,12 +56,18 @@ build-fuzz: deps $(FUZZ_BUILD)/build.ninja
 run: build
 	./$(BUILD)/gpusched sim
 
-# the whole suite, again under ASan+UBSan, and every fuzz target for FUZZ_TEST_SECONDS
-test: build build-asan build-fuzz
+# the whole suite, again under ASan+UBSan, the threaded tests under TSan, and every fuzz
+# target for FUZZ_TEST_SECONDS
+test: build build-asan build-tsan build-fuzz
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		GS_TEST_SANITIZED=1 ctest --output-on-failure -j $(JOBS)
+	./scripts/tsan.sh $(TSAN_BUILD) $(JOBS)
 	./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS) $(JOBS)
+
+# the threaded tests under ThreadSanitizer; every report (from any process) fails the run
+test-tsan: build-tsan
+	./scripts/tsan.sh $(TSAN_BUILD) $(JOBS)
 
 test-fuzz: build-fuzz
 	./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS) $(JOBS)
@@ -76,7 +92,7 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)
 
 # every fuzz target for FUZZ_SECONDS on its corpus
 FUZZ_SECONDS ?= 30
