@@ -112,8 +112,13 @@ build_dpharness() {
 # kschedcheck: kube-scheduler's own filter plugins (k8s.io/kubernetes v1.37.2
 # pkg/scheduler/framework/plugins) judging placements (e2e test_differential)
 build_kschedcheck() {
-    [ -x "$bin/kschedcheck-$K8S" ] && return 0
-    gomod kschedcheck "k8s.io/kubernetes $K8S" k8s | go_tool kschedcheck "kschedcheck-$K8S"
+    # rebuilt when its source changes (the stamp holds the source's hash)
+    local sum
+    sum="$(sha256sum "$here/tools/kschedcheck/main.go" | cut -c1-16)"
+    [ -x "$bin/kschedcheck-$K8S" ] && [ "$(cat "$bin/kschedcheck-$K8S.src" 2>/dev/null)" = "$sum" ] &&
+        return 0
+    gomod kschedcheck "k8s.io/kubernetes $K8S" k8s | go_tool kschedcheck "kschedcheck-$K8S" &&
+        echo "$sum" > "$bin/kschedcheck-$K8S.src"
 }
 
 if ! command -v go >/dev/null; then
