@@ -40,13 +40,14 @@ reap() { # wait for one running target and note a failure
     n="${pid_of[$p]}"
     unset "pid_of[$p]"
     local runs
-    runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$build/fuzz-$n.log" | grep -o '[0-9]*$')"
+    runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$build/fuzz-$n.log" |
+        grep -o '[0-9]*$')"
     if [ "$rc" -eq 0 ]; then
         echo "fuzz: $n: ${runs:-?} runs in ${secs} s, no finding"
     else
         echo "fuzz: $n: FAILED (exit $rc), log $build/fuzz-$n.log:"
-        grep -E '^(INFO: Seed|==[0-9]+==|SUMMARY|ALARM|.*runtime error|artifact_prefix|Test unit written|Base64)' \
-            "$build/fuzz-$n.log" | head -20 | sed 's/^/    /'
+        local what='^(INFO: Seed|==[0-9]+==|SUMMARY|ALARM|.*runtime error|artifact_prefix|Base64)'
+        grep -E "$what" "$build/fuzz-$n.log" | head -20 | sed 's/^/    /'
         grep -A25 '^==[0-9]*==ERROR' "$build/fuzz-$n.log" | head -30 | sed 's/^/    /'
         failed+=("$n")
     fi

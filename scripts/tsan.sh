@@ -12,7 +12,8 @@ src="$(cd "$(dirname "$0")/.." && pwd)"
 reports="$build/tsan-reports"
 rm -rf "$reports"
 mkdir -p "$reports"
-export TSAN_OPTIONS="log_path=$reports/report suppressions=$src/scripts/tsan.supp second_deadlock_stack=1"
+TSAN_OPTIONS="log_path=$reports/report suppressions=$src/scripts/tsan.supp"
+export TSAN_OPTIONS="$TSAN_OPTIONS second_deadlock_stack=1"
 
 (cd "$build" && ctest --output-on-failure -L tsan -j "$par")
 rc=$?
