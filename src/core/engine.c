@@ -785,14 +785,17 @@ static inline bool better(const struct gs_engine *e, int64_t sa, int na, int64_t
 
 /* ---------- Kubernetes constraints (gs_engine_place_k) ---------- */
 
-#define KTAINT GS_KVERDICT_COUNT /* a taint verdict, beside the gs_kverdicts */
-#define KTOP   32                /* candidates examined in order before filtering them all */
+#define KTAINT GS_KVERDICT_COUNT       /* a taint verdict, beside the gs_kverdicts */
+#define KFIT   (GS_KVERDICT_COUNT + 1) /* the caller's resource fit refused the node */
+#define KTOP   32                      /* candidates examined in order before filtering them all */
 
 /* Taints, then the constraints: -1 when node i passes both, else KTAINT or the gs_kverdict. */
 static int kverdict(const struct gs_cluster *c, const struct gs_kplace *k, bool kfilter, int i)
 {
     if (k->tol && !k->tol(k->tol_ctx, i))
         return KTAINT;
+    if (k->fit && !k->fit(k->fit_ctx, i))
+        return KFIT;
     if (kfilter) {
         enum gs_kverdict v = gs_kprep_filter(k->kp, k->ks, c, i);
         if (v != GS_KFIT && !(v == GS_KNO_NODE_AFFINITY && k->selector_in_req))
@@ -805,6 +808,8 @@ static void count_k(struct gs_reasons *r, int v)
 {
     if (v == KTAINT)
         r->taint++;
+    else if (v == KFIT)
+        r->fit++;
     else
         r->kverdict[v]++;
 }
@@ -828,6 +833,8 @@ static void count_refusal(const struct gs_cluster *c, int i, int why, const stru
         r->kverdict[v]++;
     else if (k->tol && !k->tol(k->tol_ctx, i))
         r->taint++;
+    else if (why < 0 && k->fit && !k->fit(k->fit_ctx, i))
+        r->fit++;
     else if (why == GS_R_MODEL || why == GS_R_SELECTOR)
         r->count[why]++;
     else if (v == GS_KNO_NODE_AFFINITY || v == GS_KNO_PORTS)
@@ -964,7 +971,7 @@ static int place(struct gs_engine *e, const struct gs_cluster *c, const struct g
     memset(&lr, 0, sizeof(lr));
     int nf = 0, best = -1;
     /* the feasible list, for what looks at every feasible node: normalising, constraints */
-    bool list = !sm || e->policy->normalize || (k && (k->kp || k->tol));
+    bool list = !sm || e->policy->normalize || (k && (k->kp || k->tol || k->fit));
     if (sm) {
         for (int i = 0; i < c->nnodes; i++)
             if (sm->ver[i] != c->nodes[i].version)
@@ -1043,7 +1050,7 @@ static int place(struct gs_engine *e, const struct gs_cluster *c, const struct g
         kzero = rc == 1;
         kscored = true;
     }
-    if (nf > 0 && k && (k->tol || kfilter)) {
+    if (nf > 0 && k && (k->tol || k->fit || kfilter)) {
         int w = -2;
         if (sm && !e->policy->normalize && kzero)
             w = lazy_pick(e, c, k, kfilter, nf, best, &lr);
@@ -1054,7 +1061,7 @@ static int place(struct gs_engine *e, const struct gs_cluster *c, const struct g
         } else {
             /* every node through taints and constraints */
             int n2 = 0;
-            lr.taint = 0;
+            lr.taint = lr.fit = 0;
             memset(lr.kverdict, 0, sizeof(lr.kverdict));
             best = -1;
             for (int j = 0; j < nf; j++) {
@@ -1087,8 +1094,9 @@ static int place(struct gs_engine *e, const struct gs_cluster *c, const struct g
         for (int j = 0; j < GS_R_COUNT; j++)
             r->count[j] += lr.count[j];
         r->nodes += c->nnodes;
-        r->other += lr.taint;
+        r->other += lr.taint + lr.fit;
         r->taint += lr.taint;
+        r->fit += lr.fit;
         for (int v = 0; v < GS_KVERDICT_COUNT; v++) {
             r->other += lr.kverdict[v];
             r->kverdict[v] += lr.kverdict[v];

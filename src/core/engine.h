@@ -71,6 +71,7 @@ struct gs_reasons {
     int32_t other; /* refused for reasons the caller words itself: gs_engine_place_k adds its
                       taint and kverdict counts here */
     int32_t taint; /* gs_engine_place_k: a taint the pod does not tolerate */
+    int32_t fit;   /* gs_engine_place_k: the caller's resource fit (gs_kplace.fit) refused it */
     int32_t kverdict[GS_KVERDICT_COUNT]; /* gs_engine_place_k: refused by the pod's Kubernetes
                                             constraints, per enum gs_kverdict (word them with
                                             gs_kverdict_reason) */
@@ -128,6 +129,10 @@ struct gs_kplace {
     struct gs_kprep *kp;
     gs_ktolerates_fn tol;
     void *tol_ctx;
+    /* further resources the caller fits (NULL: none), asked after taints: nodes it refuses are
+     * out and counted in r->fit; unlike tol, spreading never asks it */
+    gs_ktolerates_fn fit;
+    void *fit_ctx;
     bool selector_in_req;
 };
 

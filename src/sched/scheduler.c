@@ -1623,13 +1623,11 @@ static bool tolerates_node(void *ctx, int node)
     return gs_kube_tolerates(t->p, &t->cy->sn->nodes[node]);
 }
 
-/* The engine's further filter for a pod: its taints and the resources the engine does not
- * count exactly (resources_fit). */
-static bool node_admits(void *ctx, int node)
+/* The engine's further filter for a pod: the resources it does not count exactly. */
+static bool node_has_room(void *ctx, int node)
 {
     const struct tol_ctx *t = ctx;
-    return (!t->cy->sn->tainted || tolerates_node(ctx, node)) &&
-           resources_fit(t->cy->sn, node, t->p, NULL, 0);
+    return resources_fit(t->cy->sn, node, t->p, NULL, 0);
 }
 
 /* Nodes out for this pod: those with a taint it does not tolerate (returned count) and those
@@ -1676,6 +1674,11 @@ static int constraint_reasons(const struct gs_reasons *r, char *out, size_t n)
 {
     int total = 0;
     size_t o = strlen(out);
+    if (r->fit && o < n)
+        o += (size_t)snprintf(out + o, n - o,
+                              ", %d node(s) had too little memory, ephemeral-storage, hugepages "
+                              "or another resource left",
+                              r->fit);
     for (int v = GS_KNO_NODE_NAME; v < GS_KVERDICT_COUNT; v++) {
         if (!r->kverdict[v])
             continue;
@@ -2082,7 +2085,10 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
         }
         /* the engine with the pod's taints and Kubernetes constraints */
         struct tol_ctx tc = {&cy, p};
-        struct gs_kplace kpl = {.tol = node_admits, .tol_ctx = &tc};
+        struct gs_kplace kpl = {.tol = cy.sn->tainted ? tolerates_node : NULL,
+                                .tol_ctx = &tc,
+                                .fit = node_has_room,
+                                .fit_ctx = &tc};
         if (cy.ks && cy.kp && p->k &&
             gs_kprep_compute(cy.kp, cy.ks, c, &p->k->kp, tolerates_node, &tc) == 0) {
             kpl.ks = cy.ks;
