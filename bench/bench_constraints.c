@@ -279,7 +279,7 @@ static struct run run_once(const struct workload *w, const struct gs_typical *ty
         int rc;
         node[i] = -1;
         if (k_pods) {
-            struct gs_kplace k = {ks, kp, tolerates_all, NULL, NULL, NULL, false};
+            struct gs_kplace k = {.ks = ks, .kp = kp, .tol = tolerates_all};
             rc = gs_kprep_compute(kp, ks, &c, &k_pods[i], tolerates_all, NULL);
             if (rc == 0)
                 rc = gs_engine_place_k(e, &c, &w->req[i], i, &k, &d, NULL);

@@ -99,7 +99,11 @@ static const char *place(struct world *w, const char *pod, const struct gs_reque
     struct gs_kpod *p = &w->pods[w->npods++];
     read_pod(pod, p);
     cr_assert_eq(gs_kprep_compute(w->kp, w->ks, &w->c, p, tolerates, w), 0);
-    struct gs_kplace k = {w->ks, w->kp, tolerates, w, NULL, NULL, w->selector_in_req};
+    struct gs_kplace k = {.ks = w->ks,
+                          .kp = w->kp,
+                          .tol = tolerates,
+                          .tol_ctx = w,
+                          .selector_in_req = w->selector_in_req};
     struct gs_decision d;
     memset(r, 0, sizeof(*r));
     int rc = gs_engine_place_k(w->e, &w->c, req, w->npods - 1, &k, &d, r);
@@ -312,7 +316,7 @@ Test(engine_k, a_bad_kplace_is_refused)
     struct world w;
     world_init(&w, nodes);
     struct gs_request r = gpu_req(1);
-    struct gs_kplace k = {w.ks, NULL, NULL, NULL, NULL, NULL, false};
+    struct gs_kplace k = {.ks = w.ks}; /* a state without its prep */
     struct gs_decision d;
     cr_assert_eq(gs_engine_place_k(w.e, &w.c, &r, 0, &k, &d, NULL), GS_EINVAL);
     world_release(&w);
@@ -412,7 +416,7 @@ Test(engine_k, unconstrained_pods_place_exactly_as_gs_engine_place)
             memset(&r1, 0, sizeof(r1));
             memset(&r2, 0, sizeof(r2));
             cr_assert_eq(gs_kprep_compute(kp, ks, &c1, &bare, tolerates_all, NULL), 0);
-            struct gs_kplace k = {ks, kp, tolerates_all, NULL, NULL, NULL, false};
+            struct gs_kplace k = {.ks = ks, .kp = kp, .tol = tolerates_all};
             int rc0 = gs_engine_place(e0, &c0, &r, i, &d0, &r0);
             int rc1 = gs_engine_place_k(e1, &c1, &r, i, &k, &d1, &r1);
             int rc2 = gs_engine_place_k(e2, &c2, &r, i, NULL, &d2, &r2);
@@ -542,7 +546,7 @@ Test(engine_k, required_constraints_decide_as_masking_refused_nodes)
         for (int i = 0; i < NPODS; i++) {
             struct gs_request r = i % 5 == 4 ? gpu_req(2) : gpu_req(1);
             cr_assert_eq(gs_kprep_compute(kp, ks, &c1, &pods[i], untainted, &c1), 0);
-            struct gs_kplace k = {ks, kp, untainted, &c1, NULL, NULL, false};
+            struct gs_kplace k = {.ks = ks, .kp = kp, .tol = untainted, .tol_ctx = &c1};
             struct gs_decision d0, d1;
             mask(&c0, &c1, ks, kp, untainted, &c1, masked);
             int rc0 = gs_engine_place(e0, &c0, &r, i, &d0, NULL);
