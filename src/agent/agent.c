@@ -1,6 +1,7 @@
 /* agent.c - the node agent's loop: health, cordon, labels, MIG config, metrics (see agent.h). */
 #include "agent.h"
 
+#include "../base/flag.h"
 #include "../base/buf.h"
 #include "../base/error.h"
 #include "../base/log.h"
@@ -1078,7 +1079,7 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const stru
     GS_INFO("agent", "%d GPU%s (%s backend), node %s, every %.1fs%s", a->n, a->n == 1 ? "" : "s",
             b->ops->name, o->node ? o->node : "(none)", o->interval_s, kc ? "" : ", no cluster");
     double t0 = wall();
-    while (!*stop) {
+    while (!gs_flag_get(stop)) {
         round_gpus(a, (int)(o->interval_s * 1000));
         refresh_pods(a);
         reconcile_plugins(a);

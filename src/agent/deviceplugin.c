@@ -14,6 +14,7 @@
  * among them; the output arrays are then sized from the checked request. */
 #include "deviceplugin.h"
 
+#include "../base/flag.h"
 #include "../base/buf.h"
 #include "../base/log.h"
 #include "deviceplugin.pb-c.h"
@@ -751,7 +752,7 @@ static void *run(void *arg)
 {
     struct gs_dp_plugin *p = arg;
     char why[512];
-    while (!p->stop) {
+    while (!gs_flag_get(&p->stop)) {
         grpc_event ev = grpc_completion_queue_next(
             p->cq,
             gpr_time_add(gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_millis(100, GPR_TIMESPAN)),
@@ -788,21 +789,21 @@ static void *registrar(void *arg)
     struct gs_dp_plugin *p = arg;
     char why[512];
     bool registered = true;
-    while (!p->stop) {
+    while (!gs_flag_get(&p->stop)) {
         struct timespec ts = {1, 0};
         nanosleep(&ts, NULL);
         ino_t k = inode(p->kubelet);
         bool gone = inode(p->sock_path) == 0;
-        if (!k || p->stop || (registered && !gone && k == p->kubelet_ino))
+        if (!k || gs_flag_get(&p->stop) || (registered && !gone && k == p->kubelet_ino))
             continue;
         GS_INFO("deviceplugin", "%s: kubelet %s; serving and registering again", p->resource,
                 gone ? "removed our socket" : "restarted");
         pthread_mutex_lock(&p->mu);
         p->reserve = true;
-        while (p->reserve && !p->stop)
+        while (p->reserve && !gs_flag_get(&p->stop))
             pthread_cond_wait(&p->cv, &p->mu);
         pthread_mutex_unlock(&p->mu);
-        if (p->stop)
+        if (gs_flag_get(&p->stop))
             break;
         if (do_register(p, why, sizeof(why))) {
             GS_WARN("deviceplugin", "%s", why);
@@ -865,7 +866,7 @@ struct gs_dp_plugin *gs_dp_start(const char *dir, const char *resource, const ch
     }
     pthread_create(&p->thread, NULL, run, p);
     if (do_register(p, why, why_size)) {
-        p->stop = 1;
+        gs_flag_set(&p->stop, 1);
         pthread_join(p->thread, NULL);
         gs__dp_free(p);
         return NULL;
@@ -896,7 +897,7 @@ void gs_dp_stop(struct gs_dp_plugin *p)
     if (!p)
         return;
     pthread_mutex_lock(&p->mu);
-    p->stop = 1;
+    gs_flag_set(&p->stop, 1);
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
     pthread_join(p->reg_thread, NULL);

@@ -1,6 +1,7 @@
 /* agent.c - `gpusched agent`: the node agent (run) and what the GPU backend sees (inspect). */
 #include "../agent/agent.h"
 #include "../agent/migmgr.h"
+#include "../base/flag.h"
 #include "../base/error.h"
 #include "../base/log.h"
 #include "../kube/config.h"
@@ -18,7 +19,7 @@ static volatile int stop_flag;
 static void on_signal(int sig)
 {
     (void)sig;
-    stop_flag = 1;
+    gs_flag_set(&stop_flag, 1);
 }
 
 static void usage(FILE *f)

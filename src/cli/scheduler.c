@@ -2,6 +2,7 @@
  * sched/scheduler.c. */
 #include "cli.h"
 
+#include "../base/flag.h"
 #include "../base/error.h"
 #include "../base/log.h"
 #include "../core/engine.h"
@@ -20,7 +21,7 @@ static volatile int stop_flag;
 static void on_signal(int sig)
 {
     (void)sig;
-    stop_flag = 1;
+    gs_flag_set(&stop_flag, 1);
 }
 
 enum mode { M_SCHEDULER = 0, M_EXTENDER, M_EXPLAIN };

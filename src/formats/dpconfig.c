@@ -59,7 +59,8 @@ static int parse_resource(const struct gs_yaml *y, struct fy_node *n, const char
                 snprintf(r->name, sizeof(r->name), "nvidia.com/%.50s", b);
             else
                 snprintf(r->name, sizeof(r->name), "%.63s", b);
-            const char *after = strchr(r->name, '/') + 1;
+            const char *slash = strchr(r->name, '/');
+            const char *after = slash ? slash + 1 : ""; /* a name cut short before its '/' */
             if (strlen(r->name) > 63 || strlen(b) > 63 || !dns_subdomain(after))
                 return gs_yaml_fail(y, v, sub, err,
                                     "'%s': expected <domain>/<name> within 63 characters, the "

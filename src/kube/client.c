@@ -2,6 +2,7 @@
  * paginated lists, streaming watches. sched/ builds its informers on top of it. */
 #include "client.h"
 
+#include "../base/flag.h"
 #include "../base/buf.h"
 #include "../base/error.h"
 #include "../base/log.h"
@@ -396,7 +397,7 @@ static size_t on_stream(char *p, size_t sz, size_t n, void *user)
             return 0; /* stop the transfer */
         }
     }
-    if (w->stop && *w->stop)
+    if (w->stop && gs_flag_get(w->stop))
         return 0;
     return total;
 }
@@ -408,7 +409,7 @@ static int progress(void *user, curl_off_t a, curl_off_t b, curl_off_t c2, curl_
     (void)b;
     (void)c2;
     (void)d;
-    return w->stop && *w->stop ? 1 : 0;
+    return w->stop && gs_flag_get(w->stop) ? 1 : 0;
 }
 
 int gs_kube_watch(struct gs_kube_client *c, const char *path, const char *rv, int timeout_s,
@@ -439,7 +440,7 @@ int gs_kube_watch(struct gs_kube_client *c, const char *path, const char *rv, in
     int rc = 0;
     if (w.result) {
         rc = w.result;
-    } else if (stop && *stop) {
+    } else if (stop && gs_flag_get(stop)) {
         rc = 0;
     } else if (code && (code < 200 || code >= 300)) {
         rc = gs_error_set(err, code == 410 ? GS_ENOTFOUND : GS_EIO, "WATCH %s: %ld %s", path, code,

@@ -4,6 +4,7 @@
  * HTTP endpoints. */
 #include "scheduler.h"
 
+#include "../base/flag.h"
 #include "../base/buf.h"
 #include "../base/error.h"
 #include "../base/log.h"
@@ -618,7 +619,7 @@ static void *informer_main(void *arg)
     const char *path = in->kind == K_NODES ? NODES_PATH : PODS_PATH;
     double backoff = 1;
     in->relist = true;
-    while (!*s->stop && !s->fatal) {
+    while (!gs_flag_get(s->stop) && !s->fatal) {
         struct gs_error err;
         gs_error_init(&err);
         if (in->relist) {
@@ -708,7 +709,7 @@ static void *leader_main(void *arg)
     snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s",
              s->o.lease_namespace, s->o.lease_name);
     double observed_at = mono(), last_renew = 0;
-    while (!*s->stop && !s->fatal) {
+    while (!gs_flag_get(s->stop) && !s->fatal) {
         struct gs_error err;
         gs_error_init(&err);
         json_t *lease = NULL;
@@ -727,7 +728,7 @@ static void *leader_main(void *arg)
             snprintf(cpath, sizeof(cpath), "/apis/coordination.k8s.io/v1/namespaces/%s/leases",
                      s->o.lease_namespace);
             if (gs_kube_request(s->kc, "POST", cpath, NULL, body, NULL, NULL, &err) == 0) {
-                s->leader = 1;
+                gs_flag_set(&s->leader, 1);
                 last_renew = mono();
                 GS_INFO("leader", "'%s' acquired lease %s/%s", s->o.identity, s->o.lease_namespace,
                         s->o.lease_name);
@@ -757,20 +758,20 @@ static void *leader_main(void *arg)
                     json_object_set_new(sp, "leaseTransitions", json_integer(trans + 1));
                 }
                 if (gs_kube_request(s->kc, "PUT", path, NULL, lease, NULL, NULL, &err) == 0) {
-                    if (!s->leader)
+                    if (!gs_flag_get(&s->leader))
                         GS_INFO("leader", "'%s' %s lease %s/%s", s->o.identity,
                                 mine ? "holds" : "took over", s->o.lease_namespace,
                                 s->o.lease_name);
-                    s->leader = 1;
+                    gs_flag_set(&s->leader, 1);
                     last_renew = mono();
                 }
             }
         }
         json_decref(lease);
-        if (s->leader && mono() - last_renew > s->o.renew_deadline_s) {
+        if (gs_flag_get(&s->leader) && mono() - last_renew > s->o.renew_deadline_s) {
             GS_ERR("leader", "'%s' could not renew the lease for %.0fs: stepping down (%s)",
                    s->o.identity, s->o.renew_deadline_s, err.msg);
-            s->leader = 0;
+            gs_flag_set(&s->leader, 0);
             s->fatal = 1;
             pthread_mutex_lock(&s->st.mu);
             pthread_cond_broadcast(&s->st.cv);
@@ -1082,7 +1083,8 @@ static int http_handler(void *cls, const struct gs_httpd_request *req, struct gs
                             "# HELP gpusched_gpus_allocatable GPUs (accounting units) by model.\n"
                             "# TYPE gpusched_gpus_allocatable gauge\n",
                             (unsigned long long)s->lat_count, s->lat_sum,
-                            (unsigned long long)s->lat_count, s->pending, s->leader ? 1 : 0);
+                            (unsigned long long)s->lat_count, s->pending,
+                            gs_flag_get(&s->leader) ? 1 : 0);
         for (int m = 0; m < s->nmodels; m++)
             rc |= gs_buf_printf(b, "gpusched_gpus_allocatable{model=\"%s\"} %g\n", s->model_name[m],
                                 s->model_cap[m]);
@@ -2039,7 +2041,7 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
             done[i] = 1;
         }
     }
-    for (int k = 0; k < nq && !*s->stop && s->leader; k++) {
+    for (int k = 0; k < nq && !gs_flag_get(s->stop) && gs_flag_get(&s->leader); k++) {
         struct pod_entry *e = q[k].e;
         if (done && done[q[k].idx])
             continue;
@@ -2207,7 +2209,7 @@ static void *policy_main(void *arg)
         s->fatal = true;
         return NULL;
     }
-    while (!*s->stop && !s->fatal) {
+    while (!gs_flag_get(s->stop) && !s->fatal) {
         struct gs_policy_objs po;
         struct gs_error err;
         gs_error_init(&err);
@@ -2331,7 +2333,7 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
     uint64_t seen = (uint64_t)-1;
     double last_cycle = 0;
     int rc = 0;
-    while (!*stop && !s->fatal) {
+    while (!gs_flag_get(stop) && !s->fatal) {
         pthread_mutex_lock(&s->st.mu);
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -2346,7 +2348,7 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
         /* watch events for pods we just bound need no cycle; the gauges refresh each second */
         bool due = ready && (work_due(s) || mono() - last_cycle >= 1.0);
         pthread_mutex_unlock(&s->st.mu);
-        if (!ready || !s->leader || s->o.extender)
+        if (!ready || !gs_flag_get(&s->leader) || s->o.extender)
             continue;
         seen = gen;
         if (!due)
@@ -2394,7 +2396,7 @@ int gs_scheduler_explain(struct gs_kube_client *client, const struct gs_schedule
         return gs_error_set(err, GS_ENOMEM, "out of memory");
     int rc = 0;
     s->dry = true;
-    s->leader = 1;
+    gs_flag_set(&s->leader, 1);
     struct informer in_nodes = {.s = s, .kind = K_NODES}, in_pods = {.s = s, .kind = K_PODS};
     rc = gs_kube_list(client, NODES_PATH, on_list_item, &in_nodes, in_nodes.rv, sizeof(in_nodes.rv),
                       err);

@@ -2,6 +2,7 @@
  * tenancy.h). */
 #include "tenancy.h"
 
+#include "../base/flag.h"
 #include "../base/buf.h"
 #include "../base/error.h"
 #include "../base/log.h"
@@ -250,7 +251,7 @@ static void *watch_main(void *arg)
 {
     struct watch_state *w = arg;
     struct gs_policy_feed *f = w->f;
-    while (!*f->stop) {
+    while (!gs_flag_get(f->stop)) {
         char rv[64];
         pthread_mutex_lock(&f->mu);
         snprintf(rv, sizeof(rv), "%s", f->st[w->k].rv);
@@ -264,7 +265,7 @@ static void *watch_main(void *arg)
         struct gs_error err;
         gs_error_init(&err);
         int rc = gs_kube_watch(f->kc, kinds[w->k].path, rv, 60, on_watch, w, f->stop, &err);
-        if (rc && !*f->stop) {
+        if (rc && !gs_flag_get(f->stop)) {
             /* lost: list again (which gives a fresh place), and do not spin */
             pthread_mutex_lock(&f->mu);
             f->st[w->k].dirty = true;

@@ -261,7 +261,7 @@ static int brute_force(int model, int np, const int *prof, const int *d)
         b.nstates *= d[i] + 1;
     }
     for (int s = 0; s < b.nstates; s++) {
-        int c[BF_MAXP];
+        int c[BF_MAXP] = {0};
         bf_counts(&b, s, c);
         struct gs_mig_layout l;
         memset(&l, 0, sizeof(l));
