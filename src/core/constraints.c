@@ -102,8 +102,7 @@ char *gs_kpod_strdup(struct gs_kpod *p, const char *s)
 
 /* ---- matching ---- */
 
-/* strconv.ParseInt(s, 10, 64): optional sign, decimal digits, no spaces. */
-static bool parse_i64(const char *s, int64_t *out)
+bool gs_kreq_parse_num(const char *s, int64_t *out)
 {
     if (!s || !*s)
         return false;
@@ -144,9 +143,9 @@ static bool req_matches(const struct gs_kreq *r, const char *v)
     case GS_KOP_DOESNOTEXIST:
         return v == NULL;
     case GS_KOP_GT:
-        return v && parse_i64(v, &x) && x > r->num;
+        return v && gs_kreq_parse_num(v, &x) && x > r->num;
     case GS_KOP_LT:
-        return v && parse_i64(v, &x) && x < r->num;
+        return v && gs_kreq_parse_num(v, &x) && x < r->num;
     }
     return false;
 }
@@ -335,6 +334,21 @@ struct nmap {
     int32_t *key, *cnt;
     uint32_t cap, used;
 };
+
+/* The next node of m holding pods, from slot *i on (start at 0): its index and pod count;
+ * false past the last. */
+static inline bool nmap_next(const struct nmap *m, uint32_t *i, int32_t *node, int32_t *cnt)
+{
+    for (; *i < m->cap; (*i)++) {
+        if (m->key[*i] >= 0 && m->cnt[*i] > 0) {
+            *node = m->key[*i];
+            *cnt = m->cnt[*i];
+            (*i)++;
+            return true;
+        }
+    }
+    return false;
+}
 
 static void nmap_release(struct nmap *m)
 {
@@ -681,6 +695,23 @@ static int ns_id(struct gs_kstate *s, const char *ns)
     return s->nns++;
 }
 
+/* A slot for a new class or term in *arr (n used, cap allocated, elements of size bytes): the
+ * last freed one in freel[0..*nfree), else a zeroed one at the end, the array grown (*arr then
+ * moves); its index, or GS_ENOMEM with nothing changed. */
+static int slot_take(void **arr, int *n, int *cap, size_t size, const int32_t *freel, int *nfree)
+{
+    if (*nfree)
+        return freel[--*nfree];
+    if (*n == *cap) {
+        void *g = gs_grow(*arr, cap, size, 16);
+        if (!g)
+            return GS_ENOMEM;
+        *arr = g;
+    }
+    memset((char *)*arr + (size_t)*n * size, 0, size);
+    return (*n)++;
+}
+
 /* The class of a pod, created when new. */
 static int class_of(struct gs_kstate *s, const struct gs_kpod *p)
 {
@@ -702,18 +733,11 @@ static int class_of(struct gs_kstate *s, const struct gs_kpod *p)
     int nid = ns_id(s, ns);
     if (nid < 0)
         return nid;
-    if (s->nfreecls) {
-        id = s->freecls[--s->nfreecls];
-    } else {
-        if (s->ncls == s->capcls) {
-            struct pclass *g = gs_grow(s->cls, &s->capcls, sizeof(struct pclass), 16);
-            if (!g)
-                return GS_ENOMEM;
-            s->cls = g;
-        }
-        id = s->ncls++;
-        memset(&s->cls[id], 0, sizeof(s->cls[id]));
-    }
+    void *arr = s->cls;
+    id = slot_take(&arr, &s->ncls, &s->capcls, sizeof(struct pclass), s->freecls, &s->nfreecls);
+    s->cls = arr;
+    if (id < 0)
+        return id;
     struct pclass *k = &s->cls[id];
     k->sig = malloc(len);
     if (!k->sig || gs_labels_copy(&k->labels, &p->labels) ||
@@ -796,18 +820,11 @@ static int xterm_of(struct gs_kstate *s, const struct gs_cluster *c, int kind, i
     int32_t id = smap_get(&s->xmap, s->sig.data, len);
     if (id >= 0)
         return id;
-    if (s->nfreex) {
-        id = s->freex[--s->nfreex];
-    } else {
-        if (s->nx == s->capx) {
-            struct xterm *g = gs_grow(s->x, &s->capx, sizeof(struct xterm), 16);
-            if (!g)
-                return GS_ENOMEM;
-            s->x = g;
-        }
-        id = s->nx++;
-        memset(&s->x[id], 0, sizeof(s->x[id]));
-    }
+    void *arr = s->x;
+    id = slot_take(&arr, &s->nx, &s->capx, sizeof(struct xterm), s->freex, &s->nfreex);
+    s->x = arr;
+    if (id < 0)
+        return id;
     struct xterm *x = &s->x[id];
     x->kind = (uint8_t)kind;
     x->weight = weight;
@@ -1248,10 +1265,8 @@ static int prep_interpod(struct gs_kprep *p, struct gs_kstate *s, const struct g
             const struct pclass *k = &s->cls[p->cls[ci]];
             if (!pod_matches_class_all(pod->aff, pod->naff, k))
                 continue;
-            for (uint32_t e = 0; e < k->nodes.cap; e++) {
-                int32_t n = k->nodes.key[e], cnt = k->nodes.cnt[e];
-                if (n < 0 || cnt <= 0)
-                    continue;
+            int32_t n, cnt;
+            for (uint32_t e = 0; nmap_next(&k->nodes, &e, &n, &cnt);) {
                 for (uint32_t i = 0; i < pod->naff; i++) {
                     struct kcnt *kc = &p->aff[p->aff_k[i]];
                     int32_t v = node_val(s, kc->key, n);
@@ -1283,10 +1298,8 @@ static int prep_interpod(struct gs_kprep *p, struct gs_kstate *s, const struct g
                 return ncls;
             for (int ci = 0; ci < ncls; ci++) {
                 const struct pclass *k = &s->cls[p->cls[ci]];
-                for (uint32_t e = 0; e < k->nodes.cap; e++) {
-                    int32_t n = k->nodes.key[e], cnt = k->nodes.cnt[e];
-                    if (n < 0 || cnt <= 0)
-                        continue;
+                int32_t n, cnt;
+                for (uint32_t e = 0; nmap_next(&k->nodes, &e, &n, &cnt);) {
                     int32_t v = node_val(s, key, n);
                     if (v >= 0)
                         kcnt_add(kc, v, cnt);
@@ -1431,10 +1444,8 @@ static int prep_spread(struct gs_kprep *p, struct gs_kstate *s, const struct gs_
             const struct pclass *k = &s->cls[e->cls[ci]];
             if (k->terminating || !gs_ksel_matches(&ks->c->sel, &k->labels))
                 continue;
-            for (uint32_t j = 0; j < k->nodes.cap; j++) {
-                int32_t nd = k->nodes.key[j], cnt = k->nodes.cnt[j];
-                if (nd < 0 || cnt <= 0)
-                    continue;
+            int32_t nd, cnt;
+            for (uint32_t j = 0; nmap_next(&k->nodes, &j, &nd, &cnt);) {
                 int32_t v = node_val(s, ks->key, nd);
                 if (v < 0 || ks->cnt[v] < 0)
                     continue;
@@ -1692,10 +1703,8 @@ static int score_inter_pod(struct gs_kprep *p, struct gs_kstate *s, const struct
                 return ncls;
             for (int ci = 0; ci < ncls; ci++) {
                 const struct pclass *k = &s->cls[p->cls[ci]];
-                for (uint32_t e = 0; e < k->nodes.cap; e++) {
-                    int32_t nd = k->nodes.key[e], cnt = k->nodes.cnt[e];
-                    if (nd < 0 || cnt <= 0)
-                        continue;
+                int32_t nd, cnt;
+                for (uint32_t e = 0; nmap_next(&k->nodes, &e, &nd, &cnt);) {
                     if (c->nodes[nd].labels.n == 0)
                         continue; /* upstream skips a node without labels */
                     int32_t v = node_val(s, key, nd);
@@ -1829,10 +1838,8 @@ static int score_spread(struct gs_kprep *p, struct gs_kstate *s, const struct gs
                 const struct pclass *k = &s->cls[e->cls[ci]];
                 if (k->terminating || !gs_ksel_matches(&sc->sel, &k->labels))
                     continue;
-                for (uint32_t j = 0; j < k->nodes.cap; j++) {
-                    int32_t nd = k->nodes.key[j], m = k->nodes.cnt[j];
-                    if (nd < 0 || m <= 0)
-                        continue;
+                int32_t nd, m;
+                for (uint32_t j = 0; nmap_next(&k->nodes, &j, &nd, &m);) {
                     if (host) {
                         cnt[nd] += m; /* counted on the node itself in Score */
                         continue;

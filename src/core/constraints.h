@@ -155,6 +155,9 @@ void gs_kpod_release(struct gs_kpod *p);
  * (or n == 0 gives a valid pointer to nothing). */
 void *gs_kpod_alloc(struct gs_kpod *p, size_t n);
 char *gs_kpod_strdup(struct gs_kpod *p, const char *s);
+/* strconv.ParseInt(s, 10, 64), as Gt / Lt read a requirement's value and a label's:
+ * optional sign, decimal digits, no spaces; false for NULL, empty or out of range. */
+bool gs_kreq_parse_num(const char *s, int64_t *out);
 
 /* Label selector match against a label set. */
 bool gs_ksel_matches(const struct gs_ksel *s, const struct gs_labels *l);
