@@ -6,7 +6,6 @@
 
 #include "../base/error.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,25 +38,11 @@ static int oom(struct rd *r)
     return gs_error_set(r->err, GS_ENOMEM, "%s: out of memory", r->who);
 }
 
-/* A string field: NULL when absent or null; *bad when present with another type, an
- * embedded NUL, or longer than max. */
-static int get_str(struct rd *r, const json_t *o, const char *key, const char *path, size_t max,
-                   const char **out)
+/* An optional field's value: NULL when absent or null. */
+static const json_t *field(const json_t *o, const char *key)
 {
-    *out = NULL;
     const json_t *v = json_object_get(o, key);
-    if (!v || json_is_null(v))
-        return 0;
-    if (!json_is_string(v))
-        return fail(r, path, "expected a string");
-    const char *s = json_string_value(v);
-    size_t l = json_string_length(v);
-    if (strlen(s) != l)
-        return fail(r, path, "contains a NUL byte");
-    if (l > max)
-        return fail(r, path, "longer than %zu bytes", max);
-    *out = s;
-    return 0;
+    return json_is_null(v) ? NULL : v;
 }
 
 static int check_str(struct rd *r, const json_t *v, const char *path, size_t max, bool empty_ok)
@@ -75,13 +60,29 @@ static int check_str(struct rd *r, const json_t *v, const char *path, size_t max
     return 0;
 }
 
+/* A string field: NULL when absent or null; *bad when present with another type, an
+ * embedded NUL, or longer than max. */
+static int get_str(struct rd *r, const json_t *o, const char *key, const char *path, size_t max,
+                   const char **out)
+{
+    *out = NULL;
+    const json_t *v = field(o, key);
+    if (!v)
+        return 0;
+    int rc = check_str(r, v, path, max, true);
+    if (rc)
+        return rc;
+    *out = json_string_value(v);
+    return 0;
+}
+
 /* An optional array or object field: NULL when absent or null. */
 static int get_kind(struct rd *r, const json_t *o, const char *key, const char *path, bool array,
                     const json_t **out)
 {
     *out = NULL;
-    const json_t *v = json_object_get(o, key);
-    if (!v || json_is_null(v))
+    const json_t *v = field(o, key);
+    if (!v)
         return 0;
     if (array ? !json_is_array(v) : !json_is_object(v))
         return fail(r, path, array ? "expected a list" : "expected an object");
@@ -93,8 +94,8 @@ static int get_int(struct rd *r, const json_t *o, const char *key, const char *p
                    int64_t hi, bool *present, int64_t *out)
 {
     *present = false;
-    const json_t *v = json_object_get(o, key);
-    if (!v || json_is_null(v))
+    const json_t *v = field(o, key);
+    if (!v)
         return 0;
     if (!json_is_integer(v))
         return fail(r, path, "expected an integer");
@@ -117,22 +118,97 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* strconv.ParseInt(s, 10, 64) */
-static bool parse_i64(const char *s, int64_t *out)
+/* Sorts v[0..n) and drops repeats; returns how many remain. */
+static uint32_t sort_unique(const char **v, size_t n)
 {
-    const char *d = s + (*s == '+' || *s == '-');
-    if (!*d)
-        return false;
-    for (const char *q = d; *q; q++)
-        if (*q < '0' || *q > '9')
-            return false;
-    errno = 0;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end)
-        return false;
+    qsort(v, n, sizeof(char *), cmp_str);
+    uint32_t u = 0;
+    for (size_t j = 0; j < n; j++)
+        if (u == 0 || strcmp(v[u - 1], v[j]) != 0)
+            v[u++] = v[j];
+    return u;
+}
+
+/* The n strings of list arr (at path) copied into the pod, then sorted and unique: *out and
+ * *nout. Each at most max bytes, and not empty unless empty_ok; where num is given each must
+ * also be an integer, and *num is the last. */
+static int read_str_set(struct rd *r, const json_t *arr, size_t n, const char *path, size_t max,
+                        bool empty_ok, int64_t *num, const char ***out, uint32_t *nout)
+{
+    const char **v = gs_kpod_alloc(r->p, n * sizeof(char *));
+    if (!v)
+        return oom(r);
+    size_t i;
+    const json_t *e;
+    json_array_foreach(arr, i, e)
+    {
+        char p[PATH_MAX_];
+        snprintf(p, sizeof(p), "%s[%zu]", path, i);
+        int rc = check_str(r, e, p, max, empty_ok);
+        if (rc)
+            return rc;
+        if (num && !gs_kreq_parse_num(json_string_value(e), num))
+            return fail(r, p, "'%s' is not an integer", json_string_value(e));
+        if (!(v[i] = dup(r, json_string_value(e))))
+            return oom(r);
+    }
     *out = v;
-    return true;
+    *nout = sort_unique(v, n);
+    return 0;
+}
+
+/* An optional list field of at most max entries (what names them in the message): *out NULL
+ * and *n 0 when absent or null. */
+static int get_list(struct rd *r, const json_t *o, const char *key, const char *path, size_t max,
+                    const char *what, const json_t **out, size_t *n)
+{
+    int rc = get_kind(r, o, key, path, true, out);
+    if (rc)
+        return rc;
+    *n = *out ? json_array_size(*out) : 0;
+    if (*n > max)
+        return fail(r, path, "more than %zu %s", max, what);
+    return 0;
+}
+
+/* A non-empty topologyKey of the object at path, copied into the pod. */
+static int read_topology_key(struct rd *r, const json_t *o, const char *path, const char **out)
+{
+    char p[PATH_MAX_];
+    const char *tk;
+    snprintf(p, sizeof(p), "%s.topologyKey", path);
+    int rc = get_str(r, o, "topologyKey", p, GS_LABELS_KEY_MAX, &tk);
+    if (rc)
+        return rc;
+    if (!tk || !*tk)
+        return fail(r, p, "can not be empty");
+    if (!(*out = dup(r, tk)))
+        return oom(r);
+    return 0;
+}
+
+/* One weighted preference {weight: 1..100, <field>: object}, both required; *term is the
+ * object and tpath (PATH_MAX_ bytes) its path. */
+static int read_weighted(struct rd *r, const json_t *e, const char *path, const char *field,
+                         int32_t *weight, const json_t **term, char *tpath)
+{
+    if (!json_is_object(e))
+        return fail(r, path, "expected an object");
+    bool has;
+    int64_t w = 0;
+    int rc;
+    snprintf(tpath, PATH_MAX_, "%s.weight", path);
+    if ((rc = get_int(r, e, "weight", tpath, 1, 100, &has, &w)))
+        return rc;
+    if (!has)
+        return fail(r, tpath, "required");
+    *weight = (int32_t)w;
+    snprintf(tpath, PATH_MAX_, "%s.%s", path, field);
+    if ((rc = get_kind(r, e, field, tpath, false, term)))
+        return rc;
+    if (!*term)
+        return fail(r, tpath, "required");
+    return 0;
 }
 
 static const char *const op_names[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
@@ -172,12 +248,10 @@ static int read_req(struct rd *r, const json_t *o, const char *path, enum req_ki
     if (opi < 0)
         return fail(r, p2, "'%s' is not a valid operator here", op);
     const json_t *vals;
+    size_t n;
     snprintf(p2, sizeof(p2), "%s.values", path);
-    if ((rc = get_kind(r, o, "values", p2, true, &vals)))
+    if ((rc = get_list(r, o, "values", p2, GS_PODSPEC_MAX_VALUES, "values", &vals, &n)))
         return rc;
-    size_t n = vals ? json_array_size(vals) : 0;
-    if (n > GS_PODSPEC_MAX_VALUES)
-        return fail(r, p2, "more than %d values", GS_PODSPEC_MAX_VALUES);
     switch (opi) {
     case GS_KOP_IN:
     case GS_KOP_NOTIN:
@@ -196,32 +270,22 @@ static int read_req(struct rd *r, const json_t *o, const char *path, enum req_ki
             return fail(r, p2, "must be specified as a single element when operator is %s", op);
     }
     q->op = (uint8_t)opi;
-    q->key = dup(r, key);
-    q->vals = gs_kpod_alloc(r->p, n * sizeof(char *));
-    if (!q->key || !q->vals)
+    if (!(q->key = dup(r, key)))
         return oom(r);
-    size_t i;
-    const json_t *v;
-    json_array_foreach(vals, i, v)
-    {
-        char p3[PATH_MAX_];
-        snprintf(p3, sizeof(p3), "%s.values[%zu]", path, i);
-        if ((rc = check_str(r, v, p3, GS_LABELS_VAL_MAX, true)))
-            return rc;
-        if (opi == GS_KOP_GT || opi == GS_KOP_LT) {
-            if (!parse_i64(json_string_value(v), &q->num))
-                return fail(r, p3, "'%s' is not an integer", json_string_value(v));
-        }
-        if (!(q->vals[i] = dup(r, json_string_value(v))))
-            return oom(r);
-    }
-    /* sorted, unique */
-    qsort(q->vals, n, sizeof(char *), cmp_str);
-    uint32_t u = 0;
-    for (size_t j = 0; j < n; j++)
-        if (u == 0 || strcmp(q->vals[u - 1], q->vals[j]) != 0)
-            q->vals[u++] = q->vals[j];
-    q->nvals = u;
+    bool num = opi == GS_KOP_GT || opi == GS_KOP_LT;
+    return read_str_set(r, vals, n, p2, GS_LABELS_VAL_MAX, true, num ? &q->num : NULL, &q->vals,
+                        &q->nvals);
+}
+
+/* A requirement on key with the one value val. */
+static int set_req1(struct rd *r, struct gs_kreq *q, int op, const char *key, const char *val)
+{
+    q->op = (uint8_t)op;
+    q->key = dup(r, key);
+    q->vals = gs_kpod_alloc(r->p, sizeof(char *));
+    if (!q->key || !q->vals || !(q->vals[0] = dup(r, val)))
+        return oom(r);
+    q->nvals = 1;
     return 0;
 }
 
@@ -280,13 +344,8 @@ static int read_sel(struct rd *r, const json_t *o, const char *key, const char *
             return fail(r, p2, "a key is empty or too long");
         if ((rc = check_str(r, v, p4, GS_LABELS_VAL_MAX, true)))
             return rc;
-        struct gs_kreq *q = &s->reqs[s->nreqs++];
-        q->op = GS_KOP_IN;
-        q->key = dup(r, k);
-        q->vals = gs_kpod_alloc(r->p, sizeof(char *));
-        if (!q->key || !q->vals || !(q->vals[0] = dup(r, json_string_value(v))))
-            return oom(r);
-        q->nvals = 1;
+        if ((rc = set_req1(r, &s->reqs[s->nreqs++], GS_KOP_IN, k, json_string_value(v))))
+            return rc;
     }
     return read_req_list(r, me, p3, RK_LABEL_SEL, s->reqs, &s->nreqs);
 }
@@ -323,13 +382,8 @@ static int merge_keys(struct rd *r, const json_t *o, const char *field, const ch
         const char *val = gs_labels_get(&r->p->labels, json_string_value(k));
         if (!val || has_req(s, op, json_string_value(k), val))
             continue;
-        struct gs_kreq *q = &s->reqs[s->nreqs++];
-        q->op = (uint8_t)op;
-        q->key = dup(r, json_string_value(k));
-        q->vals = gs_kpod_alloc(r->p, sizeof(char *));
-        if (!q->key || !q->vals || !(q->vals[0] = dup(r, val)))
-            return oom(r);
-        q->nvals = 1;
+        if ((rc = set_req1(r, &s->reqs[s->nreqs++], op, json_string_value(k), val)))
+            return rc;
     }
     return 0;
 }
@@ -338,6 +392,30 @@ static size_t arr_size(const json_t *o, const char *key)
 {
     const json_t *v = json_object_get(o, key);
     return json_is_array(v) ? json_array_size(v) : 0;
+}
+
+/* The labelSelector of the object at path with its matchLabelKeys merged in, and its
+ * mismatchLabelKeys too where mismatch (pod affinity terms have both, spreading only the
+ * first). */
+static int read_merged_sel(struct rd *r, const json_t *o, const char *path, bool mismatch,
+                           struct gs_ksel *s)
+{
+    char p[PATH_MAX_];
+    int rc;
+    size_t extra =
+        arr_size(o, "matchLabelKeys") + (mismatch ? arr_size(o, "mismatchLabelKeys") : 0);
+    if (extra > GS_PODSPEC_MAX_REQS)
+        return fail(r, path, "more than %d label keys", GS_PODSPEC_MAX_REQS);
+    snprintf(p, sizeof(p), "%s.labelSelector", path);
+    if ((rc = read_sel(r, o, "labelSelector", p, (uint32_t)extra, s)))
+        return rc;
+    snprintf(p, sizeof(p), "%s.matchLabelKeys", path);
+    if ((rc = merge_keys(r, o, "matchLabelKeys", p, GS_KOP_IN, s)))
+        return rc;
+    if (!mismatch)
+        return 0;
+    snprintf(p, sizeof(p), "%s.mismatchLabelKeys", path);
+    return merge_keys(r, o, "mismatchLabelKeys", p, GS_KOP_NOTIN, s);
 }
 
 static int read_node_term(struct rd *r, const json_t *o, const char *path, struct gs_knode_term *t)
@@ -364,31 +442,32 @@ static int read_node_term(struct rd *r, const json_t *o, const char *path, struc
     return read_req_list(r, mf, p2, RK_NODE_FIELD, t->fields, &t->nfields);
 }
 
+#define REQUIRED_TERMS  "requiredDuringSchedulingIgnoredDuringExecution"
+#define PREFERRED_TERMS "preferredDuringSchedulingIgnoredDuringExecution"
+
 static int read_node_affinity(struct rd *r, const json_t *na)
 {
     const char *base = "spec.affinity.nodeAffinity";
     const json_t *req, *pref;
     char p[PATH_MAX_];
-    snprintf(p, sizeof(p), "%s.requiredDuringSchedulingIgnoredDuringExecution", base);
-    int rc = get_kind(r, na, "requiredDuringSchedulingIgnoredDuringExecution", p, false, &req);
+    snprintf(p, sizeof(p), "%s." REQUIRED_TERMS, base);
+    int rc = get_kind(r, na, REQUIRED_TERMS, p, false, &req);
     if (rc)
         return rc;
+    size_t n, i;
     if (req) {
         const json_t *terms;
         char pt[PATH_MAX_];
         snprintf(pt, sizeof(pt), "%s.nodeSelectorTerms", p);
-        if ((rc = get_kind(r, req, "nodeSelectorTerms", pt, true, &terms)))
+        if ((rc = get_list(r, req, "nodeSelectorTerms", pt, GS_PODSPEC_MAX_TERMS, "terms", &terms,
+                           &n)))
             return rc;
-        size_t n = terms ? json_array_size(terms) : 0;
         if (n == 0)
             return fail(r, pt, "must have at least one node selector term");
-        if (n > GS_PODSPEC_MAX_TERMS)
-            return fail(r, pt, "more than %d terms", GS_PODSPEC_MAX_TERMS);
         r->p->has_required = true;
         r->p->required = gs_kpod_alloc(r->p, n * sizeof(struct gs_knode_term));
         if (!r->p->required)
             return oom(r);
-        size_t i;
         const json_t *t;
         json_array_foreach(terms, i, t)
         {
@@ -399,39 +478,21 @@ static int read_node_affinity(struct rd *r, const json_t *na)
             r->p->nrequired++;
         }
     }
-    snprintf(p, sizeof(p), "%s.preferredDuringSchedulingIgnoredDuringExecution", base);
-    if ((rc = get_kind(r, na, "preferredDuringSchedulingIgnoredDuringExecution", p, true, &pref)))
+    snprintf(p, sizeof(p), "%s." PREFERRED_TERMS, base);
+    if ((rc = get_list(r, na, PREFERRED_TERMS, p, GS_PODSPEC_MAX_TERMS, "terms", &pref, &n)))
         return rc;
-    size_t n = pref ? json_array_size(pref) : 0;
-    if (n > GS_PODSPEC_MAX_TERMS)
-        return fail(r, p, "more than %d terms", GS_PODSPEC_MAX_TERMS);
     r->p->preferred = gs_kpod_alloc(r->p, n * sizeof(struct gs_knode_pref));
     if (!r->p->preferred)
         return oom(r);
-    size_t i;
     const json_t *e;
     json_array_foreach(pref, i, e)
     {
         char p2[PATH_MAX_], p3[PATH_MAX_];
         snprintf(p2, sizeof(p2), "%s[%zu]", p, i);
-        if (!json_is_object(e))
-            return fail(r, p2, "expected an object");
         struct gs_knode_pref *np = &r->p->preferred[i];
-        bool has;
-        int64_t w = 0;
-        snprintf(p3, sizeof(p3), "%s.weight", p2);
-        if ((rc = get_int(r, e, "weight", p3, 1, 100, &has, &w)))
-            return rc;
-        if (!has)
-            return fail(r, p3, "required");
-        np->weight = (int32_t)w;
         const json_t *pt;
-        snprintf(p3, sizeof(p3), "%s.preference", p2);
-        if ((rc = get_kind(r, e, "preference", p3, false, &pt)))
-            return rc;
-        if (!pt)
-            return fail(r, p3, "required");
-        if ((rc = read_node_term(r, pt, p3, &np->term)))
+        if ((rc = read_weighted(r, e, p2, "preference", &np->weight, &pt, p3)) ||
+            (rc = read_node_term(r, pt, p3, &np->term)))
             return rc;
         r->p->npreferred++;
     }
@@ -462,36 +523,17 @@ static int read_aff_term(struct rd *r, const json_t *o, const char *path, int32_
     char p[PATH_MAX_];
     int rc;
     t->weight = weight;
-    const char *tk;
-    snprintf(p, sizeof(p), "%s.topologyKey", path);
-    if ((rc = get_str(r, o, "topologyKey", p, GS_LABELS_KEY_MAX, &tk)))
-        return rc;
-    if (!tk || !*tk)
-        return fail(r, p, "can not be empty");
-    if (!(t->topology_key = dup(r, tk)))
-        return oom(r);
-    uint32_t extra = (uint32_t)(arr_size(o, "matchLabelKeys") + arr_size(o, "mismatchLabelKeys"));
-    if (extra > GS_PODSPEC_MAX_REQS)
-        return fail(r, path, "more than %d label keys", GS_PODSPEC_MAX_REQS);
-    snprintf(p, sizeof(p), "%s.labelSelector", path);
-    if ((rc = read_sel(r, o, "labelSelector", p, extra, &t->sel)))
-        return rc;
-    snprintf(p, sizeof(p), "%s.matchLabelKeys", path);
-    if ((rc = merge_keys(r, o, "matchLabelKeys", p, GS_KOP_IN, &t->sel)))
-        return rc;
-    snprintf(p, sizeof(p), "%s.mismatchLabelKeys", path);
-    if ((rc = merge_keys(r, o, "mismatchLabelKeys", p, GS_KOP_NOTIN, &t->sel)))
+    if ((rc = read_topology_key(r, o, path, &t->topology_key)) ||
+        (rc = read_merged_sel(r, o, path, true, &t->sel)))
         return rc;
     snprintf(p, sizeof(p), "%s.namespaceSelector", path);
     if ((rc = read_ns_sel(r, o, p, &t->ns_sel)))
         return rc;
     const json_t *nss;
+    size_t n;
     snprintf(p, sizeof(p), "%s.namespaces", path);
-    if ((rc = get_kind(r, o, "namespaces", p, true, &nss)))
+    if ((rc = get_list(r, o, "namespaces", p, GS_PODSPEC_MAX_NS, "namespaces", &nss, &n)))
         return rc;
-    size_t n = nss ? json_array_size(nss) : 0;
-    if (n > GS_PODSPEC_MAX_NS)
-        return fail(r, p, "more than %d namespaces", GS_PODSPEC_MAX_NS);
     if (n == 0 && t->ns_sel.nothing) {
         /* neither given: the pod's own namespace */
         t->ns = gs_kpod_alloc(r->p, sizeof(char *));
@@ -501,96 +543,46 @@ static int read_aff_term(struct rd *r, const json_t *o, const char *path, int32_
         t->nns = 1;
         return 0;
     }
-    t->ns = gs_kpod_alloc(r->p, n * sizeof(char *));
-    if (!t->ns)
-        return oom(r);
-    size_t i;
-    const json_t *v;
-    json_array_foreach(nss, i, v)
-    {
-        char p2[PATH_MAX_];
-        snprintf(p2, sizeof(p2), "%s[%zu]", p, i);
-        if ((rc = check_str(r, v, p2, NS_MAX, false)))
-            return rc;
-        if (!(t->ns[i] = dup(r, json_string_value(v))))
-            return oom(r);
-    }
-    qsort(t->ns, n, sizeof(char *), cmp_str);
-    uint32_t u = 0;
-    for (size_t j = 0; j < n; j++)
-        if (u == 0 || strcmp(t->ns[u - 1], t->ns[j]) != 0)
-            t->ns[u++] = t->ns[j];
-    t->nns = u;
-    return 0;
+    return read_str_set(r, nss, n, p, NS_MAX, false, NULL, &t->ns, &t->nns);
 }
 
+/* podAffinity or podAntiAffinity (anti): required terms, then weighted preferred ones. */
 static int read_pod_affinity(struct rd *r, const json_t *pa, const char *base, bool anti)
 {
-    const json_t *req, *pref;
-    char p[PATH_MAX_];
-    int rc;
-    snprintf(p, sizeof(p), "%s.requiredDuringSchedulingIgnoredDuringExecution", base);
-    if ((rc = get_kind(r, pa, "requiredDuringSchedulingIgnoredDuringExecution", p, true, &req)))
-        return rc;
-    size_t n = req ? json_array_size(req) : 0;
-    if (n > GS_PODSPEC_MAX_TERMS)
-        return fail(r, p, "more than %d terms", GS_PODSPEC_MAX_TERMS);
-    struct gs_kaff_term *terms = gs_kpod_alloc(r->p, n * sizeof(struct gs_kaff_term));
-    if (!terms)
-        return oom(r);
-    size_t i;
-    const json_t *e;
-    json_array_foreach(req, i, e)
-    {
-        char p2[PATH_MAX_];
-        snprintf(p2, sizeof(p2), "%s[%zu]", p, i);
-        if ((rc = read_aff_term(r, e, p2, 0, &terms[i])))
+    struct gs_kpod *pod = r->p;
+    struct gs_kaff_term **dst[2] = {anti ? &pod->anti : &pod->aff, anti ? &pod->panti : &pod->paff};
+    uint32_t *ndst[2] = {anti ? &pod->nanti : &pod->naff, anti ? &pod->npanti : &pod->npaff};
+    for (int pref = 0; pref < 2; pref++) {
+        const char *field = pref ? PREFERRED_TERMS : REQUIRED_TERMS;
+        const json_t *arr;
+        size_t n;
+        char p[PATH_MAX_];
+        snprintf(p, sizeof(p), "%s.%s", base, field);
+        int rc = get_list(r, pa, field, p, GS_PODSPEC_MAX_TERMS, "terms", &arr, &n);
+        if (rc)
             return rc;
-    }
-    if (anti) {
-        r->p->anti = terms;
-        r->p->nanti = (uint32_t)n;
-    } else {
-        r->p->aff = terms;
-        r->p->naff = (uint32_t)n;
-    }
-    snprintf(p, sizeof(p), "%s.preferredDuringSchedulingIgnoredDuringExecution", base);
-    if ((rc = get_kind(r, pa, "preferredDuringSchedulingIgnoredDuringExecution", p, true, &pref)))
-        return rc;
-    n = pref ? json_array_size(pref) : 0;
-    if (n > GS_PODSPEC_MAX_TERMS)
-        return fail(r, p, "more than %d terms", GS_PODSPEC_MAX_TERMS);
-    terms = gs_kpod_alloc(r->p, n * sizeof(struct gs_kaff_term));
-    if (!terms)
-        return oom(r);
-    json_array_foreach(pref, i, e)
-    {
-        char p2[PATH_MAX_], p3[PATH_MAX_];
-        snprintf(p2, sizeof(p2), "%s[%zu]", p, i);
-        if (!json_is_object(e))
-            return fail(r, p2, "expected an object");
-        bool has;
-        int64_t w = 0;
-        snprintf(p3, sizeof(p3), "%s.weight", p2);
-        if ((rc = get_int(r, e, "weight", p3, 1, 100, &has, &w)))
-            return rc;
-        if (!has)
-            return fail(r, p3, "required");
-        const json_t *pt;
-        snprintf(p3, sizeof(p3), "%s.podAffinityTerm", p2);
-        if ((rc = get_kind(r, e, "podAffinityTerm", p3, false, &pt)))
-            return rc;
-        if (!pt)
-            return fail(r, p3, "required");
-        if ((rc = read_aff_term(r, pt, p3, (int32_t)w, &terms[i])))
-            return rc;
-    }
-    if (anti) {
-        r->p->panti = terms;
-        r->p->npanti = (uint32_t)n;
-    } else {
-        r->p->paff = terms;
-        r->p->npaff = (uint32_t)n;
+        struct gs_kaff_term *terms = gs_kpod_alloc(pod, n * sizeof(struct gs_kaff_term));
+        if (!terms)
+            return oom(r);
+        size_t i;
+        const json_t *e;
+        json_array_foreach(arr, i, e)
+        {
+            char p2[PATH_MAX_], p3[PATH_MAX_];
+            snprintf(p2, sizeof(p2), "%s[%zu]", p, i);
+            const json_t *t = e;
+            const char *tpath = p2;
+            int32_t w = 0;
+            if (pref) {
+                if ((rc = read_weighted(r, e, p2, "podAffinityTerm", &w, &t, p3)))
+                    return rc;
+                tpath = p3;
+            }
+            if ((rc = read_aff_term(r, t, tpath, w, &terms[i])))
+                return rc;
+        }
+        *dst[pref] = terms;
+        *ndst[pref] = (uint32_t)n;
     }
     return 0;
 }
@@ -640,14 +632,9 @@ static int read_spread(struct rd *r, const json_t *arr)
         if (!has)
             return fail(r, p, "required");
         c->max_skew = (int32_t)v;
-        const char *s;
-        snprintf(p, sizeof(p), "%s.topologyKey", path);
-        if ((rc = get_str(r, o, "topologyKey", p, GS_LABELS_KEY_MAX, &s)))
+        if ((rc = read_topology_key(r, o, path, &c->topology_key)))
             return rc;
-        if (!s || !*s)
-            return fail(r, p, "can not be empty");
-        if (!(c->topology_key = dup(r, s)))
-            return oom(r);
+        const char *s;
         snprintf(p, sizeof(p), "%s.whenUnsatisfiable", path);
         if ((rc = get_str(r, o, "whenUnsatisfiable", p, 32, &s)))
             return rc;
@@ -669,14 +656,7 @@ static int read_spread(struct rd *r, const json_t *arr)
         snprintf(p, sizeof(p), "%s.nodeTaintsPolicy", path);
         if ((rc = read_policy(r, o, "nodeTaintsPolicy", p, false, &c->taints_honor)))
             return rc;
-        uint32_t extra = (uint32_t)arr_size(o, "matchLabelKeys");
-        if (extra > GS_PODSPEC_MAX_REQS)
-            return fail(r, path, "more than %d label keys", GS_PODSPEC_MAX_REQS);
-        snprintf(p, sizeof(p), "%s.labelSelector", path);
-        if ((rc = read_sel(r, o, "labelSelector", p, extra, &c->sel)))
-            return rc;
-        snprintf(p, sizeof(p), "%s.matchLabelKeys", path);
-        if ((rc = merge_keys(r, o, "matchLabelKeys", p, GS_KOP_IN, &c->sel)))
+        if ((rc = read_merged_sel(r, o, path, false, &c->sel)))
             return rc;
         r->p->nspread++;
     }
