@@ -10,6 +10,7 @@
  * time (one core's throughput, whatever else the machine runs; wall-clock figures beside); the
  * placements are checked (replicas on distinct nodes, zone skew within 1). Prints one JSON line;
  * argv: [nodes pods [constrained_pct]]. */
+#include "cluster_fixture.h"
 #include "base/error.h"
 #include "base/rng.h"
 #include "core/constraints.h"
@@ -22,10 +23,8 @@
 #include <string.h>
 #include <time.h>
 
-#define ZONES     4
-#define TEMPLATES 40
-#define RUNS      5
-#define ZONE_KEY  "topology.kubernetes.io/zone"
+#define ZONES 4
+#define RUNS  5
 
 /* this thread's CPU time: the figure is one core's throughput, whatever else the machine runs */
 static double now(void)
@@ -41,80 +40,6 @@ static double wall(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* bench_engine's cluster, labelled as a real one is: hostname, zone (blocks of 25 nodes
- * dealt round the zones, so every zone holds every model) and GPU product */
-static void build(struct gs_cluster *c, int nodes)
-{
-    int a100 = gs_catalog_find("A100-80GB"), h100 = gs_catalog_find("H100-80GB"),
-        l40s = gs_catalog_find("L40S-48GB");
-    struct gs_mig_layout mixed;
-    memset(&mixed, 0, sizeof(mixed));
-    mixed.count[gs_catalog_find_profile(a100, "3g.40gb")] = 1;
-    mixed.count[gs_catalog_find_profile(a100, "1g.10gb")] = 4;
-    gs_cluster_init(c);
-    for (int i = 0; i < nodes; i++) {
-        char name[32], zone[32];
-        snprintf(name, sizeof(name), "node-%05d", i);
-        snprintf(zone, sizeof(zone), "zone-%c", 'a' + (i / 25) % ZONES);
-        int id;
-        const char *product;
-        switch (i % 4) {
-        case 0:
-        case 1:
-            id = gs_cluster_add_node(c, name, h100, 8, 192000, 2 << 20, GS_GPU_FRACTION, 0, NULL);
-            product = "NVIDIA-H100-80GB-HBM3";
-            break;
-        case 2:
-            id = gs_cluster_add_node(c, name, a100, 8, 128000, 1 << 20, GS_GPU_MIG, 0, &mixed);
-            product = "NVIDIA-A100-SXM4-80GB";
-            break;
-        default:
-            id = gs_cluster_add_node(c, name, l40s, 8, 64000, 512 << 10, GS_GPU_FRACTION, 0, NULL);
-            product = "NVIDIA-L40S";
-        }
-        if (id < 0 || gs_node_set_label(&c->nodes[id], GS_KHOSTNAME_KEY, name) ||
-            gs_node_set_label(&c->nodes[id], ZONE_KEY, zone) ||
-            gs_node_set_label(&c->nodes[id], "nvidia.com/gpu.product", product)) {
-            fprintf(stderr, "bench_constraints: building node %s failed\n", name);
-            exit(1);
-        }
-    }
-}
-
-/* bench_engine's 40 pod templates */
-static void make_templates(struct gs_request *r, int n, uint64_t seed)
-{
-    struct gs_rng rng;
-    gs_rng_init(&rng, seed);
-    static const int16_t shares[] = {250, 300, 460, 500, 810};
-    for (int i = 0; i < n; i++) {
-        memset(&r[i], 0, sizeof(r[i]));
-        r[i].cpu_milli = 1000 * (1 + (int64_t)gs_rng_below(&rng, 16));
-        r[i].mem_mib = 1024 * (1 + (int64_t)gs_rng_below(&rng, 64));
-        uint64_t k = gs_rng_below(&rng, 100);
-        if (k < 35) {
-            r[i].kind = GS_REQ_GPU;
-            r[i].gpus = 1;
-            r[i].milli = 1000;
-        } else if (k < 45) {
-            static const uint8_t multi[] = {2, 4, 8};
-            r[i].kind = GS_REQ_GPU;
-            r[i].gpus = multi[gs_rng_below(&rng, 3)];
-            r[i].milli = 1000;
-        } else if (k < 70) {
-            r[i].kind = GS_REQ_FRACTION;
-            r[i].gpus = 1;
-            r[i].milli = shares[gs_rng_below(&rng, 5)];
-        } else if (k < 90) {
-            r[i].kind = GS_REQ_MIG;
-            r[i].gpus = 1;
-            snprintf(r[i].mig, sizeof(r[i].mig), "%s", k < 80 ? "1g.10gb" : "3g.40gb");
-        } else {
-            r[i].kind = GS_REQ_NONE;
-        }
-    }
 }
 
 enum kind { PLAIN = 0, ANTI, SPREAD };
@@ -147,7 +72,7 @@ static void read_pod(struct gs_kpod *p, int group, int replica, enum kind k)
     if (k == SPREAD)
         json_object_set_new(spec, "topologySpreadConstraints",
                             json_pack("[{s:i, s:s, s:s, s:{s:{s:s}}}]", "maxSkew", 1, "topologyKey",
-                                      ZONE_KEY, "whenUnsatisfiable", "DoNotSchedule",
+                                      FIXTURE_ZONE_KEY, "whenUnsatisfiable", "DoNotSchedule",
                                       "labelSelector", "matchLabels", "app", app));
     json_t *pod =
         json_pack("{s:{s:s, s:s, s:{s:s, s:s}}, s:o}", "metadata", "name", name, "namespace",
@@ -168,8 +93,8 @@ static void read_pod(struct gs_kpod *p, int group, int replica, enum kind k)
  * creates them. */
 static void make_workload(struct workload *w, int npods, int pct)
 {
-    struct gs_request tmpl[TEMPLATES];
-    make_templates(tmpl, TEMPLATES, 7);
+    struct gs_request tmpl[FIXTURE_TEMPLATES];
+    fixture_templates(tmpl, FIXTURE_TEMPLATES, 7);
     memset(w, 0, sizeof(*w));
     w->npods = npods;
     w->req = calloc((size_t)npods, sizeof(*w->req));
@@ -185,10 +110,7 @@ static void make_workload(struct workload *w, int npods, int pct)
     gs_rng_init(&rng, 42);
     int i = 0, constrained = 0;
     while (i < npods) {
-        double u = gs_rng_double(&rng) * 4.27854, acc = 0; /* H(40) */
-        int t = 0;
-        while (t < TEMPLATES - 1 && (acc += 1.0 / (t + 1)) < u)
-            t++;
+        int t = fixture_draw(&rng);
         int replicas = 2 + (int)gs_rng_below(&rng, 15);
         int g = w->ngroups++;
         enum kind k = PLAIN;
@@ -233,7 +155,7 @@ static int violations(const struct workload *w, const struct gs_cluster *c, cons
             last[n] = g; /* a group's replicas are consecutive */
         }
         if (w->gkind[g] == SPREAD)
-            zone[g * ZONES + gs_node_label(&c->nodes[n], ZONE_KEY)[5] - 'a']++;
+            zone[g * ZONES + gs_node_label(&c->nodes[n], FIXTURE_ZONE_KEY)[5] - 'a']++;
     }
     for (int g = 0; g < w->ngroups; g++) {
         if (w->gkind[g] != SPREAD)
@@ -263,7 +185,7 @@ static struct run run_once(const struct workload *w, const struct gs_typical *ty
                            const struct gs_kpod *k_pods)
 {
     struct gs_cluster c;
-    build(&c, nodes);
+    fixture_build(&c, nodes, ZONES);
     struct gs_engine *e = gs_engine_new(gs_policy_find("gpusched"), typ, c.nnodes, 42);
     struct gs_kstate *ks = NULL;
     struct gs_kprep *kp = NULL;
