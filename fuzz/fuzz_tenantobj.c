@@ -1,5 +1,6 @@
 /* Fuzz target: the tenancy object readers (GPUQueue, ResourceQuota, PodGroup,
- * PodDisruptionBudget, MigManager JSON) and selector matching. */
+ * PodDisruptionBudget, MigManager, PersistentVolumeClaim, PersistentVolume JSON), selector
+ * matching and a volume's node affinity on a node read from the same input. */
 #include "base/error.h"
 #include "formats/tenantobj.h"
 
@@ -18,6 +19,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static struct gs_kube_pdb b;
     static struct gs_kube_pod p;
     static struct gs_kube_migmgr m;
+    static struct gs_kube_pvc c;
+    static struct gs_kube_pv v;
+    static struct gs_kube_node n;
     (void)gs_kube_queue_read(o, &q, &err);
     (void)gs_kube_rquota_read(o, &r, &err);
     (void)gs_kube_podgroup_read(o, &g, &err);
@@ -27,6 +31,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (gs_kube_pdb_read(o, &b, &err) == 0 && gs_kube_pod_read(o, &p, &err) == 0) {
         (void)gs_kube_pdb_matches(&b, &p);
         (void)gs_kube_pdb_allowed(&b, 3, 5);
+    }
+    (void)gs_kube_pvc_read(o, &c, &err);
+    if (gs_kube_pv_read(o, &v, &err) == 0 && gs_kube_node_read(o, &n, &err) == 0) {
+        (void)gs_kube_pv_node_matches(&v, &n);
+        gs_kube_node_release(&n);
     }
     json_decref(o);
     return 0;

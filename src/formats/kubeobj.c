@@ -367,6 +367,29 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
         copy(r->sel[r->nsel].val, GS_LABEL_VAL_MAX, json_string_value(v));
         r->nsel++;
     }
+    /* the claims of its volumes: a generic ephemeral volume's claim is <pod>-<volume> */
+    const json_t *vols = json_object_get(spec, "volumes");
+    json_array_foreach(vols, i, c)
+    {
+        const char *claim = jstr(json_object_get(c, "persistentVolumeClaim"), "claimName");
+        const char *vname = jstr(c, "name");
+        char eph[2 * GS_KNAME_MAX];
+        if (!claim && json_object_get(c, "ephemeral") && vname) {
+            snprintf(eph, sizeof(eph), "%s-%s", p->name, vname);
+            claim = eph;
+        }
+        if (!claim || !claim[0])
+            continue;
+        if (p->nclaims >= GS_MAX_POD_CLAIMS || strlen(claim) >= GS_KNAME_MAX) {
+            if (!p->refused[0])
+                snprintf(p->refused, sizeof(p->refused),
+                         "spec.volumes[%zu]: more than %d PersistentVolumeClaims, or a claim "
+                         "name over %d characters",
+                         i, GS_MAX_POD_CLAIMS, GS_KNAME_MAX - 1);
+            break;
+        }
+        copy(p->claims[p->nclaims++], GS_KNAME_MAX, claim);
+    }
     const json_t *tols = json_object_get(spec, "tolerations");
     if (json_array_size(tols) > GS_MAX_TOLERATIONS)
         snprintf(p->refused, sizeof(p->refused), "spec.tolerations: %zu tolerations, at most %d",

@@ -4,8 +4,9 @@
  * Pods: containers' requests/limits for cpu, memory, nvidia.com/gpu and nvidia.com/mig-*
  * (extended resources must be integers; a request without a limit is rejected, a limit
  * without a request counts as both), nodeSelector, tolerations, schedulerName, priority,
- * the device annotation gpusched writes (GS_DEVICES_ANNOTATION). Nodes: allocatable
- * resources, every label (a Node owns its label set: gs_kube_node_release), taints,
+ * the device annotation gpusched writes (GS_DEVICES_ANNOTATION), the claims its volumes use
+ * (persistentVolumeClaim.claimName, and <pod>-<volume> for a generic ephemeral volume). Nodes:
+ * allocatable resources, every label (a Node owns its label set: gs_kube_node_release), taints,
  * unschedulable. Every error names the object and the field path. Readers take a parsed
  * jansson object; a Pod is plain data (no heap). */
 #ifndef GS_KUBEOBJ_H
@@ -30,8 +31,9 @@
 #define GS_QUEUE_LABEL          "gpusched.io/queue"
 #define GS_POD_GROUP_LABEL      "scheduling.x-k8s.io/pod-group"
 
-#define GS_MAX_POD_RES  8  /* kinds of other resources one pod asks */
-#define GS_MAX_NODE_RES 32 /* kinds of other resources a node has */
+#define GS_MAX_POD_RES    8  /* kinds of other resources one pod asks */
+#define GS_MAX_POD_CLAIMS 8  /* PersistentVolumeClaims one pod uses */
+#define GS_MAX_NODE_RES   32 /* kinds of other resources a node has */
 
 /* A resource the engine does not model (ephemeral-storage, hugepages-2Mi, rdma/ib, ...), in
  * its base unit (bytes, or a count). */
@@ -71,8 +73,10 @@ struct gs_kube_pod {
     int64_t mem_bytes; /* the memory request to the byte (req.mem_mib is rounded down) */
     int nres;
     struct gs_kube_res res[GS_MAX_POD_RES]; /* requests of the other resources */
-    /* non-empty: why gpusched cannot model the pod exactly (more tolerations than it keeps);
-     * it is then not scheduled, and says why */
+    int nclaims;                            /* spec.volumes' PersistentVolumeClaims */
+    char claims[GS_MAX_POD_CLAIMS][GS_KNAME_MAX];
+    /* non-empty: why gpusched cannot model the pod exactly (more tolerations or claims than
+     * it keeps); it is then not scheduled, and says why */
     char refused[160];
     /* Kubernetes placement constraints (node affinity, pod (anti-)affinity, spread, host
      * ports, every label), read only on request (gs_kube_pod_read_constraints): shared and

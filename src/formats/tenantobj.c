@@ -1,10 +1,12 @@
-/* tenantobj.c - GPUQueue, ResourceQuota, PodGroup and PodDisruptionBudget readers (see
+/* tenantobj.c - GPUQueue, ResourceQuota, PodGroup, PodDisruptionBudget, MigManager,
+ * PersistentVolumeClaim and PersistentVolume readers (see
  * tenantobj.h). */
 #include "tenantobj.h"
 
 #include "../base/error.h"
 #include "migparted.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -379,4 +381,199 @@ json_t *gs_kube_disruption_patch(const char *message)
     return json_pack("{s:{s:[{s:s,s:s,s:s,s:s,s:s}]}}", "status", "conditions", "type",
                      "DisruptionTarget", "status", "True", "reason", "PreemptionByScheduler",
                      "message", message, "lastTransitionTime", now);
+}
+
+int gs_kube_pvc_read(const json_t *obj, struct gs_kube_pvc *c, struct gs_error *err)
+{
+    memset(c, 0, sizeof(*c));
+    const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
+    int rc = copy_name(c->name, sizeof(c->name), jstr(md, "name"), "PersistentVolumeClaim",
+                       "metadata.name", err);
+    if (rc)
+        return rc;
+    char who[GS_KNAME_MAX + 32];
+    snprintf(who, sizeof(who), "PersistentVolumeClaim %s", c->name);
+    if ((rc = copy_name(c->ns, sizeof(c->ns), jstr(md, "namespace"), who, "metadata.namespace",
+                        err)))
+        return rc;
+    if (spec && !json_is_object(spec))
+        return gs_error_set(err, GS_EINVAL, "%s: spec: expected an object", who);
+    const json_t *vn = json_object_get(spec, "volumeName");
+    if (vn && !json_is_string(vn))
+        return gs_error_set(err, GS_EINVAL, "%s: spec.volumeName: expected a string", who);
+    if (vn && json_string_value(vn)[0] &&
+        (rc = copy_name(c->volume, sizeof(c->volume), json_string_value(vn), who, "spec.volumeName",
+                        err)))
+        return rc;
+    const char *phase = jstr(json_object_get(obj, "status"), "phase");
+    c->bound = phase && strcmp(phase, "Bound") == 0 && c->volume[0];
+    return 0;
+}
+
+/* strconv.ParseInt(s, 10, 64), as Gt / Lt read a requirement's value and a label's: an
+ * optional sign, decimal digits, nothing else; false for NULL, empty or out of range. */
+static bool parse_int64(const char *s, int64_t *out)
+{
+    if (!s)
+        return false;
+    const char *d = s + (*s == '+' || *s == '-');
+    if (!*d)
+        return false;
+    for (const char *c = d; *c; c++)
+        if (*c < '0' || *c > '9')
+            return false;
+    errno = 0;
+    char *end = NULL;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end)
+        return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+/* One requirement of a node selector term at path, as the API server validates it. */
+static int read_pv_req(const json_t *e, bool field, struct gs_pv_req *r, const char *who,
+                       const char *path, struct gs_error *err)
+{
+    memset(r, 0, sizeof(*r));
+    r->field = field;
+    const char *k = jstr(e, "key"), *op = jstr(e, "operator");
+    if (!k || !k[0] || strlen(k) >= sizeof(r->key))
+        return gs_error_set(err, GS_EINVAL, "%s: %s.key: expected a key of 1..%zu characters", who,
+                            path, sizeof(r->key) - 1);
+    if (field && strcmp(k, "metadata.name") != 0)
+        return gs_error_set(err, GS_EINVAL, "%s: %s.key: '%s': only metadata.name is a field", who,
+                            path, k);
+    snprintf(r->key, sizeof(r->key), "%s", k);
+    static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+    int o = -1;
+    for (int i = 0; op && i < 6; i++)
+        if (strcmp(op, ops[i]) == 0)
+            o = i;
+    if (o < 0 || (field && o > GS_KOP_NOTIN))
+        return gs_error_set(err, GS_EINVAL, "%s: %s.operator: '%s': expected %s", who, path,
+                            op ? op : "",
+                            field ? "In or NotIn"
+                                  : "In, NotIn, Exists, "
+                                    "DoesNotExist, Gt or Lt");
+    r->op = (uint8_t)o;
+    const json_t *vals = json_object_get(e, "values"), *x;
+    if (vals && !json_is_array(vals))
+        return gs_error_set(err, GS_EINVAL, "%s: %s.values: expected a list", who, path);
+    size_t nv = json_array_size(vals), i;
+    if ((o <= GS_KOP_NOTIN && nv == 0) || (field && nv != 1))
+        return gs_error_set(err, GS_EINVAL, "%s: %s.values: %s", who, path,
+                            field ? "expected exactly one value" : "expected values for In/NotIn");
+    if ((o == GS_KOP_EXISTS || o == GS_KOP_DOESNOTEXIST) && nv != 0)
+        return gs_error_set(err, GS_EINVAL, "%s: %s.values: expected none for %s", who, path, op);
+    if ((o == GS_KOP_GT || o == GS_KOP_LT) &&
+        (nv != 1 || !parse_int64(json_string_value(json_array_get(vals, 0)), &r->num)))
+        return gs_error_set(err, GS_EINVAL, "%s: %s.values: expected one integer for %s", who, path,
+                            op);
+    if (nv > GS_PV_MAX_VALS)
+        return gs_error_set(err, GS_EINVAL, "%s: %s.values: %zu values, at most %d", who, path, nv,
+                            GS_PV_MAX_VALS);
+    json_array_foreach(vals, i, x)
+    {
+        if (!json_is_string(x) || strlen(json_string_value(x)) >= GS_LABEL_VAL_MAX)
+            return gs_error_set(err, GS_EINVAL,
+                                "%s: %s.values[%zu]: expected a string of at most %d characters",
+                                who, path, i, GS_LABEL_VAL_MAX - 1);
+        snprintf(r->val[r->nval++], GS_LABEL_VAL_MAX, "%s", json_string_value(x));
+    }
+    return 0;
+}
+
+int gs_kube_pv_read(const json_t *obj, struct gs_kube_pv *pv, struct gs_error *err)
+{
+    memset(pv, 0, sizeof(*pv));
+    const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
+    int rc = copy_name(pv->name, sizeof(pv->name), jstr(md, "name"), "PersistentVolume",
+                       "metadata.name", err);
+    if (rc)
+        return rc;
+    char who[GS_KNAME_MAX + 32];
+    snprintf(who, sizeof(who), "PersistentVolume %s", pv->name);
+    const json_t *req = json_object_get(json_object_get(spec, "nodeAffinity"), "required");
+    if (!req)
+        return 0;
+    const json_t *terms = json_object_get(req, "nodeSelectorTerms");
+    if (!json_is_array(terms) || json_array_size(terms) == 0)
+        return gs_error_set(err, GS_EINVAL,
+                            "%s: spec.nodeAffinity.required.nodeSelectorTerms: expected a "
+                            "non-empty list",
+                            who);
+    if (json_array_size(terms) > GS_PV_MAX_TERMS)
+        return gs_error_set(err, GS_EINVAL,
+                            "%s: spec.nodeAffinity.required.nodeSelectorTerms: %zu terms, at "
+                            "most %d",
+                            who, json_array_size(terms), GS_PV_MAX_TERMS);
+    size_t i, j;
+    const json_t *t, *e;
+    json_array_foreach(terms, i, t)
+    {
+        struct gs_pv_term *term = &pv->terms[pv->nterms++];
+        static const char *const lists[] = {"matchExpressions", "matchFields"};
+        for (int l = 0; l < 2; l++) {
+            const json_t *a = json_object_get(t, lists[l]);
+            char path[160];
+            snprintf(path, sizeof(path), "spec.nodeAffinity.required.nodeSelectorTerms[%zu].%s", i,
+                     lists[l]);
+            if (a && !json_is_array(a))
+                return gs_error_set(err, GS_EINVAL, "%s: %s: expected a list", who, path);
+            json_array_foreach(a, j, e)
+            {
+                if (term->nreqs >= GS_PV_MAX_REQS)
+                    return gs_error_set(err, GS_EINVAL,
+                                        "%s: %s: more than %d requirements in one term", who, path,
+                                        GS_PV_MAX_REQS);
+                char rpath[180];
+                snprintf(rpath, sizeof(rpath), "%s[%zu]", path, j);
+                if ((rc = read_pv_req(e, l == 1, &term->reqs[term->nreqs], who, rpath, err)))
+                    return rc;
+                term->nreqs++;
+            }
+        }
+    }
+    return 0;
+}
+
+static bool pv_req_matches(const struct gs_pv_req *r, const char *v)
+{
+    bool in = false;
+    for (int k = 0; v && k < r->nval; k++)
+        in |= strcmp(v, r->val[k]) == 0;
+    int64_t x;
+    switch (r->op) {
+    case GS_KOP_IN:
+        return in;
+    case GS_KOP_NOTIN:
+        return !in;
+    case GS_KOP_EXISTS:
+        return v != NULL;
+    case GS_KOP_DOESNOTEXIST:
+        return v == NULL;
+    case GS_KOP_GT:
+        return v && parse_int64(v, &x) && x > r->num;
+    case GS_KOP_LT:
+        return v && parse_int64(v, &x) && x < r->num;
+    }
+    return false;
+}
+
+bool gs_kube_pv_node_matches(const struct gs_kube_pv *pv, const struct gs_kube_node *n)
+{
+    if (pv->nterms == 0)
+        return true;
+    for (int t = 0; t < pv->nterms; t++) {
+        const struct gs_pv_term *term = &pv->terms[t];
+        bool ok = term->nreqs > 0; /* a term with no requirement matches no node */
+        for (int i = 0; ok && i < term->nreqs; i++) {
+            const struct gs_pv_req *r = &term->reqs[i];
+            ok = pv_req_matches(r, r->field ? n->name : gs_kube_label(n, r->key));
+        }
+        if (ok)
+            return true;
+    }
+    return false;
 }
