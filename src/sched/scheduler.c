@@ -1093,24 +1093,25 @@ static int http_handler(void *cls, const struct gs_httpd_request *req, struct gs
         for (int m = 0; m < s->nmodels; m++)
             rc |= gs_buf_printf(b, "gpusched_gpus_allocated{model=\"%s\"} %g\n", s->model_name[m],
                                 s->model_alloc[m]);
-        rc |=
-            gs_buf_printf(b,
-                          "# HELP gpusched_preemptions_total Preemptions (victim sets evicted).\n"
-                          "# TYPE gpusched_preemptions_total counter\n"
-                          "gpusched_preemptions_total %llu\n"
-                          "# HELP gpusched_preemption_victims_total Pods evicted by preemption.\n"
-                          "# TYPE gpusched_preemption_victims_total counter\n"
-                          "gpusched_preemption_victims_total %llu\n"
-                          "# HELP gpusched_preemption_lost_gpu_hours_total GPU-hours of work lost "
-                          "to preemption.\n"
-                          "# TYPE gpusched_preemption_lost_gpu_hours_total counter\n"
-                          "gpusched_preemption_lost_gpu_hours_total %.6f\n"
-                          "# HELP gpusched_policy_lists_total Lists of GPUQueues, ResourceQuotas, "
-                          "PodGroups, PDBs and MigManagers (one per kind; watches say when).\n"
-                          "# TYPE gpusched_policy_lists_total counter\n"
-                          "gpusched_policy_lists_total %llu\n",
-                          (unsigned long long)s->preemptions, (unsigned long long)s->victims,
-                          s->lost_gpu_hours, (unsigned long long)s->policy_lists);
+        rc |= gs_buf_printf(
+            b,
+            "# HELP gpusched_preemptions_total Preemptions (victim sets evicted).\n"
+            "# TYPE gpusched_preemptions_total counter\n"
+            "gpusched_preemptions_total %llu\n"
+            "# HELP gpusched_preemption_victims_total Pods evicted by preemption.\n"
+            "# TYPE gpusched_preemption_victims_total counter\n"
+            "gpusched_preemption_victims_total %llu\n"
+            "# HELP gpusched_preemption_lost_gpu_hours_total GPU-hours of work lost "
+            "to preemption.\n"
+            "# TYPE gpusched_preemption_lost_gpu_hours_total counter\n"
+            "gpusched_preemption_lost_gpu_hours_total %.6f\n"
+            "# HELP gpusched_policy_lists_total Lists of GPUQueues, ResourceQuotas, "
+            "PodGroups, PDBs, MigManagers, PersistentVolumeClaims and PersistentVolumes (one "
+            "per kind; watches say when).\n"
+            "# TYPE gpusched_policy_lists_total counter\n"
+            "gpusched_policy_lists_total %llu\n",
+            (unsigned long long)s->preemptions, (unsigned long long)s->victims, s->lost_gpu_hours,
+            (unsigned long long)s->policy_lists);
         pthread_mutex_unlock(&s->mmu);
         /* a page cut short by a failed allocation is no answer */
         if (rc)
@@ -1420,12 +1421,67 @@ static int assume_and_bind(struct cycle *cy, const struct gs_kube_pod *p, const 
     return 0;
 }
 
+/* Whether the pod tolerates a node's taints, for core/constraints and the engine; the
+ * volumes bound to its claims, for node_has_room. */
+struct tol_ctx {
+    const struct cycle *cy;
+    const struct gs_kube_pod *p;
+    const struct gs_kube_pv *const *pvs; /* those with a required node affinity */
+    int npvs;
+    int8_t *vol_refused; /* per node: node_has_room last refused it for a volume (or NULL) */
+};
+
+/* The volumes bound to a pending pod's claims (kube-scheduler's VolumeBinding PreFilter):
+ * 0 with pvs[0..*npv) the volumes whose required node affinity its node must match, or 1 with
+ * why when the pod must wait. A claim not yet bound (Pending: WaitForFirstConsumer, or a
+ * provisioner still at work) is no constraint here: gpusched neither provisions volumes nor
+ * picks one for a claim (dynamic provisioning and delayed binding are out of scope), so such
+ * a pod goes where it fits and the volume follows it. When claims or volumes cannot be
+ * listed at all (volumes_unknown), nothing is checked. */
+static int pod_volumes(const struct cycle *cy, const struct gs_kube_pod *p,
+                       const struct gs_kube_pv **pvs, int *npv, char *why, size_t n)
+{
+    *npv = 0;
+    if (cy->po.volumes_unknown)
+        return 0;
+    for (int i = 0; i < p->nclaims; i++) {
+        const struct gs_kube_pvc *c = gs_policy_pvc_find(&cy->po, p->ns, p->claims[i]);
+        if (!c) {
+            snprintf(why, n, "persistentvolumeclaim \"%s\" not found", p->claims[i]);
+            return 1;
+        }
+        if (!c->bound)
+            continue;
+        const struct gs_kube_pv *pv = gs_policy_pv_find(&cy->po, c->volume);
+        if (!pv) {
+            snprintf(why, n,
+                     "pvc(s) bound to non-existent pv(s): persistentvolumeclaim \"%s\" is bound "
+                     "to persistentvolume \"%s\", which does not exist",
+                     c->name, c->volume);
+            return 1;
+        }
+        if (pv->nterms > 0 && *npv < GS_MAX_POD_CLAIMS)
+            pvs[(*npv)++] = pv;
+    }
+    return 0;
+}
+
+/* kube-scheduler's VolumeBinding filter for bound volumes: the node matches the required node
+ * affinity of every one. */
+static bool volumes_fit(const struct tol_ctx *t, int node)
+{
+    for (int i = 0; i < t->npvs; i++)
+        if (!gs_kube_pv_node_matches(t->pvs[i], &t->cy->sn->nodes[node]))
+            return false;
+    return true;
+}
+
 /* Why a pod that fits nowhere waits, by category: selector, taint, fragmentation (enough
  * free in total, no valid slot on one node), priority (only equal or higher priority pods
  * hold what it needs) or resources. */
 static const char *classify(struct cycle *cy, const struct gs_kube_pod *p,
-                            const struct gs_reasons *why, int masked, int candidates, char *extra,
-                            size_t n)
+                            const struct gs_reasons *why, int masked, int candidates,
+                            const struct tol_ctx *vt, char *extra, size_t n)
 {
     extra[0] = '\0';
     int nodes = why->nodes;
@@ -1444,7 +1500,8 @@ static const char *classify(struct cycle *cy, const struct gs_kube_pod *p,
         int free_whole = 0;
         for (int k = 0; k < cy->c->nnodes; k++) {
             const struct gs_node *nd = &cy->c->nodes[k];
-            if (nd->unschedulable)
+            /* nodes its volumes rule out hold nothing it could use */
+            if (nd->unschedulable || (vt->npvs > 0 && !volumes_fit(vt, k)))
                 continue;
             for (int g = nd->gpu0; g < nd->gpu0 + nd->ngpus; g++) {
                 const struct gs_gpu *G = &cy->c->gpus[g];
@@ -1613,44 +1670,44 @@ static void preempt(struct cycle *cy, const struct gs_kube_pod *p, int queue,
     count_preemption(cy->s, plan->nvictims, plan->gpu_hours);
 }
 
-/* Whether the pod tolerates a node's taints, for core/constraints and the engine. */
-struct tol_ctx {
-    const struct cycle *cy;
-    const struct gs_kube_pod *p;
-};
-
 static bool tolerates_node(void *ctx, int node)
 {
     const struct tol_ctx *t = ctx;
     return gs_kube_tolerates(t->p, &t->cy->sn->nodes[node]);
 }
 
-/* The engine's further filter for a pod: the resources it does not count exactly. */
+/* The engine's further filter for a pod: the resources it does not count exactly, then the
+ * node affinity of its bound volumes (upstream's order: NodeResourcesFit, VolumeBinding). */
 static bool node_has_room(void *ctx, int node)
 {
     const struct tol_ctx *t = ctx;
-    return resources_fit(t->cy->sn, node, t->p, NULL, 0);
+    bool vol = false, ok = resources_fit(t->cy->sn, node, t->p, NULL, 0);
+    if (ok && t->npvs > 0 && !volumes_fit(t, node))
+        ok = false, vol = true;
+    if (t->vol_refused)
+        t->vol_refused[node] = vol;
+    return ok;
 }
 
 /* Nodes out for this pod: those with a taint it does not tolerate (returned count) and those
  * its Kubernetes constraints refuse (counted per verdict in kno[]); both are marked
  * unschedulable for the engine and preemption until unmask_taints. */
-static int mask_taints(struct cycle *cy, const struct gs_kube_pod *p, int8_t **masked,
-                       int kno[GS_KVERDICT_COUNT])
+static int mask_taints(struct cycle *cy, const struct gs_kube_pod *p, const struct tol_ctx *vt,
+                       int8_t **masked, int kno[GS_KVERDICT_COUNT])
 {
     struct gs_cluster *c = cy->c;
     int nn = c->nnodes, n = 0;
     memset(kno, 0, sizeof(int) * GS_KVERDICT_COUNT);
-    struct tol_ctx tc = {cy, p};
+    struct tol_ctx tc = {cy, p, vt->pvs, vt->npvs, NULL};
     bool constrained = cy->ks && cy->kp && p->k &&
                        gs_kprep_compute(cy->kp, cy->ks, c, &p->k->kp, tolerates_node, &tc) == 0 &&
                        !gs_kprep_trivial(cy->kp);
-    *masked = cy->sn->tainted || constrained ? calloc((size_t)nn + 1, 1) : NULL;
+    *masked = cy->sn->tainted || constrained || tc.npvs > 0 ? calloc((size_t)nn + 1, 1) : NULL;
     for (int i = 0; *masked && i < nn; i++) {
         if (c->nodes[i].unschedulable)
             continue;
         if ((cy->sn->tainted && !gs_kube_tolerates(p, &cy->sn->nodes[i])) ||
-            !resources_fit(cy->sn, i, p, NULL, 0)) {
+            !node_has_room(&tc, i)) {
             (*masked)[i] = 1;
             n++;
         } else if (constrained) {
@@ -1671,16 +1728,21 @@ static int mask_taints(struct cycle *cy, const struct gs_kube_pod *p, int8_t **m
 }
 
 /* ", 3 node(s) didn't match pod anti-affinity rules" for the nodes the constraints refused
- * (gs_engine_place_k's counts); returns how many. */
-static int constraint_reasons(const struct gs_reasons *r, char *out, size_t n)
+ * (gs_engine_place_k's counts; vol of those its fit refused were for a volume's node
+ * affinity); returns how many. */
+static int constraint_reasons(const struct gs_reasons *r, int vol, char *out, size_t n)
 {
     int total = 0;
     size_t o = strlen(out);
-    if (r->fit && o < n)
+    vol = vol < r->fit ? vol : r->fit;
+    if (r->fit > vol && o < n)
         o += (size_t)snprintf(out + o, n - o,
                               ", %d node(s) had too little memory, ephemeral-storage, hugepages "
                               "or another resource left",
-                              r->fit);
+                              r->fit - vol);
+    if (vol > 0 && o < n)
+        o +=
+            (size_t)snprintf(out + o, n - o, ", %d node(s) had volume node affinity conflict", vol);
     for (int v = GS_KNO_NODE_NAME; v < GS_KVERDICT_COUNT; v++) {
         if (!r->kverdict[v])
             continue;
@@ -1816,9 +1878,18 @@ static void schedule_gang(struct cycle *cy, int g, double t0)
     int failed = 0;
     int8_t *masked;
     int kno[GS_KVERDICT_COUNT];
-    /* the first member's taints and constraints stand for the gang's (members are placed in
-     * one step: they do not see each other's affinity) */
-    mask_taints(cy, p0, &masked, kno);
+    /* the first member's taints, constraints and volumes stand for the gang's (members are
+     * placed in one step: they do not see each other's affinity) */
+    const struct gs_kube_pv *pvs[GS_MAX_POD_CLAIMS];
+    int npvs = 0;
+    if (pod_volumes(cy, p0, pvs, &npvs, why, sizeof(why))) {
+        snprintf(msg, sizeof(msg), "volumes: gang %s/%s (%d pods): %s", pg->ns, pg->name, nm, why);
+        for (int k = 0; k < nm; k++)
+            unschedulable(cy, &sn->pods[members[k]].p, queue, "constraints", msg, t0);
+        return;
+    }
+    struct tol_ctx vt = {cy, p0, pvs, npvs, NULL};
+    mask_taints(cy, p0, &vt, &masked, kno);
     int rc = gs_gang_place(cy->engine, cy->c, reqs, nm, dec, &failed, &r);
     if (rc == 0) {
         unmask_taints(cy, masked);
@@ -1876,12 +1947,18 @@ static bool copy_policy(struct sched *s, struct gs_policy_objs *cp)
     cp->ngroups = po->ngroups;
     cp->npdbs = po->npdbs;
     cp->nmigmgrs = po->nmigmgrs;
+    cp->npvcs = po->npvcs;
+    cp->npvs = po->npvs;
+    cp->volumes_unknown = po->volumes_unknown;
     cp->queues = malloc(sizeof(*cp->queues) * (size_t)(po->nqueues + 1));
     cp->rquotas = malloc(sizeof(*cp->rquotas) * (size_t)(po->nrquotas + 1));
     cp->groups = malloc(sizeof(*cp->groups) * (size_t)(po->ngroups + 1));
     cp->pdbs = malloc(sizeof(*cp->pdbs) * (size_t)(po->npdbs + 1));
     cp->migmgrs = malloc(sizeof(*cp->migmgrs) * (size_t)(po->nmigmgrs + 1));
-    bool ok = cp->queues && cp->rquotas && cp->groups && cp->pdbs && cp->migmgrs;
+    cp->pvcs = malloc(sizeof(*cp->pvcs) * (size_t)(po->npvcs + 1));
+    cp->pvs = malloc(sizeof(*cp->pvs) * (size_t)(po->npvs + 1));
+    bool ok =
+        cp->queues && cp->rquotas && cp->groups && cp->pdbs && cp->migmgrs && cp->pvcs && cp->pvs;
     if (ok && po->nqueues > 0)
         memcpy(cp->queues, po->queues, sizeof(*cp->queues) * (size_t)po->nqueues);
     if (ok && po->nrquotas > 0)
@@ -1892,9 +1969,14 @@ static bool copy_policy(struct sched *s, struct gs_policy_objs *cp)
         memcpy(cp->pdbs, po->pdbs, sizeof(*cp->pdbs) * (size_t)po->npdbs);
     if (ok && po->nmigmgrs > 0)
         memcpy(cp->migmgrs, po->migmgrs, sizeof(*cp->migmgrs) * (size_t)po->nmigmgrs);
+    if (ok && po->npvcs > 0)
+        memcpy(cp->pvcs, po->pvcs, sizeof(*cp->pvcs) * (size_t)po->npvcs);
+    if (ok && po->npvs > 0)
+        memcpy(cp->pvs, po->pvs, sizeof(*cp->pvs) * (size_t)po->npvs);
     pthread_mutex_unlock(&s->pmu);
     if (!ok) {
         cp->nqueues = cp->nrquotas = cp->ngroups = cp->npdbs = cp->nmigmgrs = 0;
+        cp->npvcs = cp->npvs = 0;
     }
     return ok;
 }
@@ -2085,8 +2167,16 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
             unschedulable(&cy, p, queue, "constraints", msg, t0);
             continue;
         }
-        /* the engine with the pod's taints and Kubernetes constraints */
-        struct tol_ctx tc = {&cy, p};
+        /* the volumes bound to its claims */
+        const struct gs_kube_pv *pvs[GS_MAX_POD_CLAIMS];
+        int npvs = 0;
+        if (pod_volumes(&cy, p, pvs, &npvs, why, sizeof(why))) {
+            snprintf(msg, sizeof(msg), "volumes: %s", why);
+            unschedulable(&cy, p, queue, "constraints", msg, t0);
+            continue;
+        }
+        /* the engine with the pod's taints, Kubernetes constraints and volumes */
+        struct tol_ctx tc = {&cy, p, pvs, npvs, npvs > 0 ? calloc((size_t)c->nnodes + 1, 1) : NULL};
         struct gs_kplace kpl = {.tol = cy.sn->tainted ? tolerates_node : NULL,
                                 .tol_ctx = &tc,
                                 .fit = node_has_room,
@@ -2109,12 +2199,16 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
             /* preemption sees the nodes taints and constraints refuse as unschedulable */
             int8_t *masked;
             int kno[GS_KVERDICT_COUNT];
-            mask_taints(&cy, p, &masked, kno);
+            mask_taints(&cy, p, &tc, &masked, kno);
             struct gs_preempt_ctx ctx = preempt_ctx(&cy);
             struct gs_preemptor pr = {&p->req, queue, p->priority, adm == GS_ADMIT_OWED};
             prc = gs_preempt_plan(*engine, c, &ctx, &pr, &plan);
             unmask_taints(&cy, masked);
         }
+        int vol = 0;
+        for (int i = 0; tc.vol_refused && i < c->nnodes; i++)
+            vol += tc.vol_refused[i];
+        free(tc.vol_refused);
         if (rc == 0) {
             if (assume_and_bind(&cy, p, &dec.alloc, t0) == 0)
                 gs_tenants_charge(&cy.ty.t, queue, p->ns, &d, +1);
@@ -2126,7 +2220,7 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
             continue;
         }
         gs_reasons_str(&r, &p->req, msg, sizeof(msg));
-        int kmasked = constraint_reasons(&r, msg, sizeof(msg));
+        int kmasked = constraint_reasons(&r, vol, msg, sizeof(msg));
         if (nominated) {
             snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
                      "; waiting for preempted pods to leave node %s", e->nominated);
@@ -2134,12 +2228,19 @@ static int schedule_cycle(struct sched *s, struct gs_engine **engine, int *engin
             backoff_pod(s, p, 0.25);
             continue;
         }
-        const char *cat = classify(&cy, p, &r, r.taint, plan.candidates, extra, sizeof(extra));
+        const char *cat = classify(&cy, p, &r, r.taint, plan.candidates, &tc, extra, sizeof(extra));
         if (kmasked > 0 &&
             kmasked + r.taint + r.count[GS_R_SELECTOR] + r.count[GS_R_MODEL] >= r.nodes) {
             /* node affinity is where a pod may go (selector); the rest is about other pods
              * (affinity, anti-affinity, spread, ports) or a node name */
             cat = r.kverdict[GS_KNO_NODE_AFFINITY] == kmasked ? "selector" : "constraints";
+            extra[0] = '\0';
+        }
+        vol = vol < r.fit ? vol : r.fit;
+        if (vol > 0 &&
+            kmasked + vol + r.taint + r.count[GS_R_SELECTOR] + r.count[GS_R_MODEL] >= r.nodes) {
+            /* where the pod's volumes are, as node affinity says where it may go */
+            cat = "constraints";
             extra[0] = '\0';
         }
         if (adm == GS_ADMIT_BORROW) {

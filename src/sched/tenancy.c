@@ -1,5 +1,6 @@
-/* tenancy.c - GPUQueues, ResourceQuotas, PodGroups and PDBs for a scheduling cycle (see
- * tenancy.h). */
+/* tenancy.c - GPUQueues, ResourceQuotas, PodGroups and PDBs for a scheduling cycle, and the
+ * feed that lists and watches them with MigManagers, PersistentVolumeClaims and
+ * PersistentVolumes (see tenancy.h). */
 #include "tenancy.h"
 
 #include "../base/flag.h"
@@ -77,6 +78,14 @@ static int rd_migmgr(const json_t *o, void *out, struct gs_error *e)
 {
     return gs_kube_migmgr_read(o, out, e);
 }
+static int rd_pvc(const json_t *o, void *out, struct gs_error *e)
+{
+    return gs_kube_pvc_read(o, out, e);
+}
+static int rd_pv(const json_t *o, void *out, struct gs_error *e)
+{
+    return gs_kube_pv_read(o, out, e);
+}
 
 static int on_item(const json_t *item, void *user)
 {
@@ -97,25 +106,33 @@ static int on_item(const json_t *item, void *user)
     return 0;
 }
 
-/* The five kinds: where they are listed and where their array lives in gs_policy_objs. */
-enum { KQ, KR, KG, KB, KM, NKINDS };
+/* The seven kinds: where they are listed and where their array lives in gs_policy_objs. An
+ * optional kind that cannot be listed (forbidden by an older RBAC role, say) is as good as
+ * absent: it must not stop the others. */
+enum { KQ, KR, KG, KB, KM, KPVC, KPV, NKINDS };
 static const struct kind {
     const char *path, *what;
     size_t size;
     int (*read)(const json_t *, void *, struct gs_error *);
     size_t items, count; /* offsets in struct gs_policy_objs */
+    bool optional;
 } kinds[NKINDS] = {
     {"/apis/gpusched.io/v1alpha1/gpuqueues", "GPUQueues", sizeof(struct gs_kube_queue), rd_queue,
-     offsetof(struct gs_policy_objs, queues), offsetof(struct gs_policy_objs, nqueues)},
+     offsetof(struct gs_policy_objs, queues), offsetof(struct gs_policy_objs, nqueues), false},
     {"/api/v1/resourcequotas", "ResourceQuotas", sizeof(struct gs_kube_rquota), rd_rquota,
-     offsetof(struct gs_policy_objs, rquotas), offsetof(struct gs_policy_objs, nrquotas)},
+     offsetof(struct gs_policy_objs, rquotas), offsetof(struct gs_policy_objs, nrquotas), false},
     {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "PodGroups", sizeof(struct gs_kube_podgroup),
-     rd_group, offsetof(struct gs_policy_objs, groups), offsetof(struct gs_policy_objs, ngroups)},
+     rd_group, offsetof(struct gs_policy_objs, groups), offsetof(struct gs_policy_objs, ngroups),
+     false},
     {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudgets", sizeof(struct gs_kube_pdb),
-     rd_pdb, offsetof(struct gs_policy_objs, pdbs), offsetof(struct gs_policy_objs, npdbs)},
+     rd_pdb, offsetof(struct gs_policy_objs, pdbs), offsetof(struct gs_policy_objs, npdbs), false},
     {"/apis/nvidia.com/v1alpha1/migmanagers", "MigManagers", sizeof(struct gs_kube_migmgr),
-     rd_migmgr, offsetof(struct gs_policy_objs, migmgrs),
-     offsetof(struct gs_policy_objs, nmigmgrs)},
+     rd_migmgr, offsetof(struct gs_policy_objs, migmgrs), offsetof(struct gs_policy_objs, nmigmgrs),
+     false},
+    {"/api/v1/persistentvolumeclaims", "PersistentVolumeClaims", sizeof(struct gs_kube_pvc), rd_pvc,
+     offsetof(struct gs_policy_objs, pvcs), offsetof(struct gs_policy_objs, npvcs), true},
+    {"/api/v1/persistentvolumes", "PersistentVolumes", sizeof(struct gs_kube_pv), rd_pv,
+     offsetof(struct gs_policy_objs, pvs), offsetof(struct gs_policy_objs, npvs), true},
 };
 
 static void **items_of(struct gs_policy_objs *po, int k)
@@ -137,7 +154,9 @@ static int list_one(struct gs_kube_client *kc, int k, struct gs_policy_objs *po,
     gs_error_init(&e);
     *missing = false;
     int rc = gs_kube_list_lane2(kc, kinds[k].path, on_item, &l, rv, rv_size, &e);
-    if (rc == GS_ENOTFOUND) {
+    if (rc && rc != GS_ENOMEM && kinds[k].optional && rc != GS_ENOTFOUND)
+        warn_once("listing %s: %s; pods' volumes are not checked", kinds[k].what, e.msg);
+    if (rc == GS_ENOTFOUND || (rc && rc != GS_ENOMEM && kinds[k].optional)) {
         *missing = true;
         rc = 0;
         l.n = 0;
@@ -170,6 +189,7 @@ int gs_policy_objs_list(struct gs_kube_client *kc, struct gs_policy_objs *po, st
             gs_policy_objs_release(po);
             return rc;
         }
+        po->volumes_unknown |= missing && kinds[k].optional;
     }
     return 0;
 }
@@ -359,6 +379,8 @@ int gs_policy_feed_sync(struct gs_policy_feed *f, struct gs_policy_objs *out, st
         return 0;
     pthread_mutex_lock(&f->mu);
     rc = copy_objs(&f->cur, out);
+    if (!rc)
+        out->volumes_unknown = f->st[KPVC].missing || f->st[KPV].missing;
     pthread_mutex_unlock(&f->mu);
     return rc ? gs_error_set(err, rc, "out of memory") : 1;
 }
@@ -374,7 +396,27 @@ bool gs_policy_objs_equal(const struct gs_policy_objs *a, const struct gs_policy
            same(a->rquotas, a->nrquotas, b->rquotas, b->nrquotas, sizeof(*a->rquotas)) &&
            same(a->groups, a->ngroups, b->groups, b->ngroups, sizeof(*a->groups)) &&
            same(a->pdbs, a->npdbs, b->pdbs, b->npdbs, sizeof(*a->pdbs)) &&
-           same(a->migmgrs, a->nmigmgrs, b->migmgrs, b->nmigmgrs, sizeof(*a->migmgrs));
+           same(a->migmgrs, a->nmigmgrs, b->migmgrs, b->nmigmgrs, sizeof(*a->migmgrs)) &&
+           same(a->pvcs, a->npvcs, b->pvcs, b->npvcs, sizeof(*a->pvcs)) &&
+           same(a->pvs, a->npvs, b->pvs, b->npvs, sizeof(*a->pvs)) &&
+           a->volumes_unknown == b->volumes_unknown;
+}
+
+const struct gs_kube_pvc *gs_policy_pvc_find(const struct gs_policy_objs *po, const char *ns,
+                                             const char *name)
+{
+    for (int i = 0; i < po->npvcs; i++)
+        if (strcmp(po->pvcs[i].name, name) == 0 && strcmp(po->pvcs[i].ns, ns) == 0)
+            return &po->pvcs[i];
+    return NULL;
+}
+
+const struct gs_kube_pv *gs_policy_pv_find(const struct gs_policy_objs *po, const char *name)
+{
+    for (int i = 0; i < po->npvs; i++)
+        if (strcmp(po->pvs[i].name, name) == 0)
+            return &po->pvs[i];
+    return NULL;
 }
 
 const char *gs_policy_mig_for(const struct gs_policy_objs *po, const struct gs_kube_pod *p)

@@ -6,7 +6,10 @@
  * its namespace, else the GPUQueue named like its namespace, else none (no queue limits;
  * ResourceQuotas still apply). A pod's gang: the PodGroup its label
  * scheduling.x-k8s.io/pod-group names in its namespace. A PDB's allowed disruptions are
- * computed from the pods it selects (no controller is needed to fill its status). */
+ * computed from the pods it selects (no controller is needed to fill its status).
+ *
+ * The feed also keeps PersistentVolumeClaims and PersistentVolumes, for the node affinity of
+ * the volumes bound to a pending pod's claims (kube-scheduler's VolumeBinding filter). */
 #ifndef GS_SCHED_TENANCY_H
 #define GS_SCHED_TENANCY_H
 
@@ -28,6 +31,13 @@ struct gs_policy_objs {
     int npdbs;
     struct gs_kube_migmgr *migmgrs;
     int nmigmgrs;
+    struct gs_kube_pvc *pvcs;
+    int npvcs;
+    struct gs_kube_pv *pvs;
+    int npvs;
+    /* the claims or volumes could not be listed (no API, or RBAC forbids it): pods' claims
+     * are then not checked at all, rather than all found missing */
+    bool volumes_unknown;
 };
 
 struct gs_error;
@@ -36,14 +46,16 @@ struct gs_error;
  * article's workload-to-MIG-type mapping), or NULL. */
 const char *gs_policy_mig_for(const struct gs_policy_objs *po, const struct gs_kube_pod *p);
 
-/* List the five kinds once (GPUQueue, ResourceQuota, PodGroup, PDB, MigManager). A kind whose API
- * is not installed (404: the CRD is absent) is empty; objects that do not parse are skipped with a
- * warning. Returns 0 or GS_EIO etc. */
+/* List the seven kinds once (GPUQueue, ResourceQuota, PodGroup, PDB, MigManager,
+ * PersistentVolumeClaim, PersistentVolume). A kind whose API is not installed (404: the CRD is
+ * absent) is empty; so is a claim or volume list that fails for any reason (it sets
+ * volumes_unknown, with a warning); objects that do not parse are skipped with a warning.
+ * Returns 0 or GS_EIO etc. */
 int gs_policy_objs_list(struct gs_kube_client *kc, struct gs_policy_objs *out,
                         struct gs_error *err);
 void gs_policy_objs_release(struct gs_policy_objs *po);
 
-/* The five kinds kept current for a daemon: each is listed once and then watched, and a watch
+/* The seven kinds kept current for a daemon: each is listed once and then watched, and a watch
  * event (or a lost watch) lists that kind again; every kind is listed again each resync_s
  * anyway, and a kind whose API is absent each second (its CRD may be installed later). The
  * watches run on their own threads until *stop; gs_policy_feed_free joins them. */
@@ -51,9 +63,14 @@ struct gs_policy_feed;
 struct gs_policy_feed *gs_policy_feed_new(struct gs_kube_client *kc, volatile int *stop,
                                           double resync_s);
 void gs_policy_feed_free(struct gs_policy_feed *f);
-/* List the kinds that are due (from one thread). Returns 1 with a copy of all five kinds in
+/* List the kinds that are due (from one thread). Returns 1 with a copy of all seven kinds in
  * out when anything was listed, 0 when nothing was due (out untouched), or an error. */
 int gs_policy_feed_sync(struct gs_policy_feed *f, struct gs_policy_objs *out, struct gs_error *err);
+/* The claim named ns/name, or NULL. */
+const struct gs_kube_pvc *gs_policy_pvc_find(const struct gs_policy_objs *po, const char *ns,
+                                             const char *name);
+/* The volume named name, or NULL. */
+const struct gs_kube_pv *gs_policy_pv_find(const struct gs_policy_objs *po, const char *name);
 /* Lists done so far (each kind counts one). */
 uint64_t gs_policy_feed_lists(struct gs_policy_feed *f);
 /* Deep equality (to tell whether a relist changed anything). */
