@@ -18,9 +18,22 @@ jp() { "$K" get "$@" 2>/dev/null; }
 
 check "CRDs apply" '"$K" apply -f "$D/crds" >/dev/null'
 "$K" wait --for condition=established --timeout=60s -f "$D/crds" >/dev/null 2>&1
-for f in rbac.yaml scheduler.yaml extender.yaml agent.yaml article/nvidia-mig-config.yaml \
-    article/gpu-time-slicing.yaml article/gpu-priority-class.yaml; do
+for f in rbac.yaml scheduler.yaml extender.yaml agent.yaml; do
     check "deploy/$f applies" '"$K" apply -f "$D/$f" > "$E2E_DIR/apply.out" 2>&1 || { cat "$E2E_DIR/apply.out"; false; }'
+done
+# the article's manifests also hold its example workloads (some without an image): what the
+# install takes from them is their ConfigMaps and PriorityClasses, as they are
+for f in article/nvidia-mig-config.yaml article/gpu-time-slicing.yaml article/gpu-priority-class.yaml; do
+    check "deploy/$f: its ConfigMaps and PriorityClasses apply" '"$K" create --dry-run=client -o json -f "$D/$f" 2>/dev/null |
+        python3 -c "
+import json, sys
+text, dec, pos, items = sys.stdin.read(), json.JSONDecoder(), 0, []
+while text[pos:].strip():
+    o, pos = dec.raw_decode(text, len(text) - len(text[pos:].lstrip()))
+    items += o.get(\"items\", []) if o.get(\"kind\") == \"List\" else [o]
+keep = [i for i in items if i[\"kind\"] in (\"ConfigMap\", \"PriorityClass\")]
+json.dump({\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": keep}, sys.stdout)
+sys.exit(0 if keep else 1)" | "$K" apply -f - > "$E2E_DIR/apply.out" 2>&1 || { cat "$E2E_DIR/apply.out"; false; }'
 done
 
 ds="-n gpu-operator daemonset/gpusched-agent"
@@ -50,6 +63,7 @@ done
 check "no ConfigMap volume is optional" \
     '! jp $ds -o jsonpath="{.spec.template.spec.volumes[*].configMap.optional}" | grep -q true'
 for key in $(jp $ds -o jsonpath='{range .spec.template.spec.volumes[*]}{.configMap.name}={.configMap.items[0].key}{" "}{end}'); do
+    [ "$key" = "=" ] && continue # not a ConfigMap volume
     check "ConfigMap ${key%%=*} has key ${key#*=}" \
         'jp -n gpu-operator configmap "${key%%=*}" -o jsonpath="{.data}" | grep -qF "\"${key#*=}\""'
 done
