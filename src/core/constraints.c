@@ -129,25 +129,31 @@ static bool has_val(const struct gs_kreq *r, const char *v)
     return false;
 }
 
-/* One requirement against a label's value (NULL: the label is absent). */
-static bool req_matches(const struct gs_kreq *r, const char *v)
+bool gs_kop_matches(enum gs_kop op, bool in, int64_t num, const char *v)
 {
     int64_t x;
-    switch (r->op) {
+    switch (op) {
     case GS_KOP_IN:
-        return v && has_val(r, v);
+        return v && in;
     case GS_KOP_NOTIN:
-        return !v || !has_val(r, v);
+        return !v || !in;
     case GS_KOP_EXISTS:
         return v != NULL;
     case GS_KOP_DOESNOTEXIST:
         return v == NULL;
     case GS_KOP_GT:
-        return v && gs_kreq_parse_num(v, &x) && x > r->num;
+        return v && gs_kreq_parse_num(v, &x) && x > num;
     case GS_KOP_LT:
-        return v && gs_kreq_parse_num(v, &x) && x < r->num;
+        return v && gs_kreq_parse_num(v, &x) && x < num;
     }
     return false;
+}
+
+/* One requirement against a label's value (NULL: the label is absent). */
+static bool req_matches(const struct gs_kreq *r, const char *v)
+{
+    bool in = (r->op == GS_KOP_IN || r->op == GS_KOP_NOTIN) && v && has_val(r, v);
+    return gs_kop_matches((enum gs_kop)r->op, in, r->num, v);
 }
 
 bool gs_ksel_matches(const struct gs_ksel *s, const struct gs_labels *l)

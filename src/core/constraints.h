@@ -158,6 +158,9 @@ char *gs_kpod_strdup(struct gs_kpod *p, const char *s);
 /* strconv.ParseInt(s, 10, 64), as Gt / Lt read a requirement's value and a label's:
  * optional sign, decimal digits, no spaces; false for NULL, empty or out of range. */
 bool gs_kreq_parse_num(const char *s, int64_t *out);
+/* A requirement's operator on a label's value v (NULL: the label is absent): in says whether v
+ * is among the requirement's values (In, NotIn), num is Gt's or Lt's bound. */
+bool gs_kop_matches(enum gs_kop op, bool in, int64_t num, const char *v);
 
 /* Label selector match against a label set. */
 bool gs_ksel_matches(const struct gs_ksel *s, const struct gs_labels *l);

@@ -6,7 +6,6 @@
 #include "../base/error.h"
 #include "migparted.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -410,27 +409,6 @@ int gs_kube_pvc_read(const json_t *obj, struct gs_kube_pvc *c, struct gs_error *
     return 0;
 }
 
-/* strconv.ParseInt(s, 10, 64), as Gt / Lt read a requirement's value and a label's: an
- * optional sign, decimal digits, nothing else; false for NULL, empty or out of range. */
-static bool parse_int64(const char *s, int64_t *out)
-{
-    if (!s)
-        return false;
-    const char *d = s + (*s == '+' || *s == '-');
-    if (!*d)
-        return false;
-    for (const char *c = d; *c; c++)
-        if (*c < '0' || *c > '9')
-            return false;
-    errno = 0;
-    char *end = NULL;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end)
-        return false;
-    *out = (int64_t)v;
-    return true;
-}
-
 /* One requirement of a node selector term at path, as the API server validates it. */
 static int read_pv_req(const json_t *e, bool field, struct gs_pv_req *r, const char *who,
                        const char *path, struct gs_error *err)
@@ -467,7 +445,7 @@ static int read_pv_req(const json_t *e, bool field, struct gs_pv_req *r, const c
     if ((o == GS_KOP_EXISTS || o == GS_KOP_DOESNOTEXIST) && nv != 0)
         return gs_error_set(err, GS_EINVAL, "%s: %s.values: expected none for %s", who, path, op);
     if ((o == GS_KOP_GT || o == GS_KOP_LT) &&
-        (nv != 1 || !parse_int64(json_string_value(json_array_get(vals, 0)), &r->num)))
+        (nv != 1 || !gs_kreq_parse_num(json_string_value(json_array_get(vals, 0)), &r->num)))
         return gs_error_set(err, GS_EINVAL, "%s: %s.values: expected one integer for %s", who, path,
                             op);
     if (nv > GS_PV_MAX_VALS)
@@ -543,22 +521,7 @@ static bool pv_req_matches(const struct gs_pv_req *r, const char *v)
     bool in = false;
     for (int k = 0; v && k < r->nval; k++)
         in |= strcmp(v, r->val[k]) == 0;
-    int64_t x;
-    switch (r->op) {
-    case GS_KOP_IN:
-        return in;
-    case GS_KOP_NOTIN:
-        return !in;
-    case GS_KOP_EXISTS:
-        return v != NULL;
-    case GS_KOP_DOESNOTEXIST:
-        return v == NULL;
-    case GS_KOP_GT:
-        return v && parse_int64(v, &x) && x > r->num;
-    case GS_KOP_LT:
-        return v && parse_int64(v, &x) && x < r->num;
-    }
-    return false;
+    return gs_kop_matches((enum gs_kop)r->op, in, r->num, v);
 }
 
 bool gs_kube_pv_node_matches(const struct gs_kube_pv *pv, const struct gs_kube_node *n)
