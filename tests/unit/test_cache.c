@@ -9,6 +9,7 @@
 #include "formats/kubeobj.h"
 #include "formats/migparted.h"
 #include "sched/cache.h"
+#include "sim/scenario.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -198,24 +199,6 @@ static const char *MIXED_INVENTORY =
     "{\"i\":2,\"uuid\":\"GPU-2c\",\"model\":\"A100-80GB\",\"mem\":81920},"
     "{\"i\":3,\"uuid\":\"GPU-3d\",\"model\":\"A100-80GB\",\"mem\":81920}]}";
 
-/* The article's nvidia-mig-config, as NVIDIA's mig-manager reads it. */
-static const char *MIXED_CONFIG = "version: v1\n"
-                                  "mig-configs:\n"
-                                  "  all-disabled:\n"
-                                  "    - devices: all\n"
-                                  "      mig-enabled: false\n"
-                                  "  mixed:\n"
-                                  "    - devices: [0]\n"
-                                  "      mig-enabled: true\n"
-                                  "      mig-devices:\n"
-                                  "        \"3g.40gb\": 2\n"
-                                  "    - devices: [1]\n"
-                                  "      mig-enabled: true\n"
-                                  "      mig-devices:\n"
-                                  "        \"1g.10gb\": 7\n"
-                                  "    - devices: [2, 3]\n"
-                                  "      mig-enabled: false\n";
-
 /* The mixed node's Node object, with the inventory annotation when given. */
 static int mixed_node(struct gs_cluster *c, const char *inventory, const struct gs_migparted *mp,
                       char *note, size_t n)
@@ -275,8 +258,9 @@ Test(cache, nvidia_mig_config_gives_physical_gpus_without_an_agent)
     struct gs_migparted *mp = NULL;
     struct gs_error err;
     gs_error_init(&err);
-    cr_assert_eq(gs_migparted_parse("mig.yaml", MIXED_CONFIG, strlen(MIXED_CONFIG), &mp, &err), 0,
-                 "%s", err.msg);
+    cr_assert_eq(gs_migparted_parse("mig.yaml", gs_article_mig_config_yaml,
+                                    strlen(gs_article_mig_config_yaml), &mp, &err),
+                 0, "%s", err.msg);
     struct gs_cluster c;
     gs_cluster_init(&c);
     char note[256] = "", dev[128];

@@ -141,25 +141,7 @@ Test(engine, random_placements_never_over_allocate)
         gs_cluster_copy(&w, &c);
         struct gs_engine *e = gs_engine_new(gs_policy_get(pol), NULL, w.nnodes, 3);
         for (int i = 0; i < 400; i++) {
-            struct gs_request r;
-            memset(&r, 0, sizeof(r));
-            r.cpu_milli = 500 + (int64_t)gs_rng_below(&rng, 4000);
-            r.mem_mib = 512;
-            switch (gs_rng_below(&rng, 4)) {
-            case 0:
-                r = gpu_req(1 + (int)gs_rng_below(&rng, 2));
-                break;
-            case 1:
-                r.kind = GS_REQ_FRACTION;
-                r.gpus = 1;
-                r.milli = (int16_t)(100 + gs_rng_below(&rng, 800));
-                break;
-            case 2:
-                r = mig_req("1g.10gb");
-                break;
-            default:
-                r.kind = GS_REQ_NONE;
-            }
+            struct gs_request r = random_req(&rng);
             struct gs_decision d;
             if (gs_engine_place(e, &w, &r, i, &d, NULL) == 0)
                 cr_assert_eq(gs_cluster_bind(&w, &r, &d.alloc), 0, "%s: engine chose busy devices",

@@ -391,25 +391,7 @@ Test(engine_k, unconstrained_pods_place_exactly_as_gs_engine_place)
         gs_rng_init(&rng, 11);
         int placed = 0, refused = 0;
         for (int i = 0; i < 300; i++) {
-            struct gs_request r;
-            memset(&r, 0, sizeof(r));
-            r.cpu_milli = 500 + (int64_t)gs_rng_below(&rng, 4000);
-            r.mem_mib = 512;
-            switch (gs_rng_below(&rng, 4)) {
-            case 0:
-                r = gpu_req(1 + (int)gs_rng_below(&rng, 2));
-                break;
-            case 1:
-                r.kind = GS_REQ_FRACTION;
-                r.gpus = 1;
-                r.milli = (int16_t)(100 + gs_rng_below(&rng, 800));
-                break;
-            case 2:
-                r = mig_req("1g.10gb");
-                break;
-            default:
-                r.kind = GS_REQ_NONE;
-            }
+            struct gs_request r = random_req(&rng);
             struct gs_decision d0, d1, d2;
             struct gs_reasons r0, r1, r2;
             memset(&r0, 0, sizeof(r0));
