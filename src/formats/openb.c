@@ -62,6 +62,8 @@ static int parse_int(const char *s, size_t l, int64_t *out)
     for (; i < l; i++) {
         if (s[i] < '0' || s[i] > '9')
             return GS_EINVAL;
+        if (v > (INT64_MAX - (s[i] - '0')) / 10)
+            return GS_EINVAL; /* beyond int64 */
         v = v * 10 + (s[i] - '0');
     }
     *out = neg ? -v : v;

@@ -383,6 +383,9 @@ Test(openb, bad_rows_name_the_line)
          "unknown GPU model 'B9000'"},
         {"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1\n", "missing column"},
         {"name,cpu_milli,memory_mib,num_gpu,gpu_milli\n\"p0\",1,1,0,0\n", "malformed"},
+        /* 19 digits beyond int64 (found by the fuzzer as a signed overflow) */
+        {"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,9999999999999999999,1,0,0\n",
+         ":2: column 'cpu_milli'"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct gs_openb_pod *pods = (struct gs_openb_pod *)0x1;
