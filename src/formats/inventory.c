@@ -4,6 +4,7 @@
 #include "inventory.h"
 
 #include "../base/error.h"
+#include "migparted.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -41,19 +42,35 @@ static int copy_str(const json_t *v, char *out, size_t size, bool required, cons
     return 0;
 }
 
+int gs_inv_inst_parse(const char *s, struct gs_inv_inst *out)
+{
+    const char *at = strchr(s, '@');
+    size_t pl = at ? (size_t)(at - s) : 0;
+    char prof[GS_MIG_NAME_MAX];
+    if (!at || pl == 0 || pl >= sizeof(prof) || at[1] < '0' || at[1] > '7' || at[2])
+        return GS_EINVAL;
+    memcpy(prof, s, pl);
+    prof[pl] = '\0';
+    if (!gs_mig_profile_syntax_ok(prof))
+        return GS_EINVAL;
+    memset(out->profile, 0, sizeof(out->profile));
+    memcpy(out->profile, prof, pl + 1);
+    out->start = (uint8_t)(at[1] - '0');
+    return 0;
+}
+
+void gs_inv_inst_format(const struct gs_inv_inst *in, char *out, size_t size)
+{
+    snprintf(out, size, "%.*s@%u", (int)sizeof(in->profile) - 1, in->profile, in->start);
+}
+
 static int read_inst(const json_t *v, struct gs_inv_inst *in, const char *path,
                      struct gs_error *err)
 {
-    if (!json_is_string(v))
-        return bad(err, path, "expected \"<profile>@<start>\"");
-    const char *s = json_string_value(v);
-    const char *at = strchr(s, '@');
-    size_t pl = at ? (size_t)(at - s) : 0;
-    if (!at || pl == 0 || pl >= sizeof(in->profile) || at[1] < '0' || at[1] > '7' || at[2])
-        return bad(err, path, "expected \"<profile>@<start>\" with a start of 0 to 7");
-    memcpy(in->profile, s, pl);
-    in->profile[pl] = '\0';
-    in->start = (uint8_t)(at[1] - '0');
+    if (!json_is_string(v) || gs_inv_inst_parse(json_string_value(v), in))
+        return bad(err, path,
+                   "expected \"<profile>@<start>\": a MIG profile (\"3g.40gb\") and a start of "
+                   "0 to 7");
     return 0;
 }
 
@@ -136,6 +153,33 @@ static int read_gpu(const json_t *g, struct gs_inv_gpu *out, const char *path, s
     return 0;
 }
 
+/* generation, mig_state and mig_error: what became of the desired MIG layouts. */
+static int read_mig_status(const json_t *o, struct gs_inventory *out, struct gs_error *err)
+{
+    const json_t *gen = json_object_get(o, "generation");
+    if (gen) {
+        if (!json_is_integer(gen) || json_integer_value(gen) < 1)
+            return bad(err, "generation", "expected a mig-desired generation of 1 or more");
+        out->generation = (int64_t)json_integer_value(gen);
+    }
+    const json_t *st = json_object_get(o, "mig_state");
+    const json_t *why = json_object_get(o, "mig_error");
+    if (copy_str(st, out->mig_state, sizeof(out->mig_state), false, "mig_state", err) ||
+        copy_str(why, out->mig_error, sizeof(out->mig_error), false, "mig_error", err))
+        return GS_EINVAL;
+    const char *s = out->mig_state;
+    bool waits = !strcmp(s, "pending") || !strcmp(s, "failed");
+    if (st && !waits && strcmp(s, "success") != 0)
+        return bad(err, "mig_state", "expected \"pending\", \"failed\" or \"success\"");
+    if (waits && !out->mig_error[0])
+        return bad(err, "mig_error", "required (why) with mig_state pending or failed");
+    if (why && !waits)
+        return bad(err, "mig_error", "only with mig_state pending or failed");
+    if (!strcmp(s, "failed") && out->generation == 0)
+        return bad(err, "generation", "required with mig_state failed (the generation refused)");
+    return 0;
+}
+
 static int cmp_index(const void *a, const void *b)
 {
     const struct gs_inv_gpu *x = a, *y = b;
@@ -154,7 +198,7 @@ int gs_inventory_read(const char *text, size_t len, struct gs_inventory *out, st
         return gs_error_set(err, GS_EINVAL, "%s annotation: column %d: %s", GS_INVENTORY_ANNOTATION,
                             je.column, je.text);
     int rc = GS_EINVAL;
-    static const char *const keys[] = {"v", "gpus", NULL};
+    static const char *const keys[] = {"v", "generation", "mig_state", "mig_error", "gpus", NULL};
     const char *key;
     const json_t *v;
     if (!json_is_object(o)) {
@@ -166,7 +210,7 @@ int gs_inventory_read(const char *text, size_t len, struct gs_inventory *out, st
         if (!one_of(key, keys)) {
             char p[64];
             snprintf(p, sizeof(p), "%.40s", key);
-            bad(err, p, "unknown field (expected v, gpus)");
+            bad(err, p, "unknown field (expected v, generation, mig_state, mig_error, gpus)");
             goto out;
         }
     }
@@ -177,6 +221,8 @@ int gs_inventory_read(const char *text, size_t len, struct gs_inventory *out, st
         goto out;
     }
     out->version = GS_INVENTORY_VERSION;
+    if (read_mig_status(o, out, err))
+        goto out;
     const json_t *gpus = json_object_get(o, "gpus");
     if (!json_is_array(gpus)) {
         bad(err, "gpus", "expected a list");
@@ -229,7 +275,7 @@ char *gs_inventory_write(const struct gs_inventory *inv)
             json_t *a = json_array();
             for (int s = 0; a && s < g->ninst; s++) {
                 char t[GS_MIG_NAME_MAX + 8];
-                snprintf(t, sizeof(t), "%s@%u", g->inst[s].profile, g->inst[s].start);
+                gs_inv_inst_format(&g->inst[s], t, sizeof(t));
                 json_array_append_new(a, json_string(t));
             }
             json_object_set_new(o, "mig", a ? a : json_null());
@@ -240,9 +286,20 @@ char *gs_inventory_write(const struct gs_inventory *inv)
         }
         json_array_append_new(gpus, o);
     }
-    json_t *top = gpus ? json_pack("{s:i, s:o}", "v", GS_INVENTORY_VERSION, "gpus", gpus) : NULL;
-    if (!top)
+    json_t *top = gpus ? json_pack("{s:i}", "v", GS_INVENTORY_VERSION) : NULL;
+    if (!top) {
+        json_decref(gpus);
         return NULL;
+    }
+    if (inv->generation > 0)
+        json_object_set_new(top, "generation", json_integer((json_int_t)inv->generation));
+    if (inv->mig_state[0]) {
+        json_object_set_new(top, "mig_state", json_string(inv->mig_state));
+        json_t *why = strcmp(inv->mig_state, "success") ? json_string(inv->mig_error) : NULL;
+        if (why || strcmp(inv->mig_state, "success"))
+            json_object_set_new(top, "mig_error", why ? why : json_string("(not UTF-8)"));
+    }
+    json_object_set_new(top, "gpus", gpus);
     char *text = json_dumps(top, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(top);
     if (text && strlen(text) > GS_INVENTORY_MAX_BYTES) {

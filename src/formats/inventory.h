@@ -10,6 +10,14 @@
  *                   "mig":["3g.40gb@0","3g.40gb@4"]},
  *                  {"i":2,"uuid":"GPU-1c...","model":"A100-80GB","mem":81920},
  *                  {"i":3,...,"sharing":"time-slicing","replicas":4,"health":"xid 79"}]}
+ * With dynamic MIG (migdesired.h) it also carries what became of the scheduler's desired
+ * layouts: "generation", the last gpusched.io/mig-desired generation the agent has finished
+ * with (applied, or refused for good), and, while a desired layout waits (an instance it would
+ * destroy is in use) or after it was refused, "mig_state" ("pending" or "failed") with
+ * "mig_error", why, in short:
+ *   {"v":1,"generation":7,"mig_state":"failed","mig_error":"GPU 0: ...","gpus":[...]}
+ * Absent, they mean no desired layout was ever acted on (generation 0) or the last one was
+ * applied; a reader also takes "mig_state":"success" (applied) from writers that say so.
  * A reader refuses what it cannot use exactly (an unknown version, a field it does not know,
  * an index given twice, more GPUs or instances than a node or GPU holds, more than
  * GS_INVENTORY_MAX_BYTES) with the field path; it never guesses. Plain data, no heap in the
@@ -47,13 +55,25 @@ struct gs_inv_gpu {
     struct gs_inv_inst inst[GS_INV_MAX_INST];
 };
 
+#define GS_INV_MIG_STATE_MAX 16
+#define GS_INV_MIG_ERROR_MAX 160
+
 struct gs_inventory {
     int version;
-    int ngpus; /* sorted by index */
+    int64_t generation;                   /* last mig-desired generation finished; 0: none */
+    char mig_state[GS_INV_MIG_STATE_MAX]; /* "", "pending", "failed" (or "success") */
+    char mig_error[GS_INV_MIG_ERROR_MAX]; /* why, with pending and failed */
+    int ngpus;                            /* sorted by index */
     struct gs_inv_gpu gpus[GS_MAX_GPUS_NODE];
 };
 
 struct gs_error;
+
+/* An instance in the inventory's notation, "<profile>@<start>" (NVIDIA's profile syntax, a
+ * start of 0 to 7). Returns 0, or GS_EINVAL (out untouched). */
+int gs_inv_inst_parse(const char *s, struct gs_inv_inst *out);
+/* The notation of in, into out (size bytes, NUL-terminated). */
+void gs_inv_inst_format(const struct gs_inv_inst *in, char *out, size_t size);
 
 /* Read the annotation's text (len bytes). Returns 0, or GS_EINVAL with the field path in
  * err ("gpus[1].mig[2]: ..."). */

@@ -3,10 +3,13 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "formats/dpconfig.h"
+#include "formats/inventory.h"
+#include "formats/migdesired.h"
 #include "formats/migparted.h"
 #include "formats/monitorcfg.h"
 #include "formats/openb.h"
 #include "formats/scenario.h"
+#include "core/catalog.h"
 #include "sim/scenario.h"
 
 #include <criterion/criterion.h>
@@ -631,5 +634,256 @@ Test(yaml, broken_bytes_in_a_configmap_are_refused_before_libfyaml, .timeout = 1
                      i);
         cr_assert(strstr(err.msg, broken_text[i].want), "case %zu: '%s' lacks '%s'", i, err.msg,
                   broken_text[i].want);
+    }
+}
+
+/* ---------- dynamic MIG: the desired layout and what became of it ---------- */
+
+#define DESIRED_EXAMPLE                                                                            \
+    "{\"v\":1,\"generation\":7,\"gpus\":[{\"i\":0,\"mig\":[\"3g.40gb@0\",\"1g.10gb@4\","           \
+    "\"1g.10gb@5\",\"1g.10gb@6\"]},{\"i\":2,\"whole\":true}]}"
+
+Test(migdesired, the_example_reads_and_writes_back_the_same_text)
+{
+    struct gs_mig_desired d;
+    struct gs_error err;
+    gs_error_init(&err);
+    const char *t = DESIRED_EXAMPLE;
+    cr_assert_eq(gs_mig_desired_read(t, strlen(t), &d, &err), 0, "%s", err.msg);
+    cr_expect_eq(d.version, 1);
+    cr_expect_eq(d.generation, 7);
+    cr_assert_eq(d.ngpus, 2);
+    cr_expect_eq(d.gpus[0].index, 0);
+    cr_expect(!d.gpus[0].whole);
+    cr_assert_eq(d.gpus[0].ninst, 4);
+    cr_expect_str_eq(d.gpus[0].inst[0].profile, "3g.40gb");
+    cr_expect_eq(d.gpus[0].inst[0].start, 0);
+    cr_expect_str_eq(d.gpus[0].inst[3].profile, "1g.10gb");
+    cr_expect_eq(d.gpus[0].inst[3].start, 6);
+    cr_expect_eq(d.gpus[1].index, 2);
+    cr_expect(d.gpus[1].whole);
+    cr_expect_eq(d.gpus[1].ninst, 0);
+    cr_expect_eq(gs_mig_desired_find(&d, 2), &d.gpus[1]);
+    cr_expect_null(gs_mig_desired_find(&d, 1));
+    char *text = gs_mig_desired_write(&d);
+    cr_assert_not_null(text);
+    cr_expect_str_eq(text, t);
+    free(text);
+}
+
+Test(migdesired, gpus_are_read_and_written_in_index_order)
+{
+    const char *t = "{\"gpus\":[{\"i\":5,\"mig\":[]},{\"i\":1,\"whole\":true},{\"i\":3,\"mig\":"
+                    "[\"1g.10gb+me@6\",\"1c.3g.40gb@4\"]}],\"generation\":9223372036854775807,"
+                    "\"v\":1}";
+    struct gs_mig_desired d;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_mig_desired_read(t, strlen(t), &d, &err), 0, "%s", err.msg);
+    cr_expect_eq(d.generation, INT64_MAX);
+    cr_assert_eq(d.ngpus, 3);
+    cr_expect_eq(d.gpus[0].index, 1);
+    cr_expect_eq(d.gpus[1].index, 3);
+    cr_expect_eq(d.gpus[2].index, 5);
+    cr_expect(!d.gpus[2].whole && d.gpus[2].ninst == 0, "mig: [] is MIG mode with no instance");
+    /* the writer sorts a struct it was handed out of order, too */
+    struct gs_mig_desired w = d;
+    w.gpus[0] = d.gpus[2];
+    w.gpus[2] = d.gpus[0];
+    char *text = gs_mig_desired_write(&w);
+    cr_assert_not_null(text);
+    cr_expect_str_eq(text, "{\"v\":1,\"generation\":9223372036854775807,\"gpus\":[{\"i\":1,"
+                           "\"whole\":true},{\"i\":3,\"mig\":[\"1g.10gb+me@6\",\"1c.3g.40gb@4\"]},"
+                           "{\"i\":5,\"mig\":[]}]}");
+    struct gs_mig_desired back;
+    cr_assert_eq(gs_mig_desired_read(text, strlen(text), &back, &err), 0, "%s", err.msg);
+    cr_expect_eq(memcmp(&back, &d, sizeof(d)), 0, "the round trip changed the layout");
+    free(text);
+}
+
+Test(migdesired, bad_annotations_are_refused_with_the_field_path)
+{
+    struct {
+        const char *text, *want;
+    } cases[] = {
+        {"{\"v\":2,\"generation\":1,\"gpus\":[]}", "v: expected version 1"},
+        {"{\"generation\":1,\"gpus\":[]}", "v: expected version 1"},
+        {"{\"v\":1,\"generation\":1,\"gpus\":[],\"x\":1}",
+         "annotation: x: unknown field (expected v, generation, gpus)"},
+        {"{\"v\":1,\"gpus\":[]}", "generation: expected a generation of 1 or more"},
+        {"{\"v\":1,\"generation\":0,\"gpus\":[]}", "generation: expected"},
+        {"{\"v\":1,\"generation\":-4,\"gpus\":[]}", "generation: expected"},
+        {"{\"v\":1,\"generation\":\"7\",\"gpus\":[]}", "generation: expected"},
+        {"{\"v\":1,\"generation\":1}", "gpus: expected a list"},
+        {"{\"v\":1,\"generation\":1,\"gpus\":[{\"i\":0,\"whole\":true},{\"i\":0,\"mig\":[]}]}",
+         "gpus[1].i: GPU index given twice"},
+        {"{\"v\":1,\"generation\":1,\"gpus\":[{\"i\":0,\"whole\":true,\"mig\":[\"7g.80gb@0\"]}]}",
+         "gpus[0].whole: a GPU is either whole or carved by mig, not both"},
+        {"{\"v\":1,\"generation\":1,\"gpus\":[{\"i\":0,\"whole\":false}]}",
+         "gpus[0].whole: expected true"},
+        {"{\"v\":1,\"generation\":1,\"gpus\":[{\"i\":0}]}",
+         "gpus[0]: expected either mig (a list of \"<profile>@<start>\") or whole"},
+        {"{\"v\":1,\"generation\":1,\"gpus\":[{\"i\":0,\"mig\":{}}]}",
+         "gpus[0].mig: expected a list"},
+        {"{\"v\":1,\"generation\":1,\"gpus\":[{\"i\":0,\"mig\":[\"3g.40gb@0\",\"3g.40gb\"]}]}",
+         "gpus[0].mig[1]: expected \"<profile>@<start>\""},
+        {"{\"v\":1,\"generation\":1,\"gpus\":[{\"i\":0,\"mig\":[\"3g.40gb@8\"]}]}",
+         "gpus[0].mig[0]: expected"},
+        {"{\"v\":1,\"generation\":1,\"gpus\":[{\"i\":0,\"mig\":[\"3g.40gb@04\"]}]}",
+         "gpus[0].mig[0]: expected"},
+        {"{\"v\":1,\"generation\":1,\"gpus\":[{\"i\":0,\"mig\":[\"3x.40gb@0\"]}]}",
+         "gpus[0].mig[0]: expected"},
+        {"{\"v\":1,\"generation\":1,\"gpus\":[{\"i\":0,\"mig\":[\"1g.10gb+me+gfx@0\"]}]}",
+         "gpus[0].mig[0]: expected"},
+        {"{\"v\":1,\"generation\":1,\"gpus\":[{\"i\":0,\"mig\":[\"@0\"]}]}",
+         "gpus[0].mig[0]: expected"},
+        {"{\"v\":1,\"generation\":1,\"gpus\":[{\"i\":0,\"mig\":[7]}]}", "gpus[0].mig[0]: expected"},
+        {"{\"v\":1,\"generation\":1,\"gpus\":[{\"i\":0,\"mig\":[\"1g.10gb@0\",\"1g.10gb@1\","
+         "\"1g.10gb@2\",\"1g.10gb@3\",\"1g.10gb@4\",\"1g.10gb@5\",\"1g.10gb@6\",\"1g.10gb@7\","
+         "\"1g.10gb@7\"]}]}",
+         "gpus[0].mig: 9 instances, at most 8"},
+        {"{\"v\":1,\"generation\":1,\"gpus\":[{\"i\":16,\"whole\":true}]}",
+         "gpus[0].i: expected a GPU index 0 to 15"},
+        {"{\"v\":1,\"generation\":1,\"gpus\":[{\"mig\":[]}]}", "gpus[0].i: expected"},
+        {"{\"v\":1,\"generation\":1,\"gpus\":[{\"i\":0,\"whole\":true,\"pods\":[]}]}",
+         "gpus[0].pods: unknown field (expected i, mig, whole)"},
+        {"{\"v\":1,\"generation\":1,\"gpus\":[7]}", "gpus[0]: expected an object"},
+        {"[1]", "(top): expected an object"},
+        {"{\"v\":1,\"v\":1,\"generation\":1,\"gpus\":[]}", "duplicate"},
+        {"{\"v\":1,", "column"},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        struct gs_mig_desired d;
+        struct gs_error err;
+        gs_error_init(&err);
+        cr_expect_eq(gs_mig_desired_read(cases[k].text, strlen(cases[k].text), &d, &err), GS_EINVAL,
+                     "case %zu accepted", k);
+        cr_expect(strstr(err.msg, cases[k].want) != NULL, "case %zu: '%s' lacks '%s'", k, err.msg,
+                  cases[k].want);
+        cr_expect(strncmp(err.msg, "gpusched.io/mig-desired annotation: ", 36) == 0,
+                  "case %zu: '%s' does not name the annotation", k, err.msg);
+        cr_expect_eq(d.ngpus, 0, "case %zu: a refused text leaves GPUs behind", k);
+    }
+    /* 17 GPUs: more than a node holds */
+    char many[2048];
+    size_t off = (size_t)snprintf(many, sizeof(many), "{\"v\":1,\"generation\":1,\"gpus\":[");
+    for (int i = 0; i < 17; i++)
+        off += (size_t)snprintf(many + off, sizeof(many) - off, "%s{\"i\":%d,\"whole\":true}",
+                                i ? "," : "", i);
+    snprintf(many + off, sizeof(many) - off, "]}");
+    struct gs_mig_desired d;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_expect_eq(gs_mig_desired_read(many, strlen(many), &d, &err), GS_EINVAL);
+    cr_expect(strstr(err.msg, "gpus: 17 GPUs, at most 16"), "%s", err.msg);
+    /* over the size bound, before any parsing */
+    size_t big = GS_MIG_DESIRED_MAX_BYTES + 1;
+    char *text = malloc(big + 1);
+    cr_assert_not_null(text);
+    memset(text, ' ', big);
+    memcpy(text, DESIRED_EXAMPLE, strlen(DESIRED_EXAMPLE));
+    text[big] = '\0';
+    gs_error_init(&err);
+    cr_expect_eq(gs_mig_desired_read(text, big, &d, &err), GS_EINVAL);
+    cr_expect(strstr(err.msg, "16385 bytes, at most 16384"), "%s", err.msg);
+    free(text);
+}
+
+#define INV_GPU0 "{\"i\":0,\"uuid\":\"GPU-8f\",\"model\":\"H100-80GB\",\"mem\":81920"
+
+Test(inventory, carries_what_became_of_the_desired_layout)
+{
+    const char *t = "{\"v\":1,\"generation\":7,\"mig_state\":\"failed\",\"mig_error\":\"GPU 0: "
+                    "3g.40gb@0 overlaps 3g.40gb@2\",\"gpus\":[" INV_GPU0
+                    ",\"mig\":[\"3g.40gb@0\",\"3g.40gb@4\"]}]}";
+    struct gs_inventory inv;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_inventory_read(t, strlen(t), &inv, &err), 0, "%s", err.msg);
+    cr_expect_eq(inv.generation, 7);
+    cr_expect_str_eq(inv.mig_state, "failed");
+    cr_expect_str_eq(inv.mig_error, "GPU 0: 3g.40gb@0 overlaps 3g.40gb@2");
+    char *text = gs_inventory_write(&inv);
+    cr_assert_not_null(text);
+    cr_expect_str_eq(text, t);
+    free(text);
+    /* applied: the generation alone */
+    inv.mig_state[0] = inv.mig_error[0] = '\0';
+    text = gs_inventory_write(&inv);
+    cr_assert_not_null(text);
+    cr_expect(strncmp(text, "{\"v\":1,\"generation\":7,\"gpus\":[", 30) == 0, "%s", text);
+    free(text);
+    /* pending before any generation was finished */
+    const char *p = "{\"v\":1,\"mig_state\":\"pending\",\"mig_error\":\"GPU 0: MIG instance "
+                    "1g.10gb@0 (MIG-x) is held by pod ai/emb\",\"gpus\":[" INV_GPU0 "}]}";
+    cr_assert_eq(gs_inventory_read(p, strlen(p), &inv, &err), 0, "%s", err.msg);
+    cr_expect_eq(inv.generation, 0);
+    cr_expect_str_eq(inv.mig_state, "pending");
+    const char *s = "{\"v\":1,\"generation\":3,\"mig_state\":\"success\",\"gpus\":[]}";
+    cr_expect_eq(gs_inventory_read(s, strlen(s), &inv, &err), 0, "%s", err.msg);
+    /* a text from before dynamic MIG: nothing desired ever */
+    const char *old = "{\"v\":1,\"gpus\":[" INV_GPU0 ",\"mig\":[\"7g.80gb@0\"]}]}";
+    cr_assert_eq(gs_inventory_read(old, strlen(old), &inv, &err), 0, "%s", err.msg);
+    cr_expect_eq(inv.generation, 0);
+    cr_expect_str_eq(inv.mig_state, "");
+    cr_expect_str_eq(inv.mig_error, "");
+    text = gs_inventory_write(&inv);
+    cr_assert_not_null(text);
+    cr_expect_str_eq(text, old);
+    free(text);
+}
+
+Test(inventory, bad_mig_states_are_refused_with_the_field)
+{
+    struct {
+        const char *text, *want;
+    } cases[] = {
+        {"{\"v\":1,\"generation\":0,\"gpus\":[]}", "generation: expected"},
+        {"{\"v\":1,\"generation\":\"7\",\"gpus\":[]}", "generation: expected"},
+        {"{\"v\":1,\"mig_state\":\"done\",\"gpus\":[]}",
+         "mig_state: expected \"pending\", \"failed\" or \"success\""},
+        {"{\"v\":1,\"mig_state\":\"\",\"gpus\":[]}", "mig_state: expected"},
+        {"{\"v\":1,\"mig_state\":7,\"gpus\":[]}", "mig_state: expected a string"},
+        {"{\"v\":1,\"mig_state\":\"pending\",\"gpus\":[]}", "mig_error: required"},
+        {"{\"v\":1,\"generation\":2,\"mig_error\":\"x\",\"gpus\":[]}",
+         "mig_error: only with mig_state pending or failed"},
+        {"{\"v\":1,\"mig_state\":\"failed\",\"mig_error\":\"x\",\"gpus\":[]}",
+         "generation: required with mig_state failed"},
+        {"{\"v\":1,\"generation\":2,\"mig_state\":\"failed\",\"mig_error\":\"xxxxxxxxxxxxxxxxxxx"
+         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\",\"gpus\":[]}",
+         "mig_error: expected 1 to 159 bytes"},
+        {"{\"v\":1,\"generations\":2,\"gpus\":[]}",
+         "generations: unknown field (expected v, generation, mig_state, mig_error, gpus)"},
+        /* the instance notation is NVIDIA's profile syntax now */
+        {"{\"v\":1,\"gpus\":[" INV_GPU0 ",\"mig\":[\"3x.40gb@0\"]}]}", "gpus[0].mig[0]: expected"},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        struct gs_inventory inv;
+        struct gs_error err;
+        gs_error_init(&err);
+        cr_expect_eq(gs_inventory_read(cases[k].text, strlen(cases[k].text), &inv, &err), GS_EINVAL,
+                     "case %zu accepted", k);
+        cr_expect(strstr(err.msg, cases[k].want) != NULL, "case %zu: '%s' lacks '%s'", k, err.msg,
+                  cases[k].want);
+    }
+}
+
+Test(inventory, every_catalog_profile_is_in_the_instance_notation)
+{
+    for (int m = 0; m < gs_catalog_count(); m++) {
+        const struct gs_gpu_model *gm = gs_catalog_get(m);
+        for (int p = 0; p < gm->nprofiles; p++) {
+            struct gs_inv_inst in;
+            memset(&in, 0, sizeof(in));
+            snprintf(in.profile, sizeof(in.profile), "%s", gm->profiles[p].name);
+            in.start = 7;
+            char t[GS_MIG_NAME_MAX + 8];
+            gs_inv_inst_format(&in, t, sizeof(t));
+            struct gs_inv_inst back;
+            cr_expect_eq(gs_inv_inst_parse(t, &back), 0, "%s: '%s' refused", gm->name, t);
+            cr_expect_eq(memcmp(&back, &in, sizeof(in)), 0, "%s: '%s' read back otherwise",
+                         gm->name, t);
+        }
     }
 }
