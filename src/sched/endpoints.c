@@ -1,0 +1,52 @@
+/* endpoints.c - the scheduler daemon's HTTP endpoints (sched/endpoints.h): health and
+ * readiness from the daemon's flags and the store, /debug/pending from the last cycle's
+ * report, /metrics from sched/metrics.c, and the extender's verbs (sched/extender.c), all
+ * served by kube/httpd.c. */
+#include "endpoints.h"
+
+#include "../base/error.h"
+#include "extender.h"
+#include "metrics.h"
+#include "sched_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int gs__endpoints_handle(void *cls, const struct gs_httpd_request *req, struct gs_httpd_reply *rep)
+{
+    struct gs_sched *s = cls;
+    const char *method = req->method, *url = req->url;
+    if (strcmp(method, "POST") == 0 && s->o.extender)
+        return gs__extender_answer(s, req, rep);
+    if (strcmp(method, "GET") != 0)
+        return gs_httpd_reply(rep, 405, "text/plain", "method not allowed\n");
+    if (strcmp(url, "/healthz") == 0)
+        return s->fatal ? gs_httpd_reply(rep, 500, "text/plain", "fatal\n")
+                        : gs_httpd_reply(rep, 200, "text/plain", "ok\n");
+    if (strcmp(url, "/readyz") == 0) {
+        pthread_mutex_lock(&s->st.mu);
+        bool ready = s->st.nodes_synced && s->st.pods_synced && !s->fatal;
+        pthread_mutex_unlock(&s->st.mu);
+        return ready ? gs_httpd_reply(rep, 200, "text/plain", "ok\n")
+                     : gs_httpd_reply(rep, 503, "text/plain", "informers not synced\n");
+    }
+    if (strcmp(url, "/debug/pending") == 0) {
+        pthread_mutex_lock(&s->mmu);
+        bool any = s->pending_report != NULL;
+        char *text = any ? json_dumps(s->pending_report, JSON_INDENT(1)) : NULL;
+        pthread_mutex_unlock(&s->mmu);
+        if (any && !text)
+            return GS_ENOMEM;
+        int rc = gs_httpd_reply(rep, 200, "application/json", text ? text : "[]");
+        free(text);
+        return rc;
+    }
+    if (strcmp(url, "/metrics") == 0) {
+        /* a page cut short by a failed allocation is no answer */
+        if (gs__metrics_write(s, &rep->body))
+            return GS_ENOMEM;
+        rep->type = "text/plain; version=0.0.4";
+        return 0;
+    }
+    return gs_httpd_reply(rep, 404, "text/plain", "not found\n");
+}

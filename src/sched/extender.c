@@ -1,0 +1,247 @@
+/* extender.c - kube-scheduler's extender verbs (sched/extender.h): each call takes a snapshot
+ * of the store (sched/snapshot.c) and asks the engine (core/engine.c) about the pod on the
+ * candidate nodes; a bind goes straight to the API server (kube/client.c) from the HTTP
+ * thread and is assumed in the store (sched/store.c). */
+#include "extender.h"
+
+#include "../base/error.h"
+#include "../base/log.h"
+#include "metrics.h"
+#include "sched_internal.h"
+#include "snapshot.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct gs_engine *x_engine(struct gs_sched *s, int nodes)
+{
+    if (!s->xengine || s->xengine_nodes < nodes) {
+        gs_engine_free(s->xengine);
+        s->xengine_nodes = nodes > 64 ? nodes * 2 : 128;
+        s->xengine = gs_engine_new(gs_policy_find(s->o.policy), NULL, s->xengine_nodes, 42);
+    }
+    return s->xengine;
+}
+
+/* Candidate node names: NodeNames, or the names in Nodes.items. */
+static json_t *x_candidates(const json_t *args)
+{
+    json_t *names = json_array();
+    const json_t *nn = json_object_get(args, "NodeNames");
+    size_t i;
+    const json_t *v;
+    if (json_is_array(nn)) {
+        json_array_foreach(nn, i, v) json_array_append(names, (json_t *)v);
+        return names;
+    }
+    json_array_foreach(json_object_get(json_object_get(args, "Nodes"), "items"), i, v)
+    {
+        const char *n = json_string_value(json_object_get(json_object_get(v, "metadata"), "name"));
+        if (n)
+            json_array_append_new(names, json_string(n));
+    }
+    return names;
+}
+
+static json_t *x_filter_or_prioritize(struct gs_sched *s, const json_t *args, bool prioritize,
+                                      char *errbuf, size_t errsize)
+{
+    struct gs_kube_pod pod;
+    struct gs_error err;
+    gs_error_init(&err);
+    if (gs_kube_pod_read(json_object_get(args, "Pod"), &pod, &err)) {
+        snprintf(errbuf, errsize, "%s", err.msg);
+        return NULL;
+    }
+    struct gs_snapshot sn;
+    if (gs__snapshot_take(&s->st, &sn, NULL)) {
+        snprintf(errbuf, errsize, "out of memory");
+        return NULL;
+    }
+    json_t *cands = x_candidates(args);
+    json_t *keep = json_array(), *failed = json_object(), *prio = json_array();
+    int64_t *scores = calloc(json_array_size(cands) + 1, sizeof(*scores));
+    if (!cands || !keep || !failed || !prio || !scores) {
+        snprintf(errbuf, errsize, "out of memory");
+        json_decref(cands);
+        json_decref(keep);
+        json_decref(failed);
+        json_decref(prio);
+        free(scores);
+        gs__snapshot_release(&sn);
+        return NULL;
+    }
+    pthread_mutex_lock(&s->emu);
+    struct gs_engine *e = x_engine(s, sn.c.nnodes);
+    size_t i;
+    const json_t *v;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    json_array_foreach(cands, i, v)
+    {
+        const char *name = json_string_value(v);
+        int id = name ? gs__snapshot_find_node(&sn, name) : -1;
+        struct gs_reasons why;
+        memset(&why, 0, sizeof(why));
+        bool fits = id >= 0 && gs_kube_tolerates(&pod, &sn.nodes[id]) &&
+                    gs_engine_fits(&sn.c, id, &pod.req, &why);
+        if (!fits) {
+            char msg[256] = "node not in gpusched's cache";
+            if (id >= 0 && !gs_kube_tolerates(&pod, &sn.nodes[id]))
+                snprintf(msg, sizeof(msg), "untolerated taint");
+            else if (id >= 0)
+                gs_reasons_str(&why, &pod.req, msg, sizeof(msg));
+            if (name)
+                json_object_set_new(failed, name, json_string(msg));
+            scores[i] = INT64_MIN;
+            continue;
+        }
+        json_array_append(keep, (json_t *)v);
+        struct gs_alloc a;
+        scores[i] = e ? gs_engine_score(e, &sn.c, id, &pod.req, &a) : 0;
+        if (scores[i] < lo)
+            lo = scores[i];
+        if (scores[i] > hi)
+            hi = scores[i];
+    }
+    pthread_mutex_unlock(&s->emu);
+    json_t *out;
+    if (prioritize) {
+        json_array_foreach(cands, i, v)
+        {
+            int64_t sc = scores[i] == INT64_MIN ? 0
+                         : hi == lo
+                             ? 10
+                             : (int64_t)((double)(scores[i] - lo) / (double)(hi - lo) * 10.0);
+            json_array_append_new(prio,
+                                  json_pack("{s:O, s:I}", "Host", v, "Score", (json_int_t)sc));
+        }
+        out = json_incref(prio);
+    } else {
+        out = json_pack("{s:O, s:o, s:o, s:s}", "NodeNames", keep, "FailedNodes", failed,
+                        "FailedAndUnresolvableNodes", json_object(), "Error", "");
+        failed = NULL;
+    }
+    json_decref(keep);
+    json_decref(failed);
+    json_decref(prio);
+    json_decref(cands);
+    free(scores);
+    gs__snapshot_release(&sn);
+    return out;
+}
+
+/* Bind pod to node with the devices the engine picks there, and assume it in the store. Called
+ * with s->emu held: the HTTP server answers requests concurrently, and one bind's devices must
+ * be in the store before the next bind takes its snapshot, or two pods get the same slot. */
+static json_t *x_bind_locked(struct gs_sched *s, const struct gs_kube_pod *pod, const char *ns,
+                             const char *name, const char *node)
+{
+    char msg[1024] = "", path[600];
+    struct gs_snapshot sn;
+    if (gs__snapshot_take(&s->st, &sn, NULL))
+        return json_pack("{s:s}", "Error", "out of memory");
+    int id = gs__snapshot_find_node(&sn, node);
+    char devices[256] = "";
+    if (id < 0) {
+        snprintf(msg, sizeof(msg), "node %s is not in gpusched's cache", node);
+    } else if (pod->req.kind != GS_REQ_NONE) {
+        struct gs_reasons why;
+        memset(&why, 0, sizeof(why));
+        if (!gs_engine_fits(&sn.c, id, &pod->req, &why)) {
+            gs_reasons_str(&why, &pod->req, msg, sizeof(msg));
+        } else {
+            struct gs_engine *e = x_engine(s, sn.c.nnodes);
+            struct gs_alloc a;
+            if (e) {
+                gs_engine_score(e, &sn.c, id, &pod->req, &a);
+                gs_kube_devices_str(&sn.c, &a, devices, sizeof(devices));
+            }
+        }
+    }
+    gs__snapshot_release(&sn);
+    if (msg[0])
+        return json_pack("{s:s}", "Error", msg);
+    json_t *b = gs_kube_binding(pod, node);
+    if (devices[0])
+        json_object_set_new(json_object_get(b, "metadata"), "annotations",
+                            json_pack("{s:s}", GS_DEVICES_ANNOTATION, devices));
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
+    struct gs_error err;
+    gs_error_init(&err);
+    int rc = gs_kube_request(s->kc, "POST", path, NULL, b, NULL, NULL, &err);
+    json_decref(b);
+    if (rc)
+        return json_pack("{s:s}", "Error", err.msg);
+    /* assume it until the watch reports it */
+    pthread_mutex_lock(&s->st.mu);
+    int i = gs__store_find_pod(&s->st, ns, name);
+    if (i >= 0 && !s->st.pods[i].p.node[0]) {
+        snprintf(s->st.pods[i].p.node, sizeof(s->st.pods[i].p.node), "%s", node);
+        snprintf(s->st.pods[i].p.devices, sizeof(s->st.pods[i].p.devices), "%s", devices);
+    }
+    s->st.gen++;
+    pthread_mutex_unlock(&s->st.mu);
+    gs__metrics_record_latency(s, 0, 0);
+    GS_INFO("extender", "%s/%s -> %s %s", ns, name, node, devices);
+    return json_pack("{s:s}", "Error", "");
+}
+
+static json_t *x_bind(struct gs_sched *s, const json_t *args)
+{
+    const char *ns = json_string_value(json_object_get(args, "PodNamespace"));
+    const char *name = json_string_value(json_object_get(args, "PodName"));
+    const char *uid = json_string_value(json_object_get(args, "PodUID"));
+    const char *node = json_string_value(json_object_get(args, "Node"));
+    if (!ns || !name || !node)
+        return json_pack("{s:s}", "Error", "PodNamespace, PodName and Node are required");
+    char path[600];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
+    json_t *obj = NULL;
+    struct gs_error err;
+    gs_error_init(&err);
+    struct gs_kube_pod pod;
+    if (gs_kube_request(s->kc, "GET", path, NULL, NULL, &obj, NULL, &err) ||
+        gs_kube_pod_read(obj, &pod, &err)) {
+        json_decref(obj);
+        return json_pack("{s:s}", "Error", err.msg);
+    }
+    json_decref(obj);
+    if (uid && strcmp(uid, pod.uid) != 0)
+        return json_pack("{s:s}", "Error", "pod UID changed");
+    pthread_mutex_lock(&s->emu);
+    json_t *out = x_bind_locked(s, &pod, ns, name, node);
+    pthread_mutex_unlock(&s->emu);
+    return out;
+}
+
+/* The extender's verbs: a JSON body in, a JSON answer out. */
+int gs__extender_answer(struct gs_sched *s, const struct gs_httpd_request *req,
+                        struct gs_httpd_reply *rep)
+{
+    json_t *args = json_loadb(req->body, req->len, 0, NULL);
+    if (!args)
+        return gs_httpd_reply(rep, 400, "application/json",
+                              "{\"Error\":\"request body is not JSON\"}");
+    json_t *out = NULL;
+    char errbuf[1024] = "";
+    if (strcmp(req->url, "/filter") == 0)
+        out = x_filter_or_prioritize(s, args, false, errbuf, sizeof(errbuf));
+    else if (strcmp(req->url, "/prioritize") == 0)
+        out = x_filter_or_prioritize(s, args, true, errbuf, sizeof(errbuf));
+    else if (strcmp(req->url, "/bind") == 0)
+        out = x_bind(s, args);
+    json_decref(args);
+    if (!out && !errbuf[0])
+        return gs_httpd_reply(rep, 404, "application/json", "{\"Error\":\"unknown verb\"}");
+    if (!out)
+        out = json_pack("{s:s}", "Error", errbuf);
+    char *text = out ? json_dumps(out, JSON_COMPACT) : NULL;
+    json_decref(out);
+    if (!text)
+        return GS_ENOMEM;
+    int rc = gs_httpd_reply(rep, 200, "application/json", text);
+    free(text);
+    return rc;
+}

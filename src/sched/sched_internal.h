@@ -1,0 +1,64 @@
+/* sched_internal.h - the scheduler daemon's state, shared by the modules of src/sched that
+ * make up the daemon (scheduler.c wires them: store, binder, snapshot, driver, extender,
+ * metrics, endpoints); nothing outside src/sched includes it.
+ *
+ * One struct gs_sched per daemon, made and freed by scheduler.c (gs_scheduler_run,
+ * gs_scheduler_explain). Locks: st.mu guards the store; mmu the metrics, policy_lists,
+ * pending_report and the evicted victims; pmu the tenancy objects po and po_synced; emu the
+ * extender's engine. stop, fatal and leader are flags (base/flag.h), read without a lock. The
+ * options o are fixed after start; their strings belong to the caller. */
+#ifndef GS_SCHED_INTERNAL_H
+#define GS_SCHED_INTERNAL_H
+
+#include "../core/catalog.h"
+#include "../core/engine.h"
+#include "binder.h"
+#include "metrics.h"
+#include "scheduler.h"
+#include "store.h"
+#include "tenancy.h"
+
+#include <jansson.h>
+#include <pthread.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct gs_sched {
+    struct gs_kube_client *kc;
+    struct gs_scheduler_opts o;
+    volatile int *stop;
+    volatile int fatal;
+    struct gs_store st;
+    volatile int leader;
+    /* metrics (sched/metrics.c) */
+    pthread_mutex_t mmu;
+    uint64_t attempts_scheduled, attempts_unschedulable, attempts_error;
+    uint64_t lat_count, lat_bucket[GS_METRICS_BUCKETS];
+    double lat_sum;
+    int pending;
+    int nmodels;
+    char model_name[GS_MAX_MODELS][32];
+    double model_alloc[GS_MAX_MODELS], model_cap[GS_MAX_MODELS];
+    struct gs_binder bd; /* sched/binder.c */
+    /* tenancy objects, relisted every second */
+    pthread_mutex_t pmu;
+    struct gs_policy_objs po;
+    bool po_synced;
+    uint64_t policy_lists;  /* lists of tenancy objects so far (under mmu) */
+    bool dry;               /* explain: decide, record why, write nothing */
+    json_t *pending_report; /* under mmu: the last cycle's reasons per pending pod */
+    uint64_t preemptions, victims;
+    /* victims we deleted, until the watch shows them gone (uid, when) */
+#define GS_EVICTED_MAX 1024
+    char evicted[GS_EVICTED_MAX][64];
+    double evicted_at[GS_EVICTED_MAX];
+    int nevicted;
+    double lost_gpu_hours;
+    /* extender mode: one engine shared by the HTTP handlers */
+    pthread_mutex_t emu;
+    struct gs_engine *xengine;
+    int xengine_nodes;
+};
+
+#endif

@@ -1,0 +1,178 @@
+/* snapshot.c - a scheduling cycle's copy of the store (sched/snapshot.h): the driver
+ * (sched/driver.c) and the extender (sched/extender.c) each take one and place pods in its
+ * cluster, which sched/cache.c builds from the copied Nodes and bound Pods. */
+#include "snapshot.h"
+
+#include "../base/error.h"
+#include "cache.h"
+#include "tenancy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void gs__snapshot_release(struct gs_snapshot *sn)
+{
+    gs_cluster_release(&sn->c);
+    for (int i = 0; sn->nodes && i < sn->nn; i++)
+        gs_kube_node_release(&sn->nodes[i]);
+    for (int i = 0; sn->pods && i < sn->np; i++)
+        gs_kube_pod_release(&sn->pods[i].p);
+    free(sn->nodes);
+    free(sn->pods);
+    free(sn->alloc);
+    free(sn->placed);
+    free(sn->hidx);
+    free(sn->mem_used);
+    free(sn->res_used);
+    memset(sn, 0, sizeof(*sn));
+}
+
+static unsigned name_hash(const char *n)
+{
+    unsigned h = 2166136261u;
+    for (; *n; n++)
+        h = (h ^ (unsigned char)*n) * 16777619u;
+    return h;
+}
+
+int gs__snapshot_find_node(const struct gs_snapshot *sn, const char *name)
+{
+    if (!sn->hidx) {
+        for (int k = 0; k < sn->nn; k++)
+            if (strcmp(sn->nodes[k].name, name) == 0)
+                return k;
+        return -1;
+    }
+    for (unsigned h = name_hash(name) & (sn->hcap - 1);; h = (h + 1) & (sn->hcap - 1)) {
+        int k = sn->hidx[h];
+        if (k < 0)
+            return -1;
+        if (strcmp(sn->nodes[k].name, name) == 0)
+            return k;
+    }
+}
+
+/* Index node names (a table at most half full); without memory the lookups scan. */
+static void index_nodes(struct gs_snapshot *sn)
+{
+    unsigned cap = 16;
+    while (cap < 2u * (unsigned)sn->nn)
+        cap *= 2;
+    sn->hidx = malloc(sizeof(*sn->hidx) * cap);
+    if (!sn->hidx)
+        return;
+    sn->hcap = cap;
+    memset(sn->hidx, 0xff, sizeof(*sn->hidx) * cap);
+    for (int k = 0; k < sn->nn; k++) {
+        unsigned h = name_hash(sn->nodes[k].name) & (cap - 1);
+        while (sn->hidx[h] >= 0)
+            h = (h + 1) & (cap - 1);
+        sn->hidx[h] = k;
+    }
+}
+
+/* A pod a MigManager's gpuClients map to a MIG device asks that device instead of one whole
+ * GPU, bound or pending (so its devices annotation reads as a MIG slot). */
+static void map_mig_clients(struct gs_snapshot *sn, const struct gs_policy_objs *po)
+{
+    for (int i = 0; po && i < sn->np; i++) {
+        struct gs_kube_pod *p = &sn->pods[i].p;
+        const char *mig = gs_policy_mig_for(po, p);
+        if (!mig)
+            continue;
+        p->req.kind = GS_REQ_MIG;
+        p->req.gpus = 1;
+        p->req.milli = 0;
+        snprintf(p->req.mig, sizeof(p->req.mig), "%s", mig);
+    }
+}
+
+/* A pod on a node: what it asks of the resources gs__snapshot_resources_fit checks. */
+void gs__snapshot_count_resources(struct gs_snapshot *sn, int node, const struct gs_kube_pod *p)
+{
+    const struct gs_kube_node *kn = &sn->nodes[node];
+    sn->mem_used[node] += p->mem_bytes;
+    for (int r = 0; r < p->nres; r++)
+        for (int k = 0; k < kn->nres; k++)
+            if (strcmp(kn->res[k].name, p->res[r].name) == 0)
+                sn->res_used[node][k] += p->res[r].value;
+}
+
+int gs__snapshot_take(struct gs_store *st, struct gs_snapshot *sn, const struct gs_policy_objs *po)
+{
+    memset(sn, 0, sizeof(*sn));
+    pthread_mutex_lock(&st->mu);
+    sn->nn = st->nnodes;
+    sn->np = st->npods;
+    size_t ann = sn->nn > 0 ? (size_t)sn->nn : 1, anp = sn->np > 0 ? (size_t)sn->np : 1;
+    sn->nodes = calloc(ann, sizeof(*sn->nodes));
+    sn->pods = malloc(sizeof(*sn->pods) * anp);
+    sn->alloc = calloc(anp, sizeof(*sn->alloc));
+    sn->placed = calloc(anp, 1);
+    if (!sn->nodes || !sn->pods || !sn->alloc || !sn->placed) {
+        pthread_mutex_unlock(&st->mu);
+        gs__snapshot_release(sn);
+        return GS_ENOMEM;
+    }
+    for (int i = 0; i < sn->nn; i++)
+        if (gs_kube_node_copy(&sn->nodes[i], &st->nodes[i])) {
+            pthread_mutex_unlock(&st->mu);
+            gs__snapshot_release(sn);
+            return GS_ENOMEM;
+        }
+    if (sn->np > 0)
+        memcpy(sn->pods, st->pods, sizeof(*sn->pods) * (size_t)sn->np);
+    for (int i = 0; i < sn->np; i++)
+        gs_kube_pod_ref(&sn->pods[i].p);
+    pthread_mutex_unlock(&st->mu);
+    map_mig_clients(sn, po);
+    index_nodes(sn);
+    gs_cluster_init(&sn->c);
+    for (int i = 0; i < sn->nn; i++) {
+        gs_cache_add_node(&sn->c, &sn->nodes[i], st->mp, NULL, 0);
+        sn->tainted |= sn->nodes[i].ntaints > 0 || sn->nodes[i].unschedulable;
+    }
+    sn->mem_used = calloc(ann, sizeof(*sn->mem_used));
+    sn->res_used = calloc(ann, sizeof(*sn->res_used));
+    if (!sn->mem_used || !sn->res_used) {
+        gs__snapshot_release(sn);
+        return GS_ENOMEM;
+    }
+    for (int i = 0; i < sn->np; i++) {
+        struct gs_kube_pod *p = &sn->pods[i].p;
+        if (!p->node[0])
+            continue;
+        int id = gs__snapshot_find_node(sn, p->node);
+        if (id >= 0) {
+            sn->placed[i] = gs_cache_add_pod(&sn->c, id, p, &sn->alloc[i]) == 0;
+            gs__snapshot_count_resources(sn, id, p);
+        }
+    }
+    return 0;
+}
+
+bool gs__snapshot_resources_fit(const struct gs_snapshot *sn, int node, const struct gs_kube_pod *p,
+                                char *why, size_t n)
+{
+    const struct gs_kube_node *kn = &sn->nodes[node];
+    if (p->mem_bytes > 0 && kn->mem_bytes - sn->mem_used[node] < p->mem_bytes) {
+        if (why)
+            snprintf(why, n, "memory");
+        return false;
+    }
+    for (int r = 0; r < p->nres; r++) {
+        if (p->res[r].value <= 0)
+            continue;
+        int64_t room = 0;
+        for (int k = 0; k < kn->nres; k++)
+            if (strcmp(kn->res[k].name, p->res[r].name) == 0)
+                room = kn->res[k].value - sn->res_used[node][k];
+        if (room < p->res[r].value) {
+            if (why)
+                snprintf(why, n, "%s", p->res[r].name);
+            return false;
+        }
+    }
+    return true;
+}
