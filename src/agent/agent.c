@@ -1,4 +1,6 @@
-/* agent.c - the node agent's loop: health, cordon, labels, MIG config, metrics (see agent.h). */
+/* agent.c - the node agent's loop: health, cordon, labels, MIG config and desired layouts,
+ * inventory, device plugins, metrics (see agent.h). MIG changes are planned and applied by
+ * migmgr.c; what pods hold comes from pod-resources (podresources.c) and the API. */
 #include "agent.h"
 
 #include "../base/flag.h"
@@ -6,6 +8,7 @@
 #include "../base/error.h"
 #include "../base/log.h"
 #include "../formats/kubeobj.h"
+#include "../formats/migdesired.h"
 #include "../kube/httpd.h"
 #include "deviceplugin.h"
 #include "migmgr.h"
@@ -162,6 +165,17 @@ struct agent {
     char mig_applied[GS_MP_NAME_MAX]; /* last config acted on */
     bool labels_done;
     char *inv_published; /* the inventory annotation last written, or NULL */
+    /* dynamic MIG: the desired layouts of gpusched.io/mig-desired (main thread only) */
+    bool desired_init;   /* what our last inventory said was read back */
+    int64_t desired_gen; /* the last generation finished with (applied or refused) */
+    char mig_state[GS_INV_MIG_STATE_MAX]; /* "", "pending" or "failed", as published */
+    char mig_error[GS_INV_MIG_ERROR_MAX];
+    char *desired_done;                  /* the annotation text last finished with, or NULL */
+    uint32_t desired_mask;               /* GPUs the annotation lists: the mig.config leaves them */
+    char desired_note[GS_ERROR_MSG_MAX]; /* the last waiting or failing note logged */
+    struct gs_migmgr_use use[MAX_PODS];  /* devices pods hold (collect_use) */
+    char use_pod[MAX_PODS][200];
+    char use_uuid[MAX_PODS][96];
     int nplugins;
     char plugin_res[16][96];
     struct gs_dp_plugin *plugins[16];
@@ -295,6 +309,9 @@ static char *inventory_text(const struct agent *a)
     if (!inv)
         return NULL;
     inv->version = GS_INVENTORY_VERSION;
+    inv->generation = a->desired_gen;
+    snprintf(inv->mig_state, sizeof(inv->mig_state), "%s", a->mig_state);
+    snprintf(inv->mig_error, sizeof(inv->mig_error), "%s", a->mig_error);
     const char *sharing;
     int replicas = gpu_replicas(a, &sharing);
     for (int i = 0; i < a->n && inv->ngpus < GS_MAX_GPUS_NODE; i++) {
@@ -412,8 +429,48 @@ static void set_state(struct agent *a, const char *state)
         GS_WARN("agent", "mig.config.state=%s: %s", state, err.msg);
 }
 
+/* The devices pods hold (a->use[0..n)): a MIG instance by its UUID, a whole or shared GPU
+ * by its GPU UUID, each with the pod's namespace/name; from a->pods, which the kubelet's
+ * pod-resources and the pods' gpusched.io/devices annotations fill (refresh_pods). */
+static int collect_use(struct agent *a)
+{
+    int n = 0;
+    pthread_mutex_lock(&a->mu);
+    for (int k = 0; k < a->npods && n < MAX_PODS; k++) {
+        const struct pod_dev *p = &a->pods[k];
+        if (p->gpu < 0 || p->gpu >= a->n)
+            continue;
+        const char *uuid = p->mig_start < 0 ? a->info[p->gpu].uuid : NULL;
+        for (int q = 0; q < a->ninst[p->gpu] && !uuid; q++)
+            if ((int)a->inst[p->gpu][q].start == p->mig_start)
+                uuid = a->inst[p->gpu][q].uuid;
+        if (!uuid)
+            continue; /* an instance that is not there (yet) */
+        snprintf(a->use_uuid[n], sizeof(a->use_uuid[n]), "%s", uuid);
+        snprintf(a->use_pod[n], sizeof(a->use_pod[n]), "%s/%s", p->ns, p->name);
+        a->use[n].uuid = a->use_uuid[n];
+        a->use[n].pod = a->use_pod[n];
+        n++;
+    }
+    pthread_mutex_unlock(&a->mu);
+    return n;
+}
+
+static void reconcile_plugins(struct agent *a);
+static void read_layout(struct agent *a);
+
+/* After a MIG change: what the backend holds now, advertised by the device plugins and
+ * published in the inventory at once (not a round later). */
+static void relaid(struct agent *a)
+{
+    read_layout(a);
+    reconcile_plugins(a);
+    if (a->kc && a->o->node)
+        publish_inventory(a);
+}
+
 /* Apply the mig-parted config named by the node's nvidia.com/mig.config label when it
- * changes (and once at start). */
+ * changes (and once at start), on the GPUs a desired layout does not list. */
 static void reconcile_mig(struct agent *a, const json_t *node)
 {
     if (!a->o->mig || !a->kc)
@@ -423,28 +480,16 @@ static void reconcile_mig(struct agent *a, const json_t *node)
     if (!want || strcmp(want, a->mig_applied) == 0)
         return;
     snprintf(a->mig_applied, sizeof(a->mig_applied), "%s", want);
-    /* MIG devices pods hold: from the gpusched.io/devices annotations */
     const char *in_use[MAX_PODS];
-    int nuse = 0;
-    pthread_mutex_lock(&a->mu);
-    for (int k = 0; k < a->npods; k++) {
-        const struct pod_dev *p = &a->pods[k];
-        if (p->gpu >= a->n)
-            continue;
-        if (p->mig_start < 0) {
-            in_use[nuse++] = a->info[p->gpu].uuid;
-            continue;
-        }
-        for (int q = 0; q < a->ninst[p->gpu]; q++)
-            if ((int)a->inst[p->gpu][q].start == p->mig_start)
-                in_use[nuse++] = a->inst[p->gpu][q].uuid;
-    }
-    pthread_mutex_unlock(&a->mu);
+    int nuse = collect_use(a);
+    for (int k = 0; k < nuse; k++)
+        in_use[k] = a->use[k].uuid;
     struct gs_migmgr_plan plan;
     struct gs_error err;
     gs_error_init(&err);
     char text[4096];
-    int rc = gs_migmgr_plan(a->b, a->o->mig, want, in_use, nuse, a->o->mig_force, &plan, &err);
+    int rc = gs_migmgr_plan_except(a->b, a->o->mig, want, in_use, nuse, a->o->mig_force,
+                                   a->desired_mask, &plan, &err);
     if (rc) {
         GS_WARN("agent", "mig.config %s: %s", want, err.msg);
         set_state(a, "failed");
@@ -462,7 +507,9 @@ static void reconcile_mig(struct agent *a, const json_t *node)
     }
     set_state(a, "pending");
     GS_INFO("agent", "applying mig.config %s:\n%s", want, text);
-    if ((rc = gs_migmgr_apply(a->b, &plan, &err))) {
+    rc = gs_migmgr_apply(a->b, &plan, &err);
+    relaid(a);
+    if (rc) {
         GS_WARN("agent", "mig.config %s: %s", want, err.msg);
         set_state(a, "failed");
         node_event(a, "Warning", "MIGConfigFailed", err.msg);
@@ -473,6 +520,213 @@ static void reconcile_mig(struct agent *a, const json_t *node)
     snprintf(note, sizeof(note), "MIG config %s applied to %d GPU%s", want, plan.changes,
              plan.changes == 1 ? "" : "s");
     node_event(a, "Normal", "MIGConfigApplied", note);
+}
+
+/* ---------- dynamic MIG: the scheduler's desired layouts ---------- */
+
+/* What became of the desired layouts, as the inventory says it ("" state: applied). */
+static void desired_state(struct agent *a, const char *state, const char *why)
+{
+    snprintf(a->mig_state, sizeof(a->mig_state), "%s", state);
+    snprintf(a->mig_error, sizeof(a->mig_error), "%s", state[0] ? why : "");
+    if (state[0] && !a->mig_error[0])
+        snprintf(a->mig_error, sizeof(a->mig_error), "unknown");
+}
+
+static void desired_finished(struct agent *a, const char *text)
+{
+    free(a->desired_done);
+    a->desired_done = strdup(text);
+}
+
+/* The generation of an annotation the reader refused, when it has a usable one; else 0. */
+static int64_t generation_of(const char *text, size_t len)
+{
+    json_t *o = json_loadb(text, len, 0, NULL);
+    const json_t *g = json_object_get(o, "generation");
+    int64_t gen = json_is_integer(g) && json_integer_value(g) > 0 ? json_integer_value(g) : 0;
+    json_decref(o);
+    return gen;
+}
+
+/* Once, at the first look at the Node: the generation our last inventory finished with (an
+ * agent restarted does not apply or refuse it again). */
+static void desired_adopt(struct agent *a, const json_t *annotations)
+{
+    a->desired_init = true;
+    const json_t *t = json_object_get(annotations, GS_INVENTORY_ANNOTATION);
+    struct gs_inventory *inv = calloc(1, sizeof(*inv));
+    if (inv && json_is_string(t) &&
+        gs_inventory_read(json_string_value(t), json_string_length(t), inv, NULL) == 0) {
+        a->desired_gen = inv->generation;
+        if (strcmp(inv->mig_state, "failed") == 0)
+            desired_state(a, "failed", inv->mig_error);
+        if (a->desired_gen > 0)
+            GS_INFO("agent", "node %s: mig-desired generation %lld finished before (%s)",
+                    a->o->node, (long long)a->desired_gen, a->mig_state[0] ? "failed" : "applied");
+    }
+    free(inv);
+}
+
+/* "GPU 0: 1g.10gb@0,3g.40gb@4; GPU 2: whole" for the GPUs of a plan, as the backend holds
+ * them now. */
+static void layouts_note(struct agent *a, const struct gs_migmgr_plan *plan, char *out, size_t size)
+{
+    size_t off = 0;
+    out[0] = '\0';
+    pthread_mutex_lock(&a->mu);
+    for (int k = 0; k < plan->ngpus && off < size; k++) {
+        int i = plan->gpu[k].index;
+        off += (size_t)snprintf(out + off, size - off, "%sGPU %d: %s", k ? "; " : "", i,
+                                a->info[i].mig_enabled ? "" : "whole");
+        for (int q = 0; q < a->ninst[i] && off < size; q++) {
+            int p = gs_gpu_profile_index(a->info[i].model, a->inst[i][q].profile_id);
+            off +=
+                (size_t)snprintf(out + off, size - off, "%s%s@%u", q ? "," : "",
+                                 p >= 0 ? gs_catalog_get(a->info[i].model)->profiles[p].name : "?",
+                                 a->inst[i][q].start);
+        }
+        if (a->info[i].mig_enabled && a->ninst[i] == 0 && off < size)
+            off += (size_t)snprintf(out + off, size - off, "MIG, no instances");
+    }
+    pthread_mutex_unlock(&a->mu);
+}
+
+/* A desired layout refused for good: its generation is finished, nothing changed. */
+static void desired_refuse(struct agent *a, int64_t gen, const char *text, const char *why)
+{
+    if (gen > a->desired_gen)
+        a->desired_gen = gen;
+    desired_state(a, "failed", why);
+    desired_finished(a, text);
+    char note[GS_ERROR_MSG_MAX + 64];
+    snprintf(note, sizeof(note), "mig-desired generation %lld refused, nothing changed: %s",
+             (long long)gen, why);
+    GS_WARN("agent", "node %s: %s", a->o->node, note);
+    set_state(a, "failed");
+    node_event(a, "Warning", "MIGLayoutRefused", note);
+    publish_inventory(a);
+}
+
+/* Apply the node's gpusched.io/mig-desired layout when its generation is newer than the last
+ * one finished with: the GPUs that can change now change (instances a pod holds are never
+ * destroyed), the others wait and are tried again every round (pods come and go) until
+ * they can; an invalid layout is refused whole. */
+static void reconcile_desired(struct agent *a, const json_t *node)
+{
+    if (!a->kc || !a->o->node)
+        return;
+    const json_t *anns = json_object_get(json_object_get(node, "metadata"), "annotations");
+    if (!a->desired_init)
+        desired_adopt(a, anns);
+    const json_t *ann = json_object_get(anns, GS_MIG_DESIRED_ANNOTATION);
+    if (!ann) {
+        a->desired_mask = 0;
+        return;
+    }
+    const char *text = json_is_string(ann) ? json_string_value(ann) : "";
+    size_t len = json_is_string(ann) ? json_string_length(ann) : 0;
+    if (a->desired_done && strcmp(a->desired_done, text) == 0)
+        return; /* finished with this very text */
+    struct gs_error err;
+    gs_error_init(&err);
+    struct gs_mig_desired *d = calloc(1, sizeof(*d));
+    if (!d)
+        return;
+    if (gs_mig_desired_read(text, len, d, &err)) {
+        desired_refuse(a, generation_of(text, len), text, err.msg);
+        goto out;
+    }
+    a->desired_mask = 0;
+    for (int k = 0; k < d->ngpus; k++)
+        a->desired_mask |= 1u << d->gpus[k].index;
+    if (d->generation <= a->desired_gen) {
+        GS_INFO("agent", "node %s: mig-desired generation %lld is not newer than %lld: left as is",
+                a->o->node, (long long)d->generation, (long long)a->desired_gen);
+        desired_finished(a, text);
+        goto out;
+    }
+    int nuse = collect_use(a);
+    static struct gs_migmgr_plan plan;
+    char ptext[4096], note[GS_ERROR_MSG_MAX];
+    int rc = gs_migmgr_plan_desired(a->b, d, a->use, nuse, &plan, &err);
+    if (rc == GS_EINVAL) {
+        desired_refuse(a, d->generation, text, err.msg);
+        goto out;
+    }
+    if (rc) { /* the backend could not be read: try again next round */
+        snprintf(note, sizeof(note), "%s", err.msg);
+        desired_state(a, "pending", note);
+        if (strcmp(note, a->desired_note) != 0)
+            GS_WARN("agent", "mig-desired generation %lld: %s", (long long)d->generation, note);
+        snprintf(a->desired_note, sizeof(a->desired_note), "%s", note);
+        goto out;
+    }
+    gs_migmgr_plan_str(&plan, ptext, sizeof(ptext));
+    if (a->o->mig_dry_run) {
+        desired_state(a, "pending", "dry run (--mig-dry-run): nothing applied");
+        if (strcmp(ptext, a->desired_note) != 0)
+            GS_INFO("agent", "dry run, nothing changed:\n%s", ptext);
+        snprintf(a->desired_note, sizeof(a->desired_note), "%s", ptext);
+        goto out;
+    }
+    if (plan.changes > 0) {
+        set_state(a, "pending");
+        GS_INFO("agent", "applying %s", ptext);
+        rc = gs_migmgr_apply(a->b, &plan, &err);
+        if (rc) {
+            /* the backend refused a step (a process the pods do not show): the GPU is
+             * partly changed; the next round plans again from what it holds */
+            desired_state(a, "pending", err.msg);
+            relaid(a);
+            if (strcmp(err.msg, a->desired_note) != 0) {
+                GS_WARN("agent", "mig-desired generation %lld: %s", (long long)d->generation,
+                        err.msg);
+                node_event(a, "Warning", "MIGLayoutPending", err.msg);
+            }
+            snprintf(a->desired_note, sizeof(a->desired_note), "%s", err.msg);
+            goto out;
+        }
+    }
+    if (plan.waiting > 0) {
+        size_t off = 0;
+        note[0] = '\0';
+        for (int k = 0; k < plan.ngpus && off < sizeof(note); k++)
+            if (plan.gpu[k].wait)
+                off += (size_t)snprintf(note + off, sizeof(note) - off, "%s%s", off ? "; " : "",
+                                        plan.gpu[k].why);
+        desired_state(a, "pending", note);
+        if (plan.changes > 0)
+            relaid(a);
+        else
+            publish_inventory(a);
+        if (strcmp(note, a->desired_note) != 0) {
+            GS_INFO("agent", "node %s: mig-desired generation %lld waits: %s", a->o->node,
+                    (long long)d->generation, note);
+            set_state(a, "pending");
+            char ev[GS_ERROR_MSG_MAX + 64];
+            snprintf(ev, sizeof(ev), "mig-desired generation %lld waits: %s",
+                     (long long)d->generation, note);
+            node_event(a, "Normal", "MIGLayoutPending", ev);
+        }
+        snprintf(a->desired_note, sizeof(a->desired_note), "%s", note);
+        goto out;
+    }
+    a->desired_gen = d->generation;
+    desired_state(a, "", "");
+    desired_finished(a, text);
+    a->desired_note[0] = '\0';
+    relaid(a);
+    set_state(a, "success");
+    char layouts[700], ev[800];
+    layouts_note(a, &plan, layouts, sizeof(layouts));
+    snprintf(ev, sizeof(ev), "mig-desired generation %lld applied (%d GPU%s changed): %s",
+             (long long)d->generation, plan.changes, plan.changes == 1 ? "" : "s",
+             plan.ngpus ? layouts : "no GPU listed");
+    GS_INFO("agent", "node %s: %s", a->o->node, ev);
+    node_event(a, "Normal", "MIGLayoutApplied", ev);
+out:
+    free(d);
 }
 
 /* Pods on this node and the devices they hold, from their gpusched.io/devices annotation;
@@ -599,6 +853,24 @@ static void refresh_pods(struct agent *a)
     pthread_mutex_unlock(&a->mu);
 }
 
+/* GPU i's MIG mode and instances as the backend has them now. Call with a->mu held. */
+static void layout_of(struct agent *a, int i)
+{
+    a->b->ops->info(a->b, i, &a->info[i]);
+    a->ninst[i] =
+        a->info[i].mig_enabled ? a->b->ops->mig_list(a->b, i, a->inst[i], GS_AGENT_MAX_INST) : 0;
+    if (a->ninst[i] < 0)
+        a->ninst[i] = 0;
+}
+
+static void read_layout(struct agent *a)
+{
+    pthread_mutex_lock(&a->mu);
+    for (int i = 0; i < a->n; i++)
+        layout_of(a, i);
+    pthread_mutex_unlock(&a->mu);
+}
+
 /* One round: metrics, XIDs, health. XIDs are waited for up to wait_ms. */
 static void round_gpus(struct agent *a, int wait_ms)
 {
@@ -621,12 +893,7 @@ static void round_gpus(struct agent *a, int wait_ms)
     }
     for (int i = 0; i < a->n; i++) {
         a->b->ops->metrics(a->b, i, &a->m[i]);
-        a->b->ops->info(a->b, i, &a->info[i]);
-        a->ninst[i] = a->info[i].mig_enabled
-                          ? a->b->ops->mig_list(a->b, i, a->inst[i], GS_AGENT_MAX_INST)
-                          : 0;
-        if (a->ninst[i] < 0)
-            a->ninst[i] = 0;
+        layout_of(a, i);
         struct health *h = &a->h[i];
         bool was = h->healthy;
         h->healthy = true;
@@ -1032,10 +1299,22 @@ static int http(void *cls, const struct gs_httpd_request *req, struct gs_httpd_r
         if (!o)
             return GS_ENOMEM;
         pthread_mutex_lock(&a->mu);
-        for (int i = 0; i < a->n; i++)
-            json_array_append_new(o, json_pack("{s:i,s:s,s:b,s:s,s:i}", "gpu", i, "uuid",
+        for (int i = 0; i < a->n; i++) {
+            json_t *mig = json_array();
+            const struct gs_gpu_model *cm = gs_catalog_get(a->info[i].model);
+            for (int q = 0; mig && q < a->ninst[i]; q++) {
+                const struct gs_mig_inst *mi = &a->inst[i][q];
+                int p = gs_gpu_profile_index(a->info[i].model, mi->profile_id);
+                json_array_append_new(mig, json_pack("{s:s,s:i,s:i,s:s}", "profile",
+                                                     p >= 0 ? cm->profiles[p].name : "", "start",
+                                                     (int)mi->start, "gi", (int)mi->gi_id, "uuid",
+                                                     mi->uuid));
+            }
+            json_array_append_new(o, json_pack("{s:i,s:s,s:b,s:s,s:i,s:b,s:o*}", "gpu", i, "uuid",
                                                a->info[i].uuid, "healthy", a->h[i].healthy,
-                                               "reason", a->h[i].why, "instances", a->ninst[i]));
+                                               "reason", a->h[i].why, "instances", a->ninst[i],
+                                               "mig_enabled", a->info[i].mig_enabled, "mig", mig));
+        }
         pthread_mutex_unlock(&a->mu);
         char *t = json_dumps(o, JSON_INDENT(1));
         json_decref(o);
@@ -1097,6 +1376,7 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const stru
                         GS_WARN("agent", "labels: %s", e2.msg);
                 }
                 reconcile_cordon(a, node);
+                reconcile_desired(a, node);
                 reconcile_mig(a, node);
                 publish_inventory(a);
             } else {
@@ -1112,6 +1392,7 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const stru
         gs_dp_stop(a->plugins[k]);
     pthread_mutex_destroy(&a->mu);
     free(a->inv_published);
+    free(a->desired_done);
     free(a);
     return 0;
 }

@@ -11,8 +11,15 @@
  * labels (nvidia.com/gpu.product, gpu.count, gpu.memory, mig.capable, mig.strategy,
  * gpu.replicas, gpu.sharing-strategy), applies the mig-parted config the node label
  * nvidia.com/mig.config names (state in nvidia.com/mig.config.state: pending, success,
- * failed), and serves /metrics (the article's metric names with its gpu-monitor-config's
- * labels, per GPU, MIG instance and pod; DCGM names as an option), /healthz and /status.
+ * failed) and the scheduler's desired layouts (the Node's gpusched.io/mig-desired,
+ * formats/migdesired.h; they win over the label on the GPUs they list): exact placements,
+ * kept instances keep their UUID, an instance or GPU a pod holds is never destroyed or
+ * switched (that GPU waits: mig_state pending in the inventory, tried again every round), an
+ * invalid layout is refused whole (mig_state failed, a Warning Event), and the inventory
+ * (annotation gpusched.io/inventory, with the generation finished) and the device plugins
+ * follow at once. It serves /metrics (the article's metric names with its gpu-monitor-config's
+ * labels, per GPU, MIG instance and pod; DCGM names as an option), /healthz and /status
+ * (per GPU: health, MIG mode and instances with their UUIDs).
  * With dp_dir it runs a kubelet device plugin per resource (deviceplugin.h): whole GPUs or
  * their time-slicing/MPS replicas as nvidia.com/gpu, MIG instances as nvidia.com/mig-<profile>
  * (migStrategy mixed) or nvidia.com/gpu (single), Unhealthy while their GPU is.

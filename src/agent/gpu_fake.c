@@ -1,6 +1,6 @@
 /* gpu_fake.c - the fake GPU backend: a JSON file plays the hardware.
  *
- *   {"gpus": [{"model": "A100-80GB", "uuid": "GPU-...", "mig": true,
+ *   {"gpus": [{"model": "A100-80GB", "uuid": "GPU-...", "mig": true, "busy": false,
  *              "instances": [{"profile": "3g.40gb", "start": 0, "busy": false}],
  *              "util": 35, "mem_util": 20, "mem_used_mib": 1000, "power_w": 250,
  *              "temp_c": 50, "sm_clock_mhz": 1410, "mem_clock_mhz": 1593,
@@ -14,7 +14,9 @@
  * slices fit the model's grid, media engines are not shared, and no profile has more
  * instances than its max count in the catalog (NVML's instanceCount: one 1g.10gb+me per A100
  * or H100). An instance marked busy refuses to be destroyed, as NVML does while a process
- * holds it. Metrics, ECC counts, temperatures and XIDs are re-read whenever the file's
+ * holds it; a GPU marked busy (a process on the whole GPU), or one with a busy instance,
+ * refuses a MIG mode change, as NVML requires the GPU idle for one. Busy flags may change
+ * while the agent runs. Metrics, ECC counts, temperatures and XIDs are re-read whenever the file's
  * modification time changes; the XIDs listed are delivered once per change. */
 #include "gpu.h"
 
@@ -37,6 +39,7 @@ struct fgpu {
     int ninst;
     struct gs_mig_inst inst[GS_AGENT_MAX_INST];
     bool busy[GS_AGENT_MAX_INST];
+    bool gpu_busy; /* a process holds the whole GPU */
     uint32_t next_gi;
 };
 
@@ -86,7 +89,7 @@ static const struct live_field {
 
 /* The other fields of each object of the description. */
 static const char *const top_keys[] = {"gpus", NULL};
-static const char *const gpu_keys[] = {"model", "uuid", "mig", "instances", "xids", NULL};
+static const char *const gpu_keys[] = {"model", "uuid", "mig", "instances", "xids", "busy", NULL};
 static const char *const inst_keys[] = {"profile", "start", "busy", NULL};
 
 /* Refuse a field of object o (at path, "" for the top) that is neither in keys nor, when
@@ -285,6 +288,11 @@ static int load(struct fake *f, bool first, struct gs_error *err)
                 goto out;
             }
         }
+        const json_t *gbusy = json_object_get(o, "busy");
+        if (gbusy && !json_is_boolean(gbusy)) {
+            rc = gs_error_set(err, GS_EINVAL, "%s: %s.busy: expected true or false", f->path, path);
+            goto out;
+        }
         if (first) {
             memset(g, 0, sizeof(*g));
             const char *model = json_string_value(json_object_get(o, "model"));
@@ -369,8 +377,10 @@ static int load(struct fake *f, bool first, struct gs_error *err)
                 g->busy[g->ninst] = json_is_true(json_object_get(x, "busy"));
                 g->ninst++;
             }
+            g->gpu_busy = json_is_true(gbusy);
         } else {
             /* busy flags may change while running (a process starts or ends) */
+            g->gpu_busy = json_is_true(gbusy);
             json_array_foreach(insts, k, x)
             {
                 const json_t *st = json_object_get(x, "start");
@@ -466,6 +476,14 @@ static int f_mig_set_mode(struct gs_gpu_backend *b, int i, bool enable)
         return GS_EINVAL;
     if (!enable && g->ninst > 0)
         return GS_EINVAL; /* instances must go first */
+    if (enable == g->info.mig_enabled)
+        return 0;
+    maybe_reload(f);
+    bool busy = g->gpu_busy;
+    for (int q = 0; q < g->ninst; q++)
+        busy |= g->busy[q];
+    if (busy)
+        return GS_EINVAL; /* NVML_ERROR_IN_USE: the GPU must be idle to change its mode */
     g->info.mig_enabled = enable;
     return 0;
 }

@@ -175,8 +175,6 @@ static int read_mig_status(const json_t *o, struct gs_inventory *out, struct gs_
         return bad(err, "mig_error", "required (why) with mig_state pending or failed");
     if (why && !waits)
         return bad(err, "mig_error", "only with mig_state pending or failed");
-    if (!strcmp(s, "failed") && out->generation == 0)
-        return bad(err, "generation", "required with mig_state failed (the generation refused)");
     return 0;
 }
 

@@ -18,6 +18,9 @@
  *   {"v":1,"generation":7,"mig_state":"failed","mig_error":"GPU 0: ...","gpus":[...]}
  * Absent, they mean no desired layout was ever acted on (generation 0) or the last one was
  * applied; a reader also takes "mig_state":"success" (applied) from writers that say so.
+ * "pending" leaves generation at the one finished before (the desired one is not finished);
+ * "failed" comes with the refused generation, or with the one before when the annotation
+ * itself could not be read (mig_error then quotes the reader's error).
  * A reader refuses what it cannot use exactly (an unknown version, a field it does not know,
  * an index given twice, more GPUs or instances than a node or GPU holds, more than
  * GS_INVENTORY_MAX_BYTES) with the field path; it never guesses. Plain data, no heap in the

@@ -1,9 +1,12 @@
 /* Node agent: the fake GPU backend obeys the real MIG rules, and the MIG manager applies the
  * article's nvidia-mig-config with exactly NVIDIA's placements, idempotently, changes nothing
- * for a config that does not fit, and never destroys an instance a pod holds. */
+ * for a config that does not fit, and never destroys an instance a pod holds; it applies the
+ * scheduler's desired layouts (dynamic MIG) at their exact placements, keeping the instances
+ * they keep, waiting while a pod holds what would go, and refusing an invalid one whole. */
 #include "agent/gpu.h"
 #include "agent/migmgr.h"
 #include "base/error.h"
+#include "formats/migdesired.h"
 #include "formats/migparted.h"
 #include "sim/scenario.h"
 
@@ -133,7 +136,7 @@ Test(fake_gpu, bad_descriptions_name_the_field)
          "gpu: unexpected field (expected gpus)"},
         {"{\"gpus\":[{\"model\":\"A100-80GB\",\"temperature\":50}]}",
          "gpus[0].temperature: unexpected field (expected one of: model, uuid, mig, instances, "
-         "xids, util,"},
+         "xids, busy, util,"},
         {"{\"gpus\":[{\"model\":\"A100-80GB\",\"mig\":true,\"instances\":["
          "{\"profile\":\"3g.40gb\",\"start\":0,\"bsy\":true}]}]}",
          "gpus[0].instances[0].bsy: unexpected field (expected one of: profile, start, busy)"},
@@ -280,6 +283,253 @@ Test(migmgr, an_instance_a_pod_holds_is_never_destroyed)
     cr_assert_eq(apply(b, mp, "mixed", held, 1, false, &err), GS_EINVAL);
     /* forced, it goes through */
     cr_assert_eq(apply(b, mp, "all-1g.10gb", held, 1, true, &err), 4, "%s", err.msg);
+    gs_migparted_free(mp);
+    gs_gpu_close(b);
+    unlink(path);
+}
+
+Test(fake_gpu, a_mode_change_needs_an_idle_gpu)
+{
+    struct gs_gpu_backend *b = fake("{\"gpus\":[{\"model\":\"H100-80GB\",\"busy\":true},"
+                                    "{\"model\":\"H100-80GB\",\"mig\":true,\"instances\":["
+                                    "{\"profile\":\"7g.80gb\",\"start\":0,\"busy\":true}]}]}");
+    cr_assert_eq(b->ops->mig_set_mode(b, 0, true), GS_EINVAL, "a process holds GPU 0");
+    struct gs_gpu_info info;
+    b->ops->info(b, 0, &info);
+    cr_assert(!info.mig_enabled);
+    cr_assert_eq(b->ops->mig_set_mode(b, 1, true), 0, "already on: nothing to change");
+    struct gs_mig_inst in[8];
+    cr_assert_eq(b->ops->mig_list(b, 1, in, 8), 1);
+    cr_assert_eq(b->ops->mig_destroy(b, 1, in[0].gi_id), GS_EINVAL, "busy");
+    /* the process ends (the file changes while the agent runs) */
+    sleep(1); /* a new modification time */
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("{\"gpus\":[{\"model\":\"H100-80GB\"},{\"model\":\"H100-80GB\",\"mig\":true,"
+          "\"instances\":[{\"profile\":\"7g.80gb\",\"start\":0}]}]}",
+          f);
+    fclose(f);
+    cr_assert_eq(b->ops->mig_set_mode(b, 0, true), 0);
+    cr_assert_eq(b->ops->mig_destroy(b, 1, in[0].gi_id), 0);
+    cr_assert_eq(b->ops->mig_set_mode(b, 1, false), 0);
+    gs_gpu_close(b);
+    unlink(path);
+}
+
+/* GPUs 0 and 1 in 7 x 1g.10gb, GPU 2 whole, GPU 3 an L40S (no MIG) */
+#define H100X3                                                                                     \
+    "{\"gpus\":[{\"model\":\"H100-80GB\",\"mig\":true,\"instances\":[" SEVEN_1G "]},"              \
+    "{\"model\":\"H100-80GB\",\"mig\":true,\"instances\":[" SEVEN_1G "]},"                         \
+    "{\"model\":\"H100-80GB\"},{\"model\":\"L40S-48GB\"}]}"
+#define SEVEN_1G                                                                                   \
+    "{\"profile\":\"1g.10gb\",\"start\":0},{\"profile\":\"1g.10gb\",\"start\":1},"                 \
+    "{\"profile\":\"1g.10gb\",\"start\":2},{\"profile\":\"1g.10gb\",\"start\":3},"                 \
+    "{\"profile\":\"1g.10gb\",\"start\":4},{\"profile\":\"1g.10gb\",\"start\":5},"                 \
+    "{\"profile\":\"1g.10gb\",\"start\":6}"
+#define ALL_1G "1g.10gb@0 1g.10gb@1 1g.10gb@2 1g.10gb@3 1g.10gb@4 1g.10gb@5 1g.10gb@6"
+
+static void desired(const char *json, struct gs_mig_desired *d)
+{
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_mig_desired_read(json, strlen(json), d, &err), 0, "%s", err.msg);
+}
+
+/* The UUID of GPU i's instance at start, or "". */
+static const char *uuid_at(struct gs_gpu_backend *b, int i, unsigned start)
+{
+    static struct gs_mig_inst in[8];
+    int n = b->ops->mig_list(b, i, in, 8);
+    for (int k = 0; k < n; k++)
+        if (in[k].start == start)
+            return in[k].uuid;
+    return "";
+}
+
+Test(migmgr_desired, exact_placements_and_kept_instances_keep_their_uuid)
+{
+    struct gs_gpu_backend *b = fake(H100X3);
+    struct gs_mig_desired d;
+    desired("{\"v\":1,\"generation\":3,\"gpus\":[{\"i\":1,\"mig\":[\"3g.40gb@0\",\"3g.40gb@4\"]},"
+            "{\"i\":2,\"mig\":[\"7g.80gb@0\"]},{\"i\":0,\"mig\":[\"1g.10gb@0\",\"3g.40gb@4\"]}]}",
+            &d);
+    char held[96];
+    snprintf(held, sizeof(held), "%s", uuid_at(b, 0, 0));
+    cr_assert(held[0]);
+    struct gs_migmgr_use use[1] = {{held, "ai/emb"}};
+    static struct gs_migmgr_plan plan;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_migmgr_plan_desired(b, &d, use, 1, &plan, &err), 0, "%s", err.msg);
+    cr_expect_eq(plan.changes, 3);
+    cr_expect_eq(plan.waiting, 0);
+    cr_assert_eq(plan.ngpus, 3);
+    const struct gs_migmgr_gpu *g0 = &plan.gpu[0];
+    cr_expect_eq(g0->index, 0);
+    cr_expect_eq(g0->nkeep, 1, "GPU 0 keeps its 1g.10gb@0");
+    cr_expect_str_eq(g0->keep[0].uuid, held);
+    cr_expect_eq(g0->ndestroy, 6);
+    cr_expect_eq(g0->ncreate, 1);
+    cr_expect_eq(g0->create[0].start, 4);
+    cr_expect(plan.gpu[2].mode_want && !plan.gpu[2].mode_now, "GPU 2: MIG on");
+    char text[2048];
+    gs_migmgr_plan_str(&plan, text, sizeof(text));
+    cr_expect(strstr(text, "mig-desired generation 3: 3 GPUs to change"), "%s", text);
+    cr_assert_eq(gs_migmgr_apply(b, &plan, &err), 0, "%s", err.msg);
+    char l[160];
+    layout_of(b, 0, l, sizeof(l));
+    cr_expect_str_eq(l, "1g.10gb@0 3g.40gb@4");
+    cr_expect_str_eq(uuid_at(b, 0, 0), held, "the kept instance was re-created");
+    layout_of(b, 1, l, sizeof(l));
+    cr_expect_str_eq(l, "3g.40gb@0 3g.40gb@4");
+    layout_of(b, 2, l, sizeof(l));
+    cr_expect_str_eq(l, "7g.80gb@0");
+    layout_of(b, 3, l, sizeof(l));
+    cr_expect_str_eq(l, "off", "a GPU not listed is left as it is");
+    /* as asked now: nothing to do */
+    cr_assert_eq(gs_migmgr_plan_desired(b, &d, use, 1, &plan, &err), 0, "%s", err.msg);
+    cr_expect_eq(plan.changes, 0);
+    cr_expect_eq(plan.waiting, 0);
+    /* whole: instances go, MIG mode off; mig: [] is MIG mode with no instance */
+    desired("{\"v\":1,\"generation\":4,\"gpus\":[{\"i\":2,\"whole\":true},{\"i\":1,\"mig\":[]}]}",
+            &d);
+    cr_assert_eq(gs_migmgr_plan_desired(b, &d, NULL, 0, &plan, &err), 0, "%s", err.msg);
+    cr_assert_eq(gs_migmgr_apply(b, &plan, &err), 0, "%s", err.msg);
+    layout_of(b, 2, l, sizeof(l));
+    cr_expect_str_eq(l, "off");
+    layout_of(b, 1, l, sizeof(l));
+    cr_expect_str_eq(l, "");
+    struct gs_gpu_info info;
+    b->ops->info(b, 1, &info);
+    cr_expect(info.mig_enabled);
+    gs_gpu_close(b);
+    unlink(path);
+}
+
+Test(migmgr_desired, an_instance_a_pod_holds_makes_its_gpu_wait)
+{
+    struct gs_gpu_backend *b = fake(H100X3);
+    struct gs_mig_desired d;
+    desired("{\"v\":1,\"generation\":5,\"gpus\":[{\"i\":0,\"mig\":[\"7g.80gb@0\"]},"
+            "{\"i\":1,\"whole\":true}]}",
+            &d);
+    char held[96];
+    snprintf(held, sizeof(held), "%s", uuid_at(b, 0, 3));
+    struct gs_migmgr_use use[2] = {{"MIG-not-here", "ai/other"}, {held, "ai/emb"}};
+    static struct gs_migmgr_plan plan;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_migmgr_plan_desired(b, &d, use, 2, &plan, &err), 0, "%s", err.msg);
+    cr_expect_eq(plan.waiting, 1);
+    cr_expect_eq(plan.changes, 1, "GPU 1 does not wait for GPU 0");
+    cr_expect(plan.gpu[0].wait && !plan.gpu[0].change);
+    cr_expect(strstr(plan.gpu[0].why, "GPU 0: MIG instance 1g.10gb@3") &&
+                  strstr(plan.gpu[0].why, held) && strstr(plan.gpu[0].why, "pod ai/emb"),
+              "%s", plan.gpu[0].why);
+    cr_assert_eq(gs_migmgr_apply(b, &plan, &err), 0, "%s", err.msg);
+    char l[160];
+    layout_of(b, 0, l, sizeof(l));
+    cr_expect_str_eq(l, ALL_1G, "GPU 0 changed while a pod holds one of its instances");
+    layout_of(b, 1, l, sizeof(l));
+    cr_expect_str_eq(l, "off");
+    /* the pod is gone: GPU 0 goes ahead, GPU 1 is as asked */
+    cr_assert_eq(gs_migmgr_plan_desired(b, &d, use, 1, &plan, &err), 0, "%s", err.msg);
+    cr_expect_eq(plan.waiting, 0);
+    cr_expect_eq(plan.changes, 1);
+    cr_assert_eq(gs_migmgr_apply(b, &plan, &err), 0, "%s", err.msg);
+    layout_of(b, 0, l, sizeof(l));
+    cr_expect_str_eq(l, "7g.80gb@0");
+    gs_gpu_close(b);
+    unlink(path);
+}
+
+Test(migmgr_desired, a_gpu_a_pod_holds_whole_keeps_its_mode)
+{
+    struct gs_gpu_backend *b = fake(H100X3);
+    struct gs_gpu_info info;
+    b->ops->info(b, 2, &info);
+    struct gs_migmgr_use use[1] = {{info.uuid, "ai/trainer"}};
+    struct gs_mig_desired d;
+    desired("{\"v\":1,\"generation\":1,\"gpus\":[{\"i\":2,\"mig\":[\"7g.80gb@0\"]}]}", &d);
+    static struct gs_migmgr_plan plan;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_migmgr_plan_desired(b, &d, use, 1, &plan, &err), 0, "%s", err.msg);
+    cr_expect_eq(plan.waiting, 1);
+    cr_expect_eq(plan.changes, 0);
+    cr_expect(strstr(plan.gpu[0].why, "held by pod ai/trainer"), "%s", plan.gpu[0].why);
+    /* a GPU held whole that is whole already: as asked, nothing waits */
+    desired("{\"v\":1,\"generation\":2,\"gpus\":[{\"i\":2,\"whole\":true}]}", &d);
+    cr_assert_eq(gs_migmgr_plan_desired(b, &d, use, 1, &plan, &err), 0, "%s", err.msg);
+    cr_expect_eq(plan.waiting + plan.changes, 0);
+    gs_gpu_close(b);
+    unlink(path);
+}
+
+Test(migmgr_desired, an_invalid_layout_is_refused_whole_and_changes_nothing)
+{
+    struct {
+        const char *gpus, *want;
+    } cases[] = {
+        {"{\"i\":0,\"mig\":[\"3g.40gb@0\",\"1g.10gb@2\"]}",
+         "GPU 0 (H100-80GB): 1g.10gb@2 overlaps 3g.40gb@0"},
+        {"{\"i\":0,\"mig\":[\"3g.40gb@2\"]}", "GPU 0 (H100-80GB): 3g.40gb cannot start at 2"},
+        {"{\"i\":0,\"mig\":[\"5g.60gb@0\"]}", "GPU 0 (H100-80GB): 5g.60gb is not a MIG profile"},
+        {"{\"i\":0,\"mig\":[\"1g.10gb+me@0\",\"1g.10gb+me@1\"]}", "GPU 0 (H100-80GB): the layout"},
+        {"{\"i\":0,\"mig\":[\"1g.10gb@0\",\"1g.10gb@1\",\"1g.10gb@2\",\"1g.10gb@3\",\"1g.10gb@4\","
+         "\"1g.10gb@5\",\"1g.10gb@6\",\"1g.10gb@7\"]}",
+         "GPU 0 (H100-80GB): 8 instances"},
+        {"{\"i\":7,\"whole\":true}", "GPU 7: no such GPU on this node (4 GPUs)"},
+        {"{\"i\":3,\"mig\":[]}", "GPU 3 (L40S-48GB) is not MIG-capable"},
+    };
+    struct gs_gpu_backend *b = fake(H100X3);
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        /* GPUs 1 and 2 could change: they do not, since GPU 0 (or 7, 3) is invalid */
+        char json[512];
+        snprintf(json, sizeof(json),
+                 "{\"v\":1,\"generation\":9,\"gpus\":[{\"i\":1,\"whole\":true},{\"i\":2,"
+                 "\"mig\":[\"7g.80gb@0\"]},%s]}",
+                 cases[k].gpus);
+        struct gs_mig_desired d;
+        desired(json, &d);
+        static struct gs_migmgr_plan plan;
+        struct gs_error err;
+        gs_error_init(&err);
+        cr_expect_eq(gs_migmgr_plan_desired(b, &d, NULL, 0, &plan, &err), GS_EINVAL,
+                     "case %zu accepted", k);
+        cr_expect(strstr(err.msg, cases[k].want), "case %zu: '%s' lacks '%s'", k, err.msg,
+                  cases[k].want);
+        cr_expect_eq(plan.ngpus + plan.changes, 0, "case %zu: a refused layout planned GPUs", k);
+        cr_assert_eq(gs_migmgr_apply(b, &plan, &err), 0);
+        char l[160];
+        for (int i = 0; i < 2; i++) {
+            layout_of(b, i, l, sizeof(l));
+            cr_expect_str_eq(l, ALL_1G, "case %zu: GPU %d changed", k, i);
+        }
+        layout_of(b, 2, l, sizeof(l));
+        cr_expect_str_eq(l, "off", "case %zu: GPU 2 changed", k);
+    }
+    gs_gpu_close(b);
+    unlink(path);
+}
+
+Test(migmgr_desired, the_mig_config_leaves_the_gpus_a_desired_layout_lists)
+{
+    struct gs_gpu_backend *b = fake(A100X4);
+    struct gs_migparted *mp = article();
+    static struct gs_migmgr_plan plan;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(
+        gs_migmgr_plan_except(b, mp, "all-3g.40gb", NULL, 0, false, 1u << 1 | 1u << 3, &plan, &err),
+        0, "%s", err.msg);
+    cr_expect_eq(plan.changes, 2);
+    cr_assert_eq(gs_migmgr_apply(b, &plan, &err), 0, "%s", err.msg);
+    char l[128];
+    for (int i = 0; i < 4; i++) {
+        layout_of(b, i, l, sizeof(l));
+        cr_expect_str_eq(l, i % 2 ? "off" : "3g.40gb@0 3g.40gb@4", "GPU %d", i);
+    }
     gs_migparted_free(mp);
     gs_gpu_close(b);
     unlink(path);

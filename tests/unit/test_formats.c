@@ -847,8 +847,6 @@ Test(inventory, bad_mig_states_are_refused_with_the_field)
         {"{\"v\":1,\"mig_state\":\"pending\",\"gpus\":[]}", "mig_error: required"},
         {"{\"v\":1,\"generation\":2,\"mig_error\":\"x\",\"gpus\":[]}",
          "mig_error: only with mig_state pending or failed"},
-        {"{\"v\":1,\"mig_state\":\"failed\",\"mig_error\":\"x\",\"gpus\":[]}",
-         "generation: required with mig_state failed"},
         {"{\"v\":1,\"generation\":2,\"mig_state\":\"failed\",\"mig_error\":\"xxxxxxxxxxxxxxxxxxx"
          "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
          "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\",\"gpus\":[]}",
