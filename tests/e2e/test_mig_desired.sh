@@ -10,7 +10,7 @@
 # sockets of their own). A layout that would destroy the instance in use waits (mig_state
 # pending, naming the pod) and changes nothing until the pod is gone; then it is applied. An
 # invalid layout (overlapping instances) is refused whole: mig_state failed, a Warning Event,
-# nothing changed on any GPU.
+# nothing changed on any GPU. An agent restarted does not act on a generation it finished.
 set -u
 GS="$1"; DRIVER="$2"
 . "$(dirname "$0")/cluster.sh"
@@ -173,5 +173,21 @@ tn_wait 10 has_event MIGLayoutRefused 'generation 3 refused' ||
 sleep 1
 inv_is 3 failed "7g.80gb@0" "3g.40gb@0,3g.40gb@4" "7g.80gb@0" || tn_fail "a GPU changed after the refusal: $(inv)"
 kill -0 "$(cat "$E2E_DIR/agent.pid")" 2>/dev/null || tn_fail "the agent died"
+
+# 4. an agent restarted takes the generation it finished with from its inventory: generation 3
+# is not refused again (the fake GPUs start over from gpus.json, as hardware would not)
+kill "$(cat "$E2E_DIR/agent.pid")"; sleep 1
+"$GS" --log-level info agent run --fake "$E2E_DIR/gpus.json" --node $NODE --interval 0.5 \
+    --kubeconfig "$E2E_DIR/agent.kubeconfig" --metrics-port 0 \
+    --dp-config "$E2E_DIR/dp.yaml" --device-plugin-dir "$D" \
+    --auto-cordon false > "$E2E_DIR/agent2.log" 2>&1 &
+echo $! > "$E2E_DIR/agent.pid"
+tn_wait 20 grep -q "generation 3 is not newer than 3" "$E2E_DIR/agent2.log" ||
+    tn_fail "the restarted agent did not take generation 3 as finished: $(tail -5 "$E2E_DIR/agent2.log")"
+sleep 1
+inv | python3 -c 'import json,sys; i=json.load(sys.stdin); sys.exit(0 if i.get("generation") == 3 and i.get("mig_state") == "failed" else 1)' ||
+    tn_fail "the restarted agent's inventory lost generation 3 (failed): $(inv)"
+n=$(events MIGLayoutRefused | grep -c 'generation 3 refused')
+[ "$n" = 1 ] || tn_fail "generation 3 was refused $n times"
 [ "$TN_OK" = 0 ] || { echo "--- agent log (tail)"; tail -30 "$E2E_DIR/agent.log"; }
 tn_done
