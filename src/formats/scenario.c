@@ -593,6 +593,42 @@ static int s_sla(struct ctx *c, struct fy_node *v, const char *p, void *o)
 {
     return walk(c, v, p, sla_fields, sizeof(sla_fields) / sizeof(sla_fields[0]), o);
 }
+static int rc_get(struct ctx *c, struct fy_node *v, const char *p, double *out)
+{
+    if (get_duration(c, v, p, out))
+        return GS_EINVAL;
+    if (*out < 0 || *out > 3600)
+        return gs_yaml_fail(&c->y, v, p, c->err, "expected a duration between 0s and 1h");
+    return 0;
+}
+static int rc_destroy(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return rc_get(c, v, p, &SC(o)->reconf_destroy_s);
+}
+static int rc_create(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return rc_get(c, v, p, &SC(o)->reconf_create_s);
+}
+static int rc_mode(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return rc_get(c, v, p, &SC(o)->reconf_mode_s);
+}
+static int rc_notice(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return rc_get(c, v, p, &SC(o)->reconf_notice_s);
+}
+static int rc_hold(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return rc_get(c, v, p, &SC(o)->reconf_hold_s);
+}
+static const struct field reconf_fields[] = {
+    {"destroy", rc_destroy, false}, {"create", rc_create, false}, {"mode_change", rc_mode, false},
+    {"notice", rc_notice, false},   {"hold", rc_hold, false},
+};
+static int s_reconf(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return walk(c, v, p, reconf_fields, sizeof(reconf_fields) / sizeof(reconf_fields[0]), o);
+}
 static int s_prices(struct ctx *c, struct fy_node *v, const char *p, void *o)
 {
     if (!gs_yaml_is_map(v))
@@ -796,6 +832,7 @@ static const struct field top_fields[] = {
     {"prices", s_prices, false},      {"mig_configs", s_migcfg, false},
     {"node_groups", s_groups, true},  {"tenants", s_tenants_done, false},
     {"classes", s_classes, false},    {"trace", s_trace, false},
+    {"reconfig", s_reconf, false},
 };
 
 int gs_scenario_parse(const char *name, const char *data, size_t len, struct gs_scenario *sc,
@@ -806,6 +843,11 @@ int gs_scenario_parse(const char *name, const char *data, size_t len, struct gs_
     sc->seed = 42;
     sc->sla_wait_s = 30;
     sc->sla_min_speed = 0.8;
+    sc->reconf_destroy_s = GS_RECONF_DESTROY_S;
+    sc->reconf_create_s = GS_RECONF_CREATE_S;
+    sc->reconf_mode_s = GS_RECONF_MODE_S;
+    sc->reconf_notice_s = GS_RECONF_NOTICE_S;
+    sc->reconf_hold_s = GS_RECONF_HOLD_S;
     for (int m = 0; m < gs_catalog_count(); m++)
         sc->price[m] = gs_catalog_get(m)->price_per_hour;
     struct ctx c = {.err = err};

@@ -18,6 +18,11 @@
  *       request {gpus, cpu, memory, gpu_memory, mig, share: true|false|timeslicing|mps},
  *       util, max_jobs, gang (pods per job, all placed at once or none)
  *   trace: {file: pods.csv, format: openb, time_scale: 1.0}   # instead of classes
+ *   reconfig: {destroy: 1s, create: 2s, mode_change: 30s, notice: 2s, hold: 10m}
+ *     dynamic MIG (strategy dynamic-mig): the time one MIG instance takes to destroy and to
+ *     create, a MIG mode change (the GPU reset NVML needs), the time the scheduler's
+ *     decision takes to reach the node and the new devices to reach the scheduler (notice),
+ *     and how long a re-carved GPU is left alone (hold). Defaults: the GS_RECONF_* values.
  *
  * Durations take s/m/h/d suffixes; cpu and memory are Kubernetes quantities. Every key is
  * checked (unknown keys are errors), names of node groups, tenants and classes are unique
@@ -97,12 +102,23 @@ struct gs_sc_trace_pod {
     int16_t milli;
 };
 
+/* Dynamic MIG defaults: NVML creates or destroys a GPU or compute instance in about a second
+ * or two on A100/H100; turning MIG mode on or off needs the GPU idle and reset (tens of
+ * seconds, with the device plugin re-registering); the annotation round trip (scheduler ->
+ * API server -> agent, then the inventory back) takes a couple of seconds. */
+#define GS_RECONF_DESTROY_S 1.0
+#define GS_RECONF_CREATE_S  2.0
+#define GS_RECONF_MODE_S    30.0
+#define GS_RECONF_NOTICE_S  2.0
+#define GS_RECONF_HOLD_S    600.0
+
 struct gs_scenario {
     char name[GS_NAME_MAX];
     uint64_t seed;
     double duration_s, warmup_s;
     double sla_wait_s, sla_min_speed;
     double min_runtime_s;
+    double reconf_destroy_s, reconf_create_s, reconf_mode_s, reconf_notice_s, reconf_hold_s;
     double price[GS_MAX_MODELS];
     char mig_yaml_name[256];
     char *mig_yaml; /* raw mig-parted document text (heap), or NULL for the article's */

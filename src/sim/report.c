@@ -93,8 +93,13 @@ int gs_report_table(const struct gs_scenario *sc, const struct gs_sim_result *r,
                             r[i].victims, r[i].lost_gpu_hours);
         for (int q = 0; q < r[i].nteams && q < sc->ntenants; q++)
             rc |= gs_buf_printf(o, " %s %.1f%%", sc->tenants[q].name, 100 * r[i].team_mean[q]);
+        if (r[i].strategy->recarve)
+            rc |= gs_buf_printf(o, "; %d MIG re-carves", r[i].recarves);
         rc |= gs_buf_puts(o, "\n");
     }
+    for (int i = 0; i < n; i++)
+        if (r[i].strategy->recarve && r[i].nteams == 0)
+            rc |= gs_buf_printf(o, "\n%s: %d MIG re-carves\n", r[i].strategy->label, r[i].recarves);
     return rc ? GS_ENOMEM : 0;
 }
 
@@ -122,6 +127,8 @@ int gs_report_json(const struct gs_scenario *sc, const struct gs_sim_result *r, 
         json_object_set_new(s, "online_sla_miss_pct", json_real(r[i].online_sla_miss_pct));
         json_object_set_new(s, "oom_kills", json_integer(r[i].oom_kills));
         json_object_set_new(s, "jobs_completed", json_integer(r[i].jobs_completed));
+        if (r[i].strategy->recarve)
+            json_object_set_new(s, "mig_recarves", json_integer(r[i].recarves));
         json_object_set_new(s, "used_share_vs_exclusive_pct",
                             json_real(rel(r[i].used_share, r[0].used_share)));
         json_object_set_new(s, "cost_per_useful_vs_exclusive_pct",

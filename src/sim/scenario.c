@@ -11,9 +11,8 @@
 #include "../base/buf.h"
 #include "../base/error.h"
 #include "../base/rng.h"
+#include "../core/cycle.h"
 #include "../core/engine.h"
-#include "../core/gang.h"
-#include "../core/preempt.h"
 #include "../core/tenant.h"
 #include "../formats/migparted.h"
 
@@ -26,12 +25,13 @@
 #include <unistd.h>
 
 static const struct gs_strategy strategies[GS_SIM_STRATEGIES] = {
-    {"exclusive", "Exclusive (1 pod = 1 GPU)", false, GS_SM_NONE, false, false, 0, 0},
-    {"time-slicing", "Time-slicing", false, GS_SM_TIMESLICING, false, false, 25, 20},
-    {"mps", "MPS", false, GS_SM_MPS, false, false, 0, 0},
-    {"static-mig", "Static MIG", true, GS_SM_NONE, false, false, 35, 30},
-    {"mig-priority", "MIG + priority", true, GS_SM_NONE, true, false, 0, 0},
-    {"all", "All together", true, GS_SM_GROUP, true, true, 50, 50},
+    {"exclusive", "Exclusive (1 pod = 1 GPU)", false, GS_SM_NONE, false, false, false, 0, 0},
+    {"time-slicing", "Time-slicing", false, GS_SM_TIMESLICING, false, false, false, 25, 20},
+    {"mps", "MPS", false, GS_SM_MPS, false, false, false, 0, 0},
+    {"static-mig", "Static MIG", true, GS_SM_NONE, false, false, false, 35, 30},
+    {"mig-priority", "MIG + priority", true, GS_SM_NONE, true, false, false, 0, 0},
+    {"dynamic-mig", "Dynamic MIG + priority", true, GS_SM_NONE, true, false, true, 0, 0},
+    {"all", "All together", true, GS_SM_GROUP, true, true, false, 50, 50},
 };
 
 const struct gs_strategy *gs_strategy_get(int i)
@@ -49,7 +49,7 @@ const struct gs_strategy *gs_strategy_find(const char *name)
 
 /* ---------- event heap (ordered by time, then sequence: deterministic) ---------- */
 
-enum ev_type { EV_ARRIVAL = 0, EV_COMPLETE, EV_RETRY, EV_SAMPLE };
+enum ev_type { EV_ARRIVAL = 0, EV_COMPLETE, EV_RETRY, EV_SAMPLE, EV_RECONF };
 
 struct event {
     double t;
@@ -114,7 +114,7 @@ static struct event heap_pop(struct heap *h)
 
 /* ---------- simulation state ---------- */
 
-enum pod_state { P_PENDING = 0, P_RUNNING, P_DONE, P_BACKOFF };
+enum pod_state { P_PENDING = 0, P_RUNNING, P_DONE, P_BACKOFF, P_HELD };
 
 struct pod {
     int cls;
@@ -171,6 +171,12 @@ struct sim {
     int preemptions, victims;
     double lost_gpu_hours;
     uint8_t share_ok[GS_SC_MAX_CLASSES]; /* sharing modes that exist here and fit the class */
+    /* the cycle's input, and dynamic MIG */
+    struct gs_cyc_pod *cyc;
+    int cap_cyc;
+    uint8_t *busy;     /* per GPU: being re-carved */
+    double *changed_s; /* per GPU: last re-carve */
+    int recarves;
 };
 
 static int push(struct sim *s, double t, int type, int id, uint32_t version)
@@ -522,14 +528,18 @@ static void charge(struct sim *s, int pi, int sign)
     gs_tenants_charge(&s->t, pod_queue(s, &s->pods[pi]), NULL, &d, sign);
 }
 
-static int start_pod(struct sim *s, int pi, const struct gs_decision *d)
+/* Start pod pi on devices a. bound: the cycle already bound it on the cluster and charged
+ * its queue. */
+static int start_pod(struct sim *s, int pi, const struct gs_alloc *a, bool bound)
 {
     struct pod *p = &s->pods[pi];
-    int rc = gs_cluster_bind(&s->c, &p->req, &d->alloc);
-    if (rc)
+    int rc = 0;
+    if (!bound && gs_cluster_bind(&s->c, &p->req, a))
         return gs_error_set(NULL, GS_EINTERNAL, "bind");
-    p->alloc = d->alloc;
-    charge(s, pi, +1);
+    p->alloc = *a;
+    if (!bound)
+        charge(s, pi, +1);
+    s->run_dirty = true;
     p->run_start = s->now;
     for (int k = 0; k < p->alloc.ndev; k++) {
         int g = p->alloc.gpu[k];
@@ -577,297 +587,175 @@ static int start_pod(struct sim *s, int pi, const struct gs_decision *d)
     return rerate_neighbours(s, pi);
 }
 
-#define FAILED_SLOTS 256
+static int evict_pod(struct sim *s, int pi);
+static int build_run(struct sim *s);
 
-static bool failed_has(const uint64_t *set, uint64_t sig)
+/* What victim choice sees: the running pods (build_run first) and the tenants. */
+static int cyc_add_pod(struct sim *s, int pi, int n)
 {
-    for (uint32_t i = (uint32_t)sig % FAILED_SLOTS, n = 0; set[i] && n < FAILED_SLOTS;
-         i = (i + 1) % FAILED_SLOTS, n++)
-        if (set[i] == sig)
+    if (n == s->cap_cyc) {
+        void *v = gs_grow(s->cyc, &s->cap_cyc, sizeof(*s->cyc), 256);
+        if (!v)
+            return GS_ENOMEM;
+        s->cyc = v;
+    }
+    const struct pod *p = &s->pods[pi];
+    struct gs_cyc_pod *c = &s->cyc[n];
+    memset(c, 0, sizeof(*c));
+    c->req = p->req;
+    c->priority = s->st->priority ? pod_prio(s, p) : 0;
+    c->queue = pod_queue(s, p);
+    c->gang = p->gang;
+    c->seq = (uint64_t)n;
+    c->nominated = -1;
+    c->due = true;
+    return 0;
+}
+
+/* A pod nominated onto a GPU being re-carved waits for it; it starts when the change is done. */
+static bool alloc_busy(const struct sim *s, const struct gs_alloc *a)
+{
+    for (int k = 0; k < a->ndev; k++)
+        if (s->busy[a->gpu[k]])
             return true;
     return false;
 }
 
-static void failed_add(uint64_t *set, int *count, uint64_t sig)
+/* One cycle of core/cycle.c over the queue; its decisions applied to the simulated world:
+ * victims leave at once (no grace period), so a pod nominated for its victims starts now; a
+ * re-carve takes the time the scenario's reconfig costs say, and the pods nominated onto it
+ * start when it is done. */
+static int schedule_pass(struct sim *s)
 {
-    if (*count >= FAILED_SLOTS / 2)
-        return; /* full enough: later requests are simply tried */
-    uint32_t i = (uint32_t)sig % FAILED_SLOTS;
-    while (set[i])
-        i = (i + 1) % FAILED_SLOTS;
-    set[i] = sig;
-    (*count)++;
-}
-
-static int evict_pod(struct sim *s, int pi);
-static int build_run(struct sim *s);
-
-/* Victims to requeue once the pass is over. */
-struct requeue {
-    int *v;
-    int n, cap;
-};
-
-static int requeue_add(struct requeue *r, int pi)
-{
-    if (r->n == r->cap) {
-        void *v = gs_grow(r->v, &r->cap, sizeof(int), 64);
-        if (!v)
-            return GS_ENOMEM;
-        r->v = v;
-    }
-    r->v[r->n++] = pi;
-    return 0;
-}
-
-/* Requests that did not fit in this pass (an identical one cannot fit either), and those
- * for which no preemption helped (keyed with priority, queue and whether owed). */
-struct failed {
-    uint64_t failed[FAILED_SLOTS], pfailed[FAILED_SLOTS];
-    int nfailed, npfailed;
-};
-
-/* What victim choice sees: the running pods (build_run first) and the tenants. */
-static struct gs_preempt_ctx preempt_ctx(struct sim *s)
-{
-    return (struct gs_preempt_ctx){.run = s->run,
-                                   .nrun = s->nrun,
-                                   .ngangs = s->ngangs,
-                                   .tenants = &s->t,
-                                   .now_s = s->now,
-                                   .min_runtime_s = s->sc->min_runtime_s};
-}
-
-/* Preemption for pod pi (tenancy only): evict the cheapest victims and start it there.
- * Returns 1 when it started, 0 when no victim set helps, or an error. */
-static int try_preempt(struct sim *s, int pi, bool owed, struct requeue *rq)
-{
-    struct pod *p = &s->pods[pi];
     int rc = build_run(s);
     if (rc)
         return rc;
-    struct gs_preempt_ctx ctx = preempt_ctx(s);
-    struct gs_preemptor pr = {&p->req, pod_queue(s, p), pod_prio(s, p), owed};
-    struct gs_preempt_plan plan;
-    rc = gs_preempt_plan(s->e, &s->c, &ctx, &pr, &plan);
-    if (rc == GS_ENOFIT)
-        return 0;
-    if (rc)
+    int n = 0;
+    for (int i = 0; i < s->nqueue && !rc; i++)
+        if (s->pods[s->queue[i]].state == P_PENDING)
+            rc = cyc_add_pod(s, s->queue[i], n++);
+    if (rc || n == 0)
         return rc;
-    for (int i = 0; i < plan.nvictims; i++) {
-        int vp = s->run_pod[plan.victims[i]];
-        if (s->pods[vp].state != P_RUNNING)
-            continue;
-        if ((rc = evict_pod(s, vp)) || (rc = requeue_add(rq, vp)))
-            return rc;
-    }
-    s->preemptions++;
-    struct gs_decision d;
-    memset(&d, 0, sizeof(d));
-    d.pod = pi;
-    d.alloc = plan.alloc;
-    if ((rc = start_pod(s, pi, &d)))
-        return rc;
-    return 1;
-}
-
-/* A gang: every pending member in the queue from position `from`, all at once or none; with
- * tenancy, when it does not fit, its members preempt for it together (gs_gang_preempt).
- * Returns 1 when it started, 0 when it waits, < 0 on error. */
-static int try_gang(struct sim *s, int g, int from, struct failed *f, struct requeue *rq)
-{
-    int members[64], nm = 0;
-    for (int i = from; i < s->nqueue && nm < 64; i++) {
-        int pi = s->queue[i];
-        if (s->pods[pi].gang == g && s->pods[pi].state == P_PENDING)
-            members[nm++] = pi;
-    }
-    const struct gs_request *reqs[64];
-    struct gs_qvec sum, d;
-    gs_qvec_zero(&sum);
-    uint64_t key = 14695981039346656037ull;
-    for (int k = 0; k < nm; k++) {
-        reqs[k] = &s->pods[members[k]].req;
-        gs_tenants_demand(&s->t, reqs[k], &d);
-        for (int x = 0; x < GS_QR_COUNT; x++)
-            sum.v[x] += d.v[x];
-        key = (key ^ gs_request_sig(reqs[k])) * 1099511628211ull;
-    }
-    const struct pod *p0 = &s->pods[members[0]];
-    enum gs_admit adm = GS_ADMIT_OWED;
-    if (s->tenancy &&
-        (adm = gs_tenants_admit(&s->t, pod_queue(s, p0), NULL, &sum, NULL, 0)) == GS_ADMIT_DENY)
-        return 0;
-    struct gs_decision dec[64];
-    int failed = -1, rc;
-    struct gs_reasons why;
-    memset(&why, 0, sizeof(why));
-    if (gs_gang_place(s->e, &s->c, reqs, nm, dec, &failed, &why) == 0) {
-        for (int k = 0; k < nm; k++)
-            gs_cluster_unbind(&s->c, reqs[k], &dec[k].alloc);
-        for (int k = 0; k < nm; k++)
-            if ((rc = start_pod(s, members[k], &dec[k])))
-                return rc;
-        return 1;
-    }
-    bool owed = adm == GS_ADMIT_OWED;
-    key ^= ((uint64_t)(uint32_t)pod_prio(s, p0) << 20) ^
-           ((uint64_t)(uint32_t)pod_queue(s, p0) << 52) ^ (owed ? 0 : 1);
-    if (!s->tenancy || failed_has(f->pfailed, key))
-        return 0;
-    if ((rc = build_run(s)))
-        return rc;
-    struct gs_preempt_plan *plans = calloc((size_t)nm, sizeof(*plans));
-    if (!plans)
+    int *idx = malloc(sizeof(int) * (size_t)n);
+    struct gs_cyc_gang *gangs = calloc((size_t)s->ngangs + 1, sizeof(*gangs));
+    if (!idx || !gangs) {
+        free(idx);
+        free(gangs);
         return GS_ENOMEM;
-    struct gs_preempt_ctx ctx = preempt_ctx(s);
-    struct gs_preemptor pr = {NULL, pod_queue(s, p0), pod_prio(s, p0), owed};
-    rc = gs_gang_preempt(s->e, &s->c, &s->t, &ctx, &pr, reqs, nm, plans);
-    if (rc == GS_ENOFIT) {
-        failed_add(f->pfailed, &f->npfailed, key);
-        free(plans);
-        return 0;
     }
-    /* victims are run indexes: map them to pods before the evictions change the run list */
-    int vic[64 * GS_PREEMPT_MAX_VICTIMS], nv = 0;
-    for (int k = 0; !rc && k < nm; k++)
-        for (int v = 0; v < plans[k].nvictims; v++)
-            vic[nv++] = s->run_pod[plans[k].victims[v]];
-    for (int v = 0; !rc && v < nv; v++)
-        if (s->pods[vic[v]].state == P_RUNNING && !(rc = evict_pod(s, vic[v])))
-            rc = requeue_add(rq, vic[v]);
-    if (!rc)
-        s->preemptions++;
-    for (int k = 0; !rc && k < nm; k++) {
-        struct gs_decision dk;
-        memset(&dk, 0, sizeof(dk));
-        dk.pod = members[k];
-        dk.alloc = plans[k].alloc;
-        rc = start_pod(s, members[k], &dk);
+    for (int i = 0, k = 0; i < s->nqueue; i++)
+        if (s->pods[s->queue[i]].state == P_PENDING)
+            idx[k++] = s->queue[i];
+    for (int i = 0; i < n; i++) {
+        const struct pod *p = &s->pods[idx[i]];
+        if (p->gang >= 0 && p->cls >= 0 && p->cls < s->sc->nclasses)
+            gangs[p->gang].min_member = s->sc->classes[p->cls].gang;
     }
-    free(plans);
-    return rc ? rc : 1;
-}
-
-/* Place pod pi, or preempt for it (tenancy): 1 when it started, 0 when it waits, < 0 error. */
-static int place(struct sim *s, int pi, bool owed, struct failed *f, struct requeue *rq)
-{
-    struct pod *p = &s->pods[pi];
-    struct gs_decision d;
-    int rc = gs_engine_place(s->e, &s->c, &p->req, pi, &d, NULL);
-    if (rc == 0)
-        return (rc = start_pod(s, pi, &d)) ? rc : 1;
-    if (rc != GS_ENOFIT)
-        return rc;
-    uint64_t sig = gs_request_sig(&p->req);
-    uint64_t key = sig ^ ((uint64_t)(uint32_t)pod_prio(s, p) << 20) ^
-                   ((uint64_t)(uint32_t)pod_queue(s, p) << 52) ^ (owed ? 0 : 1);
-    if (s->tenancy && !failed_has(f->pfailed, key)) {
-        if ((rc = try_preempt(s, pi, owed, rq)) != 0)
-            return rc;
-        failed_add(f->pfailed, &f->npfailed, key);
-    }
-    failed_add(f->failed, &f->nfailed, sig);
-    return 0;
-}
-
-static int schedule_pass(struct sim *s)
-{
-    struct failed f;
-    memset(&f, 0, sizeof(f));
-    struct requeue rq = {0}, defer = {0};
-    s->pass++;
-    int w = 0, rc = 0;
-
-    for (int i = 0; i < s->nqueue; i++) {
-        int pi = s->queue[i];
-        struct pod *p = &s->pods[pi];
-        if (p->state != P_PENDING)
-            continue; /* started with its gang earlier in this pass */
-        if (p->gang >= 0) {
-            if (s->gang_pass[p->gang] != s->pass) {
-                s->gang_pass[p->gang] = s->pass;
-                if ((rc = try_gang(s, p->gang, i, &f, &rq)) < 0)
-                    goto out;
-                rc = 0;
-            }
-            if (p->state == P_PENDING)
-                s->queue[w++] = pi;
-            continue;
+    struct gs_cycle_in in = {.c = &s->c,
+                             .e = s->e,
+                             .t = s->tenancy ? &s->t : NULL,
+                             .pods = s->cyc,
+                             .npods = n,
+                             .gangs = gangs,
+                             .ngangs = s->ngangs,
+                             .run = s->run,
+                             .nrun = s->nrun,
+                             .busy = s->busy,
+                             .changed_s = s->changed_s,
+                             .now_s = s->now,
+                             .o = {.preempt = s->tenancy,
+                                   .recarve = s->st->recarve,
+                                   .hold_s = s->sc->reconf_hold_s,
+                                   .min_runtime_s = s->sc->min_runtime_s}};
+    struct gs_cycle_out out;
+    gs_cycle_out_init(&out);
+    rc = gs_cycle_run(&in, &out);
+    s->preemptions += out.preemptions;
+    /* the cycle changed the cluster and the tenants; the pods follow */
+    int *victims = NULL, nv = 0;
+    if (!rc && out.count[GS_CYC_EVICT] > 0 &&
+        !(victims = malloc(sizeof(int) * (size_t)out.count[GS_CYC_EVICT])))
+        rc = GS_ENOMEM;
+    for (int k = 0; k < out.n && !rc; k++) {
+        const struct gs_cyc_decision *d = &out.d[k];
+        switch (d->kind) {
+        case GS_CYC_EVICT: {
+            int vp = s->run_pod[d->victim];
+            if (s->pods[vp].state == P_RUNNING && !(rc = evict_pod(s, vp)))
+                victims[nv++] = vp;
+            break;
         }
-        uint64_t sig = gs_request_sig(&p->req);
-        if (failed_has(f.failed, sig)) {
-            s->queue[w++] = pi;
-            continue;
-        }
-        enum gs_admit adm = GS_ADMIT_OWED;
-        if (s->tenancy) {
-            struct gs_qvec d;
-            gs_tenants_demand(&s->t, &p->req, &d);
-            adm = gs_tenants_admit(&s->t, pod_queue(s, p), NULL, &d, NULL, 0);
-            if (adm == GS_ADMIT_DENY) {
-                s->queue[w++] = pi;
-                continue;
+        case GS_CYC_REPARTITION: {
+            /* instances in use may have moved within the GPU */
+            for (int pi = 0; pi < s->npods; pi++) {
+                struct pod *p = &s->pods[pi];
+                if ((p->state != P_RUNNING && p->state != P_HELD) || p->req.kind != GS_REQ_MIG)
+                    continue;
+                for (int x = 0; x < p->alloc.ndev; x++)
+                    if (p->alloc.gpu[x] == d->gpu && p->alloc.slot[x] >= 0)
+                        p->alloc.slot[x] = d->remap[p->alloc.slot[x]];
             }
-            if (adm == GS_ADMIT_BORROW) {
-                /* borrowers go after every owed pod, lowest weighted share first */
-                s->queue[w++] = pi;
-                if ((rc = requeue_add(&defer, pi)))
-                    goto out;
-                continue;
-            }
+            struct gs_recarve_gpu g = {.gpu = d->gpu,
+                                       .mode = d->mode,
+                                       .mode_change = d->mode_change,
+                                       .ndestroy = d->ndestroy,
+                                       .ncreate = d->ncreate};
+            double t = s->sc->reconf_notice_s + gs_recarve_seconds(&g, s->sc->reconf_destroy_s,
+                                                                   s->sc->reconf_create_s,
+                                                                   s->sc->reconf_mode_s);
+            s->busy[d->gpu] = 1;
+            s->changed_s[d->gpu] = s->now;
+            s->recarves++;
+            rc = push(s, s->now + t, EV_RECONF, d->gpu, 0);
+            break;
         }
-        if ((rc = place(s, pi, true, &f, &rq)) < 0)
-            goto out;
-        if (rc == 0)
-            s->queue[w++] = pi;
-        rc = 0;
+        case GS_CYC_BIND:
+        case GS_CYC_NOMINATE: {
+            int pi = idx[d->pod];
+            struct pod *p = &s->pods[pi];
+            p->alloc = d->alloc;
+            if (d->kind == GS_CYC_NOMINATE && alloc_busy(s, &d->alloc)) {
+                p->state = P_HELD; /* the devices are held in the cluster */
+                break;
+            }
+            rc = start_pod(s, pi, &d->alloc, true);
+            break;
+        }
+        default:
+            break;
+        }
     }
-    s->nqueue = w;
-    /* borrowers: repeatedly the pod whose queue has the lowest weighted dominant share */
-    for (int left = defer.n; left > 0; left--) {
-        int best = -1;
-        double bd = 0;
-        for (int k = 0; k < defer.n; k++) {
-            if (defer.v[k] < 0)
-                continue;
-            const struct pod *p = &s->pods[defer.v[k]];
-            double drf = gs_tenants_drf(&s->t, pod_queue(s, p));
-            if (best < 0 || pod_prio(s, p) > pod_prio(s, &s->pods[defer.v[best]]) ||
-                (pod_prio(s, p) == pod_prio(s, &s->pods[defer.v[best]]) && drf < bd)) {
-                best = k;
-                bd = drf;
-            }
-        }
-        int pi = defer.v[best];
-        defer.v[best] = -1;
-        struct pod *p = &s->pods[pi];
-        uint64_t sig = gs_request_sig(&p->req);
-        struct gs_qvec d;
-        gs_tenants_demand(&s->t, &p->req, &d);
-        if (failed_has(f.failed, sig) ||
-            gs_tenants_admit(&s->t, pod_queue(s, p), NULL, &d, NULL, 0) == GS_ADMIT_DENY)
-            continue;
-        /* within its own queue a borrower may still preempt lower priority */
-        if ((rc = place(s, pi, false, &f, &rq)) < 0)
-            goto out;
-        rc = 0;
-    }
-    /* drop what started; requeue the victims */
-    w = 0;
+    /* drop what started or is held; requeue the victims */
+    int w = 0;
     for (int i = 0; i < s->nqueue; i++)
         if (s->pods[s->queue[i]].state == P_PENDING)
             s->queue[w++] = s->queue[i];
     s->nqueue = w;
-    for (int k = 0; k < rq.n && !rc; k++)
-        rc = enqueue(s, rq.v[k]);
-out:
-    free(rq.v);
-    free(defer.v);
+    for (int k = 0; k < nv && !rc; k++)
+        rc = enqueue(s, victims[k]);
+    free(victims);
+    gs_cycle_out_release(&out);
+    free(idx);
+    free(gangs);
     return rc;
 }
 
-static int finish_pod(struct sim *s, int pi)
+/* A re-carve is done: the GPU is free again and the pods held on it start. */
+static int reconf_done(struct sim *s, int gpu)
+{
+    s->busy[gpu] = 0;
+    int rc = 0;
+    for (int pi = 0; pi < s->npods && !rc; pi++) {
+        struct pod *p = &s->pods[pi];
+        if (p->state == P_HELD && !alloc_busy(s, &p->alloc))
+            rc = start_pod(s, pi, &p->alloc, true);
+    }
+    return rc;
+}
+
+/* A pod leaves its devices. unbind: release them on the cluster and its queue (false: the
+ * cycle already did, for a victim). */
+static int finish_pod(struct sim *s, int pi, bool unbind)
 {
     struct pod *p = &s->pods[pi];
     settle(s, p);
@@ -881,10 +769,12 @@ static int finish_pod(struct sim *s, int pi)
             s->grt[g].mem -= p->gpu_mem;
         }
     }
-    int rc = gs_cluster_unbind(&s->c, &p->req, &p->alloc);
-    if (rc)
-        return GS_EINTERNAL;
-    charge(s, pi, -1);
+    s->run_dirty = true;
+    if (unbind) {
+        if (gs_cluster_unbind(&s->c, &p->req, &p->alloc))
+            return GS_EINTERNAL;
+        charge(s, pi, -1);
+    }
     return rerate_neighbours(s, pi);
 }
 
@@ -893,7 +783,7 @@ static int evict_pod(struct sim *s, int pi)
 {
     struct pod *p = &s->pods[pi];
     double units = gs_request_units(&p->req, -1);
-    int rc = finish_pod(s, pi);
+    int rc = finish_pod(s, pi, false);
     if (rc)
         return rc;
     s->lost_gpu_hours += (s->now - p->run_start) / 3600.0 * units;
@@ -1049,8 +939,10 @@ int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st,
     }
     s.run_dirty = true;
     s.grt = calloc((size_t)(s.c.ngpus ? s.c.ngpus : 1), sizeof(*s.grt));
+    s.busy = calloc((size_t)s.c.ngpus + 1, 1);
+    s.changed_s = calloc((size_t)s.c.ngpus + 1, sizeof(double));
     s.e = gs_engine_new(gs_policy_find("gpusched"), NULL, s.c.nnodes, sc->seed);
-    if (!s.grt || !s.e) {
+    if (!s.grt || !s.e || !s.busy || !s.changed_s) {
         rc = gs_error_set(err, GS_ENOMEM, "out of memory");
         goto out;
     }
@@ -1139,12 +1031,16 @@ int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st,
             struct pod *p = &s.pods[ev.id];
             if (p->state != P_RUNNING || p->version != ev.version)
                 break; /* stale: its rate changed since */
-            rc = finish_pod(&s, ev.id);
+            rc = finish_pod(&s, ev.id, true);
             sched = true;
             break;
         }
         case EV_RETRY:
             rc = enqueue(&s, ev.id);
+            sched = true;
+            break;
+        case EV_RECONF:
+            rc = reconf_done(&s, ev.id);
             sched = true;
             break;
         case EV_SAMPLE:
@@ -1265,6 +1161,7 @@ int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st,
         out->preemptions = s.preemptions;
         out->victims = s.victims;
         out->lost_gpu_hours = s.lost_gpu_hours;
+        out->recarves = s.recarves;
         out->nteams = s.tenancy ? s.t.nq : 0;
         for (int q = 0; q < out->nteams && q < GS_SC_MAX_TENANTS; q++) {
             double sum = 0;
@@ -1288,6 +1185,9 @@ out:
     free(s.run);
     free(s.run_pod);
     free(s.gang_pass);
+    free(s.cyc);
+    free(s.busy);
+    free(s.changed_s);
     gs_tenants_release(&s.t);
     gs_cluster_release(&s.c);
     return rc;

@@ -1,13 +1,15 @@
-/* scenario.h - time-based simulation of a scenario under the six sharing strategies.
+/* scenario.h - time-based simulation of a scenario under the seven sharing strategies.
  *
  * A discrete-event simulation on a virtual clock (events ordered by time, then sequence
  * number; one seeded PRNG per run): workload classes arrive, wait in a queue, are placed by
- * the engine (core/engine.c, policy gpusched), run at a speed set by what shares their GPU,
- * and leave. Strategies (exclusive, time-slicing, MPS, static MIG, MIG + priority, all
- * together) change how node groups expose their GPUs, what each class asks for, and the
- * queue order. Results per strategy: allocated and used share of GPUs over time, waits per
- * class (p50/p95/p99), SLA misses of online inference, GPU-hours and $ per useful GPU-hour.
- * Runs are independent; gs_sim_run_all runs them on a pool of threads. */
+ * the scheduling cycle (core/cycle.c, the scheduler daemon's own, with the engine's policy
+ * gpusched), run at a speed set by what shares their GPU, and leave. Strategies (exclusive,
+ * time-slicing, MPS, static MIG, MIG + priority, dynamic MIG + priority, all together) change
+ * how node groups expose their GPUs, what each class asks for, the queue order, and whether
+ * the cycle may re-carve MIG GPUs (dynamic-mig; each change takes the scenario's reconfig
+ * time, during which the pods it is for wait). Results per strategy: allocated and used share of
+ * GPUs over time, waits per class (p50/p95/p99), SLA misses of online inference, GPU-hours and $
+ * per useful GPU-hour. Runs are independent; gs_sim_run_all runs them on a pool of threads. */
 #ifndef GS_SIM_SCENARIO_H
 #define GS_SIM_SCENARIO_H
 
@@ -16,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define GS_SIM_STRATEGIES 6
+#define GS_SIM_STRATEGIES 7
 #define GS_SIM_SAMPLES    120
 
 enum gs_share_mode { GS_SM_NONE = 0, GS_SM_TIMESLICING, GS_SM_MPS, GS_SM_GROUP };
@@ -28,6 +30,7 @@ struct gs_strategy {
     enum gs_share_mode share;
     bool priority;
     bool mem_aware;    /* pods declare GPU memory and the engine honours it on shared GPUs */
+    bool recarve;      /* dynamic MIG: the cycle re-carves GPUs for pods no slot fits */
     double claim_util; /* the article's stated utilization gain, % (0: none stated) */
     double claim_cost; /* the article's stated cost saving, % */
 };
@@ -56,7 +59,8 @@ struct gs_sim_result {
     /* tenancy (strategies with priority and a scenario with tenants) */
     int preemptions, victims;
     double lost_gpu_hours;
-    int nteams; /* = scenario tenants when tenancy ran, else 0 */
+    int recarves; /* GPUs re-carved (dynamic MIG) */
+    int nteams;   /* = scenario tenants when tenancy ran, else 0 */
     double team_ts[GS_SC_MAX_TENANTS][GS_SIM_SAMPLES]; /* allocated share of all GPUs */
     double team_mean[GS_SC_MAX_TENANTS];
     double wall_seconds;

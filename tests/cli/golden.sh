@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Golden scenarios (tests/golden/*.yaml): tenancy in the simulator against figures worked out
-# by hand in each file's header. Strategies with priority (mig-priority, all) run queues,
+# by hand in each file's header. Strategies with priority (mig-priority, dynamic-mig, all) run queues,
 # preemption and reclaim; the others do not, and must show the difference.
 . "$(dirname "$0")/lib.sh"
 G="$SRC/tests/golden"
@@ -18,7 +18,7 @@ def check(cond, what):
     if not cond:
         bad.append(what)
 # reclaim: 8 victims, ~8 GPU-hours (each ran 1 h less the seconds it took to start), halves
-for st in ("mig-priority", "all"):
+for st in ("mig-priority", "dynamic-mig", "all"):
     s = d["reclaim"][st]; t = s["tenancy"]
     check(t["preemptions"] == 8 and t["victims"] == 8, "%s reclaim: %d preemptions" % (st, t["preemptions"]))
     check(7.95 < t["lost_gpu_hours"] <= 8.0, "%s reclaim: lost %.4f GPU-h" % (st, t["lost_gpu_hours"]))
@@ -30,7 +30,7 @@ for st in ("exclusive", "static-mig"):
     check("tenancy" not in d["reclaim"][st] and cls(d["reclaim"][st], "a-train")["started"] == 0,
           "%s: without tenancy team-a must wait" % st)
 # priority on MIG slots, minimum run time 50m: the job started at 10m goes
-for st in ("mig-priority", "all"):
+for st in ("mig-priority", "dynamic-mig", "all"):
     s = d["priority-mig"][st]; t = s["tenancy"]
     check(t["preemptions"] == 1 and t["victims"] == 1, "%s mig: %d preemptions" % (st, t["preemptions"]))
     check(abs(t["lost_gpu_hours"] - 3000 / 3600 * 0.5) < 1e-6, "%s mig: lost %.6f" % (st, t["lost_gpu_hours"]))
@@ -43,7 +43,7 @@ for st, s in d["gang"].items():
 # a gang preempts whole: 4 x 8 never fits and evicts nobody; 2 x 8 evicts the two youngest
 for st, s in d["gang-preempt"].items():
     t = s.get("tenancy")
-    if st in ("mig-priority", "all"):
+    if st in ("mig-priority", "dynamic-mig", "all"):
         check(t["preemptions"] == 1 and t["victims"] == 2, "%s gang-preempt: %d preemptions" % (st, t["preemptions"]))
         check(abs(t["lost_gpu_hours"] - 12.0) < 1e-6, "%s gang-preempt: lost %.6f" % (st, t["lost_gpu_hours"]))
         check(cls(s, "gang2")["started"] == 2 and cls(s, "gang2")["wait_p99_s"] == 0, "%s: gang2 waits" % st)

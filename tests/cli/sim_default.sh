@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# `gpusched sim` with no arguments runs the embedded default and prints the six strategies.
+# `gpusched sim` with no arguments runs the embedded default and prints the seven strategies.
 . "$(dirname "$0")/lib.sh"
 expect 0 "$GS" sim && {
-    for s in "Exclusive (1 pod = 1 GPU)" "Time-slicing" "MPS" "Static MIG" "MIG + priority" \
+    for s in "Exclusive (1 pod = 1 GPU)" "Time-slicing" "MPS" "Static MIG" "MIG + priority" "Dynamic MIG + priority" \
              "All together" "seed 42" "the article states"; do has "$TMP/out" "$s"; done
 }
 expect 0 "$GS" sim --format json && python3 - "$TMP/out" <<'PY' && ok || fail "json"
 import json, sys
 d = json.load(open(sys.argv[1]))
 names = [s["strategy"] for s in d["strategies"]]
-assert names == ["exclusive", "time-slicing", "mps", "static-mig", "mig-priority", "all"], names
+assert names == ["exclusive", "time-slicing", "mps", "static-mig", "mig-priority", "dynamic-mig", "all"], names
 for s in d["strategies"]:
     for k in ("allocated_share", "used_share", "online_p99_wait_s", "usd_per_useful_gpu_hour",
               "gpu_hours", "classes"):

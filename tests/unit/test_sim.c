@@ -17,14 +17,15 @@ static struct gs_scenario *parse(const char *text)
     return sc;
 }
 
-Test(sim, default_scenario_runs_six_strategies)
+Test(sim, default_scenario_runs_seven_strategies)
 {
     struct gs_scenario *sc = parse(gs_default_scenario_yaml);
     struct gs_sim_result *r = calloc(GS_SIM_STRATEGIES, sizeof(*r));
     struct gs_error err;
     gs_error_init(&err);
     cr_assert_eq(gs_sim_run_all(sc, 2, r, &err), 0, "%s", err.msg);
-    const char *names[] = {"exclusive", "time-slicing", "mps", "static-mig", "mig-priority", "all"};
+    const char *names[] = {"exclusive",    "time-slicing", "mps", "static-mig",
+                           "mig-priority", "dynamic-mig",  "all"};
     for (int i = 0; i < GS_SIM_STRATEGIES; i++) {
         cr_assert_str_eq(r[i].strategy->name, names[i]);
         cr_assert_eq(r[i].gpus, 72);
@@ -43,12 +44,20 @@ Test(sim, default_scenario_runs_six_strategies)
     /* time-slicing without memory isolation OOM-kills pods; the engine's memory-aware
      * sharing ("all") does not */
     cr_assert_gt(r[1].oom_kills, 0);
-    cr_assert_eq(r[5].oom_kills, 0);
+    cr_assert_eq(r[6].oom_kills, 0);
     /* priority puts online inference first */
     cr_assert_leq(r[4].online_p99_wait, r[3].online_p99_wait);
-    cr_assert_lt(r[5].online_sla_miss_pct, r[0].online_sla_miss_pct);
+    cr_assert_lt(r[6].online_sla_miss_pct, r[0].online_sla_miss_pct);
     /* all together: more useful work per dollar than exclusive */
-    cr_assert_lt(r[5].cost_per_useful_hour, r[0].cost_per_useful_hour);
+    cr_assert_lt(r[6].cost_per_useful_hour, r[0].cost_per_useful_hour);
+    /* the article's last stage, dynamic MIG + priority: at least 85 % of the GPUs allocated
+     * with online inference's p99 wait under 30 s, above static MIG and MIG + priority */
+    cr_assert_geq(r[5].alloc_share, 0.85, "dynamic-mig allocates %.1f%%", 100 * r[5].alloc_share);
+    cr_assert_lt(r[5].online_p99_wait, 30.0, "dynamic-mig online p99 %.1fs", r[5].online_p99_wait);
+    cr_assert_gt(r[5].alloc_share, r[3].alloc_share);
+    cr_assert_gt(r[5].alloc_share, r[4].alloc_share);
+    cr_assert_gt(r[5].recarves, 0);
+    cr_assert_eq(r[4].recarves, 0, "MIG + priority keeps its layouts");
     struct gs_buf b;
     gs_buf_init(&b, 0);
     cr_assert_eq(gs_report_table(sc, r, GS_SIM_STRATEGIES, &b), 0);
