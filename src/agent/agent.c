@@ -592,13 +592,15 @@ static void layouts_note(struct agent *a, const struct gs_migmgr_plan *plan, cha
     pthread_mutex_unlock(&a->mu);
 }
 
-/* A desired layout refused for good: its generation is finished, nothing changed. */
+/* A desired layout refused for good: its generation is finished (gen 0: an annotation without
+ * a readable generation; the one finished before stays), nothing changed. */
 static void desired_refuse(struct agent *a, int64_t gen, const char *text, const char *why)
 {
     if (gen > a->desired_gen)
         a->desired_gen = gen;
     desired_state(a, "failed", why);
     desired_finished(a, text);
+    a->desired_note[0] = '\0';
     char note[GS_ERROR_MSG_MAX + 64];
     snprintf(note, sizeof(note), "mig-desired generation %lld refused, nothing changed: %s",
              (long long)gen, why);
@@ -634,7 +636,16 @@ static void reconcile_desired(struct agent *a, const json_t *node)
     if (!d)
         return;
     if (gs_mig_desired_read(text, len, d, &err)) {
-        desired_refuse(a, generation_of(text, len), text, err.msg);
+        int64_t gen = generation_of(text, len);
+        if (gen > 0 && gen <= a->desired_gen) { /* stale, even if it could be read */
+            GS_WARN("agent",
+                    "node %s: mig-desired generation %lld is not newer than %lld: "
+                    "left as is (%s)",
+                    a->o->node, (long long)gen, (long long)a->desired_gen, err.msg);
+            desired_finished(a, text);
+        } else {
+            desired_refuse(a, gen, text, err.msg);
+        }
         goto out;
     }
     a->desired_mask = 0;

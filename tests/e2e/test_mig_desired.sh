@@ -189,5 +189,10 @@ inv | python3 -c 'import json,sys; i=json.load(sys.stdin); sys.exit(0 if i.get("
     tn_fail "the restarted agent's inventory lost generation 3 (failed): $(inv)"
 n=$(events MIGLayoutRefused | grep -c 'generation 3 refused')
 [ "$n" = 1 ] || tn_fail "generation 3 was refused $n times"
+
+# 5. an annotation the reader refuses is refused with the reader's field path
+desire '{"v":1,"generation":4,"gpus":[{"i":0,"whole":false}]}'
+bad4() { inv | python3 -c 'import json,sys; i=json.load(sys.stdin); sys.exit(0 if i.get("generation") == 4 and i.get("mig_state") == "failed" and "gpus[0].whole" in i.get("mig_error", "") else 1)'; }
+tn_wait 20 bad4 || tn_fail "an unreadable generation 4 was not refused with its field: $(inv)"
 [ "$TN_OK" = 0 ] || { echo "--- agent log (tail)"; tail -30 "$E2E_DIR/agent.log"; }
 tn_done
