@@ -5,13 +5,14 @@
  * One struct gs_sched per daemon, made and freed by scheduler.c (gs_scheduler_run,
  * gs_scheduler_explain). Locks: st.mu guards the store; mmu the metrics, policy_lists,
  * pending_report and the evicted victims; pmu the tenancy objects po and po_synced; emu the
- * extender's engine. stop, fatal and leader are flags (base/flag.h), read without a lock. The
+ * extender's engine. stop, quit, fatal and leader are flags (base/flag.h), read without a lock. The
  * options o are fixed after start; their strings belong to the caller. */
 #ifndef GS_SCHED_INTERNAL_H
 #define GS_SCHED_INTERNAL_H
 
 #include "../core/catalog.h"
 #include "../core/engine.h"
+#include "../formats/migdesired.h"
 #include "binder.h"
 #include "metrics.h"
 #include "scheduler.h"
@@ -27,7 +28,8 @@
 struct gs_sched {
     struct gs_kube_client *kc;
     struct gs_scheduler_opts o;
-    volatile int *stop;
+    volatile int *stop; /* the caller's: ends gs_scheduler_run */
+    volatile int quit;  /* set when gs_scheduler_run ends its loop: stops the helper threads */
     volatile int fatal;
     struct gs_store st;
     volatile int leader;
@@ -55,6 +57,17 @@ struct gs_sched {
     double evicted_at[GS_EVICTED_MAX];
     int nevicted;
     double lost_gpu_hours;
+    /* dynamic MIG (sched/driver.c, its thread only): the layouts this daemon asked for
+     * lately, until the watch shows them on the Node, and when (hysteresis) */
+#define GS_RECARVE_NOTES 64
+    struct gs__recarve_note {
+        char node[GS_KNAME_MAX];
+        int gpu; /* physical index */
+        int64_t generation;
+        double at_wall, at_mono;
+        struct gs_mig_desired_gpu want;
+    } notes[GS_RECARVE_NOTES];
+    int nnotes;
     /* extender mode: one engine shared by the HTTP handlers */
     pthread_mutex_t emu;
     struct gs_engine *xengine;

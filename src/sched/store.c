@@ -148,3 +148,57 @@ int gs__store_upsert_pod(struct gs_store *s, struct gs_kube_pod *p)
     s->pods[i].seq = ++s->seq;
     return 0;
 }
+
+void gs__store_delete_node(struct gs_store *s, const char *name)
+{
+    int i = gs__store_find_node(s, name);
+    if (i >= 0) {
+        gs_kube_node_release(&s->nodes[i]);
+        s->nodes[i] = s->nodes[--s->nnodes];
+    }
+}
+
+void gs__store_delete_pod(struct gs_store *s, const char *ns, const char *name)
+{
+    int i = gs__store_find_pod(s, ns, name);
+    if (i >= 0) {
+        gs_kube_pod_release(&s->pods[i].p);
+        s->pods[i] = s->pods[--s->npods];
+    }
+}
+
+int gs__store_replace_nodes(struct gs_store *s, struct gs_kube_node *v, int n)
+{
+    int rc = 0;
+    for (int i = 0; i < s->nnodes; i++)
+        gs_kube_node_release(&s->nodes[i]);
+    s->nnodes = 0;
+    for (int i = 0; i < n; i++) {
+        int r = gs__store_upsert_node(s, &v[i]);
+        rc = rc ? rc : r;
+    }
+    return rc;
+}
+
+int gs__store_replace_pods(struct gs_store *s, struct gs_kube_pod *v, int n)
+{
+    int rc = 0;
+    struct gs_store_pod *old = s->pods;
+    int nold = s->npods;
+    s->pods = NULL;
+    s->npods = s->cap_pods = 0;
+    for (int i = 0; i < n; i++) {
+        int r = gs__store_upsert_pod(s, &v[i]);
+        rc = rc ? rc : r;
+        for (int k = 0; k < nold && r == 0; k++)
+            if (strcmp(old[k].p.uid, v[i].uid) == 0) {
+                s->pods[s->npods - 1].next_try = old[k].next_try;
+                s->pods[s->npods - 1].backoff = old[k].backoff;
+                s->pods[s->npods - 1].seq = old[k].seq;
+            }
+    }
+    for (int k = 0; k < nold; k++)
+        gs_kube_pod_release(&old[k].p);
+    free(old);
+    return rc;
+}

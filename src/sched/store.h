@@ -68,4 +68,16 @@ int gs__store_upsert_node(struct gs_store *s, struct gs_kube_node *n);
  * Returns 0 or GS_ENOMEM. */
 int gs__store_upsert_pod(struct gs_store *s, struct gs_kube_pod *p);
 
+/* Remove the node or pod so named, if there. */
+void gs__store_delete_node(struct gs_store *s, const char *name);
+void gs__store_delete_pod(struct gs_store *s, const char *ns, const char *name);
+/* Replace every node with the n in v (a complete list); takes what each owns (each is left
+ * empty). Every node is reported as new (gs__store_upsert_node). Returns 0 or the first
+ * error (the others are still stored). */
+int gs__store_replace_nodes(struct gs_store *s, struct gs_kube_node *v, int n);
+/* Replace every pod with the n in v (a complete list); takes each one's reference to its
+ * constraints. A pod that stays (same UID) keeps its order and backoff. Returns 0 or the
+ * first error (the others are still stored). */
+int gs__store_replace_pods(struct gs_store *s, struct gs_kube_pod *v, int n);
+
 #endif

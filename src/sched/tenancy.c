@@ -7,6 +7,7 @@
 #include "../base/buf.h"
 #include "../base/error.h"
 #include "../base/log.h"
+#include "../kube/informer.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -17,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 /* A bad object is seen on every relist and every cycle: its warning is logged once, and again
  * only after WARN_AGAIN_S (or when it changes, since the text names what is wrong). */
@@ -144,31 +144,63 @@ static int *count_of(struct gs_policy_objs *po, int k)
     return (int *)((char *)po + kinds[k].count);
 }
 
-/* List one kind into po (replacing what was there). *missing: its API is not installed (a
- * 404: the CRD is absent), and the kind is empty. */
-static int list_one(struct gs_kube_client *kc, int k, struct gs_policy_objs *po, char *rv,
-                    size_t rv_size, bool *missing, struct gs_error *err)
+/* One kind's lists, through a kube/informer.h informer (a daemon's feed) or once
+ * (gs_policy_objs_list): the objects a list stages, and where a complete list goes. */
+struct kind_feed {
+    struct gs_policy_feed *f;   /* the feed, or NULL: list once into dst */
+    struct gs_policy_objs *dst; /* without a feed */
+    int k;
+    struct lister l;
+    struct gs_informer *inf;
+};
+
+static void kf_list_begin(void *user)
 {
-    struct lister l = {0, 0, 0, kinds[k].size, kinds[k].read};
-    struct gs_error e;
-    gs_error_init(&e);
-    *missing = false;
-    int rc = gs_kube_list_lane2(kc, kinds[k].path, on_item, &l, rv, rv_size, &e);
-    if (rc && rc != GS_ENOMEM && kinds[k].optional && rc != GS_ENOTFOUND)
-        warn_once("listing %s: %s; pods' volumes are not checked", kinds[k].what, e.msg);
-    if (rc == GS_ENOTFOUND || (rc && rc != GS_ENOMEM && kinds[k].optional)) {
-        *missing = true;
-        rc = 0;
-        l.n = 0;
-    }
-    if (rc) {
-        free(l.items);
-        return gs_error_set(err, rc, "%s", e.msg);
-    }
-    free(*items_of(po, k));
-    *items_of(po, k) = l.items;
-    *count_of(po, k) = l.n;
+    struct kind_feed *kf = user;
+    free(kf->l.items);
+    kf->l = (struct lister){NULL, 0, 0, kinds[kf->k].size, kinds[kf->k].read};
+}
+
+static int kf_list_item(const json_t *item, void *user)
+{
+    struct kind_feed *kf = user;
+    return on_item(item, &kf->l);
+}
+
+static int kf_list_end(const char *rv, int n, bool absent, void *user);
+
+/* An optional kind that cannot be listed (forbidden by an older RBAC role, say) is as good as
+ * absent; a 404 (the CRD is not installed) makes any kind absent (opts.absent_retry_s). */
+static int kf_list_failed(int rc, const struct gs_error *err, void *user)
+{
+    struct kind_feed *kf = user;
+    if (!kinds[kf->k].optional)
+        return rc;
+    warn_once("listing %s: %s; pods' volumes are not checked", kinds[kf->k].what, err->msg);
     return 0;
+}
+
+/* A change to any object of the kind: list it again (the feed hands out whole lists). */
+static int kf_event(const char *type, const json_t *obj, void *user)
+{
+    return GS_INFORMER_RELIST;
+}
+
+static const struct gs_informer_ops kf_ops = {
+    .list_begin = kf_list_begin,
+    .list_item = kf_list_item,
+    .list_end = kf_list_end,
+    .list_failed = kf_list_failed,
+    .event = kf_event,
+};
+
+static struct gs_informer_opts kf_opts(int k, double resync_s)
+{
+    return (struct gs_informer_opts){.path = kinds[k].path,
+                                     .what = kinds[k].what,
+                                     .lane2 = true,
+                                     .resync_s = resync_s,
+                                     .absent_retry_s = 1};
 }
 
 void gs_policy_objs_release(struct gs_policy_objs *po)
@@ -182,14 +214,14 @@ int gs_policy_objs_list(struct gs_kube_client *kc, struct gs_policy_objs *po, st
 {
     memset(po, 0, sizeof(*po));
     for (int k = 0; k < NKINDS; k++) {
-        char rv[64];
-        bool missing;
-        int rc = list_one(kc, k, po, rv, sizeof(rv), &missing, err);
+        struct kind_feed kf = {.dst = po, .k = k};
+        struct gs_informer_opts o = kf_opts(k, 0);
+        int rc = gs_informer_list(kc, &o, &kf_ops, &kf, err);
+        free(kf.l.items);
         if (rc) {
             gs_policy_objs_release(po);
             return rc;
         }
-        po->volumes_unknown |= missing && kinds[k].optional;
     }
     return 0;
 }
@@ -213,106 +245,61 @@ static int copy_objs(const struct gs_policy_objs *from, struct gs_policy_objs *t
     return 0;
 }
 
-/* ---------- the feed: list once, then watch ---------- */
-
-struct watch_state {
-    struct gs_policy_feed *f;
-    int k;
-    pthread_t t;
-    bool started;
-};
+/* ---------- the feed: an informer per kind ---------- */
 
 struct gs_policy_feed {
-    struct gs_kube_client *kc;
-    volatile int *stop;
-    double resync_s;
     pthread_mutex_t mu;
+    /* under mu: */
     struct gs_policy_objs cur;
-    struct {
-        char rv[64]; /* where the watch goes on from; empty: list first */
-        bool dirty;  /* a watch saw a change (or lost its place): list again */
-        bool missing;
-        bool listed;
-        double listed_at;
-    } st[NKINDS];
-    struct watch_state w[NKINDS];
-    uint64_t lists;
+    bool listed[NKINDS];  /* a list of the kind completed */
+    bool missing[NKINDS]; /* and found its API absent */
+    uint64_t gen;         /* lists completed so far */
+    uint64_t synced_gen;  /* gen at the last gs_policy_feed_sync that copied */
+    struct kind_feed kf[NKINDS];
 };
 
-static double feed_now(void)
+static int kf_list_end(const char *rv, int n, bool absent, void *user)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int on_watch(const char *type, const json_t *obj, void *user)
-{
-    struct watch_state *w = user;
-    struct gs_policy_feed *f = w->f;
-    const char *rv =
-        json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
-    pthread_mutex_lock(&f->mu);
-    bool error = strcmp(type, "ERROR") == 0;
-    if (error) {
-        f->st[w->k].dirty = true; /* e.g. 410 Gone: the next list gives a fresh place */
-        f->st[w->k].rv[0] = '\0';
-    } else {
-        if (strcmp(type, "BOOKMARK") != 0)
-            f->st[w->k].dirty = true;
-        if (rv)
-            snprintf(f->st[w->k].rv, sizeof(f->st[w->k].rv), "%s", rv);
-    }
-    pthread_mutex_unlock(&f->mu);
-    return error ? 1 : 0;
-}
-
-static void *watch_main(void *arg)
-{
-    struct watch_state *w = arg;
-    struct gs_policy_feed *f = w->f;
-    while (!gs_flag_get(f->stop)) {
-        char rv[64];
+    struct kind_feed *kf = user;
+    int k = kf->k;
+    struct gs_policy_objs *to = kf->dst;
+    struct gs_policy_feed *f = kf->f;
+    if (f) {
         pthread_mutex_lock(&f->mu);
-        snprintf(rv, sizeof(rv), "%s", f->st[w->k].rv);
-        bool ready = rv[0] && !f->st[w->k].missing;
-        pthread_mutex_unlock(&f->mu);
-        if (!ready) {
-            struct timespec ts = {0, 100 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-            continue;
-        }
-        struct gs_error err;
-        gs_error_init(&err);
-        int rc = gs_kube_watch(f->kc, kinds[w->k].path, rv, 60, on_watch, w, f->stop, &err);
-        if (rc && !gs_flag_get(f->stop)) {
-            /* lost: list again (which gives a fresh place), and do not spin */
-            pthread_mutex_lock(&f->mu);
-            f->st[w->k].dirty = true;
-            f->st[w->k].rv[0] = '\0';
-            pthread_mutex_unlock(&f->mu);
-            if (rc != 1)
-                warn_once("watching %s: %s; listing again", kinds[w->k].what, err.msg);
-            sleep(1);
-        }
+        to = &f->cur;
+        f->listed[k] = true;
+        f->missing[k] = absent;
+        f->gen++;
+    } else {
+        to->volumes_unknown |= absent && kinds[k].optional;
     }
-    return NULL;
+    free(*items_of(to, k));
+    *items_of(to, k) = kf->l.items;
+    *count_of(to, k) = kf->l.n;
+    kf->l.items = NULL;
+    kf->l.n = kf->l.cap = 0;
+    if (f)
+        pthread_mutex_unlock(&f->mu);
+    return 0;
 }
 
-struct gs_policy_feed *gs_policy_feed_new(struct gs_kube_client *kc, volatile int *stop,
-                                          double resync_s)
+struct gs_policy_feed *gs_policy_feed_new(struct gs_kube_client *kc, double resync_s)
 {
     struct gs_policy_feed *f = calloc(1, sizeof(*f));
     if (!f)
         return NULL;
-    f->kc = kc;
-    f->stop = stop;
-    f->resync_s = resync_s;
     pthread_mutex_init(&f->mu, NULL);
     for (int k = 0; k < NKINDS; k++) {
-        f->w[k].f = f;
-        f->w[k].k = k;
-        f->w[k].started = pthread_create(&f->w[k].t, NULL, watch_main, &f->w[k]) == 0;
+        f->kf[k].f = f;
+        f->kf[k].k = k;
+        struct gs_informer_opts o = kf_opts(k, resync_s);
+        struct gs_error err;
+        gs_error_init(&err);
+        if (gs_informer_start(kc, &o, &kf_ops, &f->kf[k], &f->kf[k].inf, &err)) {
+            GS_ERR("tenancy", "%s", err.msg);
+            gs_policy_feed_free(f);
+            return NULL;
+        }
     }
     return f;
 }
@@ -321,9 +308,10 @@ void gs_policy_feed_free(struct gs_policy_feed *f)
 {
     if (!f)
         return;
-    for (int k = 0; k < NKINDS; k++)
-        if (f->w[k].started)
-            pthread_join(f->w[k].t, NULL);
+    for (int k = 0; k < NKINDS; k++) {
+        gs_informer_stop(f->kf[k].inf);
+        free(f->kf[k].l.items);
+    }
     gs_policy_objs_release(&f->cur);
     pthread_mutex_destroy(&f->mu);
     free(f);
@@ -331,56 +319,27 @@ void gs_policy_feed_free(struct gs_policy_feed *f)
 
 uint64_t gs_policy_feed_lists(struct gs_policy_feed *f)
 {
-    pthread_mutex_lock(&f->mu);
-    uint64_t n = f->lists;
-    pthread_mutex_unlock(&f->mu);
+    uint64_t n = 0;
+    for (int k = 0; k < NKINDS; k++)
+        n += gs_informer_lists(f->kf[k].inf);
     return n;
 }
 
 int gs_policy_feed_sync(struct gs_policy_feed *f, struct gs_policy_objs *out, struct gs_error *err)
 {
-    double now = feed_now();
-    int rc = 0, listed = 0;
-    for (int k = 0; k < NKINDS && !rc; k++) {
-        pthread_mutex_lock(&f->mu);
-        bool due = !f->st[k].listed || f->st[k].dirty ||
-                   now - f->st[k].listed_at >= (f->st[k].missing ? 1.0 : f->resync_s);
-        if (due)
-            f->st[k].dirty = false; /* a change seen from here on lists again */
-        pthread_mutex_unlock(&f->mu);
-        if (!due)
-            continue;
-        char rv[64] = "";
-        bool missing = false;
-        /* list into a scratch copy of this kind: cur is only touched under the lock */
-        struct gs_policy_objs one;
-        memset(&one, 0, sizeof(one));
-        rc = list_one(f->kc, k, &one, rv, sizeof(rv), &missing, err);
-        pthread_mutex_lock(&f->mu);
-        f->lists++;
-        listed++;
-        if (rc) {
-            f->st[k].dirty = true;
-        } else {
-            free(*items_of(&f->cur, k));
-            *items_of(&f->cur, k) = *items_of(&one, k);
-            *count_of(&f->cur, k) = *count_of(&one, k);
-            f->st[k].listed = true;
-            f->st[k].listed_at = now;
-            f->st[k].missing = missing;
-            if (rv[0] && !f->st[k].rv[0])
-                snprintf(f->st[k].rv, sizeof(f->st[k].rv), "%s", rv);
-        }
-        pthread_mutex_unlock(&f->mu);
-    }
-    if (rc)
-        return rc;
-    if (!listed)
-        return 0;
     pthread_mutex_lock(&f->mu);
-    rc = copy_objs(&f->cur, out);
-    if (!rc)
-        out->volumes_unknown = f->st[KPVC].missing || f->st[KPV].missing;
+    bool all = true;
+    for (int k = 0; k < NKINDS; k++)
+        all &= f->listed[k];
+    if (!all || f->gen == f->synced_gen) {
+        pthread_mutex_unlock(&f->mu);
+        return 0;
+    }
+    int rc = copy_objs(&f->cur, out);
+    if (!rc) {
+        out->volumes_unknown = f->missing[KPVC] || f->missing[KPV];
+        f->synced_gen = f->gen;
+    }
     pthread_mutex_unlock(&f->mu);
     return rc ? gs_error_set(err, rc, "out of memory") : 1;
 }

@@ -55,23 +55,24 @@ int gs_policy_objs_list(struct gs_kube_client *kc, struct gs_policy_objs *out,
                         struct gs_error *err);
 void gs_policy_objs_release(struct gs_policy_objs *po);
 
-/* The seven kinds kept current for a daemon: each is listed once and then watched, and a watch
- * event (or a lost watch) lists that kind again; every kind is listed again each resync_s
- * anyway, and a kind whose API is absent each second (its CRD may be installed later). The
- * watches run on their own threads until *stop; gs_policy_feed_free joins them. */
+/* The seven kinds kept current for a daemon: one kube/informer.h informer per kind, on its
+ * own thread, lists the kind and watches it; a watch event (or a lost watch) lists that kind
+ * again, every kind is listed again each resync_s anyway, and a kind whose API is absent each
+ * second (its CRD may be installed later). Lists go on the client's second lane.
+ * gs_policy_feed_free stops and joins the informers. Returns NULL without memory or threads. */
 struct gs_policy_feed;
-struct gs_policy_feed *gs_policy_feed_new(struct gs_kube_client *kc, volatile int *stop,
-                                          double resync_s);
+struct gs_policy_feed *gs_policy_feed_new(struct gs_kube_client *kc, double resync_s);
 void gs_policy_feed_free(struct gs_policy_feed *f);
-/* List the kinds that are due (from one thread). Returns 1 with a copy of all seven kinds in
- * out when anything was listed, 0 when nothing was due (out untouched), or an error. */
+/* Returns 1 with a copy of all seven kinds in out once every kind has been listed and a list
+ * completed since the last call that returned 1; else 0 (out untouched), or GS_ENOMEM.
+ * Thread-safe. */
 int gs_policy_feed_sync(struct gs_policy_feed *f, struct gs_policy_objs *out, struct gs_error *err);
 /* The claim named ns/name, or NULL. */
 const struct gs_kube_pvc *gs_policy_pvc_find(const struct gs_policy_objs *po, const char *ns,
                                              const char *name);
 /* The volume named name, or NULL. */
 const struct gs_kube_pv *gs_policy_pv_find(const struct gs_policy_objs *po, const char *name);
-/* Lists done so far (each kind counts one). */
+/* Lists started so far (each kind counts one, failed lists too). */
 uint64_t gs_policy_feed_lists(struct gs_policy_feed *f);
 /* Deep equality (to tell whether a relist changed anything). */
 bool gs_policy_objs_equal(const struct gs_policy_objs *a, const struct gs_policy_objs *b);
