@@ -1,6 +1,7 @@
 /* scheduler.c - `gpusched scheduler`: flags, credentials and signals around
  * sched/scheduler.c. */
 #include "cli.h"
+#include "../formats/scenario.h"
 
 #include "../base/flag.h"
 #include "../base/error.h"
@@ -63,6 +64,7 @@ static void usage(FILE *f, enum mode mode)
                "         [--lease-name gpusched] [--lease-duration 15] [--renew-deadline 10]\n"
                "         [--retry-period 2] [--identity NAME] [--http-port 10259]\n"
                "         [--http-bind 0.0.0.0] [--min-runtime 0] [--mig-config FILE]\n"
+               "         [--dynamic-mig true|false] [--recarve-hold 10m]\n"
                "         [--insecure-skip-tls-verify]\n"
                "\n"
                "A node's GPUs come from the gpusched agent's gpusched.io/inventory annotation;\n"
@@ -73,6 +75,11 @@ static void usage(FILE *f, enum mode mode)
                "Queues (GPUQueue), ResourceQuotas, priorities with preemption (victims that\n"
                "lose the fewest GPU-hours; none younger than --min-runtime seconds), PDBs and\n"
                "gangs (PodGroup) apply; /debug/pending says why each pending pod waits.\n"
+               "--dynamic-mig true re-carves MIG GPUs for pods no free slot fits: the layout\n"
+               "goes to the Node's gpusched.io/mig-desired annotation, the gpusched agent\n"
+               "applies it (instances in use are never destroyed) and the pod, nominated\n"
+               "meanwhile, binds once its instance exists; a GPU changed is left alone for\n"
+               "--recarve-hold.\n"
                "TLS to the API server is verified against the kubeconfig's or the service\n"
                "account's CA; --insecure-skip-tls-verify (or the kubeconfig's own setting)\n"
                "turns that off.\n"
@@ -160,6 +167,7 @@ static int run_mode(int argc, char **argv, enum mode mode)
         .http_port = 10259,
         .max_backoff_s = 60,
         .extender = extender,
+        .recarve_hold_s = 600,
     };
     if (extender) {
         o.leader_elect = false; /* every replica answers kube-scheduler */
@@ -260,7 +268,22 @@ static int run_mode(int argc, char **argv, enum mode mode)
             o.http_bind = v;
         else if (strcmp(a, "--min-runtime") == 0)
             rc = gs_cli_number(a, v, 0, 86400 * 30, &o.min_runtime_s);
-        else if (mode == M_EXPLAIN && strcmp(a, "--output") == 0) {
+        else if (strcmp(a, "--dynamic-mig") == 0) {
+            if (strcmp(v, "true") && strcmp(v, "false")) {
+                fprintf(stderr, "gpusched scheduler: --dynamic-mig '%s': expected true or false\n",
+                        v);
+                return GS_EXIT_USAGE;
+            }
+            o.dynamic_mig = strcmp(v, "true") == 0;
+        } else if (strcmp(a, "--recarve-hold") == 0) {
+            if (gs_parse_duration(v, &o.recarve_hold_s) || o.recarve_hold_s > 86400) {
+                fprintf(stderr,
+                        "gpusched scheduler: --recarve-hold '%s': expected a duration up to 1d "
+                        "(30s, 10m)\n",
+                        v);
+                return GS_EXIT_USAGE;
+            }
+        } else if (mode == M_EXPLAIN && strcmp(a, "--output") == 0) {
             if (strcmp(v, "json") && strcmp(v, "text")) {
                 fprintf(stderr, "gpusched explain: --output '%s': expected text or json\n", v);
                 return GS_EXIT_USAGE;

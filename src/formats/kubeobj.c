@@ -199,6 +199,8 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
     const char *dev = jstr(json_object_get(md, "annotations"), GS_DEVICES_ANNOTATION);
     copy(p->devices, sizeof(p->devices), dev);
     copy(p->node, sizeof(p->node), jstr(spec, "nodeName"));
+    copy(p->nominated, sizeof(p->nominated),
+         jstr(json_object_get(obj, "status"), "nominatedNodeName"));
     copy(p->scheduler, sizeof(p->scheduler), jstr(spec, "schedulerName"));
     if (!p->scheduler[0])
         copy(p->scheduler, sizeof(p->scheduler), "default-scheduler");
@@ -417,6 +419,7 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
 struct shared_inv {
     long refs;
     struct gs_inventory inv;
+    struct gs_mig_desired desired;
 };
 
 static struct shared_inv *shared_of(const struct gs_inventory *inv)
@@ -441,6 +444,12 @@ static void read_inventory(const json_t *md, struct gs_kube_node *n)
     } else if (gs_inventory_read(json_string_value(a), json_string_length(a), &sh->inv, &e) == 0) {
         sh->refs = 1;
         n->inv = &sh->inv;
+        /* the layout the scheduler asked for (ours: one that does not read is ignored) */
+        const json_t *d =
+            json_object_get(json_object_get(md, "annotations"), GS_MIG_DESIRED_ANNOTATION);
+        if (json_is_string(d) &&
+            gs_mig_desired_read(json_string_value(d), json_string_length(d), &sh->desired, &e) == 0)
+            n->desired = &sh->desired;
         return;
     }
     free(sh);
@@ -621,6 +630,7 @@ void gs_kube_node_release(struct gs_kube_node *n)
         if (__atomic_sub_fetch(&sh->refs, 1, __ATOMIC_ACQ_REL) == 0)
             free(sh);
         n->inv = NULL;
+        n->desired = NULL;
     }
 }
 
@@ -632,6 +642,7 @@ void gs_kube_node_move(struct gs_kube_node *dst, struct gs_kube_node *src)
     *dst = *src;
     gs_labels_init(&src->labels);
     src->inv = NULL;
+    src->desired = NULL;
 }
 
 int gs_kube_node_copy(struct gs_kube_node *dst, const struct gs_kube_node *src)

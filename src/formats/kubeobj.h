@@ -16,6 +16,7 @@
 #include "../core/workload.h"
 #include "../core/constraints.h"
 #include "inventory.h"
+#include "migdesired.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -54,6 +55,7 @@ struct gs_kube_pod {
     char name[GS_KNAME_MAX];
     char uid[64];
     char node[GS_KNAME_MAX];
+    char nominated[GS_KNAME_MAX]; /* status.nominatedNodeName */
     char scheduler[64];
     char phase[16];
     char rv[32];
@@ -125,6 +127,9 @@ struct gs_kube_node {
      * reference, gs_kube_node_release drops it); NULL when absent or invalid */
     const struct gs_inventory *inv;
     char inv_error[200]; /* why the annotation present could not be used */
+    /* the gpusched.io/mig-desired annotation (dynamic MIG), read with the inventory and shared
+     * with it; NULL when absent, invalid or without an inventory */
+    const struct gs_mig_desired *desired;
 };
 
 struct gs_error;

@@ -8,7 +8,8 @@
 #include "../base/error.h"
 #include "../base/flag.h"
 #include "../base/log.h"
-#include "../core/gang.h"
+#include "../core/cycle.h"
+#include "../formats/migdesired.h"
 #include "binder.h"
 #include "metrics.h"
 #include "sched_internal.h"
@@ -18,32 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* One pending pod's place in the cycle's order: priority, then pods owed their queue's
- * deserved share before borrowers, then the queue's priority, then its weighted dominant
- * share, then arrival. */
-struct qitem {
-    struct gs_store_pod *e;
-    int idx; /* in the snapshot */
-    int32_t prio;
-    int borrow;
-    int32_t qprio; /* the queue's priority */
-    double drf;
-};
-
-static int cmp_qitem(const void *a, const void *b)
-{
-    const struct qitem *x = a, *y = b;
-    if (x->prio != y->prio)
-        return x->prio > y->prio ? -1 : 1;
-    if (x->borrow != y->borrow)
-        return x->borrow - y->borrow;
-    if (x->qprio != y->qprio)
-        return x->qprio > y->qprio ? -1 : 1;
-    if (x->drf != y->drf)
-        return x->drf < y->drf ? -1 : 1;
-    return x->e->seq < y->e->seq ? -1 : x->e->seq > y->e->seq;
-}
 
 /* A cycle's shared state. */
 struct cycle {
@@ -106,11 +81,6 @@ static int assume_and_bind(struct cycle *cy, const struct gs_kube_pod *p, const 
     if (p->req.kind != GS_REQ_NONE)
         gs_kube_devices_str(cy->c, a, j.devices, sizeof(j.devices));
     snprintf(j.path, sizeof(j.path), "/api/v1/namespaces/%s/pods/%s/binding", p->ns, p->name);
-    if (gs_cluster_bind(cy->c, &p->req, a))
-        return GS_EINTERNAL;
-    if (cy->ks && p->k)
-        gs_kstate_add_pod(cy->ks, cy->c, &p->k->kp, a->node);
-    gs__snapshot_count_resources(cy->sn, a->node, p);
     if (s->dry) {
         char msg[600];
         snprintf(msg, sizeof(msg), "fits: would bind to %s%s%s", j.node, j.devices[0] ? " " : "",
@@ -265,107 +235,81 @@ static const char *classify(struct cycle *cy, const struct gs_kube_pod *p,
 
 /* A nomination holds while its victims leave: 30 s at least, and while (up to 5 minutes) a
  * pod on the nominated node is still terminating (victims with a long grace period), so that
- * a waiting preemptor does not evict a second set. */
+ * a waiting preemptor does not evict a second set; and while a GPU of the node is being
+ * re-carved. */
 static bool nomination_live(const struct cycle *cy, const struct gs_store_pod *e)
 {
     if (!e->nominated[0])
         return false;
+    int node = gs__snapshot_find_node(cy->sn, e->nominated);
+    if (node >= 0 && cy->sn->node_busy && cy->sn->node_busy[node])
+        return true; /* a GPU there is being re-carved, for it or another pod */
     double age = gs_clock_mono() - e->nominated_at;
     if (age < 30)
         return true;
-    int node = age > 300 || !cy->leaving ? -1 : gs__snapshot_find_node(cy->sn, e->nominated);
-    return node >= 0 && cy->leaving[node];
+    return age <= 300 && node >= 0 && cy->leaving && cy->leaving[node];
 }
 
-/* The devices a nominated pod would take on its node now, if it fits there. */
-static bool nominated_alloc(const struct cycle *cy, const struct gs_store_pod *e,
-                            struct gs_alloc *a)
-{
-    int node = e->nominated[0] ? gs__snapshot_find_node(cy->sn, e->nominated) : -1;
-    if (node < 0 || !gs_engine_fits(cy->c, node, &e->p.req, NULL))
-        return false;
-    gs_engine_score(cy->engine, cy->c, node, &e->p.req, a);
-    a->node = node;
-    return true;
-}
-
-/* What victim choice sees in this cycle: the running pods, budgets, tenants. */
-static struct gs_preempt_ctx preempt_ctx(struct cycle *cy)
-{
-    return (struct gs_preempt_ctx){.run = cy->ty.run,
-                                   .nrun = cy->ty.nrun,
-                                   .ngangs = cy->ty.ngangs,
-                                   .pdb_allowed = cy->ty.pdb_allowed,
-                                   .npdb = cy->ty.npdb,
-                                   .tenants = &cy->ty.t,
-                                   .now_s = cy->now_wall,
-                                   .min_runtime_s = cy->s->o.min_runtime_s};
-}
-
-/* Evict a plan's victims for p (DisruptionTarget, delete with the UID precondition, Events);
- * their names are appended to names. */
-static void evict(struct cycle *cy, const struct gs_kube_pod *p, int queue,
-                  const struct gs_preempt_plan *plan, char *names, size_t size)
+/* Evict running pod v (an index into cy->ty.run) for p: DisruptionTarget, delete with the UID
+ * precondition, Events; its name is appended to names. The cycle already took it off the
+ * cluster and its queue. */
+static void evict(struct cycle *cy, const struct gs_kube_pod *p, int queue, int v, char *names,
+                  size_t size)
 {
     struct gs_sched *s = cy->s;
     struct gs_snapshot *sn = cy->sn;
-    const char *node = cy->c->nodes[plan->node].name;
+    int vp = cy->ty.run_pod[v];
+    const struct gs_kube_pod *vpod = &sn->pods[vp].p;
+    const char *node = vpod->node;
     size_t off = strlen(names);
-    for (int i = 0; i < plan->nvictims; i++) {
-        struct gs_running *v = &cy->ty.run[plan->victims[i]];
-        int vp = cy->ty.run_pod[plan->victims[i]];
-        const struct gs_kube_pod *vpod = &sn->pods[vp].p;
-        if (off < size - 1)
-            off += (size_t)snprintf(names + off, size - off, "%s%s/%s", off ? ", " : "", vpod->ns,
-                                    vpod->name);
-        if (v->node >= 0 && v->node < cy->c->nnodes)
-            gs_cluster_unbind(cy->c, &v->req, &v->alloc);
-        gs_tenants_charge(&cy->ty.t, v->queue, vpod->ns, &v->demand, -1);
-        v->node = -1; /* gone for the rest of the cycle */
-        v->gang = -1;
-        if (s->dry)
-            continue;
-        pthread_mutex_lock(&s->mmu);
-        int slot =
-            s->nevicted < GS_EVICTED_MAX ? s->nevicted++ : (int)(s->victims % GS_EVICTED_MAX);
-        snprintf(s->evicted[slot], sizeof(s->evicted[slot]), "%s", vpod->uid);
-        s->evicted_at[slot] = gs_clock_mono();
-        pthread_mutex_unlock(&s->mmu);
-        char msg[800], path[600];
-        snprintf(msg, sizeof(msg), "Preempted by %s/%s (priority %d%s%s) on node %s", p->ns,
-                 p->name, (int)p->priority, queue >= 0 ? ", queue " : "",
-                 queue >= 0 ? cy->ty.t.q[queue].name : "", node);
-        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", vpod->ns, vpod->name);
-        gs__binder_write_later(s, "PATCH", path, "application/strategic-merge-patch+json",
-                               gs_kube_disruption_patch(msg));
-        gs__binder_emit_event(s, vpod, "Normal", "Preempted", "Preempting", msg);
-        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", vpod->ns, vpod->name);
-        gs__binder_write_later(s, "DELETE", path, NULL, gs_kube_delete_options(vpod->uid, -1));
-    }
-}
-
-/* Hold devices a for p in this cycle and nominate its node (nominatedNodeName, the
- * Preempting Event and /debug/pending say msg) while the victims terminate. */
-static void nominate(struct cycle *cy, const struct gs_kube_pod *p, int queue,
-                     const struct gs_alloc *a, const char *msg)
-{
-    struct gs_sched *s = cy->s;
-    const char *node = cy->c->nodes[a->node].name;
-    report(cy, p, queue, "preempting", msg);
-    gs_cluster_bind(cy->c, &p->req, a);
+    if (off < size - 1)
+        snprintf(names + off, size - off, "%s%s/%s", off ? ", " : "", vpod->ns, vpod->name);
     if (s->dry)
         return;
-    GS_INFO("scheduler", "%s/%s: %s", p->ns, p->name, msg);
-    gs__binder_emit_event(s, p, "Normal", "Preempting", "Preempting", msg);
-    char path[600];
-    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", p->ns, p->name);
+    pthread_mutex_lock(&s->mmu);
+    int slot = s->nevicted < GS_EVICTED_MAX ? s->nevicted++ : (int)(s->victims % GS_EVICTED_MAX);
+    snprintf(s->evicted[slot], sizeof(s->evicted[slot]), "%s", vpod->uid);
+    s->evicted_at[slot] = gs_clock_mono();
+    pthread_mutex_unlock(&s->mmu);
+    char msg[800], path[600];
+    snprintf(msg, sizeof(msg), "Preempted by %s/%s (priority %d%s%s) on node %s", p->ns, p->name,
+             (int)p->priority, queue >= 0 ? ", queue " : "",
+             queue >= 0 ? cy->ty.t.q[queue].name : "", node);
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", vpod->ns, vpod->name);
     gs__binder_write_later(s, "PATCH", path, "application/strategic-merge-patch+json",
-                           gs_kube_nominated_patch(node, msg));
+                           gs_kube_disruption_patch(msg));
+    gs__binder_emit_event(s, vpod, "Normal", "Preempted", "Preempting", msg);
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", vpod->ns, vpod->name);
+    gs__binder_write_later(s, "DELETE", path, NULL, gs_kube_delete_options(vpod->uid, -1));
+}
+
+/* Hold devices a for p (the cycle holds them on the cluster) and nominate its node
+ * (nominatedNodeName; an Event with reason, and /debug/pending, say msg) while its victims
+ * terminate or its GPU is re-carved. A pod already nominated there only gets the report. */
+static void nominate(struct cycle *cy, const struct gs_store_pod *e, int queue,
+                     const struct gs_alloc *a, const char *reason, const char *msg)
+{
+    struct gs_sched *s = cy->s;
+    const struct gs_kube_pod *p = &e->p;
+    const char *node = cy->c->nodes[a->node].name;
+    report(cy, p, queue, "preempting", msg);
+    if (s->dry)
+        return;
+    bool again = strcmp(e->nominated, node) == 0;
+    if (!again) {
+        GS_INFO("scheduler", "%s/%s: %s", p->ns, p->name, msg);
+        gs__binder_emit_event(s, p, "Normal", reason, reason, msg);
+        char path[600];
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", p->ns, p->name);
+        gs__binder_write_later(s, "PATCH", path, "application/strategic-merge-patch+json",
+                               gs_kube_nominated_patch(node, msg));
+    }
     pthread_mutex_lock(&s->st.mu);
     int i = gs__store_find_pod(&s->st, p->ns, p->name);
     if (i >= 0) {
         snprintf(s->st.pods[i].nominated, sizeof(s->st.pods[i].nominated), "%s", node);
-        s->st.pods[i].nominated_at = gs_clock_mono();
+        if (!again)
+            s->st.pods[i].nominated_at = gs_clock_mono();
         s->st.pods[i].next_try = gs_clock_mono() + 0.25;
     }
     pthread_mutex_unlock(&s->st.mu);
@@ -378,19 +322,6 @@ static void count_preemption(struct gs_sched *s, int victims, double gpu_hours)
     s->victims += (uint64_t)victims;
     s->lost_gpu_hours += gpu_hours;
     pthread_mutex_unlock(&s->mmu);
-}
-
-/* Evict the plan's victims for p and hold the freed devices for it. */
-static void preempt(struct cycle *cy, const struct gs_kube_pod *p, int queue,
-                    const struct gs_preempt_plan *plan)
-{
-    char names[1024] = "", msg[1400];
-    evict(cy, p, queue, plan, names, sizeof(names));
-    snprintf(msg, sizeof(msg), "preempting %d pod%s on node %s (%.4f GPU-hours lost): %s",
-             plan->nvictims, plan->nvictims == 1 ? "" : "s", cy->c->nodes[plan->node].name,
-             plan->gpu_hours, names);
-    nominate(cy, p, queue, &plan->alloc, msg);
-    count_preemption(cy->s, plan->nvictims, plan->gpu_hours);
 }
 
 static bool tolerates_node(void *ctx, int node)
@@ -410,44 +341,6 @@ static bool node_has_room(void *ctx, int node)
     if (t->vol_refused)
         t->vol_refused[node] = vol;
     return ok;
-}
-
-/* Nodes out for this pod: those with a taint it does not tolerate (returned count) and those
- * its Kubernetes constraints refuse (counted per verdict in kno[]); both are marked
- * unschedulable for the engine and preemption until unmask_taints. */
-static int mask_taints(struct cycle *cy, const struct gs_kube_pod *p, const struct tol_ctx *vt,
-                       int8_t **masked, int kno[GS_KVERDICT_COUNT])
-{
-    struct gs_cluster *c = cy->c;
-    int nn = c->nnodes, n = 0;
-    memset(kno, 0, sizeof(int) * GS_KVERDICT_COUNT);
-    struct tol_ctx tc = {cy, p, vt->pvs, vt->npvs, NULL};
-    bool constrained = cy->ks && cy->kp && p->k &&
-                       gs_kprep_compute(cy->kp, cy->ks, c, &p->k->kp, tolerates_node, &tc) == 0 &&
-                       !gs_kprep_trivial(cy->kp);
-    *masked = cy->sn->tainted || constrained || tc.npvs > 0 ? calloc((size_t)nn + 1, 1) : NULL;
-    for (int i = 0; *masked && i < nn; i++) {
-        if (c->nodes[i].unschedulable)
-            continue;
-        if ((cy->sn->tainted && !gs_kube_tolerates(p, &cy->sn->nodes[i])) ||
-            !node_has_room(&tc, i)) {
-            (*masked)[i] = 1;
-            n++;
-        } else if (constrained) {
-            enum gs_kverdict v = gs_kprep_filter(cy->kp, cy->ks, c, i);
-            /* spec.nodeSelector alone is the engine's own selector filter, in its words */
-            if (v == GS_KFIT ||
-                (v == GS_KNO_NODE_AFFINITY && !p->k->kp.has_required && !p->sel_partial))
-                continue;
-            kno[v]++;
-            (*masked)[i] = 1;
-        } else {
-            continue;
-        }
-        c->nodes[i].unschedulable = true;
-        gs_node_touch(&c->nodes[i]);
-    }
-    return n;
 }
 
 /* ", 3 node(s) didn't match pod anti-affinity rules" for the nodes the constraints refused
@@ -477,16 +370,6 @@ static int constraint_reasons(const struct gs_reasons *r, int vol, char *out, si
     return total;
 }
 
-static void unmask_taints(struct cycle *cy, int8_t *masked)
-{
-    for (int i = 0; masked && i < cy->c->nnodes; i++)
-        if (masked[i]) {
-            cy->c->nodes[i].unschedulable = false;
-            gs_node_touch(&cy->c->nodes[i]);
-        }
-    free(masked);
-}
-
 /* A gang past its PodGroup's scheduleTimeoutSeconds says so in its message (the members keep
  * waiting, and keep holding nothing). */
 static void gang_timeout(const struct cycle *cy, const struct gs_kube_podgroup *pg, char *msg,
@@ -500,163 +383,6 @@ static void gang_timeout(const struct cycle *cy, const struct gs_kube_podgroup *
              "; scheduleTimeoutSeconds %d passed (%.0f s since the PodGroup "
              "was created)",
              (int)pg->timeout_s, waited);
-}
-
-/* Victims for every member of a gang that does not fit: each member whose place needs them
- * evicts its victims and is nominated; the others are nominated where they fit; every
- * member holds its devices in this cycle. Returns false when no victim set helps. */
-static bool preempt_gang(struct cycle *cy, const struct gs_kube_podgroup *pg, const int *members,
-                         const struct gs_request *const *reqs, int nm, int queue, bool owed)
-{
-    struct gs_snapshot *sn = cy->sn;
-    const struct gs_kube_pod *p0 = &sn->pods[members[0]].p;
-    struct gs_preempt_plan *plans = calloc((size_t)nm, sizeof(*plans));
-    if (!plans)
-        return false;
-    struct gs_preempt_ctx ctx = preempt_ctx(cy);
-    struct gs_preemptor pr = {NULL, queue, p0->priority, owed};
-    if (gs_gang_preempt(cy->engine, cy->c, &cy->ty.t, &ctx, &pr, reqs, nm, plans) != 0) {
-        free(plans);
-        return false;
-    }
-    char names[1024] = "", msg[1400];
-    int nv = 0;
-    double lost = 0;
-    for (int k = 0; k < nm; k++) {
-        if (plans[k].nvictims == 0)
-            continue;
-        evict(cy, &sn->pods[members[k]].p, queue, &plans[k], names, sizeof(names));
-        nv += plans[k].nvictims;
-        lost += plans[k].gpu_hours;
-    }
-    snprintf(msg, sizeof(msg),
-             "gang %s/%s (%d pods): preempting %d pod%s (%.4f GPU-hours lost) so that every "
-             "member starts at once: %s",
-             pg->ns, pg->name, nm, nv, nv == 1 ? "" : "s", lost, names);
-    for (int k = 0; k < nm; k++) {
-        struct gs_qvec d;
-        nominate(cy, &sn->pods[members[k]].p, queue, &plans[k].alloc, msg);
-        gs_tenants_demand(&cy->ty.t, reqs[k], &d);
-        gs_tenants_charge(&cy->ty.t, queue, sn->pods[members[k]].p.ns, &d, +1);
-    }
-    count_preemption(cy->s, nv, lost);
-    free(plans);
-    return true;
-}
-
-/* A gang: place every pending member (due or in backoff) at once, or none. When it does
- * not fit, its members preempt for it together (gs_gang_preempt); while their victims
- * terminate, members nominated for a node hold what is free there for the gang. */
-static void schedule_gang(struct cycle *cy, int g, double t0)
-{
-    struct gs_snapshot *sn = cy->sn;
-    struct gs_sched *s = cy->s;
-    const struct gs_kube_podgroup *pg = &cy->po.groups[g];
-    int bound = 0, members[256], nm = 0;
-    bool nominated = false;
-    for (int i = 0; i < sn->np; i++) {
-        const struct gs_kube_pod *p = &sn->pods[i].p;
-        if (cy->ty.pod_gang[i] != g || p->terminating)
-            continue;
-        if (p->node[0])
-            bound++;
-        else if (nm < 256 && strcmp(p->scheduler, s->o.scheduler_name) == 0) {
-            members[nm++] = i;
-            nominated |= nomination_live(cy, &sn->pods[i]);
-        }
-    }
-    if (nm == 0)
-        return;
-    const struct gs_kube_pod *p0 = &sn->pods[members[0]].p;
-    int queue = cy->ty.pod_queue[members[0]];
-    char msg[1400];
-    if (nm + bound < pg->min_member) {
-        snprintf(msg, sizeof(msg),
-                 "gang %s/%s: %d of minMember %d pods exist; waiting for the rest", pg->ns,
-                 pg->name, nm + bound, (int)pg->min_member);
-        gang_timeout(cy, pg, msg, sizeof(msg));
-        for (int k = 0; k < nm; k++)
-            unschedulable(cy, &sn->pods[members[k]].p, queue, "gang", msg, t0);
-        return;
-    }
-    struct gs_qvec sum, d;
-    gs_qvec_zero(&sum);
-    const struct gs_request *reqs[256];
-    for (int k = 0; k < nm; k++) {
-        reqs[k] = &sn->pods[members[k]].p.req;
-        gs_tenants_demand(&cy->ty.t, reqs[k], &d);
-        for (int x = 0; x < GS_QR_COUNT; x++)
-            sum.v[x] += d.v[x];
-    }
-    char why[400];
-    enum gs_admit adm = gs_tenants_admit(&cy->ty.t, queue, p0->ns, &sum, why, sizeof(why));
-    if (adm == GS_ADMIT_DENY) {
-        snprintf(msg, sizeof(msg), "quota: gang %s/%s (%d pods): %s", pg->ns, pg->name, nm, why);
-        for (int k = 0; k < nm; k++)
-            unschedulable(cy, &sn->pods[members[k]].p, queue, "quota", msg, t0);
-        return;
-    }
-    struct gs_decision dec[256];
-    struct gs_reasons r;
-    int failed = 0;
-    int8_t *masked;
-    int kno[GS_KVERDICT_COUNT];
-    /* the first member's taints, constraints and volumes stand for the gang's (members are
-     * placed in one step: they do not see each other's affinity) */
-    const struct gs_kube_pv *pvs[GS_MAX_POD_CLAIMS];
-    int npvs = 0;
-    if (pod_volumes(cy, p0, pvs, &npvs, why, sizeof(why))) {
-        snprintf(msg, sizeof(msg), "volumes: gang %s/%s (%d pods): %s", pg->ns, pg->name, nm, why);
-        for (int k = 0; k < nm; k++)
-            unschedulable(cy, &sn->pods[members[k]].p, queue, "constraints", msg, t0);
-        return;
-    }
-    struct tol_ctx vt = {cy, p0, pvs, npvs, NULL};
-    mask_taints(cy, p0, &vt, &masked, kno);
-    int rc = gs_gang_place(cy->engine, cy->c, reqs, nm, dec, &failed, &r);
-    if (rc == 0) {
-        unmask_taints(cy, masked);
-        /* the gang holds its devices in c; bind each member on those devices */
-        for (int k = 0; k < nm; k++)
-            gs_cluster_unbind(cy->c, reqs[k], &dec[k].alloc);
-        for (int k = 0; k < nm; k++)
-            if (assume_and_bind(cy, &sn->pods[members[k]].p, &dec[k].alloc, t0) == 0) {
-                gs_tenants_demand(&cy->ty.t, reqs[k], &d);
-                gs_tenants_charge(&cy->ty.t, queue, sn->pods[members[k]].p.ns, &d, +1);
-            }
-        if (!s->dry)
-            GS_INFO("scheduler", "gang %s/%s: %d pods placed together", pg->ns, pg->name, nm);
-        return;
-    }
-    bool preempted = !nominated && !p0->preempt_never &&
-                     preempt_gang(cy, pg, members, reqs, nm, queue, adm == GS_ADMIT_OWED);
-    unmask_taints(cy, masked);
-    if (preempted)
-        return;
-    char reasons[600];
-    gs_reasons_str(&r, reqs[failed], reasons, sizeof(reasons));
-    snprintf(msg, sizeof(msg),
-             "gang %s/%s (%d pods, minMember %d): member %s does not fit: %s; "
-             "the gang holds nothing",
-             pg->ns, pg->name, nm, (int)pg->min_member, sn->pods[members[failed]].p.name, reasons);
-    if (nominated) {
-        /* victims still leaving: what is free on each nominated node waits for its member */
-        for (int k = 0; k < nm; k++) {
-            struct gs_alloc a;
-            if (nominated_alloc(cy, &sn->pods[members[k]], &a))
-                gs_cluster_bind(cy->c, reqs[k], &a);
-        }
-        snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
-                 "; waiting for the pods preempted for it to leave");
-        for (int k = 0; k < nm; k++) {
-            report(cy, &sn->pods[members[k]].p, queue, "preempting", msg);
-            gs__binder_backoff_pod(s, &sn->pods[members[k]].p, 0.25);
-        }
-        return;
-    }
-    gang_timeout(cy, pg, msg, sizeof(msg));
-    for (int k = 0; k < nm; k++)
-        unschedulable(cy, &sn->pods[members[k]].p, queue, "gang", msg, t0);
 }
 
 /* The tenancy objects as last listed (an empty list may be a NULL pointer: copy only what
@@ -704,6 +430,243 @@ static bool copy_policy(struct gs_sched *s, struct gs_policy_objs *cp)
     return ok;
 }
 
+/* The cycle's hooks (core/cycle.h): one pending pod's taints, Kubernetes constraints, bound
+ * volumes and further resources, prepared when the cycle asks. */
+struct hooks {
+    struct cycle *cy;
+    const int *idx; /* cycle pod -> snapshot pod */
+    int cur;        /* the pod prepared, or -1 */
+    const struct gs_kube_pv *pvs[GS_MAX_POD_CLAIMS];
+    struct tol_ctx tc;
+    bool kprepared;
+    int *vol; /* per cycle pod: nodes refused for a volume's node affinity */
+};
+
+static void hooks_settle(struct hooks *h)
+{
+    if (h->cur >= 0 && h->tc.vol_refused) {
+        for (int i = 0; i < h->cy->c->nnodes; i++)
+            h->vol[h->cur] += h->tc.vol_refused[i];
+    }
+    free(h->tc.vol_refused);
+    h->tc.vol_refused = NULL;
+    h->cur = -1;
+}
+
+static int hook_prepare(void *ctx, int pod, struct gs_kplace *k)
+{
+    struct hooks *h = ctx;
+    struct cycle *cy = h->cy;
+    hooks_settle(h);
+    const struct gs_kube_pod *p = &cy->sn->pods[h->idx[pod]].p;
+    char why[300];
+    int npvs = 0;
+    if (pod_volumes(cy, p, h->pvs, &npvs, why, sizeof(why)))
+        npvs = 0; /* checked before the cycle */
+    h->cur = pod;
+    h->tc = (struct tol_ctx){cy, p, h->pvs, npvs,
+                             npvs > 0 ? calloc((size_t)cy->c->nnodes + 1, 1) : NULL};
+    *k = (struct gs_kplace){.tol = cy->sn->tainted ? tolerates_node : NULL,
+                            .tol_ctx = &h->tc,
+                            .fit = node_has_room,
+                            .fit_ctx = &h->tc};
+    h->kprepared = cy->ks && cy->kp && p->k &&
+                   gs_kprep_compute(cy->kp, cy->ks, cy->c, &p->k->kp, tolerates_node, &h->tc) == 0;
+    if (h->kprepared) {
+        k->ks = cy->ks;
+        k->kp = cy->kp;
+        k->selector_in_req = !p->k->kp.has_required && !p->sel_partial;
+    }
+    return 0;
+}
+
+/* Whether the node may take the pod apart from its devices: taints, resources and volumes,
+ * then its constraints (spec.nodeSelector alone is the engine's own selector filter). */
+static bool hook_allows(void *ctx, int pod, int node)
+{
+    struct hooks *h = ctx;
+    struct cycle *cy = h->cy;
+    if (h->cur != pod) {
+        struct gs_kplace k;
+        hook_prepare(ctx, pod, &k);
+    }
+    const struct gs_kube_pod *p = h->tc.p;
+    struct tol_ctx t = h->tc;
+    t.vol_refused = NULL;
+    if ((cy->sn->tainted && !gs_kube_tolerates(p, &cy->sn->nodes[node])) ||
+        !node_has_room(&t, node))
+        return false;
+    if (!h->kprepared || gs_kprep_trivial(cy->kp))
+        return true;
+    enum gs_kverdict v = gs_kprep_filter(cy->kp, cy->ks, cy->c, node);
+    return v == GS_KFIT || (v == GS_KNO_NODE_AFFINITY && !p->k->kp.has_required && !p->sel_partial);
+}
+
+static void hook_placed(void *ctx, int pod, int node)
+{
+    struct hooks *h = ctx;
+    struct cycle *cy = h->cy;
+    const struct gs_kube_pod *p = &cy->sn->pods[h->idx[pod]].p;
+    if (cy->ks && p->k)
+        gs_kstate_add_pod(cy->ks, cy->c, &p->k->kp, node);
+    gs__snapshot_count_resources(cy->sn, node, p);
+}
+
+/* Remember a layout asked for a node's GPU (the oldest note gives way). */
+static void note_recarve(struct gs_sched *s, const char *node, int gpu, int64_t gen,
+                         const struct gs_mig_desired_gpu *want)
+{
+    int k = 0;
+    for (; k < s->nnotes; k++)
+        if (strcmp(s->notes[k].node, node) == 0 && s->notes[k].gpu == gpu)
+            break;
+    if (k == s->nnotes && s->nnotes < GS_RECARVE_NOTES)
+        s->nnotes++;
+    if (k == GS_RECARVE_NOTES) {
+        k = 0;
+        for (int j = 1; j < s->nnotes; j++)
+            if (s->notes[j].at_mono < s->notes[k].at_mono)
+                k = j;
+    }
+    struct gs__recarve_note *x = &s->notes[k];
+    snprintf(x->node, sizeof(x->node), "%s", node);
+    x->gpu = gpu;
+    x->generation = gen;
+    x->at_wall = gs_clock_wall();
+    x->at_mono = gs_clock_mono();
+    x->want = *want;
+}
+
+/* The notes in the snapshot: a GPU changed lately keeps its change time (hysteresis); one
+ * whose change the Node does not show yet (the watch lags the write) is busy. Notes older
+ * than the hold time, or than 2 minutes once the Node shows them, are dropped. */
+static void apply_notes(struct gs_snapshot *sn, struct gs_sched *s)
+{
+    double now = gs_clock_mono();
+    for (int k = 0; k < s->nnotes; k++) {
+        struct gs__recarve_note *x = &s->notes[k];
+        int node = gs__snapshot_find_node(sn, x->node);
+        const struct gs_kube_node *kn = node >= 0 ? &sn->nodes[node] : NULL;
+        int64_t seen = kn && kn->desired ? kn->desired->generation : 0;
+        if (kn && kn->inv && kn->inv->generation > seen)
+            seen = kn->inv->generation;
+        if (!kn || (now - x->at_mono > s->o.recarve_hold_s &&
+                    (seen >= x->generation || now - x->at_mono > 120))) {
+            s->notes[k--] = s->notes[--s->nnotes];
+            continue;
+        }
+        const struct gs_node *n = &sn->c.nodes[node];
+        if (x->gpu < 0 || x->gpu >= n->ngpus)
+            continue;
+        sn->changed_s[n->gpu0 + x->gpu] = x->at_wall;
+        if (seen < x->generation && now - x->at_mono < 120) {
+            sn->busy[n->gpu0 + x->gpu] = 1;
+            sn->node_busy[node] = 1;
+        }
+    }
+}
+
+/* Victims chosen for one pod (or gang) so far in the decisions: for its message. */
+struct victims {
+    int owner; /* the pod (cycle index), or -2 - gang */
+    int n;
+    double gpu_hours;
+    char names[1024];
+};
+
+/* Write the new layouts the cycle chose for one node's GPUs (REPARTITION decisions
+ * d[from..to)) as its gpusched.io/mig-desired, GPUs whose earlier change is still pending
+ * kept, with the next generation; remember it until the watch shows it. */
+static void write_desired(struct cycle *cy, const struct gs_cycle_out *out, int from, int to)
+{
+    struct gs_sched *s = cy->s;
+    int node = out->d[from].node;
+    const struct gs_kube_node *kn = &cy->sn->nodes[node];
+    const struct gs_node *n = &cy->c->nodes[node];
+    struct gs_mig_desired d;
+    gs__snapshot_pending_desired(cy->sn, node, &d);
+    d.version = GS_MIG_DESIRED_VERSION;
+    int64_t gen = d.generation;
+    /* what this daemon asked lately that the Node does not show yet stays asked */
+    int64_t shown = kn->desired ? kn->desired->generation : 0;
+    for (int k = 0; k < s->nnotes; k++) {
+        const struct gs__recarve_note *x = &s->notes[k];
+        if (strcmp(x->node, kn->name) != 0 || x->generation <= shown)
+            continue;
+        if (x->generation > gen)
+            gen = x->generation;
+        int j = 0;
+        while (j < d.ngpus && d.gpus[j].index != x->gpu)
+            j++;
+        if (j == d.ngpus && d.ngpus < GS_MAX_GPUS_NODE)
+            d.ngpus++;
+        if (j < d.ngpus)
+            d.gpus[j] = x->want;
+    }
+    for (int a = 1; a < d.ngpus; a++) /* index order */
+        for (int b = a; b > 0 && d.gpus[b - 1].index > d.gpus[b].index; b--) {
+            struct gs_mig_desired_gpu tmp = d.gpus[b];
+            d.gpus[b] = d.gpus[b - 1];
+            d.gpus[b - 1] = tmp;
+        }
+    if (kn->inv && kn->inv->generation > gen)
+        gen = kn->inv->generation;
+    if (kn->desired && kn->desired->generation > gen)
+        gen = kn->desired->generation;
+    d.generation = gen + 1;
+    char what[400] = "";
+    for (int k = from; k < to; k++) {
+        const struct gs_cyc_decision *x = &out->d[k];
+        int index = x->gpu - n->gpu0;
+        struct gs_mig_desired_gpu *g = NULL;
+        for (int j = 0; j < d.ngpus && !g; j++)
+            if (d.gpus[j].index == index)
+                g = &d.gpus[j];
+        if (!g && d.ngpus < GS_MAX_GPUS_NODE) {
+            int j = d.ngpus++;
+            while (j > 0 && d.gpus[j - 1].index > index) {
+                d.gpus[j] = d.gpus[j - 1];
+                j--;
+            }
+            g = &d.gpus[j];
+        }
+        if (!g)
+            continue;
+        memset(g, 0, sizeof(*g));
+        g->index = index;
+        g->whole = x->mode != GS_GPU_MIG;
+        const struct gs_gpu_model *m = gs_catalog_get(cy->c->gpus[x->gpu].model);
+        for (int i = 0; !g->whole && i < x->layout.n && i < GS_INV_MAX_INST; i++) {
+            snprintf(g->inst[i].profile, sizeof(g->inst[i].profile), "%s",
+                     m->profiles[x->layout.inst[i].profile].name);
+            g->inst[i].start = x->layout.inst[i].start;
+            g->ninst++;
+        }
+        size_t o = strlen(what);
+        char lay[160] = "";
+        if (g->whole)
+            snprintf(lay, sizeof(lay), "whole");
+        for (int i = 0; i < g->ninst; i++)
+            snprintf(lay + strlen(lay), sizeof(lay) - strlen(lay), "%s%s@%d", i ? "," : "",
+                     g->inst[i].profile, g->inst[i].start);
+        snprintf(what + o, sizeof(what) - o, "%sGPU %d -> %s", o ? "; " : "", index, lay);
+        note_recarve(s, kn->name, index, d.generation, g);
+    }
+    GS_INFO("scheduler", "node %s: re-carving (generation %lld): %s", kn->name,
+            (long long)d.generation, what);
+    if (s->dry)
+        return;
+    char *text = gs_mig_desired_write(&d);
+    if (!text)
+        return;
+    char path[400];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%s", kn->name);
+    gs__binder_write_later(
+        s, "PATCH", path, "application/merge-patch+json",
+        json_pack("{s:{s:{s:s}}}", "metadata", "annotations", GS_MIG_DESIRED_ANNOTATION, text));
+    free(text);
+}
+
 int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_nodes)
 {
     struct gs_store *st = &s->st;
@@ -731,6 +694,7 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
         gs_policy_objs_release(cp);
         return src;
     }
+    apply_notes(&sn, s);
     cy.s = s;
     cy.sn = &sn;
     cy.c = &sn.c;
@@ -752,53 +716,28 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
     }
     pthread_mutex_unlock(&s->mmu);
     size_t anp = np > 0 ? (size_t)np : 1;
-    struct qitem *q = malloc(sizeof(*q) * anp);
-    bool *gang_done = calloc((size_t)cp->ngroups + 1, 1);
-    if (!q || !gang_done || !cy.report || !copied ||
+    struct gs_cyc_pod *cpods = calloc(anp, sizeof(*cpods));
+    int *idx = calloc(anp, sizeof(int));
+    struct gs_cyc_gang *gangs = calloc((size_t)cp->ngroups + 1, sizeof(*gangs));
+    struct hooks h = {.cy = &cy, .cur = -1, .vol = calloc(anp, sizeof(int))};
+    const char **run_ns = NULL;
+    struct gs_cycle_out out;
+    gs_cycle_out_init(&out);
+    int rc = 0;
+    if (!cpods || !idx || !gangs || !h.vol || !cy.report || !copied ||
         gs_tenancy_build(&cy.ty, cp, &sn.c, &sn.pods[0].p, sizeof(sn.pods[0]), np, sn.alloc,
-                         sn.placed)) {
-        free(q);
-        free(gang_done);
-        json_decref(cy.report);
-        gs_tenancy_release(&cy.ty);
-        gs_policy_objs_release(cp);
-        gs__snapshot_release(&sn);
-        return GS_ENOMEM;
+                         sn.placed) ||
+        !(run_ns = calloc((size_t)cy.ty.nrun + 1, sizeof(*run_ns)))) {
+        rc = GS_ENOMEM;
+        goto out;
     }
-    /* pending pods in order */
-    int nq = 0, waiting = 0;
-    double t = gs_clock_mono();
-    for (int i = 0; i < np; i++) {
-        struct gs_store_pod *e = &sn.pods[i];
-        if (e->p.node[0] || e->p.terminating || strcmp(e->p.scheduler, s->o.scheduler_name) != 0)
-            continue;
-        waiting++;
-        if (e->next_try > t && !s->dry)
-            continue;
-        struct qitem *it = &q[nq++];
-        it->e = e;
-        it->idx = i;
-        it->prio = e->p.priority;
-        int qi = cy.ty.pod_queue[i];
-        struct gs_qvec d;
-        gs_tenants_demand(&cy.ty.t, &e->p.req, &d);
-        it->borrow = gs_tenants_admit(&cy.ty.t, qi, e->p.ns, &d, NULL, 0) != GS_ADMIT_OWED;
-        it->drf = gs_tenants_drf(&cy.ty.t, qi);
-        it->qprio = qi >= 0 ? cy.ty.t.q[qi].priority : 0;
-    }
-    qsort(q, (size_t)nq, sizeof(*q), cmp_qitem);
     if (!*engine || *engine_nodes < sn.c.nnodes) {
         gs_engine_free(*engine);
         *engine_nodes = sn.c.nnodes > 64 ? sn.c.nnodes * 2 : 128;
         *engine = gs_engine_new(gs_policy_find(s->o.policy), NULL, *engine_nodes, 42);
         if (!*engine) {
-            free(q);
-            free(gang_done);
-            json_decref(cy.report);
-            gs_tenancy_release(&cy.ty);
-            gs_policy_objs_release(cp);
-            gs__snapshot_release(&sn);
-            return GS_ENOMEM;
+            rc = GS_ENOMEM;
+            goto out;
         }
     }
     cy.engine = *engine;
@@ -812,9 +751,6 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
                 break;
         }
     }
-    /* pods whose victims have left go first, to the node they were nominated for, in or
-     * out of their backoff: nothing else may take what was freed for them */
-    int8_t *done = calloc(anp, 1);
     cy.leaving = calloc((size_t)sn.nn + 1, 1);
     for (int i = 0; cy.leaving && i < np; i++) {
         int n = sn.pods[i].p.terminating && sn.pods[i].p.node[0]
@@ -823,164 +759,280 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
         if (n >= 0)
             cy.leaving[n] = 1;
     }
-    for (int i = 0; done && i < np && !s->dry; i++) {
+    for (int v = 0; v < cy.ty.nrun; v++)
+        run_ns[v] = sn.pods[cy.ty.run_pod[v]].p.ns;
+    /* the pending pods of ours; those whose objects say they cannot go anywhere wait here */
+    int ncp = 0, waiting = 0;
+    double t = gs_clock_mono();
+    for (int i = 0; i < np; i++) {
         struct gs_store_pod *e = &sn.pods[i];
-        if (e->p.node[0] || e->p.terminating || !nomination_live(&cy, e) ||
-            strcmp(e->p.scheduler, s->o.scheduler_name) != 0)
-            continue;
-        int g = cy.ty.pod_gang[i];
-        if (g >= 0) {
-            /* a gang that preempted goes first, whole */
-            if (gang_done && !gang_done[g]) {
-                gang_done[g] = true;
-                schedule_gang(&cy, g, gs_clock_mono());
-            }
-            continue;
-        }
-        struct gs_alloc a;
-        if (!nominated_alloc(&cy, e, &a))
-            continue;
-        if (assume_and_bind(&cy, &e->p, &a, gs_clock_mono()) == 0) {
-            struct gs_qvec d;
-            gs_tenants_demand(&cy.ty.t, &e->p.req, &d);
-            gs_tenants_charge(&cy.ty.t, cy.ty.pod_queue[i], e->p.ns, &d, +1);
-            done[i] = 1;
-        }
-    }
-    for (int k = 0; k < nq && !gs_flag_get(s->stop) && gs_flag_get(&s->leader); k++) {
-        struct gs_store_pod *e = q[k].e;
-        if (done && done[q[k].idx])
-            continue;
         const struct gs_kube_pod *p = &e->p;
-        double t0 = gs_clock_mono();
-        int queue = cy.ty.pod_queue[q[k].idx], g = cy.ty.pod_gang[q[k].idx];
+        int g = cy.ty.pod_gang[i];
+        if (p->node[0] || p->terminating) {
+            if (g >= 0 && p->node[0] && !p->terminating)
+                gangs[g].running++;
+            continue;
+        }
+        if (strcmp(p->scheduler, s->o.scheduler_name) != 0)
+            continue;
+        waiting++;
+        if (!e->nominated[0] && p->nominated[0] && !s->dry) {
+            /* a nomination written before a restart */
+            snprintf(e->nominated, sizeof(e->nominated), "%s", p->nominated);
+            e->nominated_at = t;
+        }
+        bool live = !s->dry && nomination_live(&cy, e);
+        bool due = s->dry || e->next_try <= t;
+        if (!due && !live && g < 0)
+            continue;
+        int queue = cy.ty.pod_queue[i];
         const char *qlabel = gs_kube_pod_label(p, GS_QUEUE_LABEL);
-        char msg[1400], why[400], extra[300];
-        if (qlabel && queue < 0) {
-            snprintf(msg, sizeof(msg),
-                     "queue: the label %s names GPUQueue '%s', which does not "
-                     "exist",
-                     GS_QUEUE_LABEL, qlabel);
-            unschedulable(&cy, p, queue, "quota", msg, t0);
-            continue;
-        }
         const char *gl = gs_kube_pod_label(p, GS_POD_GROUP_LABEL);
-        if (gl && g < 0) {
-            snprintf(msg, sizeof(msg), "gang: PodGroup %s/%s (label %s) does not exist", p->ns, gl,
-                     GS_POD_GROUP_LABEL);
-            unschedulable(&cy, p, queue, "gang", msg, t0);
-            continue;
-        }
-        if (g >= 0) {
-            if (!gang_done[g]) {
-                gang_done[g] = true;
-                schedule_gang(&cy, g, t0);
-            }
-            continue;
-        }
-        struct gs_qvec d;
-        gs_tenants_demand(&cy.ty.t, &p->req, &d);
-        enum gs_admit adm = gs_tenants_admit(&cy.ty.t, queue, p->ns, &d, why, sizeof(why));
-        if (adm == GS_ADMIT_DENY) {
-            snprintf(msg, sizeof(msg), "quota: %s", why);
-            unschedulable(&cy, p, queue, "quota", msg, t0);
-            continue;
-        }
-        if (p->k_error[0] || p->refused[0]) {
-            snprintf(msg, sizeof(msg), "constraints: %s", p->refused[0] ? p->refused : p->k_error);
-            unschedulable(&cy, p, queue, "constraints", msg, t0);
-            continue;
-        }
-        /* the volumes bound to its claims */
+        char msg[1400], why[400];
+        msg[0] = '\0';
+        const char *cat = NULL;
         const struct gs_kube_pv *pvs[GS_MAX_POD_CLAIMS];
         int npvs = 0;
-        if (pod_volumes(&cy, p, pvs, &npvs, why, sizeof(why))) {
-            snprintf(msg, sizeof(msg), "volumes: %s", why);
-            unschedulable(&cy, p, queue, "constraints", msg, t0);
-            continue;
-        }
-        /* the engine with the pod's taints, Kubernetes constraints and volumes */
-        struct tol_ctx tc = {&cy, p, pvs, npvs, npvs > 0 ? calloc((size_t)c->nnodes + 1, 1) : NULL};
-        struct gs_kplace kpl = {.tol = cy.sn->tainted ? tolerates_node : NULL,
-                                .tol_ctx = &tc,
-                                .fit = node_has_room,
-                                .fit_ctx = &tc};
-        if (cy.ks && cy.kp && p->k &&
-            gs_kprep_compute(cy.kp, cy.ks, c, &p->k->kp, tolerates_node, &tc) == 0) {
-            kpl.ks = cy.ks;
-            kpl.kp = cy.kp;
-            kpl.selector_in_req = !p->k->kp.has_required && !p->sel_partial;
-        }
-        struct gs_decision dec;
-        struct gs_reasons r;
-        memset(&r, 0, sizeof(r));
-        int rc = gs_engine_place_k(*engine, c, &p->req, 0, &kpl, &dec, &r);
-        struct gs_preempt_plan plan;
-        int prc = GS_ENOFIT;
-        memset(&plan, 0, sizeof(plan));
-        bool nominated = nomination_live(&cy, e);
-        if (rc && !p->preempt_never && !nominated) {
-            /* preemption sees the nodes taints and constraints refuse as unschedulable */
-            int8_t *masked;
-            int kno[GS_KVERDICT_COUNT];
-            mask_taints(&cy, p, &tc, &masked, kno);
-            struct gs_preempt_ctx ctx = preempt_ctx(&cy);
-            struct gs_preemptor pr = {&p->req, queue, p->priority, adm == GS_ADMIT_OWED};
-            prc = gs_preempt_plan(*engine, c, &ctx, &pr, &plan);
-            unmask_taints(&cy, masked);
-        }
-        int vol = 0;
-        for (int i = 0; tc.vol_refused && i < c->nnodes; i++)
-            vol += tc.vol_refused[i];
-        free(tc.vol_refused);
-        if (rc == 0) {
-            if (assume_and_bind(&cy, p, &dec.alloc, t0) == 0)
-                gs_tenants_charge(&cy.ty.t, queue, p->ns, &d, +1);
-            continue;
-        }
-        if (prc == 0) {
-            preempt(&cy, p, queue, &plan);
-            gs_tenants_charge(&cy.ty.t, queue, p->ns, &d, +1);
-            continue;
-        }
-        gs_reasons_str(&r, &p->req, msg, sizeof(msg));
-        int kmasked = constraint_reasons(&r, vol, msg, sizeof(msg));
-        if (nominated) {
-            snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
-                     "; waiting for preempted pods to leave node %s", e->nominated);
-            report(&cy, p, queue, "preempting", msg);
-            gs__binder_backoff_pod(s, p, 0.25);
-            continue;
-        }
-        const char *cat = classify(&cy, p, &r, r.taint, plan.candidates, &tc, extra, sizeof(extra));
-        if (kmasked > 0 &&
-            kmasked + r.taint + r.count[GS_R_SELECTOR] + r.count[GS_R_MODEL] >= r.nodes) {
-            /* node affinity is where a pod may go (selector); the rest is about other pods
-             * (affinity, anti-affinity, spread, ports) or a node name */
-            cat = r.kverdict[GS_KNO_NODE_AFFINITY] == kmasked ? "selector" : "constraints";
-            extra[0] = '\0';
-        }
-        vol = vol < r.fit ? vol : r.fit;
-        if (vol > 0 &&
-            kmasked + vol + r.taint + r.count[GS_R_SELECTOR] + r.count[GS_R_MODEL] >= r.nodes) {
-            /* where the pod's volumes are, as node affinity says where it may go */
+        if (qlabel && queue < 0) {
+            snprintf(msg, sizeof(msg),
+                     "queue: the label %s names GPUQueue '%s', which does not exist",
+                     GS_QUEUE_LABEL, qlabel);
+            cat = "quota";
+        } else if (gl && g < 0) {
+            snprintf(msg, sizeof(msg), "gang: PodGroup %s/%s (label %s) does not exist", p->ns, gl,
+                     GS_POD_GROUP_LABEL);
+            cat = "gang";
+        } else if (p->k_error[0] || p->refused[0]) {
+            snprintf(msg, sizeof(msg), "constraints: %s", p->refused[0] ? p->refused : p->k_error);
             cat = "constraints";
-            extra[0] = '\0';
+        } else if (pod_volumes(&cy, p, pvs, &npvs, why, sizeof(why))) {
+            snprintf(msg, sizeof(msg), "%svolumes: %s", g >= 0 ? "gang member: " : "", why);
+            cat = "constraints";
         }
-        if (adm == GS_ADMIT_BORROW) {
-            /* over its deserved share: only idle capacity would do, and there is none */
-            snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
-                     "; %s, and no idle capacity fits", why);
-            if (strcmp(cat, "selector") != 0 && strcmp(cat, "taint") != 0)
-                cat = "quota";
+        if (cat) {
+            if (due)
+                unschedulable(&cy, p, queue, cat, msg, t);
+            continue;
         }
-        snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s", extra);
-        unschedulable(&cy, p, queue, cat, msg, t0);
+        struct gs_cyc_pod *x = &cpods[ncp];
+        idx[ncp++] = i;
+        x->req = p->req;
+        x->priority = p->priority;
+        x->queue = queue;
+        x->gang = g;
+        x->ns = p->ns;
+        x->seq = e->seq;
+        x->nominated = live ? gs__snapshot_find_node(&sn, e->nominated) : -1;
+        x->nomination_live = live;
+        x->preempt_never = p->preempt_never;
+        x->due = due;
     }
-    free(done);
-    free(cy.leaving);
-    gs_kprep_free(cy.kp);
-    gs_kstate_free(cy.ks);
+    for (int g = 0; g < cp->ngroups; g++)
+        gangs[g].min_member = cp->groups[g].min_member;
+    h.idx = idx;
+    struct gs_cycle_in in = {.c = c,
+                             .e = *engine,
+                             .t = &cy.ty.t,
+                             .pods = cpods,
+                             .npods = ncp,
+                             .gangs = gangs,
+                             .ngangs = cp->ngroups,
+                             .run = cy.ty.run,
+                             .nrun = cy.ty.nrun,
+                             .run_ns = run_ns,
+                             .pdb_allowed = cy.ty.pdb_allowed,
+                             .npdb = cy.ty.npdb,
+                             .busy = sn.busy,
+                             .changed_s = sn.changed_s,
+                             .now_s = cy.now_wall,
+                             .o = {.preempt = true,
+                                   .recarve = s->o.dynamic_mig,
+                                   .hold_s = s->o.recarve_hold_s,
+                                   .min_runtime_s = s->o.min_runtime_s},
+                             .h = {hook_prepare, hook_allows, hook_placed, &h}};
+    rc = gs_cycle_run(&in, &out);
+    hooks_settle(&h);
+    if (rc)
+        goto out;
+    /* apply the decisions */
+    struct victims vic = {.owner = -1};
+    int nrecarve_from = -1;
+    for (int k = 0; k < out.n; k++) {
+        const struct gs_cyc_decision *d = &out.d[k];
+        struct gs_store_pod *e = &sn.pods[idx[d->pod]];
+        const struct gs_kube_pod *p = &e->p;
+        int queue = cy.ty.pod_queue[idx[d->pod]], g = cy.ty.pod_gang[idx[d->pod]];
+        const struct gs_kube_podgroup *pg = g >= 0 ? &cp->groups[g] : NULL;
+        int owner = g >= 0 ? -2 - g : d->pod;
+        if (vic.owner != owner)
+            vic = (struct victims){.owner = owner};
+        char msg[1600], extra[400], why[400];
+        switch (d->kind) {
+        case GS_CYC_BIND:
+            assume_and_bind(&cy, p, &d->alloc, t);
+            break;
+        case GS_CYC_EVICT:
+            evict(&cy, p, queue, d->victim, vic.names, sizeof(vic.names));
+            vic.n++;
+            vic.gpu_hours += d->gpu_hours;
+            break;
+        case GS_CYC_REPARTITION:
+            /* consecutive decisions for one node are written together */
+            if (nrecarve_from < 0)
+                nrecarve_from = k;
+            if (k + 1 >= out.n || out.d[k + 1].kind != GS_CYC_REPARTITION ||
+                out.d[k + 1].node != d->node) {
+                write_desired(&cy, &out, nrecarve_from, k + 1);
+                nrecarve_from = -1;
+            }
+            break;
+        case GS_CYC_NOMINATE: {
+            const char *node = c->nodes[d->node].name;
+            char dev[300] = "";
+            gs_kube_devices_str(c, &d->alloc, dev, sizeof(dev));
+            if (d->why == GS_WHY_RECARVING)
+                snprintf(msg, sizeof(msg),
+                         "re-carving a GPU of node %s for it (%s%s%s); it binds once the node "
+                         "agent has made the instance",
+                         node, dev, vic.n ? ", preempting " : "", vic.n ? vic.names : "");
+            else if (pg) {
+                int nm = 0;
+                for (int j = 0; j < ncp; j++)
+                    nm += cpods[j].gang == g;
+                snprintf(
+                    msg, sizeof(msg),
+                    "gang %s/%s (%d pods): preempting %d pod%s (%.4f GPU-hours lost) so that every "
+                    "member starts at once: %s",
+                    pg->ns, pg->name, nm, vic.n, vic.n == 1 ? "" : "s", vic.gpu_hours, vic.names);
+            } else if (vic.n)
+                snprintf(msg, sizeof(msg),
+                         "preempting %d pod%s on node %s (%.4f GPU-hours lost): %s", vic.n,
+                         vic.n == 1 ? "" : "s", node, vic.gpu_hours, vic.names);
+            else
+                snprintf(msg, sizeof(msg), "waiting for preempted pods to leave node %s", node);
+            nominate(&cy, e, queue, &d->alloc,
+                     d->why == GS_WHY_RECARVING ? "Recarving" : "Preempting", msg);
+            if (vic.n && !s->dry &&
+                (k + 1 >= out.n || out.d[k + 1].pod != d->pod ||
+                 out.d[k + 1].kind != GS_CYC_NOMINATE)) {
+                if (g < 0 || k + 1 >= out.n || cy.ty.pod_gang[idx[out.d[k + 1].pod]] != g ||
+                    out.d[k + 1].kind != GS_CYC_NOMINATE) {
+                    count_preemption(s, vic.n, vic.gpu_hours);
+                    vic.n = 0;
+                    vic.gpu_hours = 0;
+                    vic.names[0] = '\0';
+                }
+            }
+            break;
+        }
+        case GS_CYC_WAIT: {
+            int nm = 0;
+            for (int j = 0; g >= 0 && j < ncp; j++)
+                nm += cpods[j].gang == g;
+            if (!cpods[d->pod].due && d->why != GS_WHY_PREEMPTING)
+                break; /* in backoff: keeps its last verdict */
+            if (d->why == GS_WHY_QUOTA) {
+                struct gs_qvec dv;
+                gs_tenants_demand(&cy.ty.t, &p->req, &dv);
+                gs_tenants_admit(&cy.ty.t, queue, p->ns, &dv, why, sizeof(why));
+                if (pg)
+                    snprintf(msg, sizeof(msg), "quota: gang %s/%s (%d pods): %s", pg->ns, pg->name,
+                             nm, why);
+                else
+                    snprintf(msg, sizeof(msg), "quota: %s", why);
+                unschedulable(&cy, p, queue, "quota", msg, t);
+                break;
+            }
+            if (d->why == GS_WHY_GANG_SHORT && pg) {
+                snprintf(msg, sizeof(msg),
+                         "gang %s/%s: %d of minMember %d pods exist; waiting for the rest", pg->ns,
+                         pg->name, nm + gangs[g].running, (int)pg->min_member);
+                gang_timeout(&cy, pg, msg, sizeof(msg));
+                unschedulable(&cy, p, queue, "gang", msg, t);
+                break;
+            }
+            char reasons[1000];
+            gs_reasons_str(&d->r, d->failed >= 0 ? &cpods[d->failed].req : &p->req, reasons,
+                           sizeof(reasons));
+            if (pg) {
+                const char *fname = d->failed >= 0 ? sn.pods[idx[d->failed]].p.name : p->name;
+                snprintf(msg, sizeof(msg),
+                         "gang %s/%s (%d pods, minMember %d): member %s does not fit: %s; the "
+                         "gang holds nothing",
+                         pg->ns, pg->name, nm, (int)pg->min_member, fname, reasons);
+                if (d->why == GS_WHY_PREEMPTING) {
+                    snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+                             "; waiting for the pods preempted for it to leave");
+                    report(&cy, p, queue, "preempting", msg);
+                    gs__binder_backoff_pod(s, p, 0.25);
+                } else {
+                    gang_timeout(&cy, pg, msg, sizeof(msg));
+                    unschedulable(&cy, p, queue, "gang", msg, t);
+                }
+                break;
+            }
+            snprintf(msg, sizeof(msg), "%s", reasons);
+            int vol = h.vol[d->pod];
+            int kmasked = constraint_reasons(&d->r, vol, msg, sizeof(msg));
+            if (d->why == GS_WHY_PREEMPTING || d->why == GS_WHY_RECARVING) {
+                snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "; waiting for %s node %s",
+                         d->why == GS_WHY_RECARVING ? "a GPU re-carve on"
+                                                    : "preempted pods to leave",
+                         e->nominated);
+                report(&cy, p, queue, "preempting", msg);
+                gs__binder_backoff_pod(s, p, 0.25);
+                break;
+            }
+            const struct gs_kube_pv *pvs[GS_MAX_POD_CLAIMS];
+            int npvs = 0;
+            pod_volumes(&cy, p, pvs, &npvs, why, sizeof(why));
+            struct tol_ctx tc = {&cy, p, pvs, npvs, NULL};
+            const struct gs_reasons *r = &d->r;
+            const char *cat =
+                classify(&cy, p, r, r->taint, d->candidates, &tc, extra, sizeof(extra));
+            if (kmasked > 0 &&
+                kmasked + r->taint + r->count[GS_R_SELECTOR] + r->count[GS_R_MODEL] >= r->nodes) {
+                cat = r->kverdict[GS_KNO_NODE_AFFINITY] == kmasked ? "selector" : "constraints";
+                extra[0] = '\0';
+            }
+            vol = vol < r->fit ? vol : r->fit;
+            if (vol > 0 &&
+                kmasked + vol + r->taint + r->count[GS_R_SELECTOR] + r->count[GS_R_MODEL] >=
+                    r->nodes) {
+                cat = "constraints";
+                extra[0] = '\0';
+            }
+            if (d->why == GS_WHY_BORROW) {
+                struct gs_qvec dv;
+                gs_tenants_demand(&cy.ty.t, &p->req, &dv);
+                gs_tenants_admit(&cy.ty.t, queue, p->ns, &dv, why, sizeof(why));
+                snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
+                         "; %s, and no idle capacity fits", why);
+                if (strcmp(cat, "selector") != 0 && strcmp(cat, "taint") != 0)
+                    cat = "quota";
+            }
+            snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s", extra);
+            unschedulable(&cy, p, queue, cat, msg, t);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    /* gangs bound in this cycle: one line each */
+    for (int k = 0; !s->dry && k < out.n; k++) {
+        const struct gs_cyc_decision *d = &out.d[k];
+        int g = d->kind == GS_CYC_BIND ? cpods[d->pod].gang : -1;
+        if (g < 0 ||
+            (k > 0 && out.d[k - 1].kind == GS_CYC_BIND && cpods[out.d[k - 1].pod].gang == g))
+            continue;
+        int n = 0;
+        for (int j = k; j < out.n && out.d[j].kind == GS_CYC_BIND && cpods[out.d[j].pod].gang == g;
+             j++)
+            n++;
+        GS_INFO("scheduler", "gang %s/%s: %d pods placed together", cp->groups[g].ns,
+                cp->groups[g].name, n);
+    }
     gs__metrics_update_gauges(s, c, waiting - cy.scheduled);
     /* pods this cycle did not look at (in backoff) keep their last verdict; keyed by
      * namespace/name so the merge stays linear in the pending pods */
@@ -1014,11 +1066,21 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
     json_decref(last);
     json_decref(s->pending_report);
     s->pending_report = cy.report;
+    cy.report = NULL;
     pthread_mutex_unlock(&s->mmu);
-    free(q);
-    free(gang_done);
+out:
+    gs_cycle_out_release(&out);
+    free(cy.leaving);
+    gs_kprep_free(cy.kp);
+    gs_kstate_free(cy.ks);
+    json_decref(cy.report);
+    free(cpods);
+    free(idx);
+    free(gangs);
+    free(h.vol);
+    free(run_ns);
     gs_tenancy_release(&cy.ty);
     gs_policy_objs_release(cp);
     gs__snapshot_release(&sn);
-    return 0;
+    return rc;
 }

@@ -40,6 +40,11 @@ struct gs_scheduler_opts {
      * without a gpusched agent's inventory: their nvidia.com/mig.config names the layout of
      * each physical GPU. NULL: such nodes are laid out from counts. Not owned. */
     const struct gs_migparted *mig_config;
+    /* dynamic MIG: re-carve GPUs for pods no free slot fits (core/cycle), writing the layout
+     * to the Node's gpusched.io/mig-desired for the agent to apply; a GPU changed is left
+     * alone for recarve_hold_s */
+    bool dynamic_mig;
+    double recarve_hold_s;
 };
 
 struct gs_error;

@@ -4,6 +4,7 @@
 #include "snapshot.h"
 
 #include "../base/error.h"
+#include "../core/recarve.h"
 #include "cache.h"
 #include "tenancy.h"
 
@@ -25,6 +26,9 @@ void gs__snapshot_release(struct gs_snapshot *sn)
     free(sn->hidx);
     free(sn->mem_used);
     free(sn->res_used);
+    free(sn->busy);
+    free(sn->changed_s);
+    free(sn->node_busy);
     memset(sn, 0, sizeof(*sn));
 }
 
@@ -99,6 +103,43 @@ void gs__snapshot_count_resources(struct gs_snapshot *sn, int node, const struct
                 sn->res_used[node][k] += p->res[r].value;
 }
 
+void gs__snapshot_pending_desired(const struct gs_snapshot *sn, int node,
+                                  struct gs_mig_desired *out)
+{
+    memset(out, 0, sizeof(*out));
+    const struct gs_kube_node *kn = &sn->nodes[node];
+    if (kn->inv && kn->desired && kn->desired->generation > kn->inv->generation)
+        *out = *kn->desired;
+}
+
+/* A node's pending desired layout on its GPUs in the cluster; they are marked busy. */
+static void apply_desired(struct gs_snapshot *sn, int node)
+{
+    struct gs_mig_desired d;
+    gs__snapshot_pending_desired(sn, node, &d);
+    const struct gs_node *n = &sn->c.nodes[node];
+    for (int k = 0; k < d.ngpus; k++) {
+        const struct gs_mig_desired_gpu *g = &d.gpus[k];
+        if (g->index < 0 || g->index >= n->ngpus)
+            continue;
+        int gi = n->gpu0 + g->index;
+        int model = sn->c.gpus[gi].model;
+        struct gs_recarve_gpu x = {.gpu = gi, .mode = g->whole ? GS_GPU_WHOLE : GS_GPU_MIG};
+        bool ok = g->whole || gs_catalog_mig_capable(model);
+        for (int i = 0; ok && !g->whole && i < g->ninst && i < GS_MIG_COMPUTE_MAX; i++) {
+            int p = gs_catalog_find_profile(model, g->inst[i].profile);
+            ok = p >= 0;
+            x.pl.inst[x.pl.n].profile = (uint8_t)(p < 0 ? 0 : p);
+            x.pl.inst[x.pl.n].start = g->inst[i].start;
+            x.pl.n++;
+        }
+        if (ok && gs_recarve_apply(&sn->c, &x, NULL) == 0) {
+            sn->busy[gi] = 1;
+            sn->node_busy[node] = 1;
+        }
+    }
+}
+
 int gs__snapshot_take(struct gs_store *st, struct gs_snapshot *sn, const struct gs_policy_objs *po)
 {
     memset(sn, 0, sizeof(*sn));
@@ -135,10 +176,16 @@ int gs__snapshot_take(struct gs_store *st, struct gs_snapshot *sn, const struct 
     }
     sn->mem_used = calloc(ann, sizeof(*sn->mem_used));
     sn->res_used = calloc(ann, sizeof(*sn->res_used));
-    if (!sn->mem_used || !sn->res_used) {
+    sn->busy = calloc((size_t)sn->c.ngpus + 1, 1);
+    sn->changed_s = calloc((size_t)sn->c.ngpus + 1, sizeof(double));
+    sn->node_busy = calloc(ann, 1);
+    if (!sn->mem_used || !sn->res_used || !sn->busy || !sn->changed_s || !sn->node_busy) {
         gs__snapshot_release(sn);
         return GS_ENOMEM;
     }
+    /* GPUs being re-carved are laid out as asked, before the pods bind on them */
+    for (int i = 0; i < sn->nn; i++)
+        apply_desired(sn, i);
     for (int i = 0; i < sn->np; i++) {
         struct gs_kube_pod *p = &sn->pods[i].p;
         if (!p->node[0])

@@ -35,12 +35,22 @@ struct gs_snapshot {
      * memory to the byte, and each of the node's other resources (its res[] order) */
     int64_t *mem_used;
     int64_t (*res_used)[GS_MAX_NODE_RES];
+    /* dynamic MIG: per GPU, being re-carved (a node's gpusched.io/mig-desired newer than its
+     * inventory: the GPU is laid out as asked) and when this daemon last changed it; per
+     * node, whether any of its GPUs is being re-carved */
+    uint8_t *busy;
+    double *changed_s;
+    uint8_t *node_busy;
 };
 
 /* Copy the store (locking it) and rebuild the engine's cluster from the copy: nodes, then
  * bound pods. po (may be NULL): the tenancy objects whose MigManagers' gpuClients turn a pod's
  * whole GPU into a MIG device. Returns 0, or GS_ENOMEM with sn released. */
 int gs__snapshot_take(struct gs_store *st, struct gs_snapshot *sn, const struct gs_policy_objs *po);
+/* The node's pending desired layout (its annotation's, when newer than its inventory), or
+ * an empty one (generation 0). */
+void gs__snapshot_pending_desired(const struct gs_snapshot *sn, int node,
+                                  struct gs_mig_desired *out);
 /* Free what sn holds and zero it. */
 void gs__snapshot_release(struct gs_snapshot *sn);
 /* The index of the node so named, or -1. */
