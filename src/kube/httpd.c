@@ -1,5 +1,5 @@
 /* httpd.c - the daemons' HTTP server over libmicrohttpd (see httpd.h): the bounds on
- * connections, time and bodies live here once, so sched/scheduler.c (scheduler and extender
+ * connections, time and bodies live here once, so sched/endpoints.c (scheduler and extender
  * endpoints) and agent/agent.c (/healthz, /metrics, /status) only answer whole requests.
  *
  * libmicrohttpd runs a listening thread and one thread per connection (poll, so descriptors
@@ -9,6 +9,7 @@
  * paths (413, 500, 503) are made at start, so answering them allocates nothing. */
 #include "httpd.h"
 
+#include "../base/clock.h"
 #include "../base/error.h"
 #include "../base/log.h"
 
@@ -48,19 +49,25 @@ struct request {
     bool over;     /* the body passed max_body: answer 413 */
 };
 
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int gs_httpd_reply(struct gs_httpd_reply *rep, unsigned status, const char *type, const char *text)
 {
     rep->status = status;
     rep->type = type;
     gs_buf_reset(&rep->body);
     return gs_buf_puts(&rep->body, text) ? GS_ENOMEM : 0;
+}
+
+int gs_httpd_reply_json(struct gs_httpd_reply *rep, unsigned status, const json_t *v, size_t flags)
+{
+    rep->status = status;
+    rep->type = "application/json";
+    gs_buf_reset(&rep->body);
+    char *text = v ? json_dumps(v, flags) : NULL;
+    if (!text)
+        return GS_ENOMEM;
+    int rc = gs_buf_puts(&rep->body, text) ? GS_ENOMEM : 0;
+    free(text);
+    return rc;
 }
 
 static void on_log(void *cls, const char *fmt, va_list ap)
@@ -72,7 +79,7 @@ static void on_log(void *cls, const char *fmt, va_list ap)
     while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '.'))
         msg[--n] = '\0';
     pthread_mutex_lock(&h->log_mu);
-    double now = mono();
+    double now = gs_clock_mono();
     bool quiet = h->log_at > 0 && now - h->log_at < LOG_EVERY_S;
     unsigned long more = h->log_quiet;
     if (quiet) {

@@ -20,6 +20,8 @@
 
 #include "../base/buf.h"
 
+#include <jansson.h>
+
 #include <stddef.h>
 
 #define GS_HTTPD_MAX_CONNS        256
@@ -61,6 +63,11 @@ typedef int (*gs_httpd_fn)(void *user, const struct gs_httpd_request *req,
 /* Set rep's status, type (kept as a pointer) and body (a copy of text). Returns 0 or
  * GS_ENOMEM. */
 int gs_httpd_reply(struct gs_httpd_reply *rep, unsigned status, const char *type, const char *text);
+
+/* Set rep's status, type application/json and body (v as json_dumps writes it with flags:
+ * JSON_COMPACT, JSON_INDENT(n)...). Returns 0, or GS_ENOMEM (also for a NULL v: a value that
+ * could not be built). */
+int gs_httpd_reply_json(struct gs_httpd_reply *rep, unsigned status, const json_t *v, size_t flags);
 
 /* Listen and serve until gs_httpd_stop. fn(user, ...) answers each request. Returns 0 and
  * *out, or GS_EINVAL (a bind that is not an IPv4 address), GS_EIO (the port cannot be bound),

@@ -5,6 +5,7 @@
 #include "endpoints.h"
 
 #include "../base/error.h"
+#include "../formats/promtext.h"
 #include "extender.h"
 #include "metrics.h"
 #include "sched_internal.h"
@@ -32,20 +33,17 @@ int gs__endpoints_handle(void *cls, const struct gs_httpd_request *req, struct g
     }
     if (strcmp(url, "/debug/pending") == 0) {
         pthread_mutex_lock(&s->mmu);
-        bool any = s->pending_report != NULL;
-        char *text = any ? json_dumps(s->pending_report, JSON_INDENT(1)) : NULL;
+        int rc = s->pending_report
+                     ? gs_httpd_reply_json(rep, 200, s->pending_report, JSON_INDENT(1))
+                     : gs_httpd_reply(rep, 200, "application/json", "[]");
         pthread_mutex_unlock(&s->mmu);
-        if (any && !text)
-            return GS_ENOMEM;
-        int rc = gs_httpd_reply(rep, 200, "application/json", text ? text : "[]");
-        free(text);
         return rc;
     }
     if (strcmp(url, "/metrics") == 0) {
         /* a page cut short by a failed allocation is no answer */
         if (gs__metrics_write(s, &rep->body))
             return GS_ENOMEM;
-        rep->type = "text/plain; version=0.0.4";
+        rep->type = GS_PROMTEXT_CONTENT_TYPE;
         return 0;
     }
     return gs_httpd_reply(rep, 404, "text/plain", "not found\n");

@@ -237,11 +237,7 @@ int gs__extender_answer(struct gs_sched *s, const struct gs_httpd_request *req,
         return gs_httpd_reply(rep, 404, "application/json", "{\"Error\":\"unknown verb\"}");
     if (!out)
         out = json_pack("{s:s}", "Error", errbuf);
-    char *text = out ? json_dumps(out, JSON_COMPACT) : NULL;
+    int rc = gs_httpd_reply_json(rep, 200, out, JSON_COMPACT);
     json_decref(out);
-    if (!text)
-        return GS_ENOMEM;
-    int rc = gs_httpd_reply(rep, 200, "application/json", text);
-    free(text);
     return rc;
 }

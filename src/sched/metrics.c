@@ -1,10 +1,11 @@
 /* metrics.c - the scheduler daemon's counters and gauges (sched/metrics.h): the binder, the
  * extender and the scheduling cycle record into them; the HTTP endpoints (sched/endpoints.c)
- * serve the page written here. */
+ * serve the page written here through formats/promtext.c. */
 #include "metrics.h"
 
 #include "../base/buf.h"
 #include "../base/flag.h"
+#include "../formats/promtext.h"
 #include "sched_internal.h"
 
 #include <stdio.h>
@@ -58,67 +59,52 @@ void gs__metrics_update_gauges(struct gs_sched *s, const struct gs_cluster *c, i
 
 int gs__metrics_write(struct gs_sched *s, struct gs_buf *b)
 {
-    int rc = 0;
+    struct gs_promtext w;
+    gs_promtext_init(&w, b);
     pthread_mutex_lock(&s->mmu);
-    rc |= gs_buf_printf(
-        b,
-        "# HELP gpusched_schedule_attempts_total Scheduling attempts by result.\n"
-        "# TYPE gpusched_schedule_attempts_total counter\n"
-        "gpusched_schedule_attempts_total{result=\"scheduled\"} %llu\n"
-        "gpusched_schedule_attempts_total{result=\"unschedulable\"} %llu\n"
-        "gpusched_schedule_attempts_total{result=\"error\"} %llu\n"
-        "# HELP gpusched_scheduling_duration_seconds Time to place and bind a pod.\n"
-        "# TYPE gpusched_scheduling_duration_seconds histogram\n",
-        (unsigned long long)s->attempts_scheduled, (unsigned long long)s->attempts_unschedulable,
-        (unsigned long long)s->attempts_error);
-    uint64_t cum = 0;
-    for (int i = 0; i < GS_METRICS_BUCKETS; i++) {
-        cum += s->lat_bucket[i];
-        rc |= gs_buf_printf(b, "gpusched_scheduling_duration_seconds_bucket{le=\"%g\"} %llu\n",
-                            buckets[i], (unsigned long long)cum);
+    gs_promtext_family(&w, "gpusched_schedule_attempts_total", GS_PROM_COUNTER,
+                       "Scheduling attempts by result.");
+    static const struct gs_prom_label scheduled = {"result", "scheduled"},
+                                      unschedulable = {"result", "unschedulable"},
+                                      error = {"result", "error"};
+    gs_promtext_sample_u64(&w, &scheduled, 1, s->attempts_scheduled);
+    gs_promtext_sample_u64(&w, &unschedulable, 1, s->attempts_unschedulable);
+    gs_promtext_sample_u64(&w, &error, 1, s->attempts_error);
+    gs_promtext_family(&w, "gpusched_scheduling_duration_seconds", GS_PROM_HISTOGRAM,
+                       "Time to place and bind a pod.");
+    gs_promtext_histogram(&w, NULL, 0, buckets, s->lat_bucket, GS_METRICS_BUCKETS, s->lat_count,
+                          s->lat_sum);
+    gs_promtext_family(&w, "gpusched_pending_pods", GS_PROM_GAUGE, "Pods waiting for gpusched.");
+    gs_promtext_sample(&w, NULL, 0, s->pending);
+    gs_promtext_family(&w, "gpusched_leader", GS_PROM_GAUGE,
+                       "1 when this replica holds the lease.");
+    gs_promtext_sample(&w, NULL, 0, gs_flag_get(&s->leader) ? 1 : 0);
+    gs_promtext_family(&w, "gpusched_gpus_allocatable", GS_PROM_GAUGE,
+                       "GPUs (accounting units) by model.");
+    for (int m = 0; m < s->nmodels; m++) {
+        struct gs_prom_label model = {"model", s->model_name[m]};
+        gs_promtext_sample(&w, &model, 1, s->model_cap[m]);
     }
-    rc |= gs_buf_printf(b,
-                        "gpusched_scheduling_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
-                        "gpusched_scheduling_duration_seconds_sum %.6f\n"
-                        "gpusched_scheduling_duration_seconds_count %llu\n"
-                        "# HELP gpusched_pending_pods Pods waiting for gpusched.\n"
-                        "# TYPE gpusched_pending_pods gauge\n"
-                        "gpusched_pending_pods %d\n"
-                        "# HELP gpusched_leader 1 when this replica holds the lease.\n"
-                        "# TYPE gpusched_leader gauge\n"
-                        "gpusched_leader %d\n"
-                        "# HELP gpusched_gpus_allocatable GPUs (accounting units) by model.\n"
-                        "# TYPE gpusched_gpus_allocatable gauge\n",
-                        (unsigned long long)s->lat_count, s->lat_sum,
-                        (unsigned long long)s->lat_count, s->pending,
-                        gs_flag_get(&s->leader) ? 1 : 0);
-    for (int m = 0; m < s->nmodels; m++)
-        rc |= gs_buf_printf(b, "gpusched_gpus_allocatable{model=\"%s\"} %g\n", s->model_name[m],
-                            s->model_cap[m]);
-    rc |= gs_buf_puts(b, "# HELP gpusched_gpus_allocated GPUs (accounting units) allocated by "
-                         "model.\n# TYPE gpusched_gpus_allocated gauge\n");
-    for (int m = 0; m < s->nmodels; m++)
-        rc |= gs_buf_printf(b, "gpusched_gpus_allocated{model=\"%s\"} %g\n", s->model_name[m],
-                            s->model_alloc[m]);
-    rc |= gs_buf_printf(
-        b,
-        "# HELP gpusched_preemptions_total Preemptions (victim sets evicted).\n"
-        "# TYPE gpusched_preemptions_total counter\n"
-        "gpusched_preemptions_total %llu\n"
-        "# HELP gpusched_preemption_victims_total Pods evicted by preemption.\n"
-        "# TYPE gpusched_preemption_victims_total counter\n"
-        "gpusched_preemption_victims_total %llu\n"
-        "# HELP gpusched_preemption_lost_gpu_hours_total GPU-hours of work lost "
-        "to preemption.\n"
-        "# TYPE gpusched_preemption_lost_gpu_hours_total counter\n"
-        "gpusched_preemption_lost_gpu_hours_total %.6f\n"
-        "# HELP gpusched_policy_lists_total Lists of GPUQueues, ResourceQuotas, "
-        "PodGroups, PDBs, MigManagers, PersistentVolumeClaims and PersistentVolumes (one "
-        "per kind; watches say when).\n"
-        "# TYPE gpusched_policy_lists_total counter\n"
-        "gpusched_policy_lists_total %llu\n",
-        (unsigned long long)s->preemptions, (unsigned long long)s->victims, s->lost_gpu_hours,
-        (unsigned long long)s->policy_lists);
+    gs_promtext_family(&w, "gpusched_gpus_allocated", GS_PROM_GAUGE,
+                       "GPUs (accounting units) allocated by model.");
+    for (int m = 0; m < s->nmodels; m++) {
+        struct gs_prom_label model = {"model", s->model_name[m]};
+        gs_promtext_sample(&w, &model, 1, s->model_alloc[m]);
+    }
+    gs_promtext_family(&w, "gpusched_preemptions_total", GS_PROM_COUNTER,
+                       "Preemptions (victim sets evicted).");
+    gs_promtext_sample_u64(&w, NULL, 0, s->preemptions);
+    gs_promtext_family(&w, "gpusched_preemption_victims_total", GS_PROM_COUNTER,
+                       "Pods evicted by preemption.");
+    gs_promtext_sample_u64(&w, NULL, 0, s->victims);
+    gs_promtext_family(&w, "gpusched_preemption_lost_gpu_hours_total", GS_PROM_COUNTER,
+                       "GPU-hours of work lost to preemption.");
+    gs_promtext_sample(&w, NULL, 0, s->lost_gpu_hours);
+    gs_promtext_family(&w, "gpusched_policy_lists_total", GS_PROM_COUNTER,
+                       "Lists of GPUQueues, ResourceQuotas, PodGroups, PDBs, MigManagers, "
+                       "PersistentVolumeClaims and PersistentVolumes (one per kind; watches say "
+                       "when).");
+    gs_promtext_sample_u64(&w, NULL, 0, s->policy_lists);
     pthread_mutex_unlock(&s->mmu);
-    return rc;
+    return gs_promtext_end(&w);
 }

@@ -19,8 +19,9 @@ struct gs_sched;
 void gs__metrics_record_latency(struct gs_sched *s, double dt, int result);
 /* Set the pending pods gauge and the GPUs allocatable and allocated per model from c. */
 void gs__metrics_update_gauges(struct gs_sched *s, const struct gs_cluster *c, int pending);
-/* Append the Prometheus text exposition (format 0.0.4) of every metric to b. Returns 0, or
- * non-zero when an append failed (b then holds a page cut short, which is no answer). */
+/* Append the Prometheus text exposition (formats/promtext.h, Content-Type
+ * GS_PROMTEXT_CONTENT_TYPE) of every metric to b. Returns 0, or GS_ENOMEM when an append
+ * failed (b then holds a page cut short, which is no answer). */
 int gs__metrics_write(struct gs_sched *s, struct gs_buf *b);
 
 #endif
