@@ -1,9 +1,12 @@
 /* scenario.c - `gpusched sim` with no arguments (the embedded default) and `gpusched sim
- * scenario FILE`: runs the six strategies and prints a table, JSON or an HTML report. */
+ * scenario FILE`: runs the seven strategies and prints a table, JSON or an HTML report; with
+ * --decisions STRATEGY, runs that one and prints each cycle's decisions (formats/decision.h),
+ * those up to --until seconds of simulated time. */
 #include "cli.h"
 
 #include "../base/buf.h"
 #include "../base/error.h"
+#include "../formats/scenario.h"
 #include "../sim/report.h"
 #include "../sim/scenario.h"
 
@@ -12,9 +15,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct trace {
+    double until;
+};
+
+static void print_decision(void *ctx, double t, const char *line)
+{
+    const struct trace *tr = ctx;
+    if (t <= tr->until)
+        printf("t=%.3f %s\n", t, line);
+}
+
 int gs_cli_sim_scenario(int argc, char **argv)
 {
-    const char *file = NULL, *format = "table", *report = NULL;
+    const char *file = NULL, *format = "table", *report = NULL, *decisions = NULL;
+    struct trace tr = {1e18};
     int64_t seed = -1;
     int i = 0;
     if (argc > 0 && strcmp(argv[0], "scenario") == 0) {
@@ -32,6 +47,15 @@ int gs_cli_sim_scenario(int argc, char **argv)
             i++;
         } else if (strcmp(a, "--report") == 0 && v) {
             report = v;
+            i++;
+        } else if (strcmp(a, "--decisions") == 0 && v) {
+            decisions = v;
+            i++;
+        } else if (strcmp(a, "--until") == 0 && v) {
+            if (gs_parse_duration(v, &tr.until)) {
+                fprintf(stderr, "gpusched sim: --until '%s': expected a duration (0s, 10m)\n", v);
+                return GS_EXIT_USAGE;
+            }
             i++;
         } else if (strcmp(a, "--seed") == 0 && v) {
             char *end;
@@ -74,6 +98,23 @@ int gs_cli_sim_scenario(int argc, char **argv)
     }
     if (seed >= 0)
         sc->seed = (uint64_t)seed;
+    if (decisions) {
+        const struct gs_strategy *st = gs_strategy_find(decisions);
+        if (!st) {
+            fprintf(stderr, "gpusched sim: --decisions '%s': no such strategy (", decisions);
+            for (int k = 0; k < GS_SIM_STRATEGIES; k++)
+                fprintf(stderr, "%s%s", k ? ", " : "", gs_strategy_get(k)->name);
+            fprintf(stderr, ")\n");
+            code = GS_EXIT_USAGE;
+            goto out;
+        }
+        rc = gs_sim_run_traced(sc, st, print_decision, &tr, res, &err);
+        if (rc) {
+            fprintf(stderr, "gpusched sim: %s\n", err.msg);
+            code = gs_cli_exit_code(rc);
+        }
+        goto out;
+    }
     rc = gs_sim_run_all(sc, 0, res, &err);
     if (rc) {
         fprintf(stderr, "gpusched sim: %s\n", err.msg);

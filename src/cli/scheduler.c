@@ -32,8 +32,8 @@ static void usage(FILE *f, enum mode mode)
     if (mode == M_EXPLAIN) {
         fprintf(f, "usage: gpusched explain [NAMESPACE/POD] [--kubeconfig FILE] [--context NAME]\n"
                    "         [--in-cluster] [--scheduler-name gpusched] [--policy gpusched]\n"
-                   "         [--min-runtime 0] [--output text|json] [--mig-config FILE]\n"
-                   "         [--insecure-skip-tls-verify]\n"
+                   "         [--min-runtime 0] [--output text|json|decisions] [--mig-config FILE]\n"
+                   "         [--dynamic-mig true|false] [--insecure-skip-tls-verify]\n"
                    "\n"
                    "Says why a pending pod waits: lists the cluster once, runs one scheduling\n"
                    "cycle that writes nothing, and prints the verdict: quota (which queue or\n"
@@ -97,6 +97,13 @@ static int explain(struct gs_kube_client *kc, const struct gs_scheduler_opts *o,
     if (gs_scheduler_explain(kc, o, &rep, &err)) {
         fprintf(stderr, "gpusched explain: %s\n", err.msg);
         return GS_EXIT_FAILURE;
+    }
+    if (o->explain_decisions) {
+        size_t k;
+        json_t *line;
+        json_array_foreach(rep, k, line) printf("%s\n", json_string_value(line));
+        json_decref(rep);
+        return GS_EXIT_OK;
     }
     json_t *sel = json_array();
     size_t i;
@@ -284,11 +291,13 @@ static int run_mode(int argc, char **argv, enum mode mode)
                 return GS_EXIT_USAGE;
             }
         } else if (mode == M_EXPLAIN && strcmp(a, "--output") == 0) {
-            if (strcmp(v, "json") && strcmp(v, "text")) {
-                fprintf(stderr, "gpusched explain: --output '%s': expected text or json\n", v);
+            if (strcmp(v, "json") && strcmp(v, "text") && strcmp(v, "decisions")) {
+                fprintf(stderr,
+                        "gpusched explain: --output '%s': expected text, json or decisions\n", v);
                 return GS_EXIT_USAGE;
             }
             as_json = strcmp(v, "json") == 0;
+            o.explain_decisions = strcmp(v, "decisions") == 0;
         } else {
             fprintf(stderr, "gpusched scheduler: unknown option '%s'\n", a);
             usage(stderr, mode);

@@ -231,6 +231,7 @@ static int try_recarve(struct cyc *cy, int pod, bool victims, bool modes, bool o
     cy->cur_pod = pod;
     struct gs_recarve_opts o = {.busy = cy->busy,
                                 .changed_s = in->changed_s,
+                                .fixed = in->fixed,
                                 .now_s = in->now_s,
                                 .hold_s = in->o.hold_s,
                                 .no_mode_change = !modes,

@@ -121,6 +121,8 @@ struct gs_cycle_in {
     const int32_t *pdb_allowed;
     int32_t npdb;
     const uint8_t *busy;     /* per GPU: being re-carved (NULL: none) */
+    const uint8_t *fixed;    /* per GPU: never re-carved, e.g. no agent applies layouts there
+                                (NULL: none) */
     const double *changed_s; /* per GPU: when its layout last changed (NULL: never) */
     double now_s;
     struct gs_cyc_opts o;

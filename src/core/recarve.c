@@ -148,7 +148,7 @@ static int holder(const struct gs_preempt_ctx *x, int gi, int slot)
 static bool gpu_touchable(const struct gs_cluster *c, int gi, const struct gs_recarve_opts *o)
 {
     const struct gs_gpu *g = &c->gpus[gi];
-    if (!g->healthy || (o->busy && o->busy[gi]))
+    if (!g->healthy || (o->busy && o->busy[gi]) || (o->fixed && o->fixed[gi]))
         return false;
     if (o->changed_s && o->changed_s[gi] > 0 && o->now_s - o->changed_s[gi] < o->hold_s)
         return false;
@@ -211,51 +211,95 @@ static void mig_candidates(const struct gs_cluster *c, int node, int gi,
         return;
     if (!mig && (g->mode != GS_GPU_WHOLE || g->milli_free != GS_MILLI))
         return; /* a shared or partly used GPU does not change mode */
-    /* what stays: instances in use that are not victims */
+    /* what must stay: instances in use whose holders may not be evicted; what may stay:
+     * those whose holders may (kept when the layout allows, most GPU-hours first) and the free
+     * ones (kept when the layout allows: fewer instances to destroy and create) */
     struct gs_recarve cand;
     memset(&cand, 0, sizeof(cand));
     cand.node = node;
-    int32_t pdb_use[64] = {0};
-    int32_t *pu = o->pctx && o->pctx->npdb <= 64 ? pdb_use : NULL;
-    struct gs_mig_placement kept = {0};
-    struct gs_mig_layout kept_l = {0};
+    struct gs_mig_placement must = {0};
+    struct gs_mig_layout must_l = {0};
     uint8_t free_before[GS_MIG_MAX_PROFILES] = {0};
+    int opt[GS_MIG_COMPUTE_MAX], nopt = 0, holder_of[GS_MIG_COMPUTE_MAX];
+    double cost[GS_MIG_COMPUTE_MAX];
     for (int i = 0; mig && i < g->mig.n; i++) {
         const struct gs_mig_instance *in = &g->mig.inst[i];
+        holder_of[i] = -1;
+        cost[i] = 0;
         if (!(g->mig_used & (1u << i))) {
             free_before[in->profile]++;
             continue;
         }
-        int h = o->pctx && pu ? holder(o->pctx, gi, i) : -1;
-        int nv0 = cand.nvictims;
-        if (h >= 0 && add_victim(o, h, cand.victims, &cand.nvictims, pu)) {
-            for (int k = nv0; k < cand.nvictims; k++)
-                cand.gpu_hours += gs_running_gpu_hours(&o->pctx->run[cand.victims[k]], o->now_s);
+        int h = o->pctx && o->pctx->npdb <= 64 ? holder(o->pctx, gi, i) : -1;
+        if (h >= 0 && victim_ok(o, h)) {
+            holder_of[i] = h;
+            cost[i] = gs_running_gpu_hours(&o->pctx->run[h], o->now_s);
+            opt[nopt++] = i;
             continue;
         }
-        cand.nvictims = nv0;
-        kept.inst[kept.n++] = *in;
-        kept_l.count[in->profile]++;
+        must.inst[must.n++] = *in;
+        must_l.count[in->profile]++;
     }
-    if (cand.nvictims && !reclaim_ok(o, cand.victims, cand.nvictims))
-        return;
+    /* victims' instances by cost, highest first (kept first), then the free ones */
+    for (int a = 1; a < nopt; a++)
+        for (int b = a; b > 0 && cost[opt[b - 1]] < cost[opt[b]]; b--) {
+            int t = opt[b];
+            opt[b] = opt[b - 1];
+            opt[b - 1] = t;
+        }
+    for (int i = 0; mig && i < g->mig.n; i++)
+        if (!(g->mig_used & (1u << i)))
+            opt[nopt++] = i;
     double before = mig ? value_of(g->model, free_before, d) : (d->whole > 0 ? 1.0 : 0.0);
     for (int li = 0; li < nl; li++) {
         const struct gs_mig_layout *L = &layouts[li];
-        if (L->count[want] < kept_l.count[want] + 1)
+        if (L->count[want] < must_l.count[want] + 1)
             continue;
-        struct gs_mig_layout rest = *L;
         bool ok = true;
-        for (int p = 0; p < m->nprofiles && ok; p++) {
-            if (L->count[p] < kept_l.count[p])
-                ok = false;
-            else
-                rest.count[p] = (uint8_t)(L->count[p] - kept_l.count[p]);
-        }
-        struct gs_mig_placement add;
-        if (!ok || gs_mig_place_around(g->model, &rest, &kept, &add, NULL))
+        for (int p = 0; p < m->nprofiles && ok; p++)
+            ok = L->count[p] >= must_l.count[p];
+        struct gs_mig_placement kept = must, add;
+        struct gs_mig_layout kept_l = must_l, rest;
+        if (!ok)
             continue;
+        bool kept_used[GS_MIG_COMPUTE_MAX] = {false};
+        for (int k = 0; k < nopt; k++) {
+            const struct gs_mig_instance *in = &g->mig.inst[opt[k]];
+            int room =
+                L->count[in->profile] - kept_l.count[in->profile] - (in->profile == want ? 1 : 0);
+            if (room <= 0)
+                continue;
+            struct gs_mig_placement k2 = kept;
+            k2.inst[k2.n++] = *in;
+            rest = *L;
+            for (int p = 0; p < m->nprofiles; p++)
+                rest.count[p] =
+                    (uint8_t)(L->count[p] - kept_l.count[p] - (p == in->profile ? 1 : 0));
+            if (gs_mig_place_around(g->model, &rest, &k2, &add, NULL))
+                continue;
+            kept = k2;
+            kept_l.count[in->profile]++;
+            kept_used[opt[k]] = true;
+        }
+        rest = *L;
+        for (int p = 0; p < m->nprofiles; p++)
+            rest.count[p] = (uint8_t)(L->count[p] - kept_l.count[p]);
+        if (gs_mig_place_around(g->model, &rest, &kept, &add, NULL))
+            continue;
+        /* the victims: holders of the instances this layout destroys, gangs whole */
         struct gs_recarve c2 = cand;
+        int32_t pdb_use[64] = {0};
+        bool vok = true;
+        for (int i = 0; mig && i < g->mig.n && vok; i++) {
+            if (holder_of[i] < 0 || kept_used[i])
+                continue;
+            int nv0 = c2.nvictims;
+            vok = add_victim(o, holder_of[i], c2.victims, &c2.nvictims, pdb_use);
+            for (int k = nv0; vok && k < c2.nvictims; k++)
+                c2.gpu_hours += gs_running_gpu_hours(&o->pctx->run[c2.victims[k]], o->now_s);
+        }
+        if (!vok || (c2.nvictims && !reclaim_ok(o, c2.victims, c2.nvictims)))
+            continue;
         struct gs_recarve_gpu *x = &c2.g[0];
         c2.ngpus = 1;
         x->gpu = gi;
@@ -278,8 +322,13 @@ static void mig_candidates(const struct gs_cluster *c, int node, int gi,
         if (x->ndestroy == 0 && x->ncreate == 0 && c2.nvictims == 0)
             continue; /* nothing would change: the slot would be there already */
         uint8_t free_after[GS_MIG_MAX_PROFILES] = {0};
+        /* free afterwards: the layout less the instances still in use and the pod's */
+        struct gs_mig_layout used_l = must_l;
+        for (int i = 0; mig && i < g->mig.n; i++)
+            if (holder_of[i] >= 0 && kept_used[i])
+                used_l.count[g->mig.inst[i].profile]++;
         for (int p = 0; p < m->nprofiles; p++)
-            free_after[p] = (uint8_t)(L->count[p] - kept_l.count[p]);
+            free_after[p] = (uint8_t)(L->count[p] - used_l.count[p]);
         free_after[want]--;
         c2.gain = value_of(g->model, free_after, d) - before;
         if (better(&c2, best, *have)) {
@@ -312,6 +361,8 @@ static void whole_candidate(const struct gs_cluster *c, int node, const struct g
             continue;
         if ((g->mode == GS_GPU_WHOLE || g->mode == GS_GPU_FRACTION) && g->milli_free == GS_MILLI)
             free_whole++;
+        else if (o->fixed && o->fixed[gi])
+            continue;
         else if (g->mode == GS_GPU_MIG && g->mig_used == 0 && gpu_touchable(c, gi, o)) {
             uint8_t fr[GS_MIG_MAX_PROFILES] = {0};
             for (int k = 0; k < g->mig.n; k++)

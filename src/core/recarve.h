@@ -64,6 +64,7 @@ struct gs_recarve {
 
 struct gs_recarve_opts {
     const uint8_t *busy;     /* per GPU: being reconfigured (NULL: none) */
+    const uint8_t *fixed;    /* per GPU: its layout may not change (NULL: none) */
     const double *changed_s; /* per GPU: when its layout last changed (NULL: never) */
     double now_s, hold_s;
     bool no_mode_change; /* only GPUs that keep their mode */

@@ -9,6 +9,7 @@
 #include "../base/flag.h"
 #include "../base/log.h"
 #include "../core/cycle.h"
+#include "../formats/decision.h"
 #include "../formats/migdesired.h"
 #include "binder.h"
 #include "metrics.h"
@@ -295,24 +296,30 @@ static void nominate(struct cycle *cy, const struct gs_store_pod *e, int queue,
     report(cy, p, queue, "preempting", msg);
     if (s->dry)
         return;
-    bool again = strcmp(e->nominated, node) == 0;
-    if (!again) {
-        GS_INFO("scheduler", "%s/%s: %s", p->ns, p->name, msg);
-        gs__binder_emit_event(s, p, "Normal", reason, reason, msg);
-        char path[600];
-        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", p->ns, p->name);
-        gs__binder_write_later(s, "PATCH", path, "application/strategic-merge-patch+json",
-                               gs_kube_nominated_patch(node, msg));
-    }
+    bool recarving = strcmp(reason, "Recarving") == 0;
+    /* the store's entry says whether this is news (the snapshot's copy may have adopted a
+     * nomination read back after a restart) */
     pthread_mutex_lock(&s->st.mu);
     int i = gs__store_find_pod(&s->st, p->ns, p->name);
+    bool again = i >= 0 && strcmp(s->st.pods[i].nominated, node) == 0;
     if (i >= 0) {
         snprintf(s->st.pods[i].nominated, sizeof(s->st.pods[i].nominated), "%s", node);
-        if (!again)
+        /* a hold while a GPU is re-carved keeps the nomination fresh: once the change is
+         * done, the kubelet has 30 s to advertise the new device before the pod looks
+         * elsewhere */
+        if (!again || recarving)
             s->st.pods[i].nominated_at = gs_clock_mono();
         s->st.pods[i].next_try = gs_clock_mono() + 0.25;
     }
     pthread_mutex_unlock(&s->st.mu);
+    if (again && strcmp(p->nominated, node) == 0)
+        return;
+    GS_INFO("scheduler", "%s/%s: %s", p->ns, p->name, msg);
+    gs__binder_emit_event(s, p, "Normal", reason, reason, msg);
+    char path[600];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", p->ns, p->name);
+    gs__binder_write_later(s, "PATCH", path, "application/strategic-merge-patch+json",
+                           gs_kube_nominated_patch(node, msg));
 }
 
 static void count_preemption(struct gs_sched *s, int victims, double gpu_hours)
@@ -636,10 +643,17 @@ static void write_desired(struct cycle *cy, const struct gs_cycle_out *out, int 
         g->index = index;
         g->whole = x->mode != GS_GPU_MIG;
         const struct gs_gpu_model *m = gs_catalog_get(cy->c->gpus[x->gpu].model);
-        for (int i = 0; !g->whole && i < x->layout.n && i < GS_INV_MAX_INST; i++) {
+        struct gs_mig_placement pl = x->layout; /* by start */
+        for (int a = 1; a < pl.n; a++)
+            for (int b = a; b > 0 && pl.inst[b - 1].start > pl.inst[b].start; b--) {
+                struct gs_mig_instance tmp = pl.inst[b];
+                pl.inst[b] = pl.inst[b - 1];
+                pl.inst[b - 1] = tmp;
+            }
+        for (int i = 0; !g->whole && i < pl.n && i < GS_INV_MAX_INST; i++) {
             snprintf(g->inst[i].profile, sizeof(g->inst[i].profile), "%s",
-                     m->profiles[x->layout.inst[i].profile].name);
-            g->inst[i].start = x->layout.inst[i].start;
+                     m->profiles[pl.inst[i].profile].name);
+            g->inst[i].start = pl.inst[i].start;
             g->ninst++;
         }
         size_t o = strlen(what);
@@ -721,6 +735,7 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
     struct gs_cyc_gang *gangs = calloc((size_t)cp->ngroups + 1, sizeof(*gangs));
     struct hooks h = {.cy = &cy, .cur = -1, .vol = calloc(anp, sizeof(int))};
     const char **run_ns = NULL;
+    uint8_t *fixed = NULL;
     struct gs_cycle_out out;
     gs_cycle_out_init(&out);
     int rc = 0;
@@ -776,10 +791,21 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
         if (strcmp(p->scheduler, s->o.scheduler_name) != 0)
             continue;
         waiting++;
-        if (!e->nominated[0] && p->nominated[0] && !s->dry) {
-            /* a nomination written before a restart */
+        if (!e->nominated[0] && p->nominated[0] && !s->dry && !e->adopted) {
+            /* a nomination written before a restart (status.nominatedNodeName): adopted once,
+             * as if made now */
             snprintf(e->nominated, sizeof(e->nominated), "%s", p->nominated);
             e->nominated_at = t;
+            pthread_mutex_lock(&st->mu);
+            int si = gs__store_find_pod(st, p->ns, p->name);
+            if (si >= 0 && !st->pods[si].nominated[0] && !st->pods[si].adopted) {
+                snprintf(st->pods[si].nominated, sizeof(st->pods[si].nominated), "%s",
+                         p->nominated);
+                st->pods[si].nominated_at = t;
+            }
+            if (si >= 0)
+                st->pods[si].adopted = true;
+            pthread_mutex_unlock(&st->mu);
         }
         bool live = !s->dry && nomination_live(&cy, e);
         bool due = s->dry || e->next_try <= t;
@@ -829,6 +855,16 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
     }
     for (int g = 0; g < cp->ngroups; g++)
         gangs[g].min_member = cp->groups[g].min_member;
+    /* only a gpusched agent applies a re-carve: GPUs of nodes without its inventory keep
+     * their layout */
+    fixed = calloc((size_t)c->ngpus + 1, 1);
+    if (!fixed) {
+        rc = GS_ENOMEM;
+        goto out;
+    }
+    for (int n = 0; n < sn.nn && n < c->nnodes; n++)
+        if (!sn.nodes[n].inv)
+            memset(fixed + c->nodes[n].gpu0, 1, (size_t)c->nodes[n].ngpus);
     h.idx = idx;
     struct gs_cycle_in in = {.c = c,
                              .e = *engine,
@@ -843,6 +879,7 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
                              .pdb_allowed = cy.ty.pdb_allowed,
                              .npdb = cy.ty.npdb,
                              .busy = sn.busy,
+                             .fixed = fixed,
                              .changed_s = sn.changed_s,
                              .now_s = cy.now_wall,
                              .o = {.preempt = true,
@@ -854,6 +891,25 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
     hooks_settle(&h);
     if (rc)
         goto out;
+    if (s->dry) {
+        /* explain --output decisions: the same lines the simulator prints */
+        json_t *lines = json_array();
+        for (int k = 0; lines && k < out.n; k++) {
+            const struct gs_cyc_decision *d = &out.d[k];
+            const struct gs_kube_pod *p = &sn.pods[idx[d->pod]].p;
+            char pod[GS_KNAME_MAX + 70], victim[GS_KNAME_MAX + 70], line[800];
+            snprintf(pod, sizeof(pod), "%s/%s", p->ns, p->name);
+            if (d->kind == GS_CYC_EVICT) {
+                const struct gs_kube_pod *v = &sn.pods[cy.ty.run_pod[d->victim]].p;
+                snprintf(victim, sizeof(victim), "%s/%s", v->ns, v->name);
+            }
+            gs_decision_line(c, d, pod, d->kind == GS_CYC_EVICT ? victim : NULL, line,
+                             sizeof(line));
+            json_array_append_new(lines, json_string(line));
+        }
+        json_decref(s->decision_lines);
+        s->decision_lines = lines;
+    }
     /* apply the decisions */
     struct victims vic = {.owner = -1};
     int nrecarve_from = -1;
@@ -1079,6 +1135,7 @@ out:
     free(gangs);
     free(h.vol);
     free(run_ns);
+    free(fixed);
     gs_tenancy_release(&cy.ty);
     gs_policy_objs_release(cp);
     gs__snapshot_release(&sn);

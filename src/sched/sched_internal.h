@@ -50,6 +50,7 @@ struct gs_sched {
     uint64_t policy_lists;  /* lists of tenancy objects so far (under mmu) */
     bool dry;               /* explain: decide, record why, write nothing */
     json_t *pending_report; /* under mmu: the last cycle's reasons per pending pod */
+    json_t *decision_lines; /* dry (explain): the last cycle's decisions, one line each */
     uint64_t preemptions, victims;
     /* victims we deleted, until the watch shows them gone (uid, when) */
 #define GS_EVICTED_MAX 1024

@@ -293,6 +293,7 @@ static void sched_free(struct gs_sched *s)
 {
     gs_policy_objs_release(&s->po);
     json_decref(s->pending_report);
+    json_decref(s->decision_lines);
     gs__store_release(&s->st);
     gs_kube_client_free(s->kc);
     pthread_mutex_destroy(&s->mmu);
@@ -404,7 +405,9 @@ int gs_scheduler_explain(struct gs_kube_client *client, const struct gs_schedule
     if (!rc && (rc = gs__driver_cycle(s, &engine, &engine_nodes)))
         gs_error_set(err, rc, "scheduling cycle: %s", gs_error_name(rc));
     if (!rc)
-        *out = json_incref(s->pending_report ? s->pending_report : json_array());
+        *out = opts->explain_decisions
+                   ? json_incref(s->decision_lines ? s->decision_lines : json_array())
+                   : json_incref(s->pending_report ? s->pending_report : json_array());
     gs_engine_free(engine);
     sched_free(s);
     return rc;

@@ -45,6 +45,9 @@ struct gs_scheduler_opts {
      * alone for recarve_hold_s */
     bool dynamic_mig;
     double recarve_hold_s;
+    /* explain: return the cycle's decisions as lines (formats/decision.h) instead of the
+     * verdict per pending pod */
+    bool explain_decisions;
 };
 
 struct gs_error;

@@ -32,6 +32,7 @@ struct gs_store_pod {
     bool assumed;                 /* bound by us, the watch has not shown it yet */
     char nominated[GS_KNAME_MAX]; /* node its victims are leaving, while they terminate */
     double nominated_at;
+    bool adopted; /* its status.nominatedNodeName was taken over once (after a restart) */
 };
 
 struct gs_store {

@@ -14,6 +14,7 @@
 #include "../core/cycle.h"
 #include "../core/engine.h"
 #include "../core/tenant.h"
+#include "../formats/decision.h"
 #include "../formats/migparted.h"
 
 #include <math.h>
@@ -131,6 +132,7 @@ struct pod {
     int32_t gang;      /* -1, or the gang (job) id */
     double work_total; /* a preempted pod starts over */
     double run_start;  /* start of the current run */
+    int32_t ord;       /* its number within its class: it is named CLASS-ORD */
 };
 
 struct gpu_rt {
@@ -174,6 +176,9 @@ struct sim {
     /* the cycle's input, and dynamic MIG */
     struct gs_cyc_pod *cyc;
     int cap_cyc;
+    int class_pods[GS_SC_MAX_CLASSES];
+    gs_sim_trace_fn trace; /* each cycle's decisions as lines (NULL: none) */
+    void *trace_ctx;
     uint8_t *busy;     /* per GPU: being re-carved */
     double *changed_s; /* per GPU: last re-carve */
     int recarves;
@@ -612,6 +617,15 @@ static int cyc_add_pod(struct sim *s, int pi, int n)
     return 0;
 }
 
+/* A pod's name in decision lines: its class's name and its number in the class. */
+static void pod_name(const struct sim *s, int pi, char *out, size_t n)
+{
+    const struct pod *p = &s->pods[pi];
+    const char *cls =
+        p->cls >= 0 && p->cls < s->sc->nclasses ? s->sc->classes[p->cls].name : "trace";
+    snprintf(out, n, "%s-%d", cls, (int)p->ord);
+}
+
 /* A pod nominated onto a GPU being re-carved waits for it; it starts when the change is done. */
 static bool alloc_busy(const struct sim *s, const struct gs_alloc *a)
 {
@@ -671,6 +685,16 @@ static int schedule_pass(struct sim *s)
     gs_cycle_out_init(&out);
     rc = gs_cycle_run(&in, &out);
     s->preemptions += out.preemptions;
+    for (int k = 0; s->trace && k < out.n; k++) {
+        const struct gs_cyc_decision *d = &out.d[k];
+        char pod[GS_NAME_MAX + 16], victim[GS_NAME_MAX + 16], line[600];
+        pod_name(s, idx[d->pod], pod, sizeof(pod));
+        if (d->kind == GS_CYC_EVICT)
+            pod_name(s, s->run_pod[d->victim], victim, sizeof(victim));
+        gs_decision_line(&s->c, d, pod, d->kind == GS_CYC_EVICT ? victim : NULL, line,
+                         sizeof(line));
+        s->trace(s->trace_ctx, s->now, line);
+    }
     /* the cycle changed the cluster and the tenants; the pods follow */
     int *victims = NULL, nv = 0;
     if (!rc && out.count[GS_CYC_EVICT] > 0 &&
@@ -852,6 +876,7 @@ static int new_pod(struct sim *s, int cls, double util, int32_t gmem, const stru
     p->gpu_mem = gmem;
     p->req = *r;
     p->measured = s->now >= s->sc->warmup_s;
+    p->ord = cls >= 0 && cls < GS_SC_MAX_CLASSES ? s->class_pods[cls]++ : 0;
     return enqueue(s, pi);
 }
 
@@ -881,8 +906,17 @@ static double pct(const double *v, int n, double q)
 int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st,
                struct gs_sim_result *out, struct gs_error *err)
 {
+    return gs_sim_run_traced(sc, st, NULL, NULL, out, err);
+}
+
+int gs_sim_run_traced(const struct gs_scenario *sc, const struct gs_strategy *st,
+                      gs_sim_trace_fn trace, void *ctx, struct gs_sim_result *out,
+                      struct gs_error *err)
+{
     struct sim s;
     memset(&s, 0, sizeof(s));
+    s.trace = trace;
+    s.trace_ctx = ctx;
     memset(out, 0, sizeof(*out));
     s.sc = sc;
     s.st = st;

@@ -71,6 +71,12 @@ struct gs_error;
 /* Run one strategy. Returns 0 or a negative error (err says why). */
 int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st,
                struct gs_sim_result *out, struct gs_error *err);
+/* gs_sim_run, and each cycle's decisions (formats/decision.h lines, pods named CLASS-N) given
+ * to trace with the simulated time. */
+typedef void (*gs_sim_trace_fn)(void *ctx, double t, const char *line);
+int gs_sim_run_traced(const struct gs_scenario *sc, const struct gs_strategy *st,
+                      gs_sim_trace_fn trace, void *ctx, struct gs_sim_result *out,
+                      struct gs_error *err);
 /* Run every strategy (threads <= 0: number of CPUs). out has GS_SIM_STRATEGIES entries. */
 int gs_sim_run_all(const struct gs_scenario *sc, int threads, struct gs_sim_result *out,
                    struct gs_error *err);
