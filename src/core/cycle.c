@@ -23,6 +23,11 @@ struct cyc {
     int cur_pod; /* for the allows hook wrapper */
 };
 
+int gs_cycle_engine_nodes(int nnodes)
+{
+    return nnodes > 64 ? nnodes * 2 : 128;
+}
+
 void gs_cycle_out_init(struct gs_cycle_out *o)
 {
     memset(o, 0, sizeof(*o));

@@ -156,6 +156,10 @@ struct gs_cycle_out {
     int32_t preemptions; /* victim sets chosen (a gang's counts once) */
 };
 
+/* Engine capacity for a cluster of nnodes nodes: the daemon and the simulator size their
+ * engines alike (room to grow), since the engine's tie-break order depends on its size. */
+int gs_cycle_engine_nodes(int nnodes);
+
 void gs_cycle_out_init(struct gs_cycle_out *o);
 void gs_cycle_out_release(struct gs_cycle_out *o);
 

@@ -351,8 +351,8 @@ static int c_arrival(struct ctx *c, struct fy_node *v, const char *p, void *o)
         return GS_EINVAL;
     if (CLS(o)->arrival == GS_ARRIVAL_POISSON && CLS(o)->per_hour <= 0)
         return gs_yaml_fail(&c->y, v, p, c->err, "poisson arrivals need per_hour > 0");
-    if (CLS(o)->arrival == GS_ARRIVAL_FIXED && CLS(o)->interval_s <= 0)
-        return gs_yaml_fail(&c->y, v, p, c->err, "fixed arrivals need interval > 0");
+    if (CLS(o)->arrival == GS_ARRIVAL_FIXED && CLS(o)->interval_s < 0)
+        return gs_yaml_fail(&c->y, v, p, c->err, "fixed arrivals need interval >= 0");
     return 0;
 }
 static int d_dist(struct ctx *c, struct fy_node *v, const char *p, void *o)
@@ -749,9 +749,19 @@ static int s_tenants(struct ctx *c, struct fy_node *v, const char *p, void *o)
 }
 static int s_classes(struct ctx *c, struct fy_node *v, const char *p, void *o)
 {
-    return list_of(c, v, p, SC(o)->classes, sizeof(struct gs_sc_class),
-                   offsetof(struct gs_sc_class, name), &SC(o)->nclasses, GS_SC_MAX_CLASSES,
-                   class_fields, sizeof(class_fields) / sizeof(class_fields[0]), init_class);
+    if (list_of(c, v, p, SC(o)->classes, sizeof(struct gs_sc_class),
+                offsetof(struct gs_sc_class, name), &SC(o)->nclasses, GS_SC_MAX_CLASSES,
+                class_fields, sizeof(class_fields) / sizeof(class_fields[0]), init_class))
+        return GS_EINVAL;
+    /* fixed arrivals at interval 0s are a burst of max_jobs pods at once */
+    for (int k = 0; k < SC(o)->nclasses; k++) {
+        const struct gs_sc_class *cl = &SC(o)->classes[k];
+        if (cl->arrival == GS_ARRIVAL_FIXED && cl->interval_s <= 0 && cl->max_jobs <= 0)
+            return gs_yaml_fail(&c->y, fy_node_sequence_get_by_index(v, k), p, c->err,
+                                "class '%s': fixed arrivals at interval 0s (a burst) need max_jobs",
+                                cl->name);
+    }
+    return 0;
 }
 
 struct trace_opts {

@@ -13,7 +13,8 @@
  *     borrowed and can be reclaimed; limit: a hard cap; weight: over-quota weight
  *   classes:
  *     - name, tenant, kind (online-inference | batch-inference | training | development),
- *       priority, arrival {process: poisson|fixed, per_hour | interval, start, stop},
+ *       priority, arrival {process: poisson|fixed, per_hour | interval, start, stop}
+ *       (fixed at interval 0s: a burst of max_jobs pods at start),
  *       duration {dist: fixed|exponential|lognormal, mean | median, sigma},
  *       request {gpus, cpu, memory, gpu_memory, mig, share: true|false|timeslicing|mps},
  *       util, max_jobs, gang (pods per job, all placed at once or none)

@@ -748,7 +748,7 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
     }
     if (!*engine || *engine_nodes < sn.c.nnodes) {
         gs_engine_free(*engine);
-        *engine_nodes = sn.c.nnodes > 64 ? sn.c.nnodes * 2 : 128;
+        *engine_nodes = gs_cycle_engine_nodes(sn.c.nnodes);
         *engine = gs_engine_new(gs_policy_find(s->o.policy), NULL, *engine_nodes, 42);
         if (!*engine) {
             rc = GS_ENOMEM;

@@ -975,7 +975,8 @@ int gs_sim_run_traced(const struct gs_scenario *sc, const struct gs_strategy *st
     s.grt = calloc((size_t)(s.c.ngpus ? s.c.ngpus : 1), sizeof(*s.grt));
     s.busy = calloc((size_t)s.c.ngpus + 1, 1);
     s.changed_s = calloc((size_t)s.c.ngpus + 1, sizeof(double));
-    s.e = gs_engine_new(gs_policy_find("gpusched"), NULL, s.c.nnodes, sc->seed);
+    s.e = gs_engine_new(gs_policy_find("gpusched"), NULL, gs_cycle_engine_nodes(s.c.nnodes),
+                        sc->seed);
     if (!s.grt || !s.e || !s.busy || !s.changed_s) {
         rc = gs_error_set(err, GS_ENOMEM, "out of memory");
         goto out;
@@ -1031,7 +1032,12 @@ int gs_sim_run_traced(const struct gs_scenario *sc, const struct gs_strategy *st
                 rc = new_pod(&s, 0, tp->milli / 1000.0, 0, &r, tp->duration_s, -1);
             } else {
                 const struct gs_sc_class *c = &sc->classes[ev.id];
-                if (!c->max_jobs || s.class_jobs[ev.id] < c->max_jobs) {
+                /* a burst (fixed arrivals at interval 0s): every job of the class now, in one
+                 * event, one after another */
+                bool burst = c->arrival == GS_ARRIVAL_FIXED && c->interval_s <= 0;
+                for (int j = 0; j < (burst ? c->max_jobs : 1) && !rc; j++) {
+                    if (c->max_jobs && s.class_jobs[ev.id] >= c->max_jobs)
+                        break;
                     struct gs_request r;
                     bool shared;
                     make_request(&s, c, &r, &shared);
@@ -1056,7 +1062,7 @@ int gs_sim_run_traced(const struct gs_scenario *sc, const struct gs_strategy *st
                 double next = c->arrival == GS_ARRIVAL_POISSON
                                   ? ev.t + gs_rng_exp(&s.rng, 3600.0 / c->per_hour)
                                   : ev.t + c->interval_s;
-                if (!rc && (c->stop_s <= 0 || next < c->stop_s))
+                if (!rc && (c->stop_s <= 0 || next < c->stop_s) && !burst)
                     rc = push(&s, next, EV_ARRIVAL, ev.id, 0);
             }
             sched = true;

@@ -33,4 +33,8 @@ sed 's/^seed: 42$/seed: 42\nreconfig: {create: -1s}/' "$SRC/examples/mig-misfit.
 expect 2 "$GS" sim scenario "$TMP/bad.yaml" && has "$TMP/err" "reconfig.create"
 sed 's/^seed: 42$/seed: 42\nreconfig: {crate: 1s}/' "$SRC/examples/mig-misfit.yaml" > "$TMP/bad2.yaml"
 expect 2 "$GS" sim scenario "$TMP/bad2.yaml" && has "$TMP/err" "crate"
+# a burst (fixed arrivals at interval 0s) needs max_jobs
+sed 's/arrival: {process: poisson, per_hour: 8}/arrival: {process: fixed, interval: 0s}/' \
+    "$SRC/examples/mig-misfit.yaml" > "$TMP/burst.yaml"
+expect 2 "$GS" sim scenario "$TMP/burst.yaml" && has "$TMP/err" "a burst) need max_jobs"
 finish
