@@ -400,6 +400,27 @@ static void whole_candidate(const struct gs_cluster *c, int node, const struct g
     }
 }
 
+/* What a GPU offers a re-carve depends only on this (compared bytewise: zeroed first). */
+#define SEEN_MAX 64
+struct gpu_state {
+    int16_t model;
+    uint8_t mode, mig_used;
+    int16_t milli_free;
+    struct gs_mig_placement mig;
+};
+
+static void gpu_state_of(const struct gs_gpu *g, struct gpu_state *st)
+{
+    memset(st, 0, sizeof(*st));
+    st->model = g->model;
+    st->mode = g->mode;
+    st->mig_used = g->mig_used;
+    st->milli_free = g->milli_free;
+    st->mig.n = g->mig.n;
+    for (int i = 0; i < g->mig.n; i++)
+        st->mig.inst[i] = g->mig.inst[i];
+}
+
 int gs_recarve_find(const struct gs_cluster *c, const struct gs_request *req,
                     const struct gs_recarve_demand *d, const struct gs_recarve_opts *o,
                     struct gs_recarve *out)
@@ -410,6 +431,8 @@ int gs_recarve_find(const struct gs_cluster *c, const struct gs_request *req,
         return GS_EINVAL;
     struct gs_mig_layout *layouts = NULL;
     int layouts_model = -1, nl = 0;
+    struct gpu_state seen[SEEN_MAX];
+    int nseen = 0;
     bool have = false;
     for (int node = 0; node < c->nnodes; node++) {
         if (!node_ok(c, node, req, o))
@@ -434,6 +457,19 @@ int gs_recarve_find(const struct gs_cluster *c, const struct gs_request *req,
                     nl = MAX_LAYOUTS;
                 layouts_model = g->model;
             }
+            /* a GPU in the same state as one already weighed (model, mode, instances, which
+             * are in use) offers the same candidates, and the earlier GPU wins ties: skip it,
+             * unless victims make its holders matter */
+            struct gpu_state st;
+            gpu_state_of(g, &st);
+            bool holders = o->pctx && g->mig_used;
+            int k = 0;
+            for (; !holders && k < nseen && memcmp(&seen[k], &st, sizeof(st)) != 0; k++)
+                ;
+            if (!holders && k < nseen)
+                continue;
+            if (!holders && nseen < SEEN_MAX)
+                seen[nseen++] = st;
             mig_candidates(c, node, gi, req, d, o, layouts, nl, out, &have);
         }
     }
