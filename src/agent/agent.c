@@ -9,6 +9,7 @@
 #include "../base/log.h"
 #include "../formats/kubeobj.h"
 #include "../formats/migdesired.h"
+#include "../formats/promtext.h"
 #include "../kube/httpd.h"
 #include "deviceplugin.h"
 #include "migmgr.h"
@@ -1175,60 +1176,50 @@ static bool enabled(const struct gs_agent_opts *o, int f)
     return false;
 }
 
-/* Label values: escape backslash, double quote and newline. */
-static void esc(struct gs_buf *b, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '\\' || *s == '"')
-            gs_buf_printf(b, "\\%c", *s);
-        else if (*s == '\n')
-            gs_buf_puts(b, "\\n");
-        else
-            gs_buf_printf(b, "%c", *s);
-    }
-}
-
-static void labels(struct agent *a, struct gs_buf *b, int i, const struct gs_mig_inst *mi,
-                   const struct pod_dev *p)
+/* A series' labels: the GPU, its model and node, the configured extra labels, the MIG
+ * instance and the pod holding it (formats/promtext escapes the values). Returns the count. */
+#define MAX_SERIES_LABELS (12 + GS_MON_MAX_LABELS)
+static int labels(struct agent *a, struct gs_prom_label *l, char (*num)[16], int i,
+                  const struct gs_mig_inst *mi, const struct pod_dev *p)
 {
     const struct gs_gpu_model *cm = gs_catalog_get(a->info[i].model);
     bool dcgm = a->o->dcgm_names;
-    gs_buf_printf(b, "{gpu=\"%d\",%s=\"", i, dcgm ? "UUID" : "uuid");
-    esc(b, a->info[i].uuid);
-    gs_buf_printf(b, "\",%s=\"", dcgm ? "modelName" : "model");
-    esc(b, cm ? cm->name : a->info[i].name);
-    gs_buf_puts(b, "\",hostname=\"");
-    esc(b, a->o->node ? a->o->node : "");
-    gs_buf_puts(b, "\"");
-    for (int k = 0; k < a->o->mon.nlabels; k++) {
-        gs_buf_printf(b, ",%s=\"", a->o->mon.label_name[k]);
-        esc(b, a->o->mon.label_value[k]);
-        gs_buf_puts(b, "\"");
-    }
+    int n = 0;
+    snprintf(num[0], sizeof(num[0]), "%d", i);
+    l[n++] = (struct gs_prom_label){"gpu", num[0]};
+    l[n++] = (struct gs_prom_label){dcgm ? "UUID" : "uuid", a->info[i].uuid};
+    l[n++] = (struct gs_prom_label){dcgm ? "modelName" : "model", cm ? cm->name : a->info[i].name};
+    l[n++] = (struct gs_prom_label){"hostname", a->o->node ? a->o->node : ""};
+    for (int k = 0; k < a->o->mon.nlabels && k < GS_MON_MAX_LABELS; k++)
+        l[n++] = (struct gs_prom_label){a->o->mon.label_name[k], a->o->mon.label_value[k]};
     if (mi) {
         int pi = gs_gpu_profile_index(a->info[i].model, mi->profile_id);
-        gs_buf_printf(b, ",%s=\"%s\",%s=\"%u\"", dcgm ? "GPU_I_PROFILE" : "mig_profile",
-                      pi >= 0 ? cm->profiles[pi].name : "", dcgm ? "GPU_I_ID" : "gpu_instance_id",
-                      mi->gi_id);
+        snprintf(num[1], sizeof(num[1]), "%u", mi->gi_id);
+        l[n++] = (struct gs_prom_label){dcgm ? "GPU_I_PROFILE" : "mig_profile",
+                                        pi >= 0 ? cm->profiles[pi].name : ""};
+        l[n++] = (struct gs_prom_label){dcgm ? "GPU_I_ID" : "gpu_instance_id", num[1]};
     }
-    gs_buf_puts(b, ",pod=\"");
-    esc(b, p ? p->name : "");
-    gs_buf_puts(b, "\",namespace=\"");
-    esc(b, p ? p->ns : "");
-    gs_buf_puts(b, "\",container=\"");
-    esc(b, p ? p->container : "");
-    gs_buf_puts(b, "\"}");
+    l[n++] = (struct gs_prom_label){"pod", p ? p->name : ""};
+    l[n++] = (struct gs_prom_label){"namespace", p ? p->ns : ""};
+    l[n++] = (struct gs_prom_label){"container", p ? p->container : ""};
+    return n;
 }
 
-static void render(struct agent *a, struct gs_buf *b)
+/* /metrics, through the one Prometheus text writer (formats/promtext). Returns 0 or the
+ * writer's error (the page is then no answer). */
+static int render(struct agent *a, struct gs_buf *b)
 {
     bool dcgm = a->o->dcgm_names;
+    struct gs_promtext w;
+    gs_promtext_init(&w, b);
+    struct gs_prom_label l[MAX_SERIES_LABELS];
+    char num[2][16];
     pthread_mutex_lock(&a->mu);
     for (int f = 0; f < NF; f++) {
         if (!enabled(a->o, f))
             continue;
-        const char *name = dcgm ? fields[f].dcgm : fields[f].name;
-        gs_buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, fields[f].help, name);
+        gs_promtext_family(&w, dcgm ? fields[f].dcgm : fields[f].name, GS_PROM_GAUGE,
+                           fields[f].help);
         for (int i = 0; i < a->n; i++) {
             double v = value(&a->m[i], f, dcgm);
             /* one series per pod on the GPU (whole, shared or a MIG instance); the GPU
@@ -1255,41 +1246,36 @@ static void render(struct agent *a, struct gs_buf *b)
                                        (dcgm ? 1 : 1 << 20)
                                  : v;
                 }
-                gs_buf_puts(b, name);
-                labels(a, b, i, mi, p);
-                gs_buf_printf(b, " %.17g\n", pv);
+                gs_promtext_sample(&w, l, labels(a, l, num, i, mi, p), pv);
                 shown++;
             }
-            if (!shown) {
-                gs_buf_puts(b, name);
-                labels(a, b, i, NULL, NULL);
-                gs_buf_printf(b, " %.17g\n", v);
-            }
+            if (!shown)
+                gs_promtext_sample(&w, l, labels(a, l, num, i, NULL, NULL), v);
         }
     }
     /* the agent's own health series, per GPU */
     static const struct {
-        const char *name, *type, *help;
+        const char *name;
+        enum gs_prom_type type;
+        const char *help;
     } own[3] = {
-        {"gpu_healthy", "gauge",
+        {"gpu_healthy", GS_PROM_GAUGE,
          "1 when the GPU passes the health checks (XID, ECC, temperature)."},
-        {"gpu_xid_errors_total", "counter", "Critical XIDs seen (ignored ones excluded)."},
-        {"gpu_ecc_uncorrected_errors", "gauge", "Volatile uncorrected ECC errors."},
+        {"gpu_xid_errors_total", GS_PROM_COUNTER, "Critical XIDs seen (ignored ones excluded)."},
+        {"gpu_ecc_uncorrected_errors", GS_PROM_GAUGE, "Volatile uncorrected ECC errors."},
     };
     for (int k = 0; k < 3; k++) {
-        gs_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", own[k].name, own[k].help, own[k].name,
-                      own[k].type);
+        gs_promtext_family(&w, own[k].name, own[k].type, own[k].help);
         for (int i = 0; i < a->n; i++) {
-            unsigned long long v = k == 0   ? (unsigned long long)a->h[i].healthy
-                                   : k == 1 ? (unsigned long long)a->h[i].xid_count
-                                            : (unsigned long long)a->m[i].ecc_uncorrected;
-            gs_buf_puts(b, own[k].name);
-            labels(a, b, i, NULL, NULL);
-            gs_buf_printf(b, " %llu\n", v);
+            uint64_t v = k == 0   ? (uint64_t)a->h[i].healthy
+                         : k == 1 ? (uint64_t)a->h[i].xid_count
+                                  : (uint64_t)a->m[i].ecc_uncorrected;
+            gs_promtext_sample_u64(&w, l, labels(a, l, num, i, NULL, NULL), v);
         }
     }
     a->scrapes++;
     pthread_mutex_unlock(&a->mu);
+    return gs_promtext_end(&w);
 }
 
 /* /healthz, /metrics and /status (served by kube/httpd.c, which bounds the clients). */
@@ -1301,8 +1287,11 @@ static int http(void *cls, const struct gs_httpd_request *req, struct gs_httpd_r
     if (strcmp(req->url, "/healthz") == 0)
         return gs_httpd_reply(rep, 200, "text/plain", "ok\n");
     if (strcmp(req->url, "/metrics") == 0) {
-        render(a, &rep->body);
-        rep->type = "text/plain; version=0.0.4; charset=utf-8";
+        if (render(a, &rep->body)) {
+            gs_buf_reset(&rep->body);
+            return gs_httpd_reply(rep, 500, "text/plain", "cannot write the metrics page\n");
+        }
+        rep->type = GS_PROMTEXT_CONTENT_TYPE;
         return 0;
     }
     if (strcmp(req->url, "/status") == 0) {
