@@ -1,6 +1,7 @@
-/* cli.h - subcommand entry points of the gpusched binary. Each returns the process exit
+/* cli.h - subcommand entry points of the gpusched binary (one file each in src/cli, called
+ * by main.c) and the helpers they share (cli.c). Each entry point returns the process exit
  * code: 0 ok, 1 runtime failure, 2 bad input. Flags are parsed here; all logic lives in
- * the library. */
+ * the library. The helpers print to stderr and are not thread-safe (strtod's errno). */
 #ifndef GS_CLI_H
 #define GS_CLI_H
 

@@ -1,12 +1,10 @@
-/* main.c - the gpusched binary: dispatches to one file per subcommand. */
+/* main.c - the gpusched binary: global flags, then dispatch to one file per subcommand
+ * (src/cli/<command>.c); the helpers they share are in cli.c. */
 #include "cli.h"
 
-#include "../base/error.h"
 #include "../base/log.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *f)
@@ -29,36 +27,6 @@ static void usage(FILE *f)
                "             plan layouts for a demand (see gpusched mig --help)\n"
                "\n"
                "exit codes: 0 ok, 1 runtime failure, 2 bad input\n");
-}
-
-bool gs_cli_wants_help(int argc, char **argv)
-{
-    for (int i = 0; i < argc; i++)
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return true;
-    return false;
-}
-
-int gs_cli_number(const char *flag, const char *v, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (errno || end == v || *end || x < lo || x > hi) {
-        fprintf(stderr, "gpusched: %s '%s': expected a number in %g..%g\n", flag, v, lo, hi);
-        return GS_EXIT_USAGE;
-    }
-    *out = x;
-    return 0;
-}
-
-int gs_cli_exit_code(int rc)
-{
-    if (rc == 0)
-        return GS_EXIT_OK;
-    if (rc == GS_EINVAL || rc == GS_ENOTFOUND || rc == GS_ENOFIT)
-        return GS_EXIT_USAGE;
-    return GS_EXIT_FAILURE;
 }
 
 int main(int argc, char **argv)
