@@ -323,8 +323,13 @@ static int list_lane(struct gs_kube_client *c, int lane, const char *path, gs_ku
         int rc = request(c, lane, "GET", p, NULL, NULL, &page, &status, err);
         if (rc) {
             if (status == 410 && cont[0] && !restarted) {
-                restarted = true; /* the continue token expired: list again from the start */
+                /* the continue token expired: list again from the start, after telling fn
+                 * to drop what the first pages gave it */
+                restarted = true;
                 cont[0] = '\0';
+                int frc = fn(NULL, user);
+                if (frc)
+                    return frc;
                 continue;
             }
             return rc;

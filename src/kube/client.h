@@ -46,7 +46,8 @@ int gs_kube_request_lane2(struct gs_kube_client *c, const char *method, const ch
 typedef int (*gs_kube_item_fn)(const json_t *item, void *user);
 /* LIST with pagination (limit 500, continue tokens). Calls fn for every item; a non-zero
  * return from fn stops and is returned. rv receives the list's resourceVersion. A 410 on a
- * continue token restarts the list once from the beginning. */
+ * continue token restarts the list once from the beginning: fn is first called with a NULL
+ * item, meaning "drop every item given so far" (they come again). */
 int gs_kube_list(struct gs_kube_client *c, const char *path, gs_kube_item_fn fn, void *user,
                  char *rv, size_t rv_size, struct gs_error *err);
 /* Same, paced on the second lane (periodic background lists do not slow down bindings). */

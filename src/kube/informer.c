@@ -64,6 +64,13 @@ struct list_ctx {
 static int on_item(const json_t *item, void *user)
 {
     struct list_ctx *lc = user;
+    if (!item) {
+        /* the list starts over (an expired continue token): drop what it staged */
+        lc->n = 0;
+        if (lc->ops->list_begin)
+            lc->ops->list_begin(lc->user);
+        return 0;
+    }
     lc->n++;
     return lc->ops->list_item(item, lc->user);
 }

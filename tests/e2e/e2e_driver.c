@@ -243,6 +243,12 @@ struct listing {
 static int add_pod(const json_t *item, void *user)
 {
     struct listing *l = user;
+    if (!item) { /* the list starts over */
+        for (int i = 0; i < l->n; i++)
+            gs_kube_pod_release(&l->pods[i]);
+        l->n = 0;
+        return 0;
+    }
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 256;
         l->pods = realloc(l->pods, sizeof(*l->pods) * (size_t)l->cap);
@@ -257,6 +263,12 @@ static int add_pod(const json_t *item, void *user)
 static int add_node(const json_t *item, void *user)
 {
     struct listing *l = user;
+    if (!item) { /* the list starts over */
+        for (int i = 0; i < l->n; i++)
+            gs_kube_node_release(&l->nodes[i]);
+        l->n = 0;
+        return 0;
+    }
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 256;
         l->nodes = realloc(l->nodes, sizeof(*l->nodes) * (size_t)l->cap);

@@ -299,3 +299,36 @@ Test(informer, backoff_doubles_to_its_bound_with_up_to_half_again_of_jitter)
         cr_assert_float_eq(d, want[i], 1e-9, "step %d: delay %g, want %g", i, d, want[i]);
     }
 }
+
+Test(informer, a_list_whose_continue_token_expires_starts_over_without_duplicates)
+{
+    const struct reply replies[] = {
+        /* page 1 with a continue token, then 410 on the token, then the whole list */
+        {200,
+         "{\"kind\":\"ThingList\",\"metadata\":{\"resourceVersion\":\"5\",\"continue\":\"tok\"},"
+         "\"items\":[" OBJ("a", "4") "]}",
+         false},
+        {410, "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\",\"message\":\"expired\"}",
+         false},
+        {200, LIST("7", OBJ("a", "6") "," OBJ("b", "7")), false},
+        {0, NULL, true},
+    };
+    server_start(replies, 4);
+    struct gs_kube_client *kc = client();
+    struct log l = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    struct gs_informer_opts o = {.path = "/api/v1/things", .what = "things"};
+    struct gs_informer *inf = NULL;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_informer_start(kc, &o, &ops, &l, &inf, &err), 0, "%s", err.msg);
+    bool all = wait_for(4, 10);
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    gs_informer_stop(inf);
+    gs_kube_client_free(kc);
+    server_stop();
+    cr_assert(all, "served %d requests of 4", srv.next);
+    /* what the first page gave is dropped (a second begin) before the list starts over */
+    cr_assert_str_eq(l.text, "begin;item a;begin;item a;item b;end 7 2;");
+    cr_assert(strstr(srv.paths[1], "continue=tok"), "%s", srv.paths[1]);
+}
