@@ -116,5 +116,35 @@ int gs_lease_run(struct gs_kube_client *kc, const struct gs_lease_opts *o, volat
         }
         gs_clock_sleep(o->retry_period_s);
     }
+    /* a clean stop hands the Lease back, so the next candidate need not wait it out */
+    if (gs_flag_get(leader)) {
+        struct gs_error err;
+        gs_error_init(&err);
+        json_t *lease = NULL;
+        char now[40];
+        gs_kube_micro_time(now, sizeof(now));
+        if (gs_kube_request(kc, "GET", path, NULL, NULL, &lease, NULL, &err) == 0 &&
+            gs_lease_release(lease, o, now) == 0 &&
+            gs_kube_request(kc, "PUT", path, NULL, lease, NULL, NULL, &err) == 0)
+            GS_INFO("leader", "'%s' released lease %s/%s", o->identity, o->ns, o->name);
+        else if (err.msg[0])
+            GS_WARN("leader", "'%s' could not release lease %s/%s: %s", o->identity, o->ns, o->name,
+                    err.msg);
+        json_decref(lease);
+        gs_flag_set(leader, 0);
+    }
+    return 0;
+}
+
+int gs_lease_release(json_t *lease, const struct gs_lease_opts *o, const char *now_rfc3339)
+{
+    json_t *spec = json_object_get(lease, "spec");
+    const char *holder = json_string_value(json_object_get(spec, "holderIdentity"));
+    if (!spec || !holder || strcmp(holder, o->identity) != 0)
+        return GS_ENOTFOUND; /* not ours (any more) */
+    if (json_object_set_new(spec, "holderIdentity", json_string("")) ||
+        json_object_set_new(spec, "leaseDurationSeconds", json_integer(1)) ||
+        json_object_set_new(spec, "renewTime", json_string(now_rfc3339)))
+        return GS_ENOMEM;
     return 0;
 }

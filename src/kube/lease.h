@@ -7,8 +7,9 @@
  *
  * The decision is a pure function of the Lease object, what this candidate observed and a
  * clock (gs_lease_decide), so it can be tested without an API server; gs_lease_run is the
- * loop around it. The Lease is not released when a leader stops: the next one waits out
- * leaseDurationSeconds. */
+ * loop around it. A leader that stops cleanly releases the Lease (holderIdentity "", as
+ * client-go's ReleaseOnCancel does), so the next candidate takes it at its next retry instead
+ * of waiting out leaseDurationSeconds; a leader that dies leaves it to expire. */
 #ifndef GS_KUBE_LEASE_H
 #define GS_KUBE_LEASE_H
 
@@ -52,6 +53,11 @@ json_t *gs_lease_object(const struct gs_lease_opts *o, const char *now_rfc3339);
  * (renew false) also acquired then, with leaseTransitions one more. Returns 0 or GS_ENOMEM. */
 int gs_lease_claim(json_t *lease, const struct gs_lease_opts *o, const char *now_rfc3339,
                    bool renew);
+
+/* Update lease in place to hand it back (holderIdentity "", leaseDurationSeconds 1, renewed
+ * at now_rfc3339) when identity holds it. Returns 0, GS_ENOTFOUND when another holds it (leave
+ * it), GS_ENOMEM. */
+int gs_lease_release(json_t *lease, const struct gs_lease_opts *o, const char *now_rfc3339);
 
 /* Run for leadership until *stop becomes non-zero (returns 0) or this candidate, leader, could
  * not renew the Lease for renew_deadline_s (returns GS_EIO: the caller must stop acting as

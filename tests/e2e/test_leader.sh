@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Two replicas with Lease leader election: only the leader schedules; when it is killed the
-# other takes over within the lease time and schedules.
+# other takes over within the lease time and schedules. A leader stopped cleanly (SIGTERM)
+# hands the Lease back: a standby with a 60 s lease takes over at its next retry.
 set -u
 GS="$1"; DRIVER="$2"
 . "$(dirname "$0")/cluster.sh"
@@ -43,6 +44,26 @@ echo "new leader $new after $((t1 - t0)) s (lease 6 s)"
 # within the lease time plus a retry period and the bind itself
 [ $((t1 - t0)) -le 12 ] || { echo "takeover took $((t1 - t0)) s"; ok=1; }
 "$DRIVER" verify --expect-bound 40 --expect-unschedulable 0 || ok=1
+# a clean stop releases the Lease: a standby that would wait out 60 s takes it at once
+"$GS" --log-level info scheduler --kubeconfig "$E2E_DIR/scheduler.kubeconfig" \
+    --leader-elect true --lease-duration 60 --renew-deadline 40 --retry-period 1 \
+    --identity replica-c --http-port 0 > "$E2E_DIR/replica-c.log" 2>&1 &
+echo $! > "$E2E_DIR/replica-c.pid"
+sleep 2
+t0=$(date +%s)
+kill -TERM "$(cat "$E2E_DIR/$other.pid")"
+holder=""
+for i in $(seq 1 60); do
+    holder=$("$K" get lease gpusched -n kube-system -o jsonpath='{.spec.holderIdentity}')
+    [ "$holder" = replica-c ] && break
+    sleep 0.5
+done
+t1=$(date +%s)
+echo "after a clean stop of $other: holder '$holder' after $((t1 - t0)) s (replica-c's lease 60 s)"
+grep -q "released lease" "$E2E_DIR/$other.log" || { echo "$other did not release the lease"; ok=1; }
+[ "$holder" = replica-c ] && [ $((t1 - t0)) -le 15 ] ||
+    { echo "replica-c did not take the released lease at once"; ok=1; }
+kill "$(cat "$E2E_DIR/replica-c.pid")" 2>/dev/null
 [ $ok -eq 0 ] || tail -20 "$E2E_DIR/$other.log"
 [ $ok -eq 0 ] && echo "1 passed, 0 failed" || echo "0 passed, 1 failed"
 exit $ok

@@ -157,3 +157,25 @@ Test(lease, a_takeover_is_acquired_now_and_counts_a_transition)
                  (long long)spec_int(l, "leaseTransitions"));
     json_decref(l);
 }
+
+Test(lease, a_clean_stop_hands_back_only_a_lease_it_holds_and_the_next_takes_it_at_once)
+{
+    json_t *l = lease("me", "T0", 3);
+    cr_assert_eq(gs_lease_release(l, &opts, "T1"), 0);
+    cr_assert_str_eq(spec_str(l, "holderIdentity"), "");
+    cr_assert_eq(spec_int(l, "leaseDurationSeconds"), 1);
+    cr_assert_eq(spec_int(l, "leaseTransitions"), 3);
+    /* another candidate that saw it held a moment ago takes it now, not a duration later */
+    struct gs_lease_observer ob;
+    gs_lease_observer_init(&ob, 0);
+    json_t *held = lease("me", "T0", 3);
+    cr_assert_eq(gs_lease_decide(&ob, held, "other", 15, 1), GS_LEASE_WAIT);
+    cr_assert_eq(gs_lease_decide(&ob, l, "other", 15, 2), GS_LEASE_TAKE);
+    json_decref(held);
+    json_decref(l);
+    /* one held by another is left alone */
+    json_t *theirs = lease("other", "T0", 3);
+    cr_assert_eq(gs_lease_release(theirs, &opts, "T1"), GS_ENOTFOUND);
+    cr_assert_str_eq(spec_str(theirs, "holderIdentity"), "other");
+    json_decref(theirs);
+}
