@@ -3,6 +3,7 @@
  * migmgr.c; what pods hold comes from pod-resources (podresources.c) and the API. */
 #include "agent.h"
 
+#include "../base/clock.h"
 #include "../base/flag.h"
 #include "../base/buf.h"
 #include "../base/error.h"
@@ -182,13 +183,6 @@ struct agent {
     struct gs_dp_plugin *plugins[16];
 };
 
-static double wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static bool ignored(const struct gs_agent_opts *o, uint64_t xid)
 {
     for (size_t k = 0; k < sizeof(default_ignored) / sizeof(default_ignored[0]); k++)
@@ -207,7 +201,8 @@ static void node_event(struct agent *a, const char *type, const char *reason, co
         return;
     char now[40], name[200];
     gs_kube_micro_time(now, sizeof(now));
-    snprintf(name, sizeof(name), "%s.%llx", a->o->node, (unsigned long long)(wall() * 1e6));
+    snprintf(name, sizeof(name), "%s.%llx", a->o->node,
+             (unsigned long long)(gs_clock_wall() * 1e6));
     json_t *ev = json_pack(
         "{s:s,s:s,s:{s:s,s:s},s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:{s:s,s:s,s:s,s:s}}", "apiVersion",
         "events.k8s.io/v1", "kind", "Event", "metadata", "name", name, "namespace", "default",
@@ -889,7 +884,7 @@ static void round_gpus(struct agent *a, int wait_ms)
     int gpu[32];
     uint64_t xid[32];
     int nx = a->b->ops->xids(a->b, wait_ms, gpu, xid, 32);
-    double now = wall();
+    double now = gs_clock_wall();
     pthread_mutex_lock(&a->mu);
     for (int k = 0; k < nx; k++) {
         if (gpu[k] < 0 || gpu[k] >= a->n)
@@ -1316,12 +1311,8 @@ static int http(void *cls, const struct gs_httpd_request *req, struct gs_httpd_r
                                                "mig_enabled", a->info[i].mig_enabled, "mig", mig));
         }
         pthread_mutex_unlock(&a->mu);
-        char *t = json_dumps(o, JSON_INDENT(1));
+        int rc = gs_httpd_reply_json(rep, 200, o, JSON_INDENT(1));
         json_decref(o);
-        if (!t)
-            return GS_ENOMEM;
-        int rc = gs_httpd_reply(rep, 200, "application/json", t);
-        free(t);
         return rc;
     }
     return gs_httpd_reply(rep, 404, "text/plain", "not found\n");
@@ -1357,7 +1348,7 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const stru
     }
     GS_INFO("agent", "%d GPU%s (%s backend), node %s, every %.1fs%s", a->n, a->n == 1 ? "" : "s",
             b->ops->name, o->node ? o->node : "(none)", o->interval_s, kc ? "" : ", no cluster");
-    double t0 = wall();
+    double t0 = gs_clock_wall();
     while (!gs_flag_get(stop)) {
         round_gpus(a, (int)(o->interval_s * 1000));
         refresh_pods(a);
@@ -1384,7 +1375,7 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const stru
             }
             json_decref(node);
         }
-        if (o->max_seconds > 0 && wall() - t0 >= o->max_seconds)
+        if (o->max_seconds > 0 && gs_clock_wall() - t0 >= o->max_seconds)
             break;
     }
     gs_httpd_stop(d);

@@ -2,6 +2,7 @@
  * paginated lists, streaming watches. sched/ builds its informers on top of it. */
 #include "client.h"
 
+#include "../base/clock.h"
 #include "../base/flag.h"
 #include "../base/buf.h"
 #include "../base/error.h"
@@ -36,13 +37,6 @@ static void curl_init(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int gs_kube_client_new(struct gs_kube_config *cfg, const struct gs_kube_client_opts *opts,
                        struct gs_kube_client **out, struct gs_error *err)
 {
@@ -56,7 +50,7 @@ int gs_kube_client_new(struct gs_kube_config *cfg, const struct gs_kube_client_o
     c->opts.burst = opts && opts->burst > 0 ? opts->burst : 100;
     c->opts.timeout_s = opts && opts->timeout_s > 0 ? opts->timeout_s : 30;
     c->tokens = c->tokens2 = c->opts.burst;
-    c->last_refill = c->last_refill2 = now_s();
+    c->last_refill = c->last_refill2 = gs_clock_mono();
     c->token_read_at = -1e9;
     snprintf(c->token, sizeof(c->token), "%s", c->cfg.token);
     pthread_mutex_init(&c->mu, NULL);
@@ -87,7 +81,7 @@ static void pace_lane(struct gs_kube_client *c, double *tokens, double *last)
 {
     for (;;) {
         pthread_mutex_lock(&c->mu);
-        double t = now_s();
+        double t = gs_clock_mono();
         *tokens = fmin(c->opts.burst, *tokens + (t - *last) * c->opts.qps);
         *last = t;
         if (*tokens >= 1) {
@@ -105,7 +99,7 @@ static void pace_lane(struct gs_kube_client *c, double *tokens, double *last)
 static void bearer(struct gs_kube_client *c, char *out, size_t n)
 {
     pthread_mutex_lock(&c->mu);
-    if (c->cfg.token_file[0] && now_s() - c->token_read_at > 60) {
+    if (c->cfg.token_file[0] && gs_clock_mono() - c->token_read_at > 60) {
         FILE *f = fopen(c->cfg.token_file, "r");
         if (f) {
             size_t l = fread(c->token, 1, sizeof(c->token) - 1, f);
@@ -113,7 +107,7 @@ static void bearer(struct gs_kube_client *c, char *out, size_t n)
             while (l && (c->token[l - 1] == '\n' || c->token[l - 1] == '\r'))
                 c->token[--l] = '\0';
             fclose(f);
-            c->token_read_at = now_s();
+            c->token_read_at = gs_clock_mono();
         }
     }
     snprintf(out, n, "%s", c->token);

@@ -2,6 +2,7 @@
  * `gpusched sim openb`, the openb tests and the simulator benchmark drive it. */
 #include "openb.h"
 
+#include "../base/clock.h"
 #include "../base/error.h"
 
 #include <math.h>
@@ -203,13 +204,6 @@ static void *worker(void *arg)
     }
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int gs_openb_experiment(const struct gs_openb_spec *spec, const struct gs_policy *const *policies,
                         int npolicies, struct gs_openb_result *results, struct gs_error *err)
 {
@@ -256,7 +250,7 @@ int gs_openb_experiment(const struct gs_openb_spec *spec, const struct gs_policy
         struct pool pool = {.jobs = jobs, .njobs = nseeds * npolicies};
         pthread_mutex_init(&pool.mu, NULL);
         pthread_t th[64];
-        double t0 = now_s();
+        double t0 = gs_clock_mono();
         int started = 0;
         for (int t = 0; t < nt; t++)
             if (pthread_create(&th[t], NULL, worker, &pool) == 0)
@@ -266,7 +260,7 @@ int gs_openb_experiment(const struct gs_openb_spec *spec, const struct gs_policy
         for (int t = 0; t < started; t++)
             pthread_join(th[t], NULL);
         pthread_mutex_destroy(&pool.mu);
-        double dt = now_s() - t0;
+        double dt = gs_clock_mono() - t0;
         for (int i = 0; i < nseeds * npolicies; i++)
             if (jobs[i].rc && !rc)
                 rc = jobs[i].rc;
