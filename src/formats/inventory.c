@@ -4,17 +4,18 @@
 #include "inventory.h"
 
 #include "../base/error.h"
+#include "annot.h"
 #include "migparted.h"
 
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int bad(struct gs_error *err, const char *path, const char *what)
 {
-    return gs_error_set(err, GS_EINVAL, "%s annotation: %s: %s", GS_INVENTORY_ANNOTATION, path,
-                        what);
+    return gs__annot_bad(err, GS_INVENTORY_ANNOTATION, path, what);
 }
 
 static bool one_of(const char *key, const char *const *keys)
@@ -178,76 +179,28 @@ static int read_mig_status(const json_t *o, struct gs_inventory *out, struct gs_
     return 0;
 }
 
-static int cmp_index(const void *a, const void *b)
+_Static_assert(offsetof(struct gs_inv_gpu, index) == 0, "annot.h: entries begin with their index");
+
+static int read_gpu_item(const json_t *g, void *item, const char *path, struct gs_error *err)
 {
-    const struct gs_inv_gpu *x = a, *y = b;
-    return (x->index > y->index) - (x->index < y->index);
+    return read_gpu(g, item, path, err);
 }
 
 int gs_inventory_read(const char *text, size_t len, struct gs_inventory *out, struct gs_error *err)
 {
     memset(out, 0, sizeof(*out));
-    if (len > GS_INVENTORY_MAX_BYTES)
-        return gs_error_set(err, GS_EINVAL, "%s annotation: %zu bytes, at most %d",
-                            GS_INVENTORY_ANNOTATION, len, GS_INVENTORY_MAX_BYTES);
-    json_error_t je;
-    json_t *o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    if (!o)
-        return gs_error_set(err, GS_EINVAL, "%s annotation: column %d: %s", GS_INVENTORY_ANNOTATION,
-                            je.column, je.text);
-    int rc = GS_EINVAL;
     static const char *const keys[] = {"v", "generation", "mig_state", "mig_error", "gpus", NULL};
-    const char *key;
-    const json_t *v;
-    if (!json_is_object(o)) {
-        bad(err, "(top)", "expected an object with v and gpus");
-        goto out;
-    }
-    json_object_foreach(o, key, v)
-    {
-        if (!one_of(key, keys)) {
-            char p[64];
-            snprintf(p, sizeof(p), "%.40s", key);
-            bad(err, p, "unknown field (expected v, generation, mig_state, mig_error, gpus)");
-            goto out;
-        }
-    }
-    const json_t *ver = json_object_get(o, "v");
-    if (!json_is_integer(ver) || json_integer_value(ver) != GS_INVENTORY_VERSION) {
-        gs_error_set(err, GS_EINVAL, "%s annotation: v: expected version %d",
-                     GS_INVENTORY_ANNOTATION, GS_INVENTORY_VERSION);
-        goto out;
-    }
+    json_t *o = gs__annot_load(GS_INVENTORY_ANNOTATION, text, len, GS_INVENTORY_MAX_BYTES,
+                               GS_INVENTORY_VERSION, keys,
+                               "v, generation, mig_state, mig_error, gpus", err);
+    if (!o)
+        return GS_EINVAL;
+    int rc = GS_EINVAL;
     out->version = GS_INVENTORY_VERSION;
-    if (read_mig_status(o, out, err))
+    if (read_mig_status(o, out, err) ||
+        gs__annot_gpus(o, GS_INVENTORY_ANNOTATION, out->gpus, sizeof(out->gpus[0]),
+                       GS_MAX_GPUS_NODE, &out->ngpus, read_gpu_item, err))
         goto out;
-    const json_t *gpus = json_object_get(o, "gpus");
-    if (!json_is_array(gpus)) {
-        bad(err, "gpus", "expected a list");
-        goto out;
-    }
-    if (json_array_size(gpus) > GS_MAX_GPUS_NODE) {
-        gs_error_set(err, GS_EINVAL, "%s annotation: gpus: %zu GPUs, at most %d",
-                     GS_INVENTORY_ANNOTATION, json_array_size(gpus), GS_MAX_GPUS_NODE);
-        goto out;
-    }
-    size_t k;
-    json_array_foreach(gpus, k, v)
-    {
-        char p[32];
-        snprintf(p, sizeof(p), "gpus[%zu]", k);
-        if (read_gpu(v, &out->gpus[out->ngpus], p, err))
-            goto out;
-        for (int j = 0; j < out->ngpus; j++)
-            if (out->gpus[j].index == out->gpus[out->ngpus].index) {
-                char q[40];
-                snprintf(q, sizeof(q), "gpus[%zu].i", k);
-                bad(err, q, "GPU index given twice");
-                goto out;
-            }
-        out->ngpus++;
-    }
-    qsort(out->gpus, (size_t)out->ngpus, sizeof(out->gpus[0]), cmp_index);
     rc = 0;
 out:
     json_decref(o);

@@ -5,16 +5,17 @@
 #include "migdesired.h"
 
 #include "../base/error.h"
+#include "annot.h"
 
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int bad(struct gs_error *err, const char *path, const char *what)
 {
-    return gs_error_set(err, GS_EINVAL, "%s annotation: %s: %s", GS_MIG_DESIRED_ANNOTATION, path,
-                        what);
+    return gs__annot_bad(err, GS_MIG_DESIRED_ANNOTATION, path, what);
 }
 
 /* Refuse a field of o not in keys; expect names them for the message. */
@@ -87,38 +88,24 @@ static int read_gpu(const json_t *g, struct gs_mig_desired_gpu *out, const char 
     return 0;
 }
 
-static int cmp_index(const void *a, const void *b)
+_Static_assert(offsetof(struct gs_mig_desired_gpu, index) == 0,
+               "annot.h: entries begin with their index");
+
+static int read_gpu_item(const json_t *g, void *item, const char *path, struct gs_error *err)
 {
-    const struct gs_mig_desired_gpu *x = a, *y = b;
-    return (x->index > y->index) - (x->index < y->index);
+    return read_gpu(g, item, path, err);
 }
 
 int gs_mig_desired_read(const char *text, size_t len, struct gs_mig_desired *out,
                         struct gs_error *err)
 {
     memset(out, 0, sizeof(*out));
-    if (len > GS_MIG_DESIRED_MAX_BYTES)
-        return gs_error_set(err, GS_EINVAL, "%s annotation: %zu bytes, at most %d",
-                            GS_MIG_DESIRED_ANNOTATION, len, GS_MIG_DESIRED_MAX_BYTES);
-    json_error_t je;
-    json_t *o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    if (!o)
-        return gs_error_set(err, GS_EINVAL, "%s annotation: column %d: %s",
-                            GS_MIG_DESIRED_ANNOTATION, je.column, je.text);
-    int rc = GS_EINVAL;
     static const char *const keys[] = {"v", "generation", "gpus", NULL};
-    if (!json_is_object(o)) {
-        bad(err, "(top)", "expected an object with v, generation and gpus");
-        goto out;
-    }
-    if (known_fields(o, keys, "", "v, generation, gpus", err))
-        goto out;
-    const json_t *ver = json_object_get(o, "v");
-    if (!json_is_integer(ver) || json_integer_value(ver) != GS_MIG_DESIRED_VERSION) {
-        gs_error_set(err, GS_EINVAL, "%s annotation: v: expected version %d",
-                     GS_MIG_DESIRED_ANNOTATION, GS_MIG_DESIRED_VERSION);
-        goto out;
-    }
+    json_t *o = gs__annot_load(GS_MIG_DESIRED_ANNOTATION, text, len, GS_MIG_DESIRED_MAX_BYTES,
+                               GS_MIG_DESIRED_VERSION, keys, "v, generation, gpus", err);
+    if (!o)
+        return GS_EINVAL;
+    int rc = GS_EINVAL;
     out->version = GS_MIG_DESIRED_VERSION;
     const json_t *gen = json_object_get(o, "generation");
     if (!json_is_integer(gen) || json_integer_value(gen) < 1) {
@@ -126,34 +113,9 @@ int gs_mig_desired_read(const char *text, size_t len, struct gs_mig_desired *out
         goto out;
     }
     out->generation = (int64_t)json_integer_value(gen);
-    const json_t *gpus = json_object_get(o, "gpus");
-    if (!json_is_array(gpus)) {
-        bad(err, "gpus", "expected a list");
+    if (gs__annot_gpus(o, GS_MIG_DESIRED_ANNOTATION, out->gpus, sizeof(out->gpus[0]),
+                       GS_MAX_GPUS_NODE, &out->ngpus, read_gpu_item, err))
         goto out;
-    }
-    if (json_array_size(gpus) > GS_MAX_GPUS_NODE) {
-        gs_error_set(err, GS_EINVAL, "%s annotation: gpus: %zu GPUs, at most %d",
-                     GS_MIG_DESIRED_ANNOTATION, json_array_size(gpus), GS_MAX_GPUS_NODE);
-        goto out;
-    }
-    size_t k;
-    const json_t *v;
-    json_array_foreach(gpus, k, v)
-    {
-        char p[32];
-        snprintf(p, sizeof(p), "gpus[%zu]", k);
-        if (read_gpu(v, &out->gpus[out->ngpus], p, err))
-            goto out;
-        for (int j = 0; j < out->ngpus; j++)
-            if (out->gpus[j].index == out->gpus[out->ngpus].index) {
-                char q[40];
-                snprintf(q, sizeof(q), "gpus[%zu].i", k);
-                bad(err, q, "GPU index given twice");
-                goto out;
-            }
-        out->ngpus++;
-    }
-    qsort(out->gpus, (size_t)out->ngpus, sizeof(out->gpus[0]), cmp_index);
     rc = 0;
 out:
     json_decref(o);
