@@ -121,3 +121,28 @@ tn_agent_user() { # the agent's RBAC from deploy/agent.yaml, a user bound to it,
     "$K" create clusterrolebinding gpusched-agent-e2e --clusterrole gpusched-agent \
         --user gpusched-agent > /dev/null
 }
+
+# tn_h100_node NAME GPUS ALLOCATABLE-JSON: create an H100 Node as NFD and NVIDIA's GPU feature
+# discovery label it before the agent runs (no mig.config), its allocatable and capacity
+# updated with ALLOCATABLE-JSON ({"nvidia.com/gpu": "1", "nvidia.com/mig-1g.10gb": "14"})
+tn_h100_node() {
+    python3 - "$E2E_SRC/../data/nodes/a100-whole.json" "$E2E_DIR" "$1" "$2" "$3" <<'PY' || return 1
+import json, sys
+n = json.load(open(sys.argv[1]))
+name, gpus, alloc = sys.argv[3], sys.argv[4], json.loads(sys.argv[5])
+n["metadata"]["name"] = name
+L = n["metadata"]["labels"]
+L.update({"kubernetes.io/hostname": name, "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+          "nvidia.com/gpu.count": gpus, "nvidia.com/gpu.memory": "81559",
+          "nvidia.com/gpu.family": "hopper", "nvidia.com/gpu.compute.major": "9"})
+for k in ("nvidia.com/mig.config", "nvidia.com/mig.config.state"):
+    L.pop(k, None)
+for a in ("allocatable", "capacity"):
+    n["status"][a].update(alloc)
+status = {"status": n.pop("status")}
+json.dump(n, open(sys.argv[2] + "/node.json", "w"))
+json.dump(status, open(sys.argv[2] + "/node.status", "w"))
+PY
+    "$K" create -f "$E2E_DIR/node.json" > /dev/null &&
+        "$K" patch node "$1" --subresource=status --type=merge -p "$(cat "$E2E_DIR/node.status")" > /dev/null
+}

@@ -23,25 +23,7 @@ D="$E2E_DIR/dp"
 mkdir -p "$D"
 
 # the Node as NFD and NVIDIA's GPU feature discovery label it, before the agent runs
-python3 - "$E2E_SRC/../data/nodes/a100-whole.json" "$E2E_DIR" "$NODE" <<'PY' || exit 1
-import json, sys
-n = json.load(open(sys.argv[1]))
-name = sys.argv[3]
-n["metadata"]["name"] = name
-L = n["metadata"]["labels"]
-L.update({"kubernetes.io/hostname": name, "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
-          "nvidia.com/gpu.count": "3", "nvidia.com/gpu.memory": "81559", "nvidia.com/gpu.family": "hopper",
-          "nvidia.com/gpu.compute.major": "9"})
-for k in ("nvidia.com/mig.config", "nvidia.com/mig.config.state"):
-    L.pop(k, None)
-alloc = n["status"]["allocatable"]
-alloc.update({"nvidia.com/gpu": "1", "nvidia.com/mig-1g.10gb": "14"})
-status = {"status": n.pop("status")}
-json.dump(n, open(sys.argv[2] + "/node.json", "w"))
-json.dump(status, open(sys.argv[2] + "/node.status", "w"))
-PY
-"$K" create -f "$E2E_DIR/node.json" > /dev/null || exit 1
-"$K" patch node "$NODE" --subresource=status --type=merge -p "$(cat "$E2E_DIR/node.status")" > /dev/null || exit 1
+tn_h100_node "$NODE" 3 '{"nvidia.com/gpu": "1", "nvidia.com/mig-1g.10gb": "14"}' || exit 1
 tn_agent_user || exit 1
 
 python3 - > "$E2E_DIR/gpus.json" <<'G'
