@@ -7,6 +7,30 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The subcommands: one row each, in the order usage lists them. */
+static const struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *help;
+} commands[] = {
+    {"scheduler", gs_cli_scheduler,
+     "schedule pods with schedulerName gpusched on a Kubernetes cluster"},
+    {"extender", gs_cli_extender,
+     "the same decisions for a stock kube-scheduler (extender protocol)"},
+    {"explain", gs_cli_explain,
+     "why a pending pod waits (quota, fragmentation, priority, gang...)"},
+    {"agent", gs_cli_agent,
+     "node agent: kubelet device plugin, MIG manager, health and\n"
+     "             cordoning, GPU labels, /metrics; agent inspect shows what the GPU\n"
+     "             backend sees (see gpusched agent --help)"},
+    {"sim", gs_cli_sim,
+     "simulate: the embedded default scenario, a scenario file, or the\n"
+     "             openb trace experiment (see gpusched sim --help)"},
+    {"mig", gs_cli_mig,
+     "MIG geometry: profiles, layouts, validate a mig-parted config,\n"
+     "             plan layouts for a demand (see gpusched mig --help)"},
+};
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: gpusched [--log-level LEVEL] COMMAND [ARGS]\n"
@@ -14,19 +38,10 @@ static void usage(FILE *f)
                "GPU scheduling for Kubernetes AI clusters: MIG partitioning, GPU sharing and\n"
                "multi-tenant placement, with a simulator that runs the very same engine.\n"
                "\n"
-               "commands:\n"
-               "  scheduler  schedule pods with schedulerName gpusched on a Kubernetes cluster\n"
-               "  extender   the same decisions for a stock kube-scheduler (extender protocol)\n"
-               "  explain    why a pending pod waits (quota, fragmentation, priority, gang...)\n"
-               "  agent      node agent: kubelet device plugin, MIG manager, health and\n"
-               "             cordoning, GPU labels, /metrics; agent inspect shows what the GPU\n"
-               "             backend sees (see gpusched agent --help)\n"
-               "  sim        simulate: the embedded default scenario, a scenario file, or the\n"
-               "             openb trace experiment (see gpusched sim --help)\n"
-               "  mig        MIG geometry: profiles, layouts, validate a mig-parted config,\n"
-               "             plan layouts for a demand (see gpusched mig --help)\n"
-               "\n"
-               "exit codes: 0 ok, 1 runtime failure, 2 bad input\n");
+               "commands:\n");
+    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+        fprintf(f, "  %-9s  %s\n", commands[k].name, commands[k].help);
+    fprintf(f, "\nexit codes: 0 ok, 1 runtime failure, 2 bad input\n");
 }
 
 int main(int argc, char **argv)
@@ -56,18 +71,9 @@ int main(int argc, char **argv)
         return GS_EXIT_USAGE;
     }
     const char *cmd = argv[i];
-    if (strcmp(cmd, "sim") == 0)
-        return gs_cli_sim(argc - i - 1, argv + i + 1);
-    if (strcmp(cmd, "mig") == 0)
-        return gs_cli_mig(argc - i - 1, argv + i + 1);
-    if (strcmp(cmd, "scheduler") == 0)
-        return gs_cli_scheduler(argc - i - 1, argv + i + 1);
-    if (strcmp(cmd, "extender") == 0)
-        return gs_cli_extender(argc - i - 1, argv + i + 1);
-    if (strcmp(cmd, "agent") == 0)
-        return gs_cli_agent(argc - i - 1, argv + i + 1);
-    if (strcmp(cmd, "explain") == 0)
-        return gs_cli_explain(argc - i - 1, argv + i + 1);
+    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+        if (strcmp(cmd, commands[k].name) == 0)
+            return commands[k].run(argc - i - 1, argv + i + 1);
     if (strcmp(cmd, "help") == 0) {
         usage(stdout);
         return GS_EXIT_OK;
