@@ -328,6 +328,7 @@ static int try_recarve(struct cyc *cy, int pod, bool victims, bool modes, bool o
         d->mode = rv.g[k].mode;
         d->mode_change = rv.g[k].mode_change;
         d->layout = rv.g[k].mode == GS_GPU_MIG ? c->gpus[rv.g[k].gpu].mig : rv.g[k].pl;
+        gs_mig_placement_sort(&d->layout);
         d->ndestroy = rv.g[k].ndestroy;
         d->ncreate = rv.g[k].ncreate;
         memcpy(d->remap, remap[k], sizeof(d->remap));

@@ -138,7 +138,7 @@ struct gs_cyc_decision {
     int32_t victim;                   /* EVICT: index into in->run */
     int32_t node;                     /* BIND, NOMINATE, REPARTITION */
     int32_t gpu;                      /* REPARTITION */
-    struct gs_mig_placement layout;   /* REPARTITION: every instance afterwards */
+    struct gs_mig_placement layout;   /* REPARTITION: every instance afterwards, by start */
     uint8_t ndestroy, ncreate;        /* REPARTITION */
     int8_t remap[GS_MIG_COMPUTE_MAX]; /* REPARTITION: old instance index -> new (-1: gone);
                                          allocations on the GPU follow it */

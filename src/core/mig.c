@@ -727,3 +727,13 @@ int gs_mig_plan(int model, const uint32_t demand[GS_MIG_MAX_PROFILES], struct gs
 {
     return gs_mig_plan_ex(model, demand, out, cap, NULL, err);
 }
+
+void gs_mig_placement_sort(struct gs_mig_placement *pl)
+{
+    for (int i = 1; i < pl->n; i++)
+        for (int j = i; j > 0 && pl->inst[j - 1].start > pl->inst[j].start; j--) {
+            struct gs_mig_instance t = pl->inst[j];
+            pl->inst[j] = pl->inst[j - 1];
+            pl->inst[j - 1] = t;
+        }
+}

@@ -49,6 +49,8 @@ int gs_mig_place_into(int model, const struct gs_mig_layout *l, uint8_t occupied
 int gs_mig_place_around(int model, const struct gs_mig_layout *l,
                         const struct gs_mig_placement *existing, struct gs_mig_placement *pl,
                         struct gs_error *err);
+/* Order a placement's instances by start (one order per layout, for writing it out). */
+void gs_mig_placement_sort(struct gs_mig_placement *pl);
 /* True when the placement has no overlapping instances, only valid starts, and fits the
  * model's compute, max counts and media engines. */
 bool gs_mig_placement_valid(int model, const struct gs_mig_placement *pl);

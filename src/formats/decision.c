@@ -30,13 +30,7 @@ void gs_decision_line(const struct gs_cluster *c, const struct gs_cyc_decision *
             snprintf(lay, sizeof(lay), "whole");
         } else {
             const struct gs_gpu_model *m = gs_catalog_get(c->gpus[d->gpu].model);
-            struct gs_mig_placement pl = d->layout; /* by start: one text per layout */
-            for (int i = 1; i < pl.n; i++)
-                for (int j = i; j > 0 && pl.inst[j - 1].start > pl.inst[j].start; j--) {
-                    struct gs_mig_instance t = pl.inst[j];
-                    pl.inst[j] = pl.inst[j - 1];
-                    pl.inst[j - 1] = t;
-                }
+            const struct gs_mig_placement pl = d->layout; /* by start */
             for (int i = 0; i < pl.n; i++) {
                 size_t o = strlen(lay);
                 snprintf(lay + o, sizeof(lay) - o, "%s%s@%d", i ? "," : "",

@@ -643,13 +643,7 @@ static void write_desired(struct cycle *cy, const struct gs_cycle_out *out, int 
         g->index = index;
         g->whole = x->mode != GS_GPU_MIG;
         const struct gs_gpu_model *m = gs_catalog_get(cy->c->gpus[x->gpu].model);
-        struct gs_mig_placement pl = x->layout; /* by start */
-        for (int a = 1; a < pl.n; a++)
-            for (int b = a; b > 0 && pl.inst[b - 1].start > pl.inst[b].start; b--) {
-                struct gs_mig_instance tmp = pl.inst[b];
-                pl.inst[b] = pl.inst[b - 1];
-                pl.inst[b - 1] = tmp;
-            }
+        const struct gs_mig_placement pl = x->layout; /* by start */
         for (int i = 0; !g->whole && i < pl.n && i < GS_INV_MAX_INST; i++) {
             snprintf(g->inst[i].profile, sizeof(g->inst[i].profile), "%s",
                      m->profiles[pl.inst[i].profile].name);
@@ -968,16 +962,14 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
                 snprintf(msg, sizeof(msg), "waiting for preempted pods to leave node %s", node);
             nominate(&cy, e, queue, &d->alloc,
                      d->why == GS_WHY_RECARVING ? "Recarving" : "Preempting", msg);
-            if (vic.n && !s->dry &&
-                (k + 1 >= out.n || out.d[k + 1].pod != d->pod ||
-                 out.d[k + 1].kind != GS_CYC_NOMINATE)) {
-                if (g < 0 || k + 1 >= out.n || cy.ty.pod_gang[idx[out.d[k + 1].pod]] != g ||
-                    out.d[k + 1].kind != GS_CYC_NOMINATE) {
-                    count_preemption(s, vic.n, vic.gpu_hours);
-                    vic.n = 0;
-                    vic.gpu_hours = 0;
-                    vic.names[0] = '\0';
-                }
+            /* the owner's last nomination: its victims count as one preemption */
+            const struct gs_cyc_decision *nx = k + 1 < out.n ? &out.d[k + 1] : NULL;
+            int nx_gang = nx ? cy.ty.pod_gang[idx[nx->pod]] : -1;
+            bool last = !nx || nx->kind != GS_CYC_NOMINATE ||
+                        (nx_gang >= 0 ? -2 - nx_gang : nx->pod) != owner;
+            if (vic.n && !s->dry && last) {
+                count_preemption(s, vic.n, vic.gpu_hours);
+                vic = (struct victims){.owner = owner};
             }
             break;
         }
