@@ -236,6 +236,23 @@ for x in bad:
 sys.exit(1 if bad else 0)
 P
 }
+
+# kept_around BEFORE AFTER GPU: after a re-carve of GPU, the instances of every other GPU keep
+# their UUIDs, and so do those on GPU that its remaining pods hold
+kept_around() {
+    local other
+    other=$(echo 0 1 2 3 | tr ' ' '\n' | grep -vx "$3" | tr '\n' ' ')
+    same_uuids "$E2E_DIR/$1" "$E2E_DIR/$2" $other || tn_fail "an instance of another GPU changed"
+    python3 - "$E2E_DIR/$1" "$E2E_DIR/$2" "$3" <<'P' || tn_fail "an instance GPU $3's remaining pods hold changed"
+import sys
+a = {l.split()[0]: l.split()[1:] for l in open(sys.argv[1])}
+b = {l.split()[0]: l.split()[1:] for l in open(sys.argv[2])}
+keep = [p for p in b if p in a and a[p][0] == sys.argv[3]]
+bad = [p for p in keep if a[p] != b[p]]
+print("  GPU %s: %d instances its remaining pods hold keep their UUIDs" % (sys.argv[3], len(keep) - len(bad)))
+sys.exit(1 if bad else 0)
+P
+}
 layout() { # GPU: its layout in the inventory ("whole" or the instances)
     inv | python3 -c '
 import json, sys
@@ -378,17 +395,7 @@ P
 )
     [ "$pc" = gpu-low ] || tn_fail "evicted $p has priority class '$pc'"
 done
-OTHER=$(echo 0 1 2 3 | tr ' ' '\n' | grep -vx "$V" | tr '\n' ' ')
-same_uuids "$E2E_DIR/h3" "$E2E_DIR/h4" $OTHER || tn_fail "an instance of another GPU changed"
-python3 - "$E2E_DIR/h3" "$E2E_DIR/h4" "$V" <<'P' || tn_fail "an instance GPU $V's remaining pods hold changed"
-import sys
-a = {l.split()[0]: l.split()[1:] for l in open(sys.argv[1])}
-b = {l.split()[0]: l.split()[1:] for l in open(sys.argv[2])}
-keep = [p for p in b if p in a and a[p][0] == sys.argv[3]]
-bad = [p for p in keep if a[p] != b[p]]
-print("  GPU %s: %d instances its remaining pods hold keep their UUIDs" % (sys.argv[3], len(keep) - len(bad)))
-sys.exit(1 if bad else 0)
-P
+kept_around h3 h4 "$V"
 recarving_event critical || tn_fail "no Recarving Event on critical"
 
 # 4. restart mid-carve: free two 1g.10gb instances at 0 and 1 on the other full GPU, stop the
@@ -434,17 +441,7 @@ echo "  $(elapsed): mid: $MID; GPU $W: $(layout "$W"); desired generation $G5, i
 nom=$(watched nominated mid)
 echo "  mid nominated while pending: ${nom:-never}"
 [ "$nom" = "$NODE" ] || tn_fail "mid's nominatedNodeName did not stay $NODE: '$nom'"
-OTHER=$(echo 0 1 2 3 | tr ' ' '\n' | grep -vx "$W" | tr '\n' ' ')
-same_uuids "$E2E_DIR/h4" "$E2E_DIR/h5" $OTHER || tn_fail "an instance of another GPU changed"
-python3 - "$E2E_DIR/h4" "$E2E_DIR/h5" "$W" <<'P' || tn_fail "an instance GPU $W's remaining pods hold changed"
-import sys
-a = {l.split()[0]: l.split()[1:] for l in open(sys.argv[1])}
-b = {l.split()[0]: l.split()[1:] for l in open(sys.argv[2])}
-keep = [p for p in b if p in a and a[p][0] == sys.argv[3]]
-bad = [p for p in keep if a[p] != b[p]]
-print("  GPU %s: %d instances its remaining pods hold keep their UUIDs" % (sys.argv[3], len(keep) - len(bad)))
-sys.exit(1 if bad else 0)
-P
+kept_around h4 h5 "$W"
 recarving_event mid || tn_fail "no Recarving Event on mid"
 n=$(grep -c "re-carving (generation" "$E2E_DIR/scheduler1.log" "$E2E_DIR/scheduler.log" | awk -F: '{s += $2} END {print s}')
 echo "summary ($(elapsed)): generations 0 -> $G2 (llm, trainer) -> $G3 (critical; evicted $GONE) -> $G4 (mid, across a scheduler restart); re-carve writes logged: $n"
