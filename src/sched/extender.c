@@ -220,6 +220,16 @@ static json_t *x_bind(struct gs_sched *s, const json_t *args)
 int gs__extender_answer(struct gs_sched *s, const struct gs_httpd_request *req,
                         struct gs_httpd_reply *rep)
 {
+    /* Until both caches hold the cluster, every node would look empty or unknown: a filter
+     * answered now turns a pod unschedulable, and kube-scheduler may then leave it in its
+     * unschedulable queue for minutes. An error instead makes it retry with backoff. */
+    pthread_mutex_lock(&s->st.mu);
+    bool synced = s->st.nodes_synced && s->st.pods_synced;
+    pthread_mutex_unlock(&s->st.mu);
+    if (!synced)
+        return gs_httpd_reply(rep, 503, "application/json",
+                              "{\"Error\":\"gpusched extender not ready: the node and pod "
+                              "caches are not synced yet\"}");
     json_t *args = json_loadb(req->body, req->len, 0, NULL);
     if (!args)
         return gs_httpd_reply(rep, 400, "application/json",

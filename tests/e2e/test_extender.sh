@@ -19,7 +19,7 @@ sed -e "s#http://gpusched-extender.kube-system.svc:8888#http://127.0.0.1:$xport#
     -e "s#leaderElect: true#leaderElect: false#" \
     "$(dirname "$0")/../../deploy/extender-config.yaml" > "$E2E_DIR/ks.yaml"
 printf 'clientConnection:\n  kubeconfig: %s\n' "$E2E_DIR/admin.kubeconfig" >> "$E2E_DIR/ks.yaml"
-"$E2E_BIN/kube-scheduler" --config "$E2E_DIR/ks.yaml" --secure-port 0 \
+"$E2E_BIN/kube-scheduler" --config "$E2E_DIR/ks.yaml" --secure-port 0 -v 2 \
     > "$E2E_DIR/kube-scheduler.log" 2>&1 &
 echo $! > "$E2E_DIR/kube-scheduler.pid"
 export E2E_SCHEDULER=default-scheduler
@@ -40,7 +40,7 @@ S
 n=$(grep -c " -> " "$E2E_DIR/extender.log")
 [ "$n" -ge 56 ] || { echo "the extender bound only $n pods"; ok=1; }
 if [ $ok -ne 0 ]; then
-    tail -15 "$E2E_DIR/extender.log"; tail -15 "$E2E_DIR/kube-scheduler.log"
+    tail -40 "$E2E_DIR/extender.log"; grep -v "^I.*reflector\|^I.*round_trippers" "$E2E_DIR/kube-scheduler.log" | tail -40
 fi
 [ $ok -eq 0 ] && echo "1 passed, 0 failed" || echo "0 passed, 1 failed"
 exit $ok
