@@ -12,7 +12,7 @@ GS_CI := $(if $(filter true,$(CI)),ON,OFF)
 FUZZ_TEST_SECONDS ?= 15
 
 .PHONY: deps build build-asan build-tsan build-fuzz control-plane run test test-fast test-tsan \
-	test-fuzz e2e bench bench-e2e format clean fuzz
+	test-fuzz e2e bench bench-e2e format clean fuzz image
 
 deps:
 	@./scripts/install-deps.sh
@@ -60,6 +60,17 @@ control-plane:
 
 run: build
 	./$(BUILD)/gpusched sim
+
+# the container image gpusched.local/gpusched:VERSION (project(VERSION) in CMakeLists.txt) as an
+# OCI archive for `ctr -n k8s.io images import`: the Release binary, the libraries ldd lists,
+# the CA bundle and a non-root user, nothing else (scripts/image.py). Reproducible: dated by
+# SOURCE_DATE_EPOCH, else by the last commit. Prints the archive's path last.
+GS_VERSION := $(shell sed -En 's/^project.gpusched VERSION ([0-9.]+) .*/\1/p' CMakeLists.txt)
+image: build
+	@SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || echo 0)} \
+	python3 scripts/image.py --binary $(BUILD)/gpusched --path /usr/local/bin/gpusched \
+		--ref gpusched.local/gpusched:$(GS_VERSION) \
+		--ca-certs /etc/ssl/certs/ca-certificates.crt --out $(BUILD)/image/gpusched-image.tar
 
 # the whole suite, again under ASan+UBSan, the threaded tests under TSan, and every fuzz
 # target for FUZZ_TEST_SECONDS
