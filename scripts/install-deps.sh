@@ -5,7 +5,12 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config clang clang-format libclang-rt-14-dev
       libfyaml-dev libjansson-dev libcriterion-dev libcurl4-openssl-dev libmicrohttpd-dev
       libgrpc-dev libprotobuf-c-dev protobuf-c-compiler
-      openssl python3)
+      openssl python3
+      ca-certificates
+      containerd runc containernetworking-plugins iptables conntrack iproute2)
+# the last line: the real node of the end-to-end suite (tests/e2e/node.sh): Debian's containerd
+# (1.6, accepted by the v1.37 kubelet) and runc, the CNI plugins, and what kube-proxy needs;
+# ca-certificates: the bundle `make image` puts in the image
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,7 +2,9 @@
 # Builds the upstream control plane that gpusched's end-to-end tests run against, from pinned
 # Go modules, into a cache outside the repository keyed by version (GS_E2E_CACHE, default
 # ~/.cache/gpusched-e2e). Idempotent: a complete cache is reused. Prints the bin folder.
-#   kube-apiserver, kube-scheduler, kubectl  k8s.io/kubernetes v1.37.2 (staging v0.37.2)
+#   kube-apiserver, kube-scheduler,          k8s.io/kubernetes v1.37.2 (staging v0.37.2), one
+#   kube-controller-manager, kube-proxy,     multi-call binary
+#   kubelet, kubectl
 #   etcd                                     go.etcd.io/etcd/server/v3 v3.6.16
 #   kwok                                     sigs.k8s.io/kwok v0.8.0 and its "fast" stages
 #                                            (optional but under CI=true: without it bound
@@ -14,12 +16,15 @@
 #   dpharness                                k8s.io/kubelet v0.37.2 deviceplugin v1beta1 and
 #                                            google.golang.org/grpc: the kubelet's side of the
 #                                            device plugin protocol
+#   helm                                     helm.sh/helm/v4 v4.3.1 (the chart's tests)
+# Each build prints the seconds it took on stderr; a cached tool prints nothing.
 set -euo pipefail
 K8S=v1.37.2
 STAGING=v0.37.2
 ETCD=v3.6.16
 KWOK=v0.8.0
 PROMCOMMON=v0.70.0
+HELM=v4.3.1
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${GS_E2E_CACHE:-$HOME/.cache/gpusched-e2e}"
 out="$cache/k8s-$K8S-etcd-$ETCD-kwok-$KWOK"
@@ -56,19 +61,47 @@ go_tool() {
     mkdir -p "$src"
     cp "$here/tools/$tool/main.go" "$src/"
     cat > "$src/go.mod"
+    local t0=$SECONDS
     (cd "$src" && go mod tidy && go build -trimpath -ldflags "-s -w $*" -o "$bin/$binary" .) \
-        >>"$log" 2>&1
+        >>"$log" 2>&1 || return 1
+    echo "build-control-plane: built $binary in $((SECONDS - t0)) s" >&2
+}
+
+# go_pkg NAME PACKAGE BINARY [LDFLAGS...]: build an upstream main package as it is, from the
+# module the go.mod on stdin requires, into $bin/BINARY
+go_pkg() {
+    local name="$1" pkg="$2" binary="$3"
+    shift 3
+    local src="$out/src/$name"
+    mkdir -p "$src"
+    cat > "$src/go.mod"
+    local t0=$SECONDS
+    (cd "$src" && go build -mod=mod -trimpath -ldflags "-s -w $*" -o "$bin/$binary" "$pkg") \
+        >>"$log" 2>&1 || return 1
+    echo "build-control-plane: built $binary in $((SECONDS - t0)) s" >&2
 }
 
 build_k8s() {
-    [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kube-scheduler" ] && [ -x "$bin/kubectl" ] && return 0
+    local c
+    for c in kube-apiserver kube-scheduler kube-controller-manager kube-proxy kubelet kubectl; do
+        [ -x "$bin/$c" ] || c=
+        [ -n "$c" ] || break
+    done
+    [ -n "$c" ] && return 0
     { gomod k8s "k8s.io/kubernetes $K8S" k8s; echo "replace k8s.io/kubernetes => k8s.io/kubernetes $K8S"; } |
         go_tool k8s k8s-multi "-X k8s.io/component-base/version.gitVersion=$K8S" \
             "-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37" ||
         return 1
-    ln -sf k8s-multi "$bin/kube-apiserver"
-    ln -sf k8s-multi "$bin/kube-scheduler"
-    ln -sf k8s-multi "$bin/kubectl"
+    for c in kube-apiserver kube-scheduler kube-controller-manager kube-proxy kubelet kubectl; do
+        ln -sf k8s-multi "$bin/$c"
+    done
+}
+
+build_helm() {
+    [ -x "$bin/helm-$HELM" ] && return 0
+    printf 'module gpusched.local/e2e/helm\n\ngo 1.26\n\nrequire helm.sh/helm/v4 %s\n' "$HELM" |
+        go_pkg helm helm.sh/helm/v4/cmd/helm "helm-$HELM" \
+            "-X helm.sh/helm/v4/internal/version.version=$HELM"
 }
 
 build_etcd() {
@@ -130,6 +163,7 @@ build_k8s || { echo "build-control-plane: kubernetes build failed, see $log" >&2
 build_promcheck || { echo "build-control-plane: promcheck build failed, see $log" >&2; exit 1; }
 build_dpharness || { echo "build-control-plane: dpharness build failed, see $log" >&2; exit 1; }
 build_kschedcheck || { echo "build-control-plane: kschedcheck build failed, see $log" >&2; exit 1; }
+build_helm || { echo "build-control-plane: helm build failed, see $log" >&2; exit 1; }
 # kwok and the device manager are optional on a workstation (the tests that need them skip);
 # under CI=true nothing may skip, so they must build
 optional_failed() { # WHAT
