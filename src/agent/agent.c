@@ -819,6 +819,102 @@ static int read_podresources(struct agent *a, struct pod_dev *pods)
     return out;
 }
 
+/* The devices annotation that says what the kubelet really gave a pod: the truth entries
+ * (from pod-resources) in the annotation's own kind ("mig=2:3g.40gb@4", "gpu=0,1",
+ * "replica=1", "milli=0:500" keeps its share). Returns false when it cannot be written. */
+static bool truth_annotation(struct agent *a, const char *ann, const struct pod_dev *t, int nt,
+                             char *out, size_t size)
+{
+    const char *eq = strchr(ann, '='), *colon = strchr(ann, ':');
+    if (!eq || eq - ann > 8)
+        return false;
+    bool mig = strncmp(ann, "mig=", 4) == 0, milli = strncmp(ann, "milli=", 6) == 0;
+    size_t o = (size_t)snprintf(out, size, "%.*s=", (int)(eq - ann), ann);
+    for (int k = 0; k < nt && o < size; k++) {
+        int w;
+        if (mig) {
+            const char *prof = NULL;
+            for (int q = 0; q < a->ninst[t[k].gpu] && !prof; q++)
+                if ((int)a->inst[t[k].gpu][q].start == t[k].mig_start) {
+                    int pi = gs_gpu_profile_index(a->info[t[k].gpu].model,
+                                                  a->inst[t[k].gpu][q].profile_id);
+                    const struct gs_gpu_model *m = gs_catalog_get(a->info[t[k].gpu].model);
+                    prof = m && pi >= 0 ? m->profiles[pi].name : NULL;
+                }
+            if (!prof || t[k].mig_start < 0)
+                return false;
+            w = snprintf(out + o, size - o, "%s%d:%s@%d", k ? "," : "", t[k].gpu, prof,
+                         t[k].mig_start);
+        } else if (milli) {
+            if (!colon)
+                return false;
+            w = snprintf(out + o, size - o, "%s%d%.*s", k ? "," : "", t[k].gpu,
+                         (int)strcspn(colon, ","), colon);
+        } else {
+            w = snprintf(out + o, size - o, "%s%d", k ? "," : "", t[k].gpu);
+        }
+        if (w < 0 || (size_t)w >= size - o)
+            return false;
+        o += (size_t)w;
+    }
+    return true;
+}
+
+/* The kubelet, not the scheduler, picks the device among equal ones: the device plugin API
+ * names no pod in GetPreferredAllocation, so two pods waiting on one node for the same profile
+ * may get each other's slot. Once pod-resources shows what a pod holds, its
+ * gpusched.io/devices annotation is made to say so (gpusched's cache, the explain output and
+ * the in-use protection of re-carving read it). pods[0..nt) are pod-resources' entries. */
+static void correct_annotations(struct agent *a, const json_t *items, const struct pod_dev *pods,
+                                int nt)
+{
+    size_t i;
+    const json_t *it;
+    json_array_foreach(items, i, it)
+    {
+        const json_t *md = json_object_get(it, "metadata");
+        const char *ann = json_string_value(
+            json_object_get(json_object_get(md, "annotations"), GS_DEVICES_ANNOTATION));
+        const char *ns = json_string_value(json_object_get(md, "namespace"));
+        const char *name = json_string_value(json_object_get(md, "name"));
+        if (!ann || !ns || !name)
+            continue;
+        struct pod_dev t[16];
+        int n = 0;
+        for (int j = 0; j < nt && n < 16; j++)
+            if (!strcmp(pods[j].ns, ns) && !strcmp(pods[j].name, name))
+                t[n++] = pods[j];
+        int g[16], st[16];
+        int k = gs_agent_devices(ann, g, st, 16);
+        if (n == 0 || k != n)
+            continue; /* not allocated yet, or another shape (left alone) */
+        bool same = true;
+        for (int j = 0; j < n && same; j++) {
+            bool found = false;
+            for (int d = 0; d < k && !found; d++)
+                found = g[d] == t[j].gpu && st[d] == t[j].mig_start;
+            same = found;
+        }
+        char want[256];
+        if (same || !truth_annotation(a, ann, t, n, want, sizeof(want)))
+            continue;
+        char path[400];
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
+        json_t *body = gs_kube_annotation_patch(GS_DEVICES_ANNOTATION, want);
+        struct gs_error err;
+        gs_error_init(&err);
+        if (gs_kube_request(a->kc, "PATCH", path, "application/merge-patch+json", body, NULL, NULL,
+                            &err))
+            GS_WARN("agent", "pod %s/%s: devices annotation: %s", ns, name, err.msg);
+        else
+            GS_INFO("agent",
+                    "pod %s/%s: devices annotation %s corrected to %s, as the kubelet "
+                    "allocated",
+                    ns, name, ann, want);
+        json_decref(body);
+    }
+}
+
 static void refresh_pods(struct agent *a)
 {
     static struct pod_dev pods[MAX_PODS];
@@ -837,8 +933,11 @@ static void refresh_pods(struct agent *a)
         struct gs_error err;
         gs_error_init(&err);
         if (gs_kube_request(a->kc, "GET", path, NULL, NULL, &list, NULL, &err) == 0) {
+            int nt = n;
             n = read_pods_json(json_object_get(list, "items"), pods, n);
             any = true;
+            if (a->o->podres_socket && nt > 0)
+                correct_annotations(a, json_object_get(list, "items"), pods, nt);
         } else {
             GS_WARN("agent", "pods on %s: %s", a->o->node, err.msg);
         }

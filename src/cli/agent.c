@@ -1,6 +1,7 @@
 /* agent.c - `gpusched agent`: the node agent (run) and what the GPU backend sees (inspect). */
 #include "../agent/agent.h"
 #include "../agent/migmgr.h"
+#include "../agent/podresources.h"
 #include "../base/flag.h"
 #include "../base/error.h"
 #include "../base/log.h"
@@ -25,7 +26,7 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
     fprintf(
-        f, "usage: gpusched agent inspect [--fake FILE]\n"
+        f, "usage: gpusched agent inspect [--fake FILE] [--pod-resources-socket SOCKET]\n"
            "       gpusched agent run [--fake FILE] [--node NAME] [--kubeconfig F | --in-cluster]\n"
            "                          [--interval S] [--memory-error-threshold N]\n"
            "                          [--temperature-threshold C] [--auto-cordon true|false]\n"
@@ -39,6 +40,7 @@ static void usage(FILE *f)
            "inspect prints the GPUs the backend sees (NVML through libnvidia-ml.so.1, or the\n"
            "fake), MIG mode, profiles and placements against gpusched's catalog, instances and\n"
            "readings, and changes nothing; exit 1 when a profile differs from the catalog.\n"
+           "With --pod-resources-socket it lists what the kubelet says each container holds.\n"
            "run is the node agent: health (XID, ECC, temperature) with cordoning, GPU feature\n"
            "discovery labels, the MIG manager (nvidia.com/mig.config -> mig.config.state) and\n"
            "/metrics. The article's knobs are read from the environment too: NODE_NAME,\n"
@@ -235,6 +237,21 @@ int gs_cli_agent(int argc, char **argv)
         int mism = gs_agent_inspect(b, text, sizeof(text));
         fputs(text, stdout);
         gs_gpu_close(b);
+        if (o.podres_socket) {
+            /* what the kubelet says each container holds (its pod-resources List) */
+            static struct gs_podres pr[1024];
+            char why[512];
+            int n = gs_podres_list(o.podres_socket, pr, 1024, why, sizeof(why));
+            if (n < 0) {
+                fprintf(stderr, "gpusched agent inspect: pod-resources %s: %s\n", o.podres_socket,
+                        why);
+                return GS_EXIT_FAILURE;
+            }
+            printf("kubelet pod-resources: %d device%s held\n", n, n == 1 ? "" : "s");
+            for (int k = 0; k < n; k++)
+                printf("  pod %s/%s container %s: %s %s\n", pr[k].ns, pr[k].pod, pr[k].container,
+                       pr[k].resource, pr[k].device);
+        }
         if (mism > 0)
             fprintf(stderr, "gpusched agent: %d MIG profile%s differ from the catalog\n", mism,
                     mism == 1 ? "" : "s");
