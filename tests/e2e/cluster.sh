@@ -21,6 +21,8 @@ skip() {
 
 e2e_down() {
     local rc=$? pids
+    # a real node (node.sh) first: its containers, mounts and network go before the API server
+    if declare -F e2e_node_down >/dev/null; then e2e_node_down; fi
     pids="$(cat "$E2E_DIR"/*.pid 2>/dev/null)"
     [ -n "$pids" ] && kill $pids 2>/dev/null
     sleep 0.3
@@ -84,17 +86,31 @@ e2e_start_apiserver() {
         --initial-cluster "default=http://127.0.0.1:$pp" --unsafe-no-fsync \
         > "$E2E_DIR/etcd.log" 2>&1 &
     echo $! > "$E2E_DIR/etcd.pid"
-    "$E2E_BIN/kube-apiserver" --etcd-servers "http://127.0.0.1:$ep" --bind-address 127.0.0.1 \
-        --secure-port "$ap" --advertise-address 127.0.0.1 --cert-dir "$E2E_DIR" \
+    # without a real node (the default) nothing runs Pods: no service-account tokens (no
+    # controller-manager makes the default ServiceAccounts), no Endpoints for the kubernetes
+    # Service; with E2E_REAL_NODE=1 (node.sh) Pods run for real on the node's bridge, so the
+    # apiserver listens on it too, reconciles its Endpoints for kube-proxy, authorizes the
+    # kubelet as a Node and reaches it for logs
+    local mode=(--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --authorization-mode RBAC
+        --disable-admission-plugins ServiceAccount,TaintNodesByCondition
+        --endpoint-reconciler-type none)
+    if [ "${E2E_REAL_NODE:-0}" = 1 ]; then
+        mode=(--bind-address 0.0.0.0 --advertise-address "$E2E_NODE_IP"
+            --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction
+            --endpoint-reconciler-type lease
+            --kubelet-client-certificate "$E2E_DIR/admin.crt"
+            --kubelet-client-key "$E2E_DIR/admin.key"
+            --kubelet-preferred-address-types InternalIP)
+    fi
+    "$E2E_BIN/kube-apiserver" --etcd-servers "http://127.0.0.1:$ep" "${mode[@]}" \
+        --secure-port "$ap" --cert-dir "$E2E_DIR" \
         --tls-cert-file "$E2E_DIR/apiserver.crt" --tls-private-key-file "$E2E_DIR/apiserver.key" \
-        --client-ca-file "$E2E_DIR/ca.crt" --authorization-mode RBAC \
+        --client-ca-file "$E2E_DIR/ca.crt" \
         --service-account-issuer "https://127.0.0.1:$ap" \
         --service-account-key-file "$E2E_DIR/sa.pub" \
         --service-account-signing-key-file "$E2E_DIR/sa.key" \
         --service-cluster-ip-range 10.0.0.0/24 --allow-privileged=true \
-        --disable-admission-plugins ServiceAccount,TaintNodesByCondition \
         --max-requests-inflight 1000 --max-mutating-requests-inflight 500 \
-        --endpoint-reconciler-type none \
         > "$E2E_DIR/apiserver.log" 2>&1 &
     echo $! > "$E2E_DIR/apiserver.pid"
     export E2E_SERVER="https://127.0.0.1:$ap"
@@ -109,7 +125,10 @@ e2e_up() {
     # certificates: a CA, the serving cert for 127.0.0.1, users, the service-account key
     openssl req -x509 -newkey rsa:2048 -nodes -keyout "$E2E_DIR/ca.key" -out "$E2E_DIR/ca.crt" \
         -subj "/CN=gpusched-e2e-ca" -days 1 >/dev/null 2>&1
-    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > "$E2E_DIR/san.ext"
+    # 10.0.0.1: the kubernetes Service, as in-cluster clients reach it; E2E_NODE_IP: the real
+    # node's bridge (node.sh)
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,IP:10.0.0.1,IP:%s\n' \
+        "${E2E_NODE_IP:-127.0.0.1}" > "$E2E_DIR/san.ext"
     e2e_cert apiserver kube-apiserver "" "$E2E_DIR/san.ext"
     e2e_cert admin e2e-admin system:masters
     e2e_cert scheduler gpusched-scheduler ""
