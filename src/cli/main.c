@@ -7,6 +7,14 @@
 #include <stdio.h>
 #include <string.h>
 
+static int version(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    printf("gpusched %s\n", GS_VERSION);
+    return GS_EXIT_OK;
+}
+
 /* The subcommands: one row each, in the order usage lists them. */
 static const struct command {
     const char *name;
@@ -29,6 +37,7 @@ static const struct command {
     {"mig", gs_cli_mig,
      "MIG geometry: profiles, layouts, validate a mig-parted config,\n"
      "             plan layouts for a demand (see gpusched mig --help)"},
+    {"version", version, "print gpusched's version"},
 };
 
 static void usage(FILE *f)
@@ -57,6 +66,8 @@ int main(int argc, char **argv)
             }
             gs_log_set_level(lv);
             i += 2;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            return version(0, NULL);
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             return GS_EXIT_OK;
