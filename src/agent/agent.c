@@ -736,6 +736,16 @@ out:
     free(d);
 }
 
+/* A pod object's namespace, name and gpusched.io/devices annotation (each NULL when absent). */
+static const char *pod_devices(const json_t *pod, const char **ns, const char **name)
+{
+    const json_t *md = json_object_get(pod, "metadata");
+    *ns = json_string_value(json_object_get(md, "namespace"));
+    *name = json_string_value(json_object_get(md, "name"));
+    return json_string_value(
+        json_object_get(json_object_get(md, "annotations"), GS_DEVICES_ANNOTATION));
+}
+
 /* Pods on this node and the devices they hold, from their gpusched.io/devices annotation;
  * pods already in pods[0..n) (from the kubelet's pod-resources) are left as they are.
  * Returns the new count. */
@@ -746,9 +756,7 @@ static int read_pods_json(const json_t *items, struct pod_dev *pods, int n)
     const json_t *it;
     json_array_foreach(items, i, it)
     {
-        const json_t *md = json_object_get(it, "metadata");
-        const char *ann = json_string_value(
-            json_object_get(json_object_get(md, "annotations"), GS_DEVICES_ANNOTATION));
+        const char *ns, *name, *ann = pod_devices(it, &ns, &name);
         if (!ann)
             ann = json_string_value(json_object_get(it, "devices")); /* pods file */
         const char *phase =
@@ -757,8 +765,6 @@ static int read_pods_json(const json_t *items, struct pod_dev *pods, int n)
             continue;
         int g[16], st[16];
         int k = gs_agent_devices(ann, g, st, 16);
-        const char *ns = json_string_value(json_object_get(md, "namespace"));
-        const char *name = json_string_value(json_object_get(md, "name"));
         const json_t *c0 =
             json_array_get(json_object_get(json_object_get(it, "spec"), "containers"), 0);
         const char *cn = json_string_value(json_object_get(c0, "name"));
@@ -872,11 +878,7 @@ static void correct_annotations(struct agent *a, const json_t *items, const stru
     const json_t *it;
     json_array_foreach(items, i, it)
     {
-        const json_t *md = json_object_get(it, "metadata");
-        const char *ann = json_string_value(
-            json_object_get(json_object_get(md, "annotations"), GS_DEVICES_ANNOTATION));
-        const char *ns = json_string_value(json_object_get(md, "namespace"));
-        const char *name = json_string_value(json_object_get(md, "name"));
+        const char *ns, *name, *ann = pod_devices(it, &ns, &name);
         if (!ann || !ns || !name)
             continue;
         struct pod_dev t[16];

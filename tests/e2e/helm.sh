@@ -29,6 +29,13 @@ gs_images() {
     echo "images: $(head -1 "$d/gpusched.txt"), $(du -h "$d/gpusched.tar" | cut -f1) archive"
 }
 
+# gs_setup: the control plane, the real node and the images (exits the test on failure)
+gs_setup() {
+    e2e_node_prepare
+    e2e_up || exit 1
+    gs_node_up || exit 1
+}
+
 # gs_node_up: the node labelled as NFD and the GPU Operator would before any GPU label (the
 # chart's fake-GPU example selects gpusched.io/fake-gpus=true), with the images imported
 gs_node_up() {
@@ -156,16 +163,23 @@ spec:
           ports: [{containerPort: 8000, name: http}]
           resources:
             limits: {nvidia.com/mig-3g.40gb: 1, cpu: 100m, memory: 32Mi}
----
+Y
+    gs_job train nvidia.com/gpu gpu-low
+}
+
+# gs_job NAME RESOURCE [PRIORITYCLASS]: a Job of one GPU pod asking one RESOURCE, scheduled by
+# gpusched, printing the NVIDIA_* variables the device plugin gave it
+gs_job() {
+    k apply -f - >/dev/null <<Y
 apiVersion: batch/v1
 kind: Job
-metadata: {name: train, namespace: e2e}
+metadata: {name: $1, namespace: e2e}
 spec:
   backoffLimit: 0
   template:
     spec:
       schedulerName: gpusched
-      priorityClassName: gpu-low
+      ${3:+priorityClassName: $3}
       restartPolicy: Never
       terminationGracePeriodSeconds: 2
       containers:
@@ -173,7 +187,7 @@ spec:
           image: gpusched.local/gpu-probe:1
           imagePullPolicy: Never
           resources:
-            limits: {nvidia.com/gpu: 1, cpu: 100m, memory: 32Mi}
+            limits: {$2: 1, cpu: 100m, memory: 32Mi}
 Y
 }
 

@@ -44,8 +44,10 @@ e2e_node_prepare() {
     if pgrep -x kubelet >/dev/null && ! pgrep -f 'kubelet --config /tmp/gpusched-e2e\.' >/dev/null; then
         skip "a kubelet of this machine's own runs here"
     fi
-    # one real node at a time on this machine (the e2e tests run serially; a crashed run's
-    # leftovers are cleared first)
+    # one real node at a time on this machine: a second test (another build folder's run)
+    # waits for the first; a crashed run's leftovers are cleared first
+    exec 8>/tmp/gpusched-e2e-node.lock
+    flock 8
     e2e_node_clear
     export E2E_REAL_NODE=1
 }

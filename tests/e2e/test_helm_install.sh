@@ -15,9 +15,7 @@ GS="$1"
 . "$(dirname "$0")/cluster.sh"
 . "$(dirname "$0")/node.sh"
 . "$(dirname "$0")/helm.sh"
-e2e_node_prepare
-e2e_up || exit 1
-gs_node_up || exit 1
+gs_setup
 ok=0
 fail() { echo "FAIL: $*"; ok=1; }
 
@@ -105,26 +103,33 @@ while read -r p uuid cid; do
     now="$(k get pod -n e2e "$p" -o jsonpath='{.status.containerStatuses[0].containerID}')"
     [ "$now" = "$cid" ] || fail "$p: container $cid replaced by '$now' during the upgrade"
 done < "$E2E_DIR/devices-before.txt"
-# the new scheduler still places pods: one more inference replica on a 1g.10gb slice
-k apply -f - >/dev/null <<'Y'
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: embed, namespace: e2e}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: embed}}
-  template:
-    metadata: {labels: {app: embed}}
-    spec:
-      schedulerName: gpusched
-      terminationGracePeriodSeconds: 2
-      containers:
-        - name: server
-          image: gpusched.local/gpu-probe:1
-          imagePullPolicy: Never
-          resources: {limits: {nvidia.com/mig-1g.10gb: 1}}
-Y
+# the new scheduler still places pods: a Job on a 1g.10gb slice
+gs_job embed nvidia.com/mig-1g.10gb
 gs_check_devices 4 || ok=1
+# a pod whose annotation names a device another pod holds (bound by hand, as a race between
+# two pods of one profile would leave it): the kubelet gives it a free slice, and the agent
+# makes its annotation say which
+held="$(k get pods -n e2e -l job-name=embed -o jsonpath='{.items[0].metadata.annotations.gpusched\.io/devices}')"
+k apply -f - >/dev/null <<Y
+apiVersion: v1
+kind: Pod
+metadata:
+  name: stray
+  namespace: e2e
+  annotations: {gpusched.io/devices: "$held"}
+spec:
+  nodeName: $E2E_NODE_NAME
+  terminationGracePeriodSeconds: 2
+  containers:
+    - name: server
+      image: gpusched.local/gpu-probe:1
+      imagePullPolicy: Never
+      resources: {limits: {nvidia.com/mig-1g.10gb: 1}}
+Y
+gs_check_devices 5 || ok=1
+now="$(k get pod -n e2e stray -o jsonpath='{.metadata.annotations.gpusched\.io/devices}')"
+[ "$now" != "$held" ] && echo "ok   stray: annotation $held (held by embed) corrected to $now" ||
+    fail "stray's annotation still names embed's slice $held"
 
 # 4. uninstall: what the chart made goes, nothing else
 k delete namespace e2e --wait=true --timeout=120s >/dev/null

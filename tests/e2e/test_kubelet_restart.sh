@@ -10,9 +10,7 @@ GS="$1"
 . "$(dirname "$0")/cluster.sh"
 . "$(dirname "$0")/node.sh"
 . "$(dirname "$0")/helm.sh"
-e2e_node_prepare
-e2e_up || exit 1
-gs_node_up || exit 1
+gs_setup
 gs_helm_install || exit 1
 gs_inspect || exit 1
 ok=0
@@ -67,23 +65,7 @@ else
 fi
 
 # a pod placed after the restart gets a free device, never one a running pod holds
-k apply -f - >/dev/null <<'Y'
-apiVersion: batch/v1
-kind: Job
-metadata: {name: train2, namespace: e2e}
-spec:
-  backoffLimit: 0
-  template:
-    spec:
-      schedulerName: gpusched
-      restartPolicy: Never
-      terminationGracePeriodSeconds: 2
-      containers:
-        - name: trainer
-          image: gpusched.local/gpu-probe:1
-          imagePullPolicy: Never
-          resources: {limits: {nvidia.com/mig-1g.10gb: 1}}
-Y
+gs_job train2 nvidia.com/mig-1g.10gb
 gs_check_devices 4 || ok=1
 [ $ok -eq 0 ] && echo "1 passed, 0 failed" || { gs_debug; echo "0 passed, 1 failed"; }
 exit $ok
