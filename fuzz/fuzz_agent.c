@@ -1,6 +1,7 @@
-/* Fuzz target: the node agent's readers of outside text: the fake GPU description (JSON),
- * the article's gpu-monitor-config (gpu-metrics.json) and the gpusched.io/devices annotation.
- * The first two read files, so the input is written to a scratch file first. */
+/* Fuzz target: the node agent's readers of outside text: the fake GPU description (JSON, with
+ * its instances' and processes' readings), the article's gpu-monitor-config (gpu-metrics.json)
+ * and the gpusched.io/devices annotation. The first two read files, so the input is written to
+ * a scratch file first. */
 #include "agent/agent.h"
 #include "agent/gpu.h"
 #include "base/error.h"
@@ -26,9 +27,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (gs_gpu_open_fake(path, &b, &err) == 0) {
         struct gs_gpu_metrics m;
         struct gs_mig_inst in[8];
+        struct gs_mig_metrics mm;
+        struct gs_gpu_proc pr[GS_AGENT_MAX_PROCS];
         for (int i = 0; i < b->ops->count(b); i++) {
             b->ops->metrics(b, i, &m);
-            b->ops->mig_list(b, i, in, 8);
+            int ni = b->ops->mig_list(b, i, in, 8);
+            for (int q = 0; q < ni; q++)
+                b->ops->mig_metrics(b, i, in[q].gi_id, &mm);
+            b->ops->processes(b, i, pr, GS_AGENT_MAX_PROCS);
             b->ops->mig_create(b, i, 9, 4, NULL);
         }
         gs_gpu_close(b);

@@ -9,6 +9,12 @@
  *     created and destroyed under the real placement rules (core/mig.c), and metrics, ECC
  *     counts, temperatures and pending XIDs that the file may change while the agent runs
  *     (it is re-read when its modification time changes).
+ * Besides the GPU's own readings, a backend gives each MIG instance's (utilization and
+ * memory of one GPU instance) and each process's on a GPU (PID, GPU instance, SM
+ * utilization, memory), from which the agent tells pods sharing a GPU apart. What NVML does
+ * not measure is said so (a false *_ok), never read as 0: a MIG instance's utilization comes
+ * from GPM, which Hopper and newer offer and Ampere (A100, A30) does not; per-process
+ * utilization is not offered in MIG mode.
  * Calls are not thread-safe; the agent serialises them. */
 #ifndef GS_AGENT_GPU_H
 #define GS_AGENT_GPU_H
@@ -61,6 +67,27 @@ struct gs_gpu_profile {
     uint8_t start_mask;  /* possible placements: bit s = start s */
 };
 
+/* One MIG GPU instance's own readings. */
+struct gs_mig_metrics {
+    bool util_ok;      /* utilization measured (GPM: Hopper and newer); false: not offered */
+    uint32_t util_pct; /* SMs of the instance busy, 0..100, over the time since the last call */
+    bool mem_ok;       /* memory measured (the MIG device's memory info) */
+    uint64_t mem_used, mem_total; /* bytes */
+};
+
+#define GS_GPU_NO_INSTANCE UINT32_MAX /* a process on a GPU not in MIG mode */
+#define GS_AGENT_MAX_PROCS 64         /* processes of one GPU looked at */
+
+/* A compute process on a GPU. */
+struct gs_gpu_proc {
+    uint32_t pid;      /* in the host's PID namespace */
+    uint32_t gi_id;    /* the GPU instance it runs in, or GS_GPU_NO_INSTANCE */
+    bool util_ok;      /* false: no utilization offered for it (MIG mode, an old driver) */
+    uint32_t util_pct; /* SM utilization, 0..100: its samples since the last call, averaged */
+    bool mem_ok;
+    uint64_t mem_used; /* bytes */
+};
+
 struct gs_gpu_backend;
 
 struct gs_gpu_ops {
@@ -82,6 +109,12 @@ struct gs_gpu_ops {
     /* Critical XIDs since the last call: up to cap (gpu, xid) pairs; waits at most timeout_ms
      * for the first one. Returns how many. */
     int (*xids)(struct gs_gpu_backend *b, int timeout_ms, int *gpu, uint64_t *xid, int cap);
+    /* GPU instance gi_id of GPU i: its readings (*out zeroed first, *_ok say what was
+     * measured). GS_ENOTFOUND for an instance that is not there. */
+    int (*mig_metrics)(struct gs_gpu_backend *b, int i, uint32_t gi_id, struct gs_mig_metrics *out);
+    /* Compute processes on GPU i: how many (<= cap), or GS_ENOTFOUND when the backend cannot
+     * list them (no process is then known: not the same as none). */
+    int (*processes)(struct gs_gpu_backend *b, int i, struct gs_gpu_proc *out, int cap);
     void (*close)(struct gs_gpu_backend *b);
 };
 

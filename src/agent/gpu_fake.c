@@ -1,10 +1,12 @@
 /* gpu_fake.c - the fake GPU backend: a JSON file plays the hardware.
  *
- *   {"gpus": [{"model": "A100-80GB", "uuid": "GPU-...", "mig": true, "busy": false,
- *              "instances": [{"profile": "3g.40gb", "start": 0, "busy": false}],
+ *   {"gpus": [{"model": "H100-80GB", "uuid": "GPU-...", "mig": true, "busy": false,
+ *              "instances": [{"profile": "3g.40gb", "start": 0, "busy": false,
+ *                             "util": 20, "mem_used_mib": 12000}],
  *              "util": 35, "mem_util": 20, "mem_used_mib": 1000, "power_w": 250,
  *              "temp_c": 50, "sm_clock_mhz": 1410, "mem_clock_mhz": 1593,
- *              "ecc_uncorrected": 0, "ecc_corrected": 0, "xids": [79]}]}
+ *              "ecc_uncorrected": 0, "ecc_corrected": 0, "xids": [79],
+ *              "processes": [{"pid": 4242, "mem_used_mib": 9000, "instance": 1}]}]}
  *
  * Every field is checked: an unknown field, at any level, or one of the wrong type is refused
  * with its path and what was expected, as is a key given twice.
@@ -17,7 +19,17 @@
  * holds it; a GPU marked busy (a process on the whole GPU), or one with a busy instance,
  * refuses a MIG mode change, as NVML requires the GPU idle for one. Busy flags may change
  * while the agent runs. Metrics, ECC counts, temperatures and XIDs are re-read whenever the file's
- * modification time changes; the XIDs listed are delivered once per change. */
+ * modification time changes; the XIDs listed are delivered once per change.
+ * An instance's own readings, "util" (0..100) and "mem_used_mib" (up to the profile's memory),
+ * are optional (0) and re-read likewise (matched by start, as busy is); as NVML, the fake
+ * measures an instance's utilization only where GPM is offered (Hopper and newer): on an
+ * Ampere GPU (A100, A30) it is not measured, and a "util" there is refused. "processes" lists
+ * the GPU's compute processes, also re-read: "pid" (1..4194304, once per GPU), "util" (SM
+ * utilization 0..100, optional: 0), "mem_used_mib" (optional: 0) and, on a GPU in MIG mode,
+ * "instance", the GPU instance ID it runs in (required there, refused elsewhere; the fake
+ * numbers the instances of the file from 1 in their order). As NVML, no per-process
+ * utilization is offered in MIG mode, so "util" with "instance" is refused. At most
+ * GS_AGENT_MAX_PROCS processes per GPU. */
 #include "gpu.h"
 
 #include "../base/error.h"
@@ -33,12 +45,21 @@
 #include <time.h>
 #include <unistd.h>
 
+/* An instance's own readings, as the file gives them. */
+struct finst {
+    bool busy;
+    uint32_t util_pct;
+    uint64_t mem_used_mib;
+};
+
 struct fgpu {
     struct gs_gpu_info info;
     struct gs_gpu_metrics m;
     int ninst;
     struct gs_mig_inst inst[GS_AGENT_MAX_INST];
-    bool busy[GS_AGENT_MAX_INST];
+    struct finst fi[GS_AGENT_MAX_INST]; /* beside inst[] */
+    int nproc;
+    struct gs_gpu_proc proc[GS_AGENT_MAX_PROCS];
     bool gpu_busy; /* a process holds the whole GPU */
     uint32_t next_gi;
 };
@@ -89,8 +110,18 @@ static const struct live_field {
 
 /* The other fields of each object of the description. */
 static const char *const top_keys[] = {"gpus", NULL};
-static const char *const gpu_keys[] = {"model", "uuid", "mig", "instances", "xids", "busy", NULL};
-static const char *const inst_keys[] = {"profile", "start", "busy", NULL};
+static const char *const gpu_keys[] = {"model",     "uuid", "mig",  "instances",
+                                       "processes", "xids", "busy", NULL};
+static const char *const inst_keys[] = {"profile", "start", "busy", "util", "mem_used_mib", NULL};
+static const char *const proc_keys[] = {"pid", "util", "mem_used_mib", "instance", NULL};
+
+/* GPM, which measures a MIG instance's utilization, is Hopper and newer: the Ampere MIG GPUs
+ * (A100, A30) offer none. */
+static bool gpm_offered(int model)
+{
+    const struct gs_gpu_model *m = gs_catalog_get(model);
+    return m && strncmp(m->name, "A100", 4) != 0 && strncmp(m->name, "A30", 3) != 0;
+}
 
 /* Refuse a field of object o (at path, "" for the top) that is neither in keys nor, when
  * live, a live reading. */
@@ -108,13 +139,13 @@ static int check_fields(const json_t *o, const char *const *keys, bool live, con
             known = strcmp(live_fields[k].key, key) == 0;
         if (known)
             continue;
-        const char *names[16];
+        const char *names[24];
         int n = 0;
-        for (int k = 0; keys[k] && n < 16; k++)
+        for (int k = 0; keys[k] && n < 24; k++)
             names[n++] = keys[k];
-        for (int k = 0; live && k < L_N && n < 16; k++)
+        for (int k = 0; live && k < L_N && n < 24; k++)
             names[n++] = live_fields[k].key;
-        char list[256];
+        char list[320];
         size_t off = 0;
         for (int k = 0; k < n && off < sizeof(list); k++)
             off +=
@@ -135,6 +166,109 @@ static int num(const json_t *o, const char *key, double lo, double hi, double *o
         return gs_error_set(err, GS_EINVAL, "%s: gpus[%d].%s: expected a number in %g..%g", file,
                             gi, key, lo, hi);
     *out = json_number_value(v);
+    return 0;
+}
+
+/* Optional number o.key in lo..hi (an integer when whole) at path; *out untouched when
+ * absent. */
+static int num_at(const json_t *o, const char *key, double lo, double hi, bool whole, double *out,
+                  const char *file, const char *path, struct gs_error *err)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!v)
+        return 0;
+    if (!(whole ? json_is_integer(v) : json_is_number(v)) || json_number_value(v) < lo ||
+        json_number_value(v) > hi)
+        return gs_error_set(err, GS_EINVAL, "%s: %s.%s: expected %s in %.0f..%.0f", file, path, key,
+                            whole ? "an integer" : "a number", lo, hi);
+    *out = json_number_value(v);
+    return 0;
+}
+
+/* An instance's own readings (x, at ipath) for instance q of g. */
+static int read_inst_live(struct fgpu *g, int q, const json_t *x, const char *file,
+                          const char *ipath, struct gs_error *err)
+{
+    const struct gs_gpu_model *m = gs_catalog_get(g->info.model);
+    int p = gs_gpu_profile_index(g->info.model, g->inst[q].profile_id);
+    double util = 0, mem = 0;
+    int rc;
+    if ((rc = num_at(x, "util", 0, 100, false, &util, file, ipath, err)) ||
+        (rc = num_at(x, "mem_used_mib", 0, p >= 0 ? m->profiles[p].mem_mib : 0, false, &mem, file,
+                     ipath, err)))
+        return rc;
+    if (json_object_get(x, "util") && !gpm_offered(g->info.model))
+        return gs_error_set(err, GS_EINVAL,
+                            "%s: %s.util: %s offers no MIG instance utilization (GPM is Hopper "
+                            "and newer): leave it out",
+                            file, ipath, m->name);
+    g->fi[q].util_pct = (uint32_t)util;
+    g->fi[q].mem_used_mib = (uint64_t)mem;
+    return 0;
+}
+
+/* The GPU's processes (gi, its object o at path) into g. */
+static int read_procs(struct fgpu *g, const json_t *o, const char *file, const char *path,
+                      struct gs_error *err)
+{
+    const json_t *ps = json_object_get(o, "processes");
+    g->nproc = 0;
+    if (!ps)
+        return 0;
+    if (!json_is_array(ps) || json_array_size(ps) > GS_AGENT_MAX_PROCS)
+        return gs_error_set(err, GS_EINVAL,
+                            "%s: %s.processes: expected a list of at most %d {pid, util, "
+                            "mem_used_mib, instance}",
+                            file, path, GS_AGENT_MAX_PROCS);
+    size_t k;
+    const json_t *x;
+    json_array_foreach(ps, k, x)
+    {
+        char ppath[96];
+        snprintf(ppath, sizeof(ppath), "%s.processes[%zu]", path, k);
+        if (!json_is_object(x))
+            return gs_error_set(err, GS_EINVAL,
+                                "%s: %s: expected {pid, util, mem_used_mib, "
+                                "instance}",
+                                file, ppath);
+        int rc = check_fields(x, proc_keys, false, file, ppath, err);
+        double pid = 0, util = 0, mem = 0, inst = -1;
+        if (rc || (rc = num_at(x, "pid", 1, 4194304, true, &pid, file, ppath, err)) ||
+            (rc = num_at(x, "util", 0, 100, false, &util, file, ppath, err)) ||
+            (rc = num_at(x, "mem_used_mib", 0, (double)g->info.mem_mib, false, &mem, file, ppath,
+                         err)) ||
+            (rc = num_at(x, "instance", 0, 1e6, true, &inst, file, ppath, err)))
+            return rc;
+        if (!json_object_get(x, "pid"))
+            return gs_error_set(err, GS_EINVAL, "%s: %s.pid: required", file, ppath);
+        for (int j = 0; j < g->nproc; j++)
+            if (g->proc[j].pid == (uint32_t)pid)
+                return gs_error_set(err, GS_EINVAL, "%s: %s.pid: %.0f is listed twice", file, ppath,
+                                    pid);
+        bool found = false;
+        for (int q = 0; q < g->ninst && !found; q++)
+            found = inst >= 0 && g->inst[q].gi_id == (uint32_t)inst;
+        if (g->info.mig_enabled && !found)
+            return gs_error_set(err, GS_EINVAL,
+                                "%s: %s.instance: expected the ID of one of the GPU's instances "
+                                "(a process on a GPU in MIG mode runs in one)",
+                                file, ppath);
+        if (!g->info.mig_enabled && inst >= 0)
+            return gs_error_set(err, GS_EINVAL,
+                                "%s: %s.instance: the GPU is not in MIG mode: leave it out", file,
+                                ppath);
+        if (g->info.mig_enabled && json_object_get(x, "util"))
+            return gs_error_set(err, GS_EINVAL,
+                                "%s: %s.util: NVML offers no per-process utilization in MIG mode: "
+                                "leave it out",
+                                file, ppath);
+        struct gs_gpu_proc *pr = &g->proc[g->nproc++];
+        memset(pr, 0, sizeof(*pr));
+        pr->pid = (uint32_t)pid;
+        pr->gi_id = inst >= 0 ? (uint32_t)inst : GS_GPU_NO_INSTANCE;
+        pr->util_pct = (uint32_t)util;
+        pr->mem_used = (uint64_t)mem << 20;
+    }
     return 0;
 }
 
@@ -287,6 +421,13 @@ static int load(struct fake *f, bool first, struct gs_error *err)
                                   ipath);
                 goto out;
             }
+            /* types and ranges here, for every instance; the profile's memory once it is
+             * known (read_inst_live) */
+            double ignored_value;
+            if ((rc = num_at(x, "util", 0, 100, false, &ignored_value, f->path, ipath, err)) ||
+                (rc =
+                     num_at(x, "mem_used_mib", 0, 1e7, false, &ignored_value, f->path, ipath, err)))
+                goto out;
         }
         const json_t *gbusy = json_object_get(o, "busy");
         if (gbusy && !json_is_boolean(gbusy)) {
@@ -374,8 +515,13 @@ static int load(struct fake *f, bool first, struct gs_error *err)
                 in->start = (uint32_t)json_integer_value(st);
                 in->size = m->profiles[p].mem_slices;
                 mig_uuid(in, g->info.uuid);
-                g->busy[g->ninst] = json_is_true(json_object_get(x, "busy"));
+                memset(&g->fi[g->ninst], 0, sizeof(g->fi[0]));
+                g->fi[g->ninst].busy = json_is_true(json_object_get(x, "busy"));
                 g->ninst++;
+                char ipath[80];
+                snprintf(ipath, sizeof(ipath), "%s.instances[%zu]", path, k);
+                if ((rc = read_inst_live(g, g->ninst - 1, x, f->path, ipath, err)))
+                    goto out;
             }
             g->gpu_busy = json_is_true(gbusy);
         } else {
@@ -385,10 +531,17 @@ static int load(struct fake *f, bool first, struct gs_error *err)
             {
                 const json_t *st = json_object_get(x, "start");
                 for (int q = 0; q < g->ninst; q++)
-                    if (json_is_integer(st) && g->inst[q].start == json_integer_value(st))
-                        g->busy[q] = json_is_true(json_object_get(x, "busy"));
+                    if (json_is_integer(st) && g->inst[q].start == json_integer_value(st)) {
+                        g->fi[q].busy = json_is_true(json_object_get(x, "busy"));
+                        char ipath[80];
+                        snprintf(ipath, sizeof(ipath), "%s.instances[%zu]", path, k);
+                        if ((rc = read_inst_live(g, q, x, f->path, ipath, err)))
+                            goto out;
+                    }
             }
         }
+        if ((rc = read_procs(g, o, f->path, path, err)))
+            goto out;
         if ((rc = read_live(&tmp, o, gi, true, err)))
             goto out;
     }
@@ -481,7 +634,7 @@ static int f_mig_set_mode(struct gs_gpu_backend *b, int i, bool enable)
     maybe_reload(f);
     bool busy = g->gpu_busy;
     for (int q = 0; q < g->ninst; q++)
-        busy |= g->busy[q];
+        busy |= g->fi[q].busy;
     if (busy)
         return GS_EINVAL; /* NVML_ERROR_IN_USE: the GPU must be idle to change its mode */
     g->info.mig_enabled = enable;
@@ -507,7 +660,7 @@ static int f_mig_create(struct gs_gpu_backend *b, int i, uint32_t profile_id, ui
     in->start = start;
     in->size = mp->mem_slices;
     mig_uuid(in, g->info.uuid);
-    g->busy[g->ninst] = false;
+    memset(&g->fi[g->ninst], 0, sizeof(g->fi[0]));
     g->ninst++;
     if (out)
         *out = *in;
@@ -524,10 +677,10 @@ static int f_mig_destroy(struct gs_gpu_backend *b, int i, uint32_t gi_id)
     for (int q = 0; q < g->ninst; q++) {
         if (g->inst[q].gi_id != gi_id)
             continue;
-        if (g->busy[q])
+        if (g->fi[q].busy)
             return GS_EINVAL; /* NVML_ERROR_IN_USE */
         memmove(&g->inst[q], &g->inst[q + 1], sizeof(g->inst[0]) * (size_t)(g->ninst - q - 1));
-        memmove(&g->busy[q], &g->busy[q + 1], sizeof(g->busy[0]) * (size_t)(g->ninst - q - 1));
+        memmove(&g->fi[q], &g->fi[q + 1], sizeof(g->fi[0]) * (size_t)(g->ninst - q - 1));
         g->ninst--;
         return 0;
     }
@@ -554,6 +707,47 @@ static int f_xids(struct gs_gpu_backend *b, int timeout_ms, int *gpu, uint64_t *
     return n;
 }
 
+static int f_mig_metrics(struct gs_gpu_backend *b, int i, uint32_t gi_id,
+                         struct gs_mig_metrics *out)
+{
+    struct fake *f = b->impl;
+    memset(out, 0, sizeof(*out));
+    maybe_reload(f);
+    if (i < 0 || i >= f->n)
+        return GS_ENOTFOUND;
+    const struct fgpu *g = &f->g[i];
+    for (int q = 0; q < g->ninst; q++) {
+        if (g->inst[q].gi_id != gi_id)
+            continue;
+        int p = gs_gpu_profile_index(g->info.model, g->inst[q].profile_id);
+        out->util_ok = gpm_offered(g->info.model);
+        out->util_pct = out->util_ok ? g->fi[q].util_pct : 0;
+        out->mem_ok = p >= 0;
+        out->mem_used = g->fi[q].mem_used_mib << 20;
+        out->mem_total =
+            p >= 0 ? (uint64_t)gs_catalog_get(g->info.model)->profiles[p].mem_mib << 20 : 0;
+        return 0;
+    }
+    return GS_ENOTFOUND;
+}
+
+static int f_processes(struct gs_gpu_backend *b, int i, struct gs_gpu_proc *out, int cap)
+{
+    struct fake *f = b->impl;
+    maybe_reload(f);
+    if (i < 0 || i >= f->n)
+        return GS_ENOTFOUND;
+    const struct fgpu *g = &f->g[i];
+    int n = 0;
+    for (int k = 0; k < g->nproc && n < cap; k++) {
+        out[n] = g->proc[k];
+        out[n].util_ok = !g->info.mig_enabled; /* none per process in MIG mode */
+        out[n].mem_ok = true;
+        n++;
+    }
+    return n;
+}
+
 static void f_close(struct gs_gpu_backend *b)
 {
     free(b->impl);
@@ -561,8 +755,19 @@ static void f_close(struct gs_gpu_backend *b)
 }
 
 static const struct gs_gpu_ops fake_ops = {
-    "fake",         f_count,      f_info,        f_metrics, f_mig_list, f_mig_profiles,
-    f_mig_set_mode, f_mig_create, f_mig_destroy, f_xids,    f_close,
+    .name = "fake",
+    .count = f_count,
+    .info = f_info,
+    .metrics = f_metrics,
+    .mig_list = f_mig_list,
+    .mig_profiles = f_mig_profiles,
+    .mig_set_mode = f_mig_set_mode,
+    .mig_create = f_mig_create,
+    .mig_destroy = f_mig_destroy,
+    .xids = f_xids,
+    .mig_metrics = f_mig_metrics,
+    .processes = f_processes,
+    .close = f_close,
 };
 
 int gs_gpu_open_fake(const char *path, struct gs_gpu_backend **out, struct gs_error *err)

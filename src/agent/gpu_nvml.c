@@ -4,7 +4,18 @@
  * reference); nothing of the CUDA toolkit is needed to build. Every symbol is looked up at
  * open; a node without the library or with a driver that fails nvmlInit has no GPUs, and the
  * reason is returned for the log. MIG changes (mode, create, destroy) are implemented for the
- * MIG manager; inspection never calls them. */
+ * MIG manager; inspection never calls them.
+ * What gives pods their own readings is optional: a driver without a symbol, or a call that
+ * answers NVML_ERROR_NOT_SUPPORTED, means "not measured", never 0 and never an error.
+ *   - a MIG instance's utilization: GPM (nvmlGpmQueryDeviceSupport; Hopper and newer, not
+ *     A100 or A30), the SM-utilization metric between the instance's sample of the previous
+ *     call and this one's (nvmlGpmMigSampleGet, nvmlGpmMetricsGet): the first call for an
+ *     instance has nothing to compare with and measures nothing;
+ *   - a MIG instance's memory: its MIG device handle's memory info;
+ *   - processes: nvmlDeviceGetComputeRunningProcesses_v3 and, for MPS clients,
+ *     nvmlDeviceGetMPSComputeRunningProcesses_v3 (PID, memory, GPU instance), and the SM
+ *     utilization samples of nvmlDeviceGetProcessUtilization since the newest one seen by
+ *     the previous call (none in MIG mode, where NVML offers none). */
 #include "gpu.h"
 
 #include "../base/error.h"
@@ -66,9 +77,50 @@ typedef struct {
 #define NVML_CI_PROFILE_FULL_GI                                                                    \
     7 /* NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE is 7: used                                          \
        * through GetComputeInstanceProfileInfo by slices */
-#define NVML_CI_ENGINE_SHARED    0
-#define NVML_ERROR_TIMEOUT       10
-#define NVML_ERROR_NOT_SUPPORTED 3
+#define NVML_CI_ENGINE_SHARED        0
+#define NVML_ERROR_TIMEOUT           10
+#define NVML_ERROR_NOT_SUPPORTED     3
+#define NVML_ERROR_NOT_FOUND         6
+#define NVML_ERROR_INSUFFICIENT_SIZE 7
+#define NVML_VALUE_NOT_AVAILABLE_ULL 0xFFFFFFFFFFFFFFFFULL /* usedGpuMemory unknown */
+
+/* nvmlDeviceGetComputeRunningProcesses_v3 (nvmlProcessInfo_v2_t, which v3 takes) */
+typedef struct {
+    unsigned int pid;
+    unsigned long long usedGpuMemory; /* bytes, or NVML_VALUE_NOT_AVAILABLE */
+    unsigned int gpuInstanceId;       /* 0xFFFFFFFF when not in MIG mode */
+    unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+typedef struct {
+    unsigned int pid;
+    unsigned long long timeStamp; /* CPU timestamp, microseconds */
+    unsigned int smUtil, memUtil, encUtil, decUtil;
+} nvmlProcessUtilizationSample_t;
+
+/* GPM (nvml.h "GPM Structs"). The metrics array is as long as NVML 13's header makes it
+ * (NVML_GPM_METRIC_MAX 477; 98 in 12.0, same struct version): the library reads the
+ * numMetrics entries asked for, and a longer array than its own is harmless. */
+typedef struct nvmlGpmSample_st *nvmlGpmSample_t;
+#define NVML_GPM_METRIC_SM_UTIL      2 /* percentage of SMs that were busy, 0.0 - 100.0 */
+#define NVML_GPM_METRIC_MAX          477
+#define NVML_GPM_METRICS_GET_VERSION 1
+#define NVML_GPM_SUPPORT_VERSION     1
+typedef struct {
+    unsigned int metricId;
+    nvmlReturn_t nvmlReturn;
+    double value;
+    struct {
+        char *shortName, *longName, *unit;
+    } metricInfo;
+} nvmlGpmMetric_t;
+typedef struct {
+    unsigned int version, numMetrics;
+    nvmlGpmSample_t sample1, sample2;
+    nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+typedef struct {
+    unsigned int version, isSupportedDevice;
+} nvmlGpmSupport_t;
 
 struct sym {
     nvmlReturn_t (*init)(void);
@@ -108,6 +160,24 @@ struct sym {
     nvmlReturn_t (*ev_create)(nvmlEventSet_t *);
     nvmlReturn_t (*ev_register)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
     nvmlReturn_t (*ev_wait)(nvmlEventSet_t, nvmlEventData_t *, unsigned int);
+    /* optional: NULL where the driver lacks them (not measured) */
+    nvmlReturn_t (*procs)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
+    nvmlReturn_t (*mps_procs)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
+    nvmlReturn_t (*proc_util)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned int *,
+                              unsigned long long);
+    nvmlReturn_t (*gpm_support)(nvmlDevice_t, nvmlGpmSupport_t *);
+    nvmlReturn_t (*gpm_alloc)(nvmlGpmSample_t *);
+    nvmlReturn_t (*gpm_free)(nvmlGpmSample_t);
+    nvmlReturn_t (*gpm_mig_sample)(nvmlDevice_t, unsigned int, nvmlGpmSample_t);
+    nvmlReturn_t (*gpm_metrics)(nvmlGpmMetricsGet_t *);
+};
+
+/* The GPM sample a MIG instance's last reading ended with. */
+struct gpm_slot {
+    uint32_t gi_id;
+    bool have;     /* s holds that instance's sample */
+    uint64_t used; /* tick of the last use, to recycle the slot of a destroyed instance */
+    nvmlGpmSample_t s;
 };
 
 struct nvml {
@@ -117,6 +187,12 @@ struct nvml {
     nvmlDevice_t dev[GS_AGENT_MAX_GPUS];
     struct gs_gpu_info info[GS_AGENT_MAX_GPUS];
     nvmlEventSet_t events;
+    bool gpm[GS_AGENT_MAX_GPUS]; /* GPM offered on that GPU */
+    struct gpm_slot slot[GS_AGENT_MAX_GPUS][GS_AGENT_MAX_INST];
+    nvmlGpmSample_t spare; /* the sample being taken */
+    uint64_t tick;
+    unsigned long long util_seen[GS_AGENT_MAX_GPUS]; /* newest process sample read */
+    nvmlGpmMetricsGet_t mg;                          /* ~19 KiB: not on the stack */
 };
 
 static const char *nerr(struct nvml *x, nvmlReturn_t r)
@@ -377,10 +453,209 @@ static int n_xids(struct gs_gpu_backend *b, int timeout_ms, int *gpu, uint64_t *
     return n;
 }
 
+/* A MIG device handle of GPU i's GPU instance gi_id, or NULL. */
+static nvmlDevice_t mig_device(struct nvml *x, int i, uint32_t gi_id)
+{
+    unsigned int max = 0;
+    if (x->s.mig_max(x->dev[i], &max) != 0)
+        return NULL;
+    for (unsigned int k = 0; k < max; k++) {
+        nvmlDevice_t md;
+        unsigned int gid;
+        if (x->s.mig_handle(x->dev[i], k, &md) == 0 && x->s.mig_gi_id(md, &gid) == 0 &&
+            gid == gi_id)
+            return md;
+    }
+    return NULL;
+}
+
+/* GPM's SM utilization of GPU i's instance gi_id since the previous call for it; false when
+ * not measured (no GPM, the first call, an error). */
+static bool gpm_util(struct nvml *x, int i, uint32_t gi_id, uint32_t *pct)
+{
+    if (!x->gpm[i] || !x->s.gpm_mig_sample || !x->s.gpm_metrics)
+        return false;
+    if (!x->spare && x->s.gpm_alloc(&x->spare) != 0) {
+        x->spare = NULL;
+        return false;
+    }
+    struct gpm_slot *sl = NULL, *lru = NULL;
+    for (int k = 0; k < GS_AGENT_MAX_INST && !sl; k++) {
+        struct gpm_slot *c = &x->slot[i][k];
+        if (c->have && c->gi_id == gi_id)
+            sl = c;
+        else if (!lru || c->used < lru->used)
+            lru = c;
+    }
+    if (!sl) {
+        sl = lru;
+        sl->have = false;
+        sl->gi_id = gi_id;
+    }
+    sl->used = ++x->tick;
+    if (x->s.gpm_mig_sample(x->dev[i], gi_id, x->spare) != 0) {
+        sl->have = false;
+        return false;
+    }
+    bool ok = false;
+    if (sl->have) {
+        nvmlGpmMetricsGet_t *mg = &x->mg;
+        memset(mg, 0, sizeof(*mg));
+        mg->version = NVML_GPM_METRICS_GET_VERSION;
+        mg->numMetrics = 1;
+        mg->sample1 = sl->s;
+        mg->sample2 = x->spare;
+        mg->metrics[0].metricId = NVML_GPM_METRIC_SM_UTIL;
+        if (x->s.gpm_metrics(mg) == 0 && mg->metrics[0].nvmlReturn == 0) {
+            double v = mg->metrics[0].value;
+            *pct = v <= 0 ? 0 : v >= 100 ? 100 : (uint32_t)(v + 0.5);
+            ok = true;
+        }
+    }
+    /* this sample starts the next interval; the old one becomes the spare */
+    nvmlGpmSample_t t = sl->s;
+    sl->s = x->spare;
+    x->spare = t;
+    sl->have = true;
+    return ok;
+}
+
+static int n_mig_metrics(struct gs_gpu_backend *b, int i, uint32_t gi_id,
+                         struct gs_mig_metrics *out)
+{
+    struct nvml *x = b->impl;
+    memset(out, 0, sizeof(*out));
+    if (!x || i < 0 || i >= (int)x->n)
+        return GS_ENOTFOUND;
+    nvmlDevice_t md = mig_device(x, i, gi_id);
+    if (!md)
+        return GS_ENOTFOUND;
+    nvmlMemory_t m;
+    if (x->s.memory(md, &m) == 0) {
+        out->mem_ok = true;
+        out->mem_used = m.used;
+        out->mem_total = m.total;
+    }
+    out->util_ok = gpm_util(x, i, gi_id, &out->util_pct);
+    return 0;
+}
+
+/* Processes of one list call (compute or MPS) appended to out[*n..cap), skipping PIDs there
+ * already. Returns false when the call is not offered. */
+static bool list_procs(struct nvml *x, int i,
+                       nvmlReturn_t (*fn)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *),
+                       struct gs_gpu_proc *out, int *n, int cap)
+{
+    if (!fn)
+        return false;
+    nvmlProcessInfo_t local[GS_AGENT_MAX_PROCS], *buf = local;
+    unsigned int cnt = GS_AGENT_MAX_PROCS;
+    nvmlReturn_t r = fn(x->dev[i], &cnt, buf);
+    if (r == NVML_ERROR_INSUFFICIENT_SIZE) { /* more than we keep: read all, keep the first */
+        cnt += 16;
+        buf = calloc(cnt, sizeof(*buf));
+        r = buf ? fn(x->dev[i], &cnt, buf) : NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    if (r == 0)
+        for (unsigned int k = 0; k < cnt && *n < cap; k++) {
+            bool dup = false;
+            for (int j = 0; j < *n && !dup; j++)
+                dup = out[j].pid == buf[k].pid;
+            if (dup)
+                continue;
+            struct gs_gpu_proc *p = &out[(*n)++];
+            memset(p, 0, sizeof(*p));
+            p->pid = buf[k].pid;
+            p->gi_id = x->info[i].mig_enabled ? buf[k].gpuInstanceId : GS_GPU_NO_INSTANCE;
+            p->mem_ok = buf[k].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE_ULL;
+            p->mem_used = p->mem_ok ? buf[k].usedGpuMemory : 0;
+        }
+    if (buf != local)
+        free(buf);
+    return r == 0;
+}
+
+/* SM utilization per process from the samples newer than the last call's newest, averaged
+ * per PID, into out[0..n) (util_ok set); PIDs sampled but not listed are added. False when
+ * not offered (MIG mode: NOT_SUPPORTED). */
+static bool proc_samples(struct nvml *x, int i, struct gs_gpu_proc *out, int *n, int cap)
+{
+    if (!x->s.proc_util)
+        return false;
+    unsigned int cnt = 0;
+    nvmlReturn_t r = x->s.proc_util(x->dev[i], NULL, &cnt, x->util_seen[i]);
+    if (r == NVML_ERROR_NOT_FOUND) { /* no sample since: every process idle */
+        for (int k = 0; k < *n; k++)
+            out[k].util_ok = true;
+        return true;
+    }
+    if (r != NVML_ERROR_INSUFFICIENT_SIZE && r != 0)
+        return false;
+    nvmlProcessUtilizationSample_t *sm = cnt ? calloc(cnt, sizeof(*sm)) : NULL;
+    if (cnt && !sm)
+        return false;
+    if (cnt && (r = x->s.proc_util(x->dev[i], sm, &cnt, x->util_seen[i])) != 0 &&
+        r != NVML_ERROR_NOT_FOUND) {
+        free(sm);
+        return false;
+    }
+    if (r == NVML_ERROR_NOT_FOUND)
+        cnt = 0;
+    uint64_t sum[GS_AGENT_MAX_PROCS] = {0};
+    uint32_t nsum[GS_AGENT_MAX_PROCS] = {0};
+    for (unsigned int k = 0; k < cnt; k++) {
+        int j;
+        for (j = 0; j < *n && out[j].pid != sm[k].pid; j++)
+            ;
+        if (j == *n) {
+            if (*n >= cap)
+                continue;
+            memset(&out[j], 0, sizeof(out[j]));
+            out[j].pid = sm[k].pid;
+            out[j].gi_id = GS_GPU_NO_INSTANCE;
+            (*n)++;
+        }
+        sum[j] += sm[k].smUtil;
+        nsum[j]++;
+        if (sm[k].timeStamp > x->util_seen[i])
+            x->util_seen[i] = sm[k].timeStamp;
+    }
+    free(sm);
+    for (int k = 0; k < *n; k++) {
+        uint64_t v = nsum[k] ? (sum[k] + nsum[k] / 2) / nsum[k] : 0;
+        out[k].util_ok = true;
+        out[k].util_pct = v > 100 ? 100 : (uint32_t)v;
+    }
+    return true;
+}
+
+static int n_processes(struct gs_gpu_backend *b, int i, struct gs_gpu_proc *out, int cap)
+{
+    struct nvml *x = b->impl;
+    if (!x || i < 0 || i >= (int)x->n)
+        return GS_ENOTFOUND;
+    if (cap > GS_AGENT_MAX_PROCS)
+        cap = GS_AGENT_MAX_PROCS;
+    int n = 0;
+    bool listed = list_procs(x, i, x->s.procs, out, &n, cap);
+    listed |= list_procs(x, i, x->s.mps_procs, out, &n, cap);
+    if (!listed)
+        return GS_ENOTFOUND;
+    if (!x->info[i].mig_enabled)
+        proc_samples(x, i, out, &n, cap);
+    return n;
+}
+
 static void n_close(struct gs_gpu_backend *b)
 {
     struct nvml *x = b->impl;
     if (x) {
+        for (int i = 0; x->s.gpm_free && i < GS_AGENT_MAX_GPUS; i++)
+            for (int k = 0; k < GS_AGENT_MAX_INST; k++)
+                if (x->slot[i][k].s)
+                    x->s.gpm_free(x->slot[i][k].s);
+        if (x->spare && x->s.gpm_free)
+            x->s.gpm_free(x->spare);
         if (x->s.shutdown)
             x->s.shutdown();
         dlclose(x->lib);
@@ -390,8 +665,19 @@ static void n_close(struct gs_gpu_backend *b)
 }
 
 static const struct gs_gpu_ops nvml_ops = {
-    "nvml",         n_count,      n_info,        n_metrics, n_mig_list, n_mig_profiles,
-    n_mig_set_mode, n_mig_create, n_mig_destroy, n_xids,    n_close,
+    .name = "nvml",
+    .count = n_count,
+    .info = n_info,
+    .metrics = n_metrics,
+    .mig_list = n_mig_list,
+    .mig_profiles = n_mig_profiles,
+    .mig_set_mode = n_mig_set_mode,
+    .mig_create = n_mig_create,
+    .mig_destroy = n_mig_destroy,
+    .xids = n_xids,
+    .mig_metrics = n_mig_metrics,
+    .processes = n_processes,
+    .close = n_close,
 };
 
 #define LOOK(field, sym)                                                                           \
@@ -402,6 +688,8 @@ static const struct gs_gpu_ops nvml_ops = {
             goto none;                                                                             \
         }                                                                                          \
     } while (0)
+/* a symbol that may be missing: what it gives is then not measured */
+#define LOOK_OPTIONAL(field, sym) (*(void **)&x->s.field = dlsym(x->lib, sym))
 
 int gs_gpu_open_nvml(struct gs_gpu_backend **out, char *why, unsigned why_size)
 {
@@ -456,6 +744,16 @@ int gs_gpu_open_nvml(struct gs_gpu_backend **out, char *why, unsigned why_size)
     LOOK(ev_create, "nvmlEventSetCreate");
     LOOK(ev_register, "nvmlDeviceRegisterEvents");
     LOOK(ev_wait, "nvmlEventSetWait_v2");
+    LOOK_OPTIONAL(procs, "nvmlDeviceGetComputeRunningProcesses_v3");
+    LOOK_OPTIONAL(mps_procs, "nvmlDeviceGetMPSComputeRunningProcesses_v3");
+    LOOK_OPTIONAL(proc_util, "nvmlDeviceGetProcessUtilization");
+    LOOK_OPTIONAL(gpm_support, "nvmlGpmQueryDeviceSupport");
+    LOOK_OPTIONAL(gpm_alloc, "nvmlGpmSampleAlloc");
+    LOOK_OPTIONAL(gpm_free, "nvmlGpmSampleFree");
+    LOOK_OPTIONAL(gpm_mig_sample, "nvmlGpmMigSampleGet");
+    LOOK_OPTIONAL(gpm_metrics, "nvmlGpmMetricsGet");
+    if (!x->s.gpm_alloc || !x->s.gpm_free)
+        x->s.gpm_support = NULL; /* GPM needs all of them */
     nvmlReturn_t r = x->s.init();
     if (r != 0) {
         snprintf(why, why_size, "nvmlInit failed (%s): no GPUs", nerr(x, r));
@@ -497,6 +795,9 @@ int gs_gpu_open_nvml(struct gs_gpu_backend **out, char *why, unsigned why_size)
         in->mig_pending = r == 0 && cur != pend;
         if (x->events)
             x->s.ev_register(x->dev[i], NVML_EVENT_TYPE_XID, x->events);
+        nvmlGpmSupport_t gs = {NVML_GPM_SUPPORT_VERSION, 0};
+        x->gpm[i] =
+            x->s.gpm_support && x->s.gpm_support(x->dev[i], &gs) == 0 && gs.isSupportedDevice;
     }
     b->impl = x;
     return 0;

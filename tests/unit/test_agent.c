@@ -136,10 +136,11 @@ Test(fake_gpu, bad_descriptions_name_the_field)
          "gpu: unexpected field (expected gpus)"},
         {"{\"gpus\":[{\"model\":\"A100-80GB\",\"temperature\":50}]}",
          "gpus[0].temperature: unexpected field (expected one of: model, uuid, mig, instances, "
-         "xids, busy, util,"},
+         "processes, xids, busy, util,"},
         {"{\"gpus\":[{\"model\":\"A100-80GB\",\"mig\":true,\"instances\":["
          "{\"profile\":\"3g.40gb\",\"start\":0,\"bsy\":true}]}]}",
-         "gpus[0].instances[0].bsy: unexpected field (expected one of: profile, start, busy)"},
+         "gpus[0].instances[0].bsy: unexpected field (expected one of: profile, start, busy, util, "
+         "mem_used_mib)"},
         {"{\"gpus\":[{\"model\":\"A100-80GB\",\"mig\":true,\"instances\":{}}]}",
          "gpus[0].instances: expected a list"},
         {"{\"gpus\":[{\"model\":\"A100-80GB\",\"mig\":true,\"instances\":["
@@ -150,6 +151,55 @@ Test(fake_gpu, bad_descriptions_name_the_field)
         {"{\"gpus\":[7]}", "gpus[0]: expected an object"},
         {"[]", "expected an object"},
         {"{\"gpus\":[{\"model\":\"A100-80GB\",\"util\":1,\"util\":2}]}", "duplicate"},
+        /* an instance's own readings: types, ranges, and what the model measures */
+        {"{\"gpus\":[{\"model\":\"H100-80GB\",\"mig\":true,\"instances\":["
+         "{\"profile\":\"3g.40gb\",\"start\":0,\"util\":\"high\"}]}]}",
+         "gpus[0].instances[0].util: expected a number in 0..100"},
+        {"{\"gpus\":[{\"model\":\"H100-80GB\",\"mig\":true,\"instances\":["
+         "{\"profile\":\"3g.40gb\",\"start\":0,\"util\":101}]}]}",
+         "gpus[0].instances[0].util: expected a number in 0..100"},
+        {"{\"gpus\":[{\"model\":\"H100-80GB\",\"mig\":true,\"instances\":["
+         "{\"profile\":\"3g.40gb\",\"start\":0,\"mem_used_mib\":40449}]}]}",
+         "gpus[0].instances[0].mem_used_mib: expected a number in 0..40448"},
+        {"{\"gpus\":[{\"model\":\"A100-80GB\",\"mig\":true,\"instances\":["
+         "{\"profile\":\"3g.40gb\",\"start\":0,\"util\":20}]}]}",
+         "gpus[0].instances[0].util: A100-80GB offers no MIG instance utilization (GPM is Hopper "
+         "and newer)"},
+        /* processes */
+        {"{\"gpus\":[{\"model\":\"H100-80GB\",\"processes\":{}}]}",
+         "gpus[0].processes: expected a list of at most 64"},
+        {"{\"gpus\":[{\"model\":\"H100-80GB\",\"processes\":[7]}]}",
+         "gpus[0].processes[0]: expected {pid, util, mem_used_mib, instance}"},
+        {"{\"gpus\":[{\"model\":\"H100-80GB\",\"processes\":[{\"pid\":1,\"cpu\":3}]}]}",
+         "gpus[0].processes[0].cpu: unexpected field (expected one of: pid, util, mem_used_mib, "
+         "instance)"},
+        {"{\"gpus\":[{\"model\":\"H100-80GB\",\"processes\":[{\"util\":3}]}]}",
+         "gpus[0].processes[0].pid: required"},
+        {"{\"gpus\":[{\"model\":\"H100-80GB\",\"processes\":[{\"pid\":\"42\"}]}]}",
+         "gpus[0].processes[0].pid: expected an integer in 1..4194304"},
+        {"{\"gpus\":[{\"model\":\"H100-80GB\",\"processes\":[{\"pid\":0}]}]}",
+         "gpus[0].processes[0].pid: expected an integer in 1..4194304"},
+        {"{\"gpus\":[{\"model\":\"H100-80GB\",\"processes\":[{\"pid\":42.5}]}]}",
+         "gpus[0].processes[0].pid: expected an integer"},
+        {"{\"gpus\":[{\"model\":\"H100-80GB\",\"processes\":[{\"pid\":42,\"util\":-1}]}]}",
+         "gpus[0].processes[0].util: expected a number in 0..100"},
+        {"{\"gpus\":[{\"model\":\"H100-80GB\",\"processes\":[{\"pid\":42,"
+         "\"mem_used_mib\":81921}]}]}",
+         "gpus[0].processes[0].mem_used_mib: expected a number in 0..81920"},
+        {"{\"gpus\":[{\"model\":\"H100-80GB\",\"processes\":[{\"pid\":42},{\"pid\":42}]}]}",
+         "gpus[0].processes[1].pid: 42 is listed twice"},
+        {"{\"gpus\":[{\"model\":\"H100-80GB\",\"processes\":[{\"pid\":42,\"instance\":1}]}]}",
+         "gpus[0].processes[0].instance: the GPU is not in MIG mode"},
+        {"{\"gpus\":[{\"model\":\"H100-80GB\",\"mig\":true,\"instances\":["
+         "{\"profile\":\"3g.40gb\",\"start\":0}],\"processes\":[{\"pid\":42}]}]}",
+         "gpus[0].processes[0].instance: expected the ID of one of the GPU's instances"},
+        {"{\"gpus\":[{\"model\":\"H100-80GB\",\"mig\":true,\"instances\":["
+         "{\"profile\":\"3g.40gb\",\"start\":0}],\"processes\":[{\"pid\":42,\"instance\":2}]}]}",
+         "gpus[0].processes[0].instance: expected the ID of one of the GPU's instances"},
+        {"{\"gpus\":[{\"model\":\"H100-80GB\",\"mig\":true,\"instances\":["
+         "{\"profile\":\"3g.40gb\",\"start\":0}],\"processes\":[{\"pid\":42,\"instance\":1,"
+         "\"util\":5}]}]}",
+         "gpus[0].processes[0].util: NVML offers no per-process utilization in MIG mode"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         snprintf(path, sizeof(path), "/tmp/gs-fake-%d.json", (int)getpid());
