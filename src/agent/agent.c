@@ -1,6 +1,7 @@
 /* agent.c - the node agent's loop: health, cordon, labels, MIG config and desired layouts,
  * inventory, device plugins, metrics (see agent.h). MIG changes are planned and applied by
- * migmgr.c; what pods hold comes from pod-resources (podresources.c) and the API. */
+ * migmgr.c; what pods hold comes from pod-resources (podresources.c) and the API; which pod a
+ * GPU process runs in, from its cgroup (procpod.c). */
 #include "agent.h"
 
 #include "../base/clock.h"
@@ -15,6 +16,7 @@
 #include "deviceplugin.h"
 #include "migmgr.h"
 #include "podresources.h"
+#include "procpod.h"
 
 #include <jansson.h>
 #include <pthread.h>
@@ -89,6 +91,24 @@ int gs_agent_inspect(struct gs_gpu_backend *b, char *out, size_t size)
                       (unsigned long long)(m.mem_total >> 20), m.power_w, m.temp_c, m.sm_clock_mhz,
                       m.mem_clock_mhz, (unsigned long long)m.ecc_uncorrected,
                       (unsigned long long)m.ecc_corrected);
+        struct gs_gpu_proc ps[GS_AGENT_MAX_PROCS];
+        int nps = b->ops->processes(b, i, ps, GS_AGENT_MAX_PROCS);
+        if (nps < 0)
+            gs_buf_printf(&o, "  processes: not offered\n");
+        for (int k = 0; k < nps; k++) {
+            struct gs_procpod pp;
+            char gi[16] = "-", util[16] = "not measured", mem[32] = "not measured";
+            if (ps[k].gi_id != GS_GPU_NO_INSTANCE)
+                snprintf(gi, sizeof(gi), "%u", ps[k].gi_id);
+            if (ps[k].util_ok)
+                snprintf(util, sizeof(util), "%u%%", ps[k].util_pct);
+            if (ps[k].mem_ok)
+                snprintf(mem, sizeof(mem), "%llu MiB", (unsigned long long)(ps[k].mem_used >> 20));
+            bool in_pod = gs_procpod_read(NULL, ps[k].pid, &pp) == 0;
+            gs_buf_printf(&o,
+                          "  process %u: GPU instance %s, SM util %s, memory %s, pod (/proc) %s\n",
+                          ps[k].pid, gi, util, mem, in_pod ? pp.pod_uid : "none");
+        }
         if (!in.mig_capable)
             continue;
         struct gs_gpu_profile pr[16];
@@ -121,11 +141,28 @@ int gs_agent_inspect(struct gs_gpu_backend *b, char *out, size_t size)
         }
         struct gs_mig_inst mi[8];
         int ni = in.mig_enabled ? b->ops->mig_list(b, i, mi, 8) : 0;
+        /* an instance's utilization is the change between two samples: take two, 200 ms
+         * apart */
+        struct gs_mig_metrics mm[8];
+        for (int pass = 0; pass < 2 && ni > 0; pass++) {
+            for (int k = 0; k < ni; k++)
+                if (b->ops->mig_metrics(b, i, mi[k].gi_id, &mm[k]))
+                    memset(&mm[k], 0, sizeof(mm[k]));
+            if (pass == 0)
+                nanosleep(&(struct timespec){0, 200000000L}, NULL);
+        }
         for (int k = 0; k < ni; k++) {
             int ci = cm ? gs_gpu_profile_index(in.model, mi[k].profile_id) : -1;
-            gs_buf_printf(&o, "  instance GI %u: %s at start %u (size %u) %s\n", mi[k].gi_id,
-                          ci >= 0 ? cm->profiles[ci].name : "?", mi[k].start, mi[k].size,
-                          mi[k].uuid);
+            char util[32] = "not measured", mem[64] = "not measured";
+            if (mm[k].util_ok)
+                snprintf(util, sizeof(util), "%u%%", mm[k].util_pct);
+            if (mm[k].mem_ok)
+                snprintf(mem, sizeof(mem), "%llu/%llu MiB",
+                         (unsigned long long)(mm[k].mem_used >> 20),
+                         (unsigned long long)(mm[k].mem_total >> 20));
+            gs_buf_printf(&o, "  instance GI %u: %s at start %u (size %u) %s; util %s, memory %s\n",
+                          mi[k].gi_id, ci >= 0 ? cm->profiles[ci].name : "?", mi[k].start,
+                          mi[k].size, mi[k].uuid, util, mem);
         }
     }
     snprintf(out, size, "%s", o.data ? o.data : "");
@@ -137,6 +174,7 @@ int gs_agent_inspect(struct gs_gpu_backend *b, char *out, size_t size)
 
 struct pod_dev {
     char ns[64], name[128], container[64];
+    char uid[GS_PROCPOD_UID_SIZE]; /* metadata.uid; "" when only pod-resources named it */
     int gpu, mig_start;
     bool pending; /* not started yet: its devices are still to be allocated */
 };
@@ -147,6 +185,20 @@ struct health {
     double last_xid_t;
     uint64_t last_xid;
     uint64_t xid_count;
+};
+
+/* What each GPU's tenants use: every MIG instance's readings and every process with the pod
+ * UID its cgroup names ("" for none). */
+struct inst_reading {
+    uint32_t gi_id;
+    struct gs_mig_metrics m;
+};
+struct tenants {
+    int ninst[GS_AGENT_MAX_GPUS];
+    struct inst_reading inst[GS_AGENT_MAX_GPUS][GS_AGENT_MAX_INST];
+    int nproc[GS_AGENT_MAX_GPUS]; /* < 0: the backend cannot list them */
+    struct gs_gpu_proc proc[GS_AGENT_MAX_GPUS][GS_AGENT_MAX_PROCS];
+    char proc_uid[GS_AGENT_MAX_GPUS][GS_AGENT_MAX_PROCS][GS_PROCPOD_UID_SIZE];
 };
 
 struct agent {
@@ -162,6 +214,8 @@ struct agent {
     struct health h[GS_AGENT_MAX_GPUS];
     int npods;
     struct pod_dev pods[MAX_PODS];
+    struct tenants t;    /* under mu */
+    struct tenants next; /* read_tenants' scratch (main thread only) */
     uint64_t scrapes;
     bool cordoned_by_us;
     char mig_applied[GS_MP_NAME_MAX]; /* last config acted on */
@@ -757,6 +811,12 @@ static int read_pods_json(const json_t *items, struct pod_dev *pods, int n)
     json_array_foreach(items, i, it)
     {
         const char *ns, *name, *ann = pod_devices(it, &ns, &name);
+        const char *uid =
+            json_string_value(json_object_get(json_object_get(it, "metadata"), "uid"));
+        /* pods pod-resources named: their UID, which it does not say */
+        for (int j = 0; j < n0 && uid; j++)
+            if (!strcmp(pods[j].ns, ns ? ns : "") && !strcmp(pods[j].name, name ? name : ""))
+                snprintf(pods[j].uid, sizeof(pods[j].uid), "%s", uid);
         if (!ann)
             ann = json_string_value(json_object_get(it, "devices")); /* pods file */
         const char *phase =
@@ -776,6 +836,7 @@ static int read_pods_json(const json_t *items, struct pod_dev *pods, int n)
             snprintf(p->ns, sizeof(p->ns), "%s", ns ? ns : "");
             snprintf(p->name, sizeof(p->name), "%s", name ? name : "");
             snprintf(p->container, sizeof(p->container), "%s", cn ? cn : "");
+            snprintf(p->uid, sizeof(p->uid), "%s", uid ? uid : "");
             p->gpu = g[d];
             p->mig_start = st[d];
             p->pending = pending;
@@ -1026,6 +1087,32 @@ static void round_gpus(struct agent *a, int wait_ms)
     pthread_mutex_unlock(&a->mu);
 }
 
+/* Each GPU's processes with the pods they run in (the cgroup of each PID under the proc root)
+ * and each MIG instance's readings, published under a->mu at the end. The backend and /proc
+ * are read without the lock: only this thread calls the backend or changes a->inst. */
+static void read_tenants(struct agent *a)
+{
+    struct tenants *t = &a->next;
+    for (int i = 0; i < a->n; i++) {
+        t->ninst[i] = 0;
+        for (int q = 0; q < a->ninst[i]; q++) {
+            struct inst_reading *r = &t->inst[i][t->ninst[i]];
+            r->gi_id = a->inst[i][q].gi_id;
+            if (a->b->ops->mig_metrics(a->b, i, r->gi_id, &r->m) == 0)
+                t->ninst[i]++;
+        }
+        t->nproc[i] = a->b->ops->processes(a->b, i, t->proc[i], GS_AGENT_MAX_PROCS);
+        for (int k = 0; k < t->nproc[i]; k++) {
+            struct gs_procpod pp;
+            int rc = gs_procpod_read(a->o->proc_root, t->proc[i][k].pid, &pp);
+            snprintf(t->proc_uid[i][k], sizeof(t->proc_uid[i][k]), "%s", rc ? "" : pp.pod_uid);
+        }
+    }
+    pthread_mutex_lock(&a->mu);
+    memcpy(&a->t, t, sizeof(*t));
+    pthread_mutex_unlock(&a->mu);
+}
+
 /* ---------- device plugins ---------- */
 
 /* One advertised resource and its devices, as the device-plugin config and MIG mode shape
@@ -1203,10 +1290,18 @@ enum field { F_UTIL, F_MEMUTIL, F_MEMUSED, F_MEMTOTAL, F_POWER, F_TEMP, F_SMCLK,
 static const struct {
     const char *name, *dcgm, *help;
 } fields[NF] = {
-    {"gpu_utilization", "DCGM_FI_DEV_GPU_UTIL", "GPU utilization (SM busy), percent."},
-    {"gpu_memory_utilization", "DCGM_FI_DEV_MEM_COPY_UTIL", "Memory controller busy, percent."},
-    {"gpu_memory_used_bytes", "DCGM_FI_DEV_FB_USED", "Framebuffer memory used."},
-    {"gpu_memory_total_bytes", "DCGM_FI_DEV_FB_TOTAL", "Framebuffer memory in total."},
+    {"gpu_utilization", "DCGM_FI_DEV_GPU_UTIL",
+     "GPU utilization (SM busy), percent. Measured: a GPU's and a pod's holding it whole "
+     "(NVML), a MIG pod's instance's (GPM, Hopper and newer; A100 and A30 measure none: no "
+     "series). Attributed: pods sharing a GPU (time-slicing, MPS) read the sum of their "
+     "processes' SM samples, each process matched by PID to its pod's cgroup (0: no process)."},
+    {"gpu_memory_utilization", "DCGM_FI_DEV_MEM_COPY_UTIL",
+     "Memory controller busy, percent (the GPU's, for its pods too)."},
+    {"gpu_memory_used_bytes", "DCGM_FI_DEV_FB_USED",
+     "Framebuffer memory used. Measured: a GPU's and a pod's holding it whole, a MIG pod's "
+     "instance's. Attributed: pods sharing a GPU read the sum of their processes' (by PID)."},
+    {"gpu_memory_total_bytes", "DCGM_FI_DEV_FB_TOTAL",
+     "Framebuffer memory in total (a MIG pod: its instance's)."},
     {"gpu_power_usage_watts", "DCGM_FI_DEV_POWER_USAGE", "Power draw, watts."},
     {"gpu_temperature_celsius", "DCGM_FI_DEV_GPU_TEMP", "GPU temperature, Celsius."},
     {"gpu_sm_clock_mhz", "DCGM_FI_DEV_SM_CLOCK", "SM clock, MHz."},
@@ -1301,6 +1396,77 @@ static int labels(struct agent *a, struct gs_prom_label *l, char (*num)[16], int
     return n;
 }
 
+/* Whether the pods on GPU i share it (time-slicing or MPS replicas, fractions, or more than
+ * one pod on it whole): then each reads its processes' use. Call with a->mu held. */
+static bool gpu_shared(const struct agent *a, int i)
+{
+    const char *sharing;
+    if (a->info[i].mig_enabled)
+        return false;
+    if (gpu_replicas(a, &sharing) > 1)
+        return true;
+    const struct pod_dev *first = NULL;
+    for (int k = 0; k < a->npods; k++) {
+        const struct pod_dev *p = &a->pods[k];
+        if (p->gpu != i || p->mig_start >= 0)
+            continue;
+        if (first && (strcmp(first->name, p->name) || strcmp(first->ns, p->ns)))
+            return true;
+        first = p;
+    }
+    return false;
+}
+
+/* Field f of pod p on GPU i (on MIG instance mi, when it holds one), into *v: its own
+ * utilization and memory (see fields[].help), the GPU's other readings. Returns false when
+ * nothing of its own is measured: the series is then left out, never written as 0. Call
+ * with a->mu held. */
+static bool pod_value(const struct agent *a, int i, const struct pod_dev *p,
+                      const struct gs_mig_inst *mi, bool shared, int f, double *v)
+{
+    bool dcgm = a->o->dcgm_names;
+    double mib = dcgm ? 1.0 / (1 << 20) : 1;
+    *v = value(&a->m[i], f, dcgm);
+    if (f != F_UTIL && f != F_MEMUSED && f != F_MEMTOTAL)
+        return true;
+    if (p->mig_start >= 0) {
+        if (!mi)
+            return f == F_MEMTOTAL; /* its instance is not there (yet) */
+        const struct gs_mig_metrics *m = NULL;
+        for (int q = 0; q < a->t.ninst[i] && !m; q++)
+            if (a->t.inst[i][q].gi_id == mi->gi_id)
+                m = &a->t.inst[i][q].m;
+        if (f == F_MEMTOTAL) {
+            int pi = gs_gpu_profile_index(a->info[i].model, mi->profile_id);
+            if (m && m->mem_ok)
+                *v = (double)m->mem_total * mib;
+            else if (pi >= 0)
+                *v = (double)gs_catalog_get(a->info[i].model)->profiles[pi].mem_mib *
+                     (dcgm ? 1 : 1 << 20);
+            return true;
+        }
+        if (!m)
+            return false;
+        *v = f == F_UTIL ? m->util_pct : (double)m->mem_used * mib;
+        return f == F_UTIL ? m->util_ok : m->mem_ok;
+    }
+    if (!shared || f == F_MEMTOTAL)
+        return true; /* the GPU is the pod's alone */
+    if (a->t.nproc[i] < 0 || !p->uid[0])
+        return false; /* no process known, or no UID to match them to */
+    double sum = 0;
+    for (int k = 0; k < a->t.nproc[i]; k++) {
+        const struct gs_gpu_proc *pr = &a->t.proc[i][k];
+        if (strcmp(a->t.proc_uid[i][k], p->uid) != 0)
+            continue;
+        if (f == F_UTIL ? !pr->util_ok : !pr->mem_ok)
+            return false;
+        sum += f == F_UTIL ? pr->util_pct : (double)pr->mem_used * mib;
+    }
+    *v = f == F_UTIL && sum > 100 ? 100 : sum;
+    return true;
+}
+
 /* /metrics, through the one Prometheus text writer (formats/promtext). Returns 0 or the
  * writer's error (the page is then no answer). */
 static int render(struct agent *a, struct gs_buf *b)
@@ -1318,6 +1484,7 @@ static int render(struct agent *a, struct gs_buf *b)
                            fields[f].help);
         for (int i = 0; i < a->n; i++) {
             double v = value(&a->m[i], f, dcgm);
+            bool shared = gpu_shared(a, i);
             /* one series per pod on the GPU (whole, shared or a MIG instance); the GPU
              * itself when nobody holds it */
             int shown = 0;
@@ -1335,15 +1502,10 @@ static int render(struct agent *a, struct gs_buf *b)
                           !strcmp(a->pods[j].name, p->name) && !strcmp(a->pods[j].ns, p->ns);
                 if (dup)
                     continue;
-                double pv = v;
-                if (mi && f == F_MEMTOTAL) {
-                    int pi = gs_gpu_profile_index(a->info[i].model, mi->profile_id);
-                    pv = pi >= 0 ? (double)gs_catalog_get(a->info[i].model)->profiles[pi].mem_mib *
-                                       (dcgm ? 1 : 1 << 20)
-                                 : v;
-                }
-                gs_promtext_sample(&w, l, labels(a, l, num, i, mi, p), pv);
                 shown++;
+                double pv;
+                if (pod_value(a, i, p, mi, shared, f, &pv))
+                    gs_promtext_sample(&w, l, labels(a, l, num, i, mi, p), pv);
             }
             if (!shown)
                 gs_promtext_sample(&w, l, labels(a, l, num, i, NULL, NULL), v);
@@ -1419,12 +1581,12 @@ static int http(void *cls, const struct gs_httpd_request *req, struct gs_httpd_r
     return gs_httpd_reply(rep, 404, "text/plain", "not found\n");
 }
 
-int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const struct gs_agent_opts *o,
-                 volatile int *stop, struct gs_error *err)
+static struct agent *agent_new(struct gs_gpu_backend *b, struct gs_kube_client *kc,
+                               const struct gs_agent_opts *o)
 {
     struct agent *a = calloc(1, sizeof(*a));
     if (!a)
-        return gs_error_set(err, GS_ENOMEM, "out of memory");
+        return NULL;
     a->b = b;
     a->kc = kc;
     a->o = o;
@@ -1435,15 +1597,45 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const stru
     for (int i = 0; i < a->n; i++) {
         b->ops->info(b, i, &a->info[i]);
         a->h[i].healthy = true;
+        a->t.nproc[i] = -1;
     }
+    return a;
+}
+
+static void agent_free(struct agent *a)
+{
+    pthread_mutex_destroy(&a->mu);
+    free(a->inv_published);
+    free(a->desired_done);
+    free(a);
+}
+
+int gs_agent_scrape(struct gs_gpu_backend *b, const struct gs_agent_opts *o, struct gs_buf *out)
+{
+    struct agent *a = agent_new(b, NULL, o);
+    if (!a)
+        return GS_ENOMEM;
+    round_gpus(a, 0);
+    read_tenants(a);
+    refresh_pods(a);
+    int rc = render(a, out);
+    agent_free(a);
+    return rc;
+}
+
+int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const struct gs_agent_opts *o,
+                 volatile int *stop, struct gs_error *err)
+{
+    struct agent *a = agent_new(b, kc, o);
+    if (!a)
+        return gs_error_set(err, GS_ENOMEM, "out of memory");
     struct gs_httpd *d = NULL;
     if (o->metrics_port > 0) {
         struct gs_httpd_opts ho = {
             .name = "agent", .bind = o->metrics_bind, .port = o->metrics_port};
         int rc = gs_httpd_start(&ho, http, a, &d, err);
         if (rc) {
-            pthread_mutex_destroy(&a->mu);
-            free(a);
+            agent_free(a);
             return gs_error_prefix(err, "metrics server (--metrics-port, --metrics-bind)");
         }
     }
@@ -1452,6 +1644,7 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const stru
     double t0 = gs_clock_wall();
     while (!gs_flag_get(stop)) {
         round_gpus(a, (int)(o->interval_s * 1000));
+        read_tenants(a);
         refresh_pods(a);
         reconcile_plugins(a);
         if (kc && o->node) {
@@ -1482,9 +1675,6 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const stru
     gs_httpd_stop(d);
     for (int k = 0; k < a->nplugins; k++)
         gs_dp_stop(a->plugins[k]);
-    pthread_mutex_destroy(&a->mu);
-    free(a->inv_published);
-    free(a->desired_done);
-    free(a);
+    agent_free(a);
     return 0;
 }

@@ -19,7 +19,12 @@
  * (annotation gpusched.io/inventory, with the generation finished) and the device plugins
  * follow at once. It serves /metrics (the article's metric names with its gpu-monitor-config's
  * labels, per GPU, MIG instance and pod; DCGM names as an option), /healthz and /status
- * (per GPU: health, MIG mode and instances with their UUIDs).
+ * (per GPU: health, MIG mode and instances with their UUIDs). A pod's utilization and memory
+ * used are its own: a pod holding a whole GPU reads the GPU's; a pod on a MIG instance reads
+ * the instance's (no utilization series where the backend does not measure it: A100, A30);
+ * pods sharing a GPU (time-slicing, MPS, fractions) read the sum of their processes', whose
+ * PIDs the backend reports and the cgroup under proc_root names the pod of (procpod.h,
+ * matched to the pods listed by UID).
  * With dp_dir it runs a kubelet device plugin per resource (deviceplugin.h): whole GPUs or
  * their time-slicing/MPS replicas as nvidia.com/gpu, MIG instances as nvidia.com/mig-<profile>
  * (migStrategy mixed) or nvidia.com/gpu (single), Unhealthy while their GPU is.
@@ -56,10 +61,13 @@ struct gs_agent_opts {
     const char *pods_file;        /* pod devices without a cluster (JSON) */
     const char *dp_dir;           /* kubelet device-plugin directory; NULL: no device plugin */
     const char *podres_socket;    /* the kubelet's pod-resources socket; NULL: not read */
+    const char *proc_root;        /* the host's /proc (hostPID), for the pods of GPU processes;
+                                     NULL: "/proc" */
     double max_seconds;           /* stop after this long (0: never); for benchmarks */
 };
 
 struct gs_error;
+struct gs_buf;
 
 /* Read the article's gpu-monitor-config (gpu-metrics.json, or the ConfigMap carrying it:
  * metrics by the article's or DCGM's names, scrape_interval, labels) into o->mon and
@@ -68,6 +76,12 @@ int gs_agent_monitor_config(const char *path, struct gs_agent_opts *o, struct gs
 /* Runs until *stop (0) or a fatal error. kc may be NULL (no cluster). Takes neither. */
 int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const struct gs_agent_opts *o,
                  volatile int *stop, struct gs_error *err);
+/* One round of the loop without a cluster (the GPUs' readings, their processes and the pods
+ * these run in, pods from o->pods_file) and the /metrics page the agent would then serve,
+ * appended to out: what a scrape of `agent run` shows, for tests and tools. Changes nothing
+ * on the GPUs (the backend's MIG layout is read, not applied). Returns 0, GS_ENOMEM, or the
+ * Prometheus writer's error. Not thread-safe (one call at a time, as the loop's). */
+int gs_agent_scrape(struct gs_gpu_backend *b, const struct gs_agent_opts *o, struct gs_buf *out);
 /* What the backend sees, as text (agent inspect): GPUs, MIG mode, profiles and placements
  * compared with the catalog, instances, health readings. Changes nothing. Returns the number
  * of profile mismatches with the catalog. */

@@ -35,7 +35,7 @@ static void usage(FILE *f)
            "                          [--dcgm-names] [--mig-config FILE] [--mig-dry-run] "
            "[--mig-force]\n"
            "                          [--dp-config FILE] [--pods-file FILE] [--duration S]\n"
-           "                          [--insecure-skip-tls-verify]\n"
+           "                          [--proc-root /proc] [--insecure-skip-tls-verify]\n"
            "\n"
            "inspect prints the GPUs the backend sees (NVML through libnvidia-ml.so.1, or the\n"
            "fake), MIG mode, profiles and placements against gpusched's catalog, instances and\n"
@@ -46,7 +46,9 @@ static void usage(FILE *f)
            "/metrics. The article's knobs are read from the environment too: NODE_NAME,\n"
            "CHECK_INTERVAL (60), MEMORY_ERROR_THRESHOLD (10), TEMPERATURE_THRESHOLD (90),\n"
            "AUTO_CORDON (true); flags win. Without a kubeconfig or --in-cluster it runs health\n"
-           "and metrics only.\n");
+           "and metrics only. --proc-root is the host's /proc (the agent needs hostPID): the\n"
+           "cgroup of each GPU process there names its pod, whose own utilization and memory\n"
+           "a pod sharing a GPU reads.\n");
 }
 
 static int boolean(const char *flag, const char *v, bool *out)
@@ -196,6 +198,8 @@ int gs_cli_agent(int argc, char **argv)
             o.dp_dir = v;
         else if (strcmp(a, "--pod-resources-socket") == 0)
             o.podres_socket = v;
+        else if (strcmp(a, "--proc-root") == 0)
+            o.proc_root = v;
         else if (strcmp(a, "--duration") == 0)
             rc = gs_cli_number(a, v, 0, 1e9, &o.max_seconds);
         else if (!rc) {
@@ -271,6 +275,11 @@ int gs_cli_agent(int argc, char **argv)
                               flags[k], *files[k], strerror(errno));
             goto bad;
         }
+    if (o.proc_root && access(o.proc_root, R_OK | X_OK) != 0) {
+        rc = gs_error_set(&err, GS_EINVAL, "--proc-root %s: %s (the host's /proc, mounted?)",
+                          o.proc_root, strerror(errno));
+        goto bad;
+    }
     static struct gs_dpconfig dp;
     double interval = o.interval_s;
     if (monitor && (rc = gs_agent_monitor_config(monitor, &o, &err)))
