@@ -76,6 +76,30 @@ int gs__metrics_write(struct gs_sched *s, struct gs_buf *b)
                           s->lat_sum);
     gs_promtext_family(&w, "gpusched_pending_pods", GS_PROM_GAUGE, "Pods waiting for gpusched.");
     gs_promtext_sample(&w, NULL, 0, s->pending);
+    /* by the last verdict on each (what /debug/pending says): quota, fragmentation, selector,
+     * taint, gang, preemption... a reason with no pod now is not written */
+    gs_promtext_family(&w, "gpusched_pending_pods_by_reason", GS_PROM_GAUGE,
+                       "Pods waiting for gpusched, by why the last cycle left them waiting.");
+    if (s->pending_report) {
+        json_t *count = json_object();
+        size_t i;
+        json_t *r;
+        json_array_foreach(s->pending_report, i, r)
+        {
+            const char *why = json_string_value(json_object_get(r, "reason"));
+            if (why && count)
+                json_object_set_new(
+                    count, why, json_integer(json_integer_value(json_object_get(count, why)) + 1));
+        }
+        const char *why;
+        json_t *n;
+        json_object_foreach(count, why, n)
+        {
+            struct gs_prom_label l = {"reason", why};
+            gs_promtext_sample(&w, &l, 1, (double)json_integer_value(n));
+        }
+        json_decref(count);
+    }
     gs_promtext_family(&w, "gpusched_leader", GS_PROM_GAUGE,
                        "1 when this replica holds the lease.");
     gs_promtext_sample(&w, NULL, 0, gs_flag_get(&s->leader) ? 1 : 0);

@@ -37,6 +37,11 @@ sleep 3
 "$GS" explain x/untolerated --kubeconfig "$E2E_DIR/scheduler.kubeconfig" --output json > "$E2E_DIR/x2.json" ||
     tn_fail "explain x/untolerated"
 curl -sf "http://127.0.0.1:$TN_PORT/debug/pending" > "$E2E_DIR/pending.json" || tn_fail /debug/pending
+curl -sf "http://127.0.0.1:$TN_PORT/metrics" > "$E2E_DIR/metrics.txt" || tn_fail /metrics
+for r in fragmentation taint; do
+    grep -q "^gpusched_pending_pods_by_reason{reason=\"$r\"} [1-9]" "$E2E_DIR/metrics.txt" &&
+        echo "ok   /metrics counts pods pending for $r" || tn_fail "/metrics counts no pod pending for $r"
+done
 python3 - "$E2E_DIR" <<'P' || TN_OK=1
 import json, sys
 d = sys.argv[1]

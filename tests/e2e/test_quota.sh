@@ -48,6 +48,10 @@ print(sum(1 for p in json.load(sys.stdin)["items"] if p["metadata"]["name"].star
 "$GS" explain --kubeconfig "$E2E_DIR/scheduler.kubeconfig" --output json > "$E2E_DIR/explain.json" ||
     tn_fail "gpusched explain failed"
 curl -sf "http://127.0.0.1:$TN_PORT/debug/pending" > "$E2E_DIR/pending.json" || tn_fail "/debug/pending"
+# the same count on /metrics, for an alert on pods waiting for a quota
+q="$(curl -sf "http://127.0.0.1:$TN_PORT/metrics" | sed -n 's/^gpusched_pending_pods_by_reason{reason="quota"} //p')"
+[ "$q" = 4 ] && echo "ok   gpusched_pending_pods_by_reason{reason=\"quota\"} 4" ||
+    tn_fail "gpusched_pending_pods_by_reason{reason=\"quota\"} is '$q', want 4"
 "$K" get events -A -o json > "$E2E_DIR/events.json"
 python3 - "$E2E_DIR/explain.json" "$E2E_DIR/pending.json" "$E2E_DIR/events.json" <<'P' || TN_OK=1
 import json, sys
