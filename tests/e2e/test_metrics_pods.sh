@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # The node agent's /metrics on the real control plane. Pods on the node (bound with the
 # gpusched.io/devices annotation: a whole GPU, a 3g.40gb MIG instance, two pods sharing a
-# time-sliced GPU) appear as pod/namespace/container labels on their GPU's series; the
+# time-sliced GPU) appear as pod/namespace/container labels on their GPU's series, each with
+# its own utilization and memory used: two MIG pods their instances' (20 and 65 where the GPU
+# says 55), two time-sliced pods their processes' (10 and 45 where the GPU says 33), matched
+# by PID through cgroup files under --proc-root (systemd's and cgroupfs' names) to the pods'
+# UIDs the API server gave them; the
 # article's gpu-monitor-config (metrics, cluster and region labels) is read as it is from its
 # ConfigMap. Every scrape passes the upstream Prometheus text parser (expfmt, built from
 # pinned Go modules), in the article's names and in DCGM's. Pods come and go, and so do
@@ -25,9 +29,12 @@ ART="$E2E_SRC/../../../shared/seed/examples"
 [ -f "$ART/gpu-monitor.yaml" ] || ART="$E2E_SRC/../../deploy/article"
 cat > "$E2E_DIR/gpus.json" <<'G'
 {"gpus": [{"model": "H100-80GB", "util": 71, "mem_used_mib": 30000, "power_w": 410, "temp_c": 61},
-          {"model": "H100-80GB", "mig": true, "instances": [{"profile": "3g.40gb", "start": 0},
-                                                           {"profile": "3g.40gb", "start": 4}]},
-          {"model": "H100-80GB", "util": 33},
+          {"model": "H100-80GB", "mig": true, "util": 55,
+           "instances": [{"profile": "3g.40gb", "start": 0, "util": 20, "mem_used_mib": 12000},
+                         {"profile": "3g.40gb", "start": 4, "util": 65, "mem_used_mib": 30000}]},
+          {"model": "H100-80GB", "util": 33, "mem_used_mib": 21000,
+           "processes": [{"pid": 4242, "util": 10, "mem_used_mib": 1000},
+                         {"pid": 4343, "util": 45, "mem_used_mib": 20000}]},
           {"model": "H100-80GB"}]}
 G
 "$K" create namespace ai > /dev/null
@@ -44,17 +51,28 @@ Y
 }
 mkpod trainer "gpu=0"
 mkpod llm "mig=1:3g.40gb@4"
+mkpod embed "mig=1:3g.40gb@0"
 mkpod chat-a "replica=2"
 mkpod chat-b "replica=2"
+# the chat pods' processes as the host's /proc shows them: 4242 in chat-a's container (the
+# kubelet's systemd cgroup driver), 4343 in chat-b's (cgroupfs)
+uid() { "$K" get pod -n ai "$1" -o jsonpath='{.metadata.uid}'; }
+UA=$(uid chat-a); UB=$(uid chat-b)
+[ -n "$UA" ] && [ -n "$UB" ] || tn_fail "no UIDs for the chat pods"
+mkdir -p "$E2E_DIR/proc/4242" "$E2E_DIR/proc/4343"
+CID=3a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6071829
+echo "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${UA//-/_}.slice/cri-containerd-$CID.scope" \
+    > "$E2E_DIR/proc/4242/cgroup"
+echo "0::/kubepods/besteffort/pod$UB/$CID" > "$E2E_DIR/proc/4343/cgroup"
 PORT=$(e2e_free_port); PORT2=$(e2e_free_port)
 "$GS" --log-level info agent run --fake "$E2E_DIR/gpus.json" --node $NODE --interval 1 \
     --kubeconfig "$E2E_DIR/agent.kubeconfig" --metrics-port $PORT --metrics-bind 127.0.0.1 \
     --monitor-config "$ART/gpu-monitor.yaml" --mig-config "$ART/nvidia-mig-config.yaml" \
-    > "$E2E_DIR/agent.log" 2>&1 &
+    --proc-root "$E2E_DIR/proc" > "$E2E_DIR/agent.log" 2>&1 &
 echo $! > "$E2E_DIR/agent.pid"
 "$GS" agent run --fake "$E2E_DIR/gpus.json" --node $NODE --interval 1 --dcgm-names \
     --kubeconfig "$E2E_DIR/agent.kubeconfig" --metrics-port $PORT2 --metrics-bind 127.0.0.1 \
-    --auto-cordon false > "$E2E_DIR/agent2.log" 2>&1 &
+    --auto-cordon false --proc-root "$E2E_DIR/proc" > "$E2E_DIR/agent2.log" 2>&1 &
 echo $! > "$E2E_DIR/agent2.pid"
 scrape() { curl -sf "http://127.0.0.1:$1/metrics" > "$E2E_DIR/m.txt" &&
     "$PROMCHECK" < "$E2E_DIR/m.txt" > "$E2E_DIR/series.txt" 2> "$E2E_DIR/promcheck.err"; }
@@ -73,11 +91,30 @@ has_series '^gpu_memory_total_bytes .*gpu=1,gpu_instance_id=2,.*mig_profile=3g.4
     { tn_fail "llm on the 3g.40gb instance at start 4, with the instance's memory"; grep "^gpu_memory_total" "$E2E_DIR/series.txt"; }
 has_series '^gpu_utilization .*gpu=2.*pod=chat-a' && has_series '^gpu_utilization .*gpu=2.*pod=chat-b' ||
     tn_fail "both chat pods on the shared GPU 2"
+# each pod's own utilization and memory used: MIG pods their instances' (the GPU says 55),
+# time-sliced pods their processes' (the GPU says 33)
+own() { # METRIC GPU POD VALUE
+    has_series "^$1 .*gpu=$2,.*pod=$3\( \|,.* \)$4\$" ||
+        { tn_fail "$3 on GPU $2: $1 is not $4"; grep "^$1 .*pod=$3," "$E2E_DIR/series.txt"; }
+}
+own gpu_utilization 1 embed 20
+own gpu_utilization 1 llm 65
+own gpu_memory_used_bytes 1 embed 1.2582912e+10
+own gpu_memory_used_bytes 1 llm 3.145728e+10
+own gpu_utilization 2 chat-a 10
+own gpu_utilization 2 chat-b 45
+own gpu_memory_used_bytes 2 chat-a 1.048576e+09
+own gpu_memory_used_bytes 2 chat-b 2.097152e+10
+own gpu_utilization 0 trainer 71
+grep -q '^# HELP gpu_utilization .*A100 and A30 measure none.*Attributed' "$E2E_DIR/m.txt" ||
+    tn_fail "the HELP text of gpu_utilization does not say what is measured"
 grep '^gpu_utilization ' "$E2E_DIR/series.txt" | sed 's/^/  /'
 # DCGM names
 scrape $PORT2 || tn_fail "DCGM names: the parser refused /metrics: $(cat "$E2E_DIR/promcheck.err")"
 has_series '^DCGM_FI_DEV_GPU_UTIL .*UUID=GPU-.*modelName=H100-80GB.*pod=trainer' || tn_fail "DCGM_FI_DEV_GPU_UTIL"
 has_series '^DCGM_FI_DEV_FB_USED .*gpu=0.* 30000$' || tn_fail "DCGM_FI_DEV_FB_USED in MiB"
+has_series '^DCGM_FI_DEV_FB_USED .*gpu=2,.*pod=chat-b\( \|,.* \)20000$' || tn_fail "chat-b's DCGM_FI_DEV_FB_USED, its process's, in MiB"
+has_series '^DCGM_FI_DEV_GPU_UTIL .*GPU_I_ID=2,.*pod=llm\( \|,.* \)65$' || tn_fail "llm's DCGM_FI_DEV_GPU_UTIL, its instance's"
 # pods come and go
 "$K" delete pod -n ai trainer --grace-period 0 --force > /dev/null 2>&1
 gone() { scrape $PORT && ! has_series 'pod=trainer' && has_series '^gpu_utilization .*gpu=0,.*pod=,.* 71$'; }
@@ -88,7 +125,7 @@ state() { "$K" get node $NODE -o jsonpath='{.metadata.labels.nvidia\.com/mig\.co
 tn_wait 10 sh -c "[ \"\$(\"$K\" get node $NODE -o jsonpath='{.metadata.labels.nvidia\\.com/mig\\.config\\.state}')\" = failed ]" ||
     tn_fail "mig.config.state is '$(state)', want failed (an instance in use)"
 grep -q "that a pod holds" "$E2E_DIR/agent.log" || tn_fail "the agent does not say why the MIG config failed"
-"$K" delete pod -n ai llm chat-a chat-b --grace-period 0 --force > /dev/null 2>&1
+"$K" delete pod -n ai llm embed chat-a chat-b --grace-period 0 --force > /dev/null 2>&1
 sleep 2
 "$K" label node $NODE nvidia.com/mig.config=all-3g.40gb --overwrite > /dev/null
 tn_wait 15 sh -c "[ \"\$(\"$K\" get node $NODE -o jsonpath='{.metadata.labels.nvidia\\.com/mig\\.config\\.state}')\" = success ]" ||
