@@ -17,6 +17,9 @@
 #                                            google.golang.org/grpc: the kubelet's side of the
 #                                            device plugin protocol
 #   helm                                     helm.sh/helm/v4 v4.3.1 (the chart's tests)
+#   promqlcheck                              github.com/prometheus/prometheus v0.316.0
+#                                            promql/parser: the chart's alert, dashboard and
+#                                            adapter queries parsed, their metric names listed
 # Each build prints the seconds it took on stderr; a cached tool prints nothing.
 set -euo pipefail
 K8S=v1.37.2
@@ -25,6 +28,7 @@ ETCD=v3.6.16
 KWOK=v0.8.0
 PROMCOMMON=v0.70.0
 HELM=v4.3.1
+PROMETHEUS=v0.316.0
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${GS_E2E_CACHE:-$HOME/.cache/gpusched-e2e}"
 out="$cache/k8s-$K8S-etcd-$ETCD-kwok-$KWOK"
@@ -97,6 +101,12 @@ build_k8s() {
     done
 }
 
+build_promqlcheck() {
+    [ -x "$bin/promqlcheck-$PROMETHEUS" ] && return 0
+    gomod promqlcheck "github.com/prometheus/prometheus $PROMETHEUS" |
+        go_tool promqlcheck "promqlcheck-$PROMETHEUS"
+}
+
 build_helm() {
     [ -x "$bin/helm-$HELM" ] && return 0
     printf 'module gpusched.local/e2e/helm\n\ngo 1.26\n\nrequire helm.sh/helm/v4 %s\n' "$HELM" |
@@ -164,6 +174,7 @@ build_promcheck || { echo "build-control-plane: promcheck build failed, see $log
 build_dpharness || { echo "build-control-plane: dpharness build failed, see $log" >&2; exit 1; }
 build_kschedcheck || { echo "build-control-plane: kschedcheck build failed, see $log" >&2; exit 1; }
 build_helm || { echo "build-control-plane: helm build failed, see $log" >&2; exit 1; }
+build_promqlcheck || { echo "build-control-plane: promqlcheck build failed, see $log" >&2; exit 1; }
 # kwok and the device manager are optional on a workstation (the tests that need them skip);
 # under CI=true nothing may skip, so they must build
 optional_failed() { # WHAT

@@ -18,6 +18,10 @@
 #    the scheduler and the extender become ready (the scheduler takes its Lease); the stock
 #    kube-scheduler accepts its rendered config and takes its Lease; none is refused anything
 #    (no 403 in their logs);
+#  - the metrics path: the PodMonitors select the chart's pods on a port they declare; every
+#    alert, prometheus-adapter and dashboard query parses (Prometheus' own parser) and names
+#    only series the agent or the scheduler exports in the live scrapes above (or an
+#    application's own metric the adapter is told to map);
 #  - bad values files (a wrong type, an unknown key, a bad enum, a negative replica count...)
 #    are refused by `helm template` with a message naming the field.
 set -u
@@ -483,8 +487,9 @@ N
         done
         check "[$v] the agent runs on its rendered command line and ConfigMaps, and publishes its node's inventory with the chart's RBAC" \
             '[ -n "$inv" ] && kill -0 $apid || { tail -5 "$E2E_DIR/agent-$v.log"; false; }'
+        curl -sf "http://127.0.0.1:$port/metrics" > "$E2E_DIR/scrape-agent-$v.txt"
         check "[$v] its /metrics carry the monitor config's labels (cluster=\"production\")" \
-            'curl -sf "http://127.0.0.1:$port/metrics" | grep -q "^gpu_utilization{.*cluster=\"production\""'
+            'grep -q "^gpu_utilization{.*cluster=\"production\"" "$E2E_DIR/scrape-agent-$v.txt"'
         check "[$v] the agent was refused nothing by the API server (no 403 in its log)" \
             '! grep -i "forbidden\|403" "$E2E_DIR/agent-$v.log"'
         stop $apid
@@ -496,6 +501,7 @@ N
         spid=$!
         check "[$v] the scheduler runs on its rendered command line and becomes ready with the chart's RBAC" \
             'readyz $port 15 || { tail -5 "$E2E_DIR/scheduler-$v.log"; false; }'
+        curl -sf "http://127.0.0.1:$port/metrics" > "$E2E_DIR/scrape-scheduler-$v.txt"
         if grep -qx -- --leader-elect=true "$run/scheduler.args"; then
             check "[$v] and leads through the Lease $NS/$REL-gpusched" \
                 'for i in $(seq 1 50); do [ "$("$K" get lease -n $NS $REL-gpusched -o jsonpath="{.spec.holderIdentity}" 2>/dev/null)" = helm-test-0 ] && break; sleep 0.2; done; [ $i -lt 50 ]'
@@ -537,6 +543,96 @@ N
         stop $kpid
     fi
 done
+
+# ---- the metrics path: every query names a series the agent or the scheduler exports ----
+# the alert rules (PrometheusRule and the rules ConfigMap), the prometheus-adapter rules and the
+# Grafana dashboard, rendered with everything on; each PromQL expression parsed by Prometheus'
+# own parser (promqlcheck), and each metric it names found in the live scrapes above (a family
+# the agent or scheduler declares), but the applications' own metrics the adapter maps
+PQ="$E2E_BIN/promqlcheck-v0.316.0"
+check "helm template renders the monitoring objects (PodMonitors, PrometheusRule, rules, adapter, dashboard)" \
+    '"$HELM" template $REL "$CHART" -n $NS --set monitoring.podMonitor.enabled=true \
+        --set monitoring.prometheusRule.enabled=true > "$E2E_DIR/r/monitoring.yaml"'
+python3 - "$E2E_DIR/r/monitoring.yaml" "$E2E_DIR/r/defaults.json" "$E2E_DIR/queries" \
+    "$E2E_DIR/structure.txt" <<'P'
+import json, re, sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+pods = {}
+for o in json.load(open(sys.argv[2])).get("items", []):
+    spec = o.get("spec", {}).get("template", {})
+    if spec:
+        pods[o["metadata"]["name"]] = spec
+out, notes = [], []
+def add(where, expr):
+    out.append((where, expr))
+def rules(groups, where):
+    for g in groups:
+        for r in g["rules"]:
+            add("%s %s" % (where, r.get("alert") or r.get("record")), r["expr"])
+app = []
+for d in docs:
+    k, name = d["kind"], d["metadata"]["name"]
+    if k == "PrometheusRule":
+        rules(d["spec"]["groups"], "PrometheusRule")
+    elif k == "ConfigMap" and name.endswith("alert-rules"):
+        rules(yaml.safe_load(d["data"]["gpusched-rules.yaml"])["groups"], "rules ConfigMap")
+    elif k == "ConfigMap" and name.endswith("adapter-rules"):
+        for r in yaml.safe_load(d["data"]["config.yaml"])["rules"]:
+            sub = lambda q: q.replace("<<.Series>>", r["name"]["as"]).replace(
+                "<<.LabelMatchers>>", 'namespace="x"').replace("<<.GroupBy>>", "pod")
+            add("adapter " + r["name"]["as"] + " seriesQuery", r["seriesQuery"])
+            add("adapter " + r["name"]["as"] + " metricsQuery", sub(r["metricsQuery"]))
+    elif k == "ConfigMap" and any(key.endswith(".json") for key in d.get("data", {})):
+        for key, text in d["data"].items():
+            if not key.endswith(".json"):
+                continue
+            def walk(x):
+                if isinstance(x, dict):
+                    if isinstance(x.get("expr"), str) and x["expr"]:
+                        add("dashboard %s: %s" % (key, x.get("legendFormat") or x.get("refId", "")), x["expr"])
+                    for v in x.values(): walk(v)
+                elif isinstance(x, list):
+                    for v in x: walk(v)
+            walk(json.loads(text))
+    elif k == "PodMonitor":
+        # it selects the chart's pods and names a port they declare
+        sel = d["spec"]["selector"]["matchLabels"]
+        port = d["spec"]["podMetricsEndpoints"][0]["port"]
+        hit = [n for n, t in pods.items() if all(t["metadata"]["labels"].get(a) == b for a, b in sel.items())]
+        ports = [p.get("name") for n in hit for c in pods[n]["spec"]["containers"] for p in c.get("ports", [])]
+        notes.append("%s\t%s\t%s" % (name, ",".join(hit) or "-", "yes" if port in ports else "no"))
+with open(sys.argv[3], "w") as f:
+    for where, expr in out:
+        f.write(json.dumps([where, expr]) + "\n")
+open(sys.argv[4], "w").write("\n".join(notes) + "\n")
+P
+while IFS=$'\t' read -r pm hit port; do
+    check "PodMonitor $pm selects the chart's pods ($hit) on a port they declare" '[ "$hit" != - ] && [ "$port" = yes ]'
+done < "$E2E_DIR/structure.txt"
+python3 -c 'import json,sys; [print(json.dumps(json.loads(l)[1])) for l in open(sys.argv[1])]' "$E2E_DIR/queries" |
+    "$PQ" > "$E2E_DIR/parsed" 2>&1
+check "every alert, adapter and dashboard query parses ($(wc -l < "$E2E_DIR/queries") queries, Prometheus' parser)" \
+    '! grep "\"error\"" "$E2E_DIR/parsed"'
+cat "$E2E_DIR"/scrape-agent-defaults.txt "$E2E_DIR"/scrape-scheduler-defaults.txt |
+    sed -n 's/^# TYPE \([a-zA-Z_:][a-zA-Z0-9_:]*\) .*/\1/p' | sort -u > "$E2E_DIR/families"
+apps="$(sed -n '/applicationMetrics:/s/.*\[\(.*\)\].*/\1/p' "$CHART/values.yaml" | tr -d ' ' | tr , '\n')"
+python3 - "$E2E_DIR/queries" "$E2E_DIR/parsed" "$E2E_DIR/families" "$apps" > "$E2E_DIR/names" <<'P'
+import json, sys
+qs = [json.loads(l) for l in open(sys.argv[1])]
+ps = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")]
+fam = set(open(sys.argv[3]).read().split())
+apps = set(sys.argv[4].split())
+for (where, _), p in zip(qs, ps):
+    for m in p.get("metrics", []):
+        print("%s\t%s\t%s" % (where, m, "app" if m in apps else "yes" if m in fam else "no"))
+P
+while IFS=$'\t' read -r where m found; do
+    case "$found" in
+    yes) check "$where: $m is exported (live scrape of the agent or the scheduler)" true ;;
+    app) check "$where: $m is the application's own metric (monitoring.adapterRules.applicationMetrics)" true ;;
+    *) check "$where: $m is exported (live scrape of the agent or the scheduler)" false ;;
+    esac
+done < "$E2E_DIR/names"
 
 # ---- bad values are refused, naming the field ----
 # each case: a values file, then what the error must contain
