@@ -624,7 +624,9 @@ fam = set(open(sys.argv[3]).read().split())
 apps = set(sys.argv[4].split())
 for (where, _), p in zip(qs, ps):
     for m in p.get("metrics", []):
-        print("%s\t%s\t%s" % (where, m, "app" if m in apps else "yes" if m in fam else "no"))
+        # a histogram's series are its family's name with _bucket, _sum or _count
+        base = m[:m.rfind("_")] if m.endswith(("_bucket", "_sum", "_count")) else m
+        print("%s\t%s\t%s" % (where, m, "app" if m in apps else "yes" if m in fam or base in fam else "no"))
 P
 while IFS=$'\t' read -r where m found; do
     case "$found" in
