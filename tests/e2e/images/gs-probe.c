@@ -3,13 +3,20 @@
  * name starts with NVIDIA_ or GPUSCHED_ as NAME=value, one a line, sorted by name, then the path
  * of every /dev/nvidia* it sees (and of the entries of such a directory, /dev/nvidia-caps/...),
  * sorted, flushes, and sleeps until SIGTERM or SIGINT (exit 0). The e2e tests read its log to
- * see what the device plugin's Allocate answer became inside the container. Linked static. */
+ * see what the device plugin's Allocate answer became inside the container.
+ * With --serve PORT it plays an inference server's metrics meanwhile: GET /metrics answers
+ * request_latency_ms (a gauge, Prometheus text), and GET /set?request_latency_ms=V sets it
+ * (the e2e HPA test raises and lowers an application's latency that way). Linked static. */
 #include <dirent.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -72,8 +79,89 @@ static size_t list_dir(const char *dir, const char *prefix, bool recurse, char *
     return n;
 }
 
+/* One HTTP request on fd: the request line decides, the rest is ignored. */
+static void answer(int fd, double *latency_ms)
+{
+    char req[4096];
+    ssize_t got = read(fd, req, sizeof(req) - 1);
+    if (got <= 0)
+        return;
+    req[got] = '\0';
+    char body[256];
+    const char *status = "200 OK";
+    const char *set = "GET /set?request_latency_ms=";
+    if (strncmp(req, "GET /metrics", 12) == 0) {
+        snprintf(body, sizeof(body),
+                 "# HELP request_latency_ms Mean request latency, milliseconds.\n"
+                 "# TYPE request_latency_ms gauge\nrequest_latency_ms %g\n",
+                 *latency_ms);
+    } else if (strncmp(req, set, strlen(set)) == 0) {
+        char *end;
+        double v = strtod(req + strlen(set), &end);
+        if (end == req + strlen(set) || v < 0) {
+            status = "400 Bad Request";
+            snprintf(body, sizeof(body), "request_latency_ms: want a number >= 0\n");
+        } else {
+            *latency_ms = v;
+            snprintf(body, sizeof(body), "request_latency_ms %g\n", v);
+        }
+    } else {
+        status = "404 Not Found";
+        snprintf(body, sizeof(body), "GET /metrics or /set?request_latency_ms=V\n");
+    }
+    char head[256];
+    int n = snprintf(head, sizeof(head),
+                     "HTTP/1.1 %s\r\nContent-Type: text/plain; version=0.0.4\r\n"
+                     "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+                     status, strlen(body));
+    if (n > 0 && write(fd, head, (size_t)n) == n)
+        (void)!write(fd, body, strlen(body));
+}
+
+/* Serves port until SIGTERM or SIGINT (unblocked only while waiting). Returns 0 or 1. */
+static int serve(int port, const sigset_t *wait_mask)
+{
+    int ls = socket(AF_INET6, SOCK_STREAM, 0);
+    int one = 1, zero = 0;
+    struct sockaddr_in6 a = {
+        .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port), .sin6_addr = IN6ADDR_ANY_INIT};
+    if (ls < 0 || setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+        setsockopt(ls, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) != 0 ||
+        bind(ls, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(ls, 16) != 0) {
+        perror("gs-probe: --serve");
+        return 1;
+    }
+    double latency_ms = 0;
+    while (!stop) {
+        struct pollfd p = {.fd = ls, .events = POLLIN};
+        if (ppoll(&p, 1, NULL, wait_mask) <= 0)
+            continue;
+        int fd = accept(ls, NULL, NULL);
+        if (fd < 0)
+            continue;
+        struct timeval tv = {.tv_sec = 2};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        answer(fd, &latency_ms);
+        close(fd);
+    }
+    close(ls);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    long port = 0;
+    if (argc == 3 && strcmp(argv[1], "--serve") == 0) {
+        char *end;
+        port = strtol(argv[2], &end, 10);
+        if (*end || port < 1 || port > 65535) {
+            fprintf(stderr, "gs-probe: --serve PORT: want a port 1..65535, got '%s'\n", argv[2]);
+            return 2;
+        }
+    } else if (argc != 1) {
+        fprintf(stderr, "usage: gs-probe [--serve PORT]\n");
+        return 2;
+    }
     sigset_t block, wait_mask;
     sigemptyset(&block);
     sigaddset(&block, SIGTERM);
@@ -108,6 +196,8 @@ int main(int argc, char **argv)
         perror("gs-probe: stdout");
         return 1;
     }
+    if (port)
+        return serve((int)port, &wait_mask);
     while (!stop)
         sigsuspend(&wait_mask);
     return 0;
