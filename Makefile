@@ -72,12 +72,12 @@ image: build
 		--ref gpusched.local/gpusched:$(GS_VERSION) \
 		--ca-certs /etc/ssl/certs/ca-certificates.crt --out $(BUILD)/image/gpusched-image.tar
 
-# the whole suite, again under ASan+UBSan, the threaded tests under TSan, and every fuzz
-# target for FUZZ_TEST_SECONDS
+# the whole suite, again under ASan+UBSan (but the real-node install tests, label realnode),
+# the threaded tests under TSan, and every fuzz target for FUZZ_TEST_SECONDS
 test: build build-asan build-tsan build-fuzz control-plane
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		GS_TEST_SANITIZED=1 ctest --output-on-failure -j $(JOBS)
+		GS_TEST_SANITIZED=1 ctest --output-on-failure -j $(JOBS) -LE realnode
 	./scripts/tsan.sh $(TSAN_BUILD) $(JOBS)
 	./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS) $(JOBS)
 
