@@ -218,6 +218,7 @@ struct agent {
     struct tenants next; /* read_tenants' scratch (main thread only) */
     uint64_t scrapes;
     bool cordoned_by_us;
+    int node_cordoned; /* under mu: -1 unknown (no cluster), else the agent's cordon holds */
     char mig_applied[GS_MP_NAME_MAX]; /* last config acted on */
     bool labels_done;
     char *inv_published; /* the inventory annotation last written, or NULL */
@@ -328,6 +329,13 @@ static void reconcile_cordon(struct agent *a, const json_t *node)
         patch_node(a, json_pack("{s:{s:{s:n}}}", "metadata", "annotations", CORDON_ANNOTATION),
                    &err);
     }
+    /* what the node says now, our doing or not (for the gpusched_agent_node_cordoned gauge) */
+    bool held = (unsched && ours) || (sick && !unsched && !err.msg[0]);
+    if (!sick && unsched && ours && !err.msg[0])
+        held = false;
+    pthread_mutex_lock(&a->mu);
+    a->node_cordoned = held;
+    pthread_mutex_unlock(&a->mu);
 }
 
 /* Replicas of each whole GPU under the device-plugin config's sharing ("none",
@@ -1531,6 +1539,13 @@ static int render(struct agent *a, struct gs_buf *b)
             gs_promtext_sample_u64(&w, l, labels(a, l, num, i, NULL, NULL), v);
         }
     }
+    if (a->node_cordoned >= 0) {
+        gs_promtext_family(&w, "gpusched_agent_node_cordoned", GS_PROM_GAUGE,
+                           "1 while the agent holds its node cordoned for unhealthy GPUs (an "
+                           "operator's cordon is not counted).");
+        struct gs_prom_label hl = {"hostname", a->o->node ? a->o->node : ""};
+        gs_promtext_sample_u64(&w, &hl, 1, (uint64_t)a->node_cordoned);
+    }
     a->scrapes++;
     pthread_mutex_unlock(&a->mu);
     return gs_promtext_end(&w);
@@ -1590,6 +1605,7 @@ static struct agent *agent_new(struct gs_gpu_backend *b, struct gs_kube_client *
     a->b = b;
     a->kc = kc;
     a->o = o;
+    a->node_cordoned = kc && o->node ? 0 : -1;
     pthread_mutex_init(&a->mu, NULL);
     a->n = b->ops->count(b);
     if (a->n > GS_AGENT_MAX_GPUS)

@@ -56,8 +56,12 @@ for case in '{"xids": [79]}|XID 79|{}' '{"ecc_uncorrected": 12}|uncorrected ECC|
     echo "$st" | grep -q "$want" || tn_fail "$want: /status does not say why: $st"
     curl -s "http://127.0.0.1:$PORT/metrics" | grep -q '^gpu_healthy{gpu="3".* 0$' ||
         tn_fail "$want: gpu_healthy of GPU 3 is not 0"
+    tn_wait 5 sh -c "curl -s http://127.0.0.1:$PORT/metrics | grep -q '^gpusched_agent_node_cordoned{hostname=\"$NODE\"} 1\$'" ||
+        tn_fail "$want: gpusched_agent_node_cordoned is not 1"
     gpus "$clear"
     tn_wait 8 sched && echo "$want: cleared, uncordoned" || tn_fail "$want: not uncordoned once cleared"
+    tn_wait 5 sh -c "curl -s http://127.0.0.1:$PORT/metrics | grep -q '^gpusched_agent_node_cordoned{hostname=\"$NODE\"} 0\$'" ||
+        tn_fail "$want: gpusched_agent_node_cordoned is not back to 0"
 done
 # an application XID is not a GPU fault
 gpus '{"xids": [13]}'
@@ -68,6 +72,8 @@ gpus '{}'
 "$K" cordon $NODE > /dev/null
 sleep 2.5
 unsched || tn_fail "the agent uncordoned a node an operator cordoned"
+curl -s "http://127.0.0.1:$PORT/metrics" | grep -q "^gpusched_agent_node_cordoned{hostname=\"$NODE\"} 0\$" ||
+    tn_fail "an operator's cordon counted as the agent's (gpusched_agent_node_cordoned)"
 "$K" uncordon $NODE > /dev/null
 "$K" get events -A -o json | python3 -c '
 import json, sys
