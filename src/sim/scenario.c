@@ -540,6 +540,7 @@ static int start_pod(struct sim *s, int pi, const struct gs_alloc *a, bool bound
 {
     struct pod *p = &s->pods[pi];
     int rc = 0;
+    bool was_dirty = s->run_dirty;
     if (!bound && gs_cluster_bind(&s->c, &p->req, a))
         return gs_error_set(NULL, GS_EINTERNAL, "bind");
     p->alloc = *a;
@@ -584,6 +585,7 @@ static int start_pod(struct sim *s, int pi, const struct gs_alloc *a, bool bound
         }
         gs_cluster_unbind(&s->c, &p->req, &p->alloc);
         charge(s, pi, -1);
+        s->run_dirty = was_dirty; /* it never ran: the running pods are as they were */
         p->state = P_BACKOFF;
         p->started = false;
         return push(s, s->now + 60.0, EV_RETRY, pi, 0);
