@@ -17,6 +17,9 @@
 #                                            google.golang.org/grpc: the kubelet's side of the
 #                                            device plugin protocol
 #   helm                                     helm.sh/helm/v4 v4.3.1 (the chart's tests)
+#   prometheus                               github.com/prometheus/prometheus v0.316.0
+#                                            cmd/prometheus (the HPA test's metrics path)
+#   prometheus-adapter                       sigs.k8s.io/prometheus-adapter v0.12.0 cmd/adapter
 #   promqlcheck                              github.com/prometheus/prometheus v0.316.0
 #                                            promql/parser: the chart's alert, dashboard and
 #                                            adapter queries parsed, their metric names listed
@@ -29,6 +32,7 @@ KWOK=v0.8.0
 PROMCOMMON=v0.70.0
 HELM=v4.3.1
 PROMETHEUS=v0.316.0
+ADAPTER=v0.12.0
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${GS_E2E_CACHE:-$HOME/.cache/gpusched-e2e}"
 out="$cache/k8s-$K8S-etcd-$ETCD-kwok-$KWOK"
@@ -72,7 +76,7 @@ go_tool() {
 }
 
 # go_pkg NAME PACKAGE BINARY [LDFLAGS...]: build an upstream main package as it is, from the
-# module the go.mod on stdin requires, into $bin/BINARY
+# module the go.mod on stdin requires, into $bin/BINARY (with GO_TAGS, its build tags)
 go_pkg() {
     local name="$1" pkg="$2" binary="$3"
     shift 3
@@ -80,7 +84,8 @@ go_pkg() {
     mkdir -p "$src"
     cat > "$src/go.mod"
     local t0=$SECONDS
-    (cd "$src" && go build -mod=mod -trimpath -ldflags "-s -w $*" -o "$bin/$binary" "$pkg") \
+    (cd "$src" && go build -mod=mod -trimpath ${GO_TAGS:+-tags "$GO_TAGS"} -ldflags "-s -w $*" \
+        -o "$bin/$binary" "$pkg") \
         >>"$log" 2>&1 || return 1
     echo "build-control-plane: built $binary in $((SECONDS - t0)) s" >&2
 }
@@ -105,6 +110,22 @@ build_promqlcheck() {
     [ -x "$bin/promqlcheck-$PROMETHEUS" ] && return 0
     gomod promqlcheck "github.com/prometheus/prometheus $PROMETHEUS" |
         go_tool promqlcheck "promqlcheck-$PROMETHEUS"
+}
+
+build_prometheus() {
+    [ -x "$bin/prometheus-$PROMETHEUS" ] && return 0
+    # Prometheus' own build tags: of the service discoveries, only Kubernetes' (the others
+    # pull in every cloud's SDK)
+    printf 'module gpusched.local/e2e/prometheus\n\ngo 1.26\n\nrequire github.com/prometheus/prometheus %s\n' \
+        "$PROMETHEUS" | GO_TAGS=remove_all_sd,enable_kubernetes_sd go_pkg prometheus \
+        github.com/prometheus/prometheus/cmd/prometheus "prometheus-$PROMETHEUS"
+}
+
+build_adapter() {
+    [ -x "$bin/prometheus-adapter-$ADAPTER" ] && return 0
+    printf 'module gpusched.local/e2e/adapter\n\ngo 1.26\n\nrequire sigs.k8s.io/prometheus-adapter %s\n' \
+        "$ADAPTER" | go_pkg adapter sigs.k8s.io/prometheus-adapter/cmd/adapter \
+        "prometheus-adapter-$ADAPTER"
 }
 
 build_helm() {
@@ -175,7 +196,8 @@ build_dpharness || { echo "build-control-plane: dpharness build failed, see $log
 build_kschedcheck || { echo "build-control-plane: kschedcheck build failed, see $log" >&2; exit 1; }
 build_helm || { echo "build-control-plane: helm build failed, see $log" >&2; exit 1; }
 build_promqlcheck || { echo "build-control-plane: promqlcheck build failed, see $log" >&2; exit 1; }
-# kwok and the device manager are optional on a workstation (the tests that need them skip);
+# kwok, the device manager, Prometheus and its adapter are optional on a workstation (the tests
+# that need them skip);
 # under CI=true nothing may skip, so they must build
 optional_failed() { # WHAT
     echo "build-control-plane: $1, see $log" >&2
@@ -185,5 +207,7 @@ optional_failed() { # WHAT
     fi
 }
 build_devicemanager || optional_failed "the kubelet device manager did not build"
+build_prometheus || optional_failed "prometheus did not build (the HPA test skips)"
+build_adapter || optional_failed "prometheus-adapter did not build (the HPA test skips)"
 build_kwok || optional_failed "kwok unavailable (bound pods will stay Pending)"
 echo "$bin"

@@ -90,7 +90,8 @@ e2e_start_apiserver() {
     # controller-manager makes the default ServiceAccounts), no Endpoints for the kubernetes
     # Service; with E2E_REAL_NODE=1 (node.sh) Pods run for real on the node's bridge, so the
     # apiserver listens on it too, reconciles its Endpoints for kube-proxy, authorizes the
-    # kubelet as a Node and reaches it for logs
+    # kubelet as a Node, reaches it for logs, and proxies aggregated APIs (custom metrics) to
+    # their pods
     local mode=(--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --authorization-mode RBAC
         --disable-admission-plugins ServiceAccount,TaintNodesByCondition
         --endpoint-reconciler-type none)
@@ -100,7 +101,15 @@ e2e_start_apiserver() {
             --endpoint-reconciler-type lease
             --kubelet-client-certificate "$E2E_DIR/admin.crt"
             --kubelet-client-key "$E2E_DIR/admin.key"
-            --kubelet-preferred-address-types InternalIP)
+            --kubelet-preferred-address-types InternalIP
+            --requestheader-client-ca-file "$E2E_DIR/ca.crt"
+            --requestheader-allowed-names front-proxy-client
+            --requestheader-username-headers X-Remote-User
+            --requestheader-group-headers X-Remote-Group
+            --requestheader-extra-headers-prefix X-Remote-Extra-
+            --proxy-client-cert-file "$E2E_DIR/front-proxy-client.crt"
+            --proxy-client-key-file "$E2E_DIR/front-proxy-client.key"
+            --enable-aggregator-routing=true)
     fi
     "$E2E_BIN/kube-apiserver" --etcd-servers "http://127.0.0.1:$ep" "${mode[@]}" \
         --secure-port "$ap" --cert-dir "$E2E_DIR" \
@@ -132,6 +141,7 @@ e2e_up() {
     e2e_cert apiserver kube-apiserver "" "$E2E_DIR/san.ext"
     e2e_cert admin e2e-admin system:masters
     e2e_cert scheduler gpusched-scheduler ""
+    [ "${E2E_REAL_NODE:-0}" = 1 ] && e2e_cert front-proxy-client front-proxy-client ""
     openssl genrsa -out "$E2E_DIR/sa.key" 2048 >/dev/null 2>&1
     openssl rsa -in "$E2E_DIR/sa.key" -pubout -out "$E2E_DIR/sa.pub" >/dev/null 2>&1
     e2e_start_apiserver
