@@ -483,11 +483,409 @@ static int c_gang(struct ctx *c, struct fy_node *v, const char *p, void *o)
     CLS(o)->gang = (int)n;
     return 0;
 }
+/* ---- services: an online-inference class run as a Deployment under an HPA ---- */
+#define SVC(o) ((struct gs_sc_service *)(o))
+static int get_count(struct ctx *c, struct fy_node *v, const char *p, int64_t lo, int64_t hi,
+                     int32_t *out)
+{
+    int64_t n;
+    if (gs_yaml_int(&c->y, v, p, lo, hi, &n, c->err))
+        return GS_EINVAL;
+    *out = (int32_t)n;
+    return 0;
+}
+static int get_span(struct ctx *c, struct fy_node *v, const char *p, double lo, double hi,
+                    double *out)
+{
+    if (get_duration(c, v, p, out))
+        return GS_EINVAL;
+    if (*out < lo || *out > hi)
+        return gs_yaml_fail(&c->y, v, p, c->err, "expected a duration between %gs and %gs", lo, hi);
+    return 0;
+}
+static int sv_replicas(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return get_count(c, v, p, 0, GS_SC_MAX_REPLICAS, &SVC(o)->replicas);
+}
+static int sv_fixed(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return get_count(c, v, p, 1, GS_SC_MAX_REPLICAS, &SVC(o)->fixed_replicas);
+}
+static int sv_autoscale(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return gs_yaml_bool(&c->y, v, p, &SVC(o)->autoscale, c->err);
+}
+static int sv_capacity(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    if (gs_yaml_double(&c->y, v, p, 0, 1e6, &SVC(o)->capacity, c->err))
+        return GS_EINVAL;
+    if (SVC(o)->capacity <= 0)
+        return gs_yaml_fail(&c->y, v, p, c->err, "expected requests per second above 0");
+    return 0;
+}
+static int sv_startup(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return get_span(c, v, p, 0, 3600, &SVC(o)->startup_s);
+}
+static int lat_base(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return get_span(c, v, p, 0.001, 3600, &SVC(o)->latency_s);
+}
+static int lat_max(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return get_span(c, v, p, 0.001, 3600, &SVC(o)->latency_max_s);
+}
+static int lat_sla(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return get_span(c, v, p, 0.001, 3600, &SVC(o)->latency_sla_s);
+}
+static const struct field latency_fields[] = {
+    {"base", lat_base, true}, {"max", lat_max, false}, {"sla", lat_sla, false}};
+static int sv_latency(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    if (walk(c, v, p, latency_fields, sizeof(latency_fields) / sizeof(latency_fields[0]), o))
+        return GS_EINVAL;
+    if (SVC(o)->latency_sla_s > SVC(o)->latency_max_s || SVC(o)->latency_s >= SVC(o)->latency_max_s)
+        return gs_yaml_fail(&c->y, v, p, c->err,
+                            "expected base < max and sla <= max (max: the request timeout, 30s "
+                            "unless given; sla: 1s unless given)");
+    return 0;
+}
+static int ld_rate(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return gs_yaml_double(&c->y, v, p, 0, 1e7, &SVC(o)->rate, c->err);
+}
+static int di_amplitude(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return gs_yaml_double(&c->y, v, p, 0, 1, &SVC(o)->amplitude, c->err);
+}
+static int di_peak(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return get_span(c, v, p, 0, 365 * 86400.0, &SVC(o)->peak_s);
+}
+static int di_period(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return get_span(c, v, p, 60, 365 * 86400.0, &SVC(o)->period_s);
+}
+static const struct field diurnal_fields[] = {
+    {"amplitude", di_amplitude, true}, {"peak", di_peak, false}, {"period", di_period, false}};
+static int ld_diurnal(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return walk(c, v, p, diurnal_fields, sizeof(diurnal_fields) / sizeof(diurnal_fields[0]), o);
+}
+static int ld_noise(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return gs_yaml_double(&c->y, v, p, 0, 2, &SVC(o)->noise, c->err);
+}
+#define BURST(o) ((struct gs_sc_burst *)(o))
+static int bu_at(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return get_span(c, v, p, 0, 365 * 86400.0, &BURST(o)->at_s);
+}
+static int bu_duration(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return get_span(c, v, p, 1, 86400, &BURST(o)->duration_s);
+}
+static int bu_factor(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return gs_yaml_double(&c->y, v, p, 0, 100, &BURST(o)->factor, c->err);
+}
+static const struct field burst_fields[] = {
+    {"at", bu_at, true}, {"duration", bu_duration, true}, {"factor", bu_factor, true}};
+static int ld_bursts(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    struct gs_sc_service *s = SVC(o);
+    if (!gs_yaml_is_seq(v))
+        return gs_yaml_fail(&c->y, v, p, c->err, "expected a list of {at, duration, factor}");
+    void *it = NULL;
+    struct fy_node *e;
+    while ((e = fy_node_sequence_iterate(v, &it))) {
+        char sub[160];
+        snprintf(sub, sizeof(sub), "%s[%d]", p, s->nbursts);
+        if (s->nbursts >= GS_SC_MAX_BURSTS)
+            return gs_yaml_fail(&c->y, e, sub, c->err, "more than %d bursts", GS_SC_MAX_BURSTS);
+        if (walk(c, e, sub, burst_fields, sizeof(burst_fields) / sizeof(burst_fields[0]),
+                 &s->burst[s->nbursts]))
+            return GS_EINVAL;
+        s->nbursts++;
+    }
+    return 0;
+}
+static int rb_per_day(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return gs_yaml_double(&c->y, v, p, 0, 1000, &SVC(o)->random.per_day, c->err);
+}
+static int rb_duration(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return get_span(c, v, p, 1, 86400, &SVC(o)->random.duration_s);
+}
+static int rb_factor(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return gs_yaml_double(&c->y, v, p, 0, 100, &SVC(o)->random.factor, c->err);
+}
+static const struct field random_fields[] = {
+    {"per_day", rb_per_day, true}, {"duration", rb_duration, true}, {"factor", rb_factor, true}};
+static int ld_random(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return walk(c, v, p, random_fields, sizeof(random_fields) / sizeof(random_fields[0]), o);
+}
+static const struct field load_fields[] = {
+    {"rate", ld_rate, true},      {"diurnal", ld_diurnal, false},      {"noise", ld_noise, false},
+    {"bursts", ld_bursts, false}, {"random_bursts", ld_random, false},
+};
+static int sv_load(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return walk(c, v, p, load_fields, sizeof(load_fields) / sizeof(load_fields[0]), o);
+}
+
+/* hpa: the fields of an autoscaling/v2 HorizontalPodAutoscaler's spec, over the article's */
+#define HPA(o)   ((struct gs_hpa_spec *)(o))
+#define RULES(o) ((struct gs_hpa_rules *)(o))
+static int hp_min(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return get_count(c, v, p, 1, GS_SC_MAX_REPLICAS, &HPA(o)->min_replicas);
+}
+static int hp_max(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return get_count(c, v, p, 1, GS_SC_MAX_REPLICAS, &HPA(o)->max_replicas);
+}
+/* one entry of spec.metrics: {type: Pods, pods: {metric: {name}, target: {type: AverageValue,
+ * averageValue}}} */
+struct metric_in {
+    struct gs_hpa_metric *m;
+    bool pods;
+};
+static int mn_name(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    struct gs_hpa_metric *m = ((struct metric_in *)o)->m;
+    if (gs_yaml_str(&c->y, v, p, m->name, sizeof(m->name), c->err))
+        return GS_EINVAL;
+    if (strcmp(m->name, "gpu_utilization") != 0 && strcmp(m->name, "request_latency_ms") != 0)
+        return gs_yaml_fail(&c->y, v, p, c->err,
+                            "'%s': a service's pods report gpu_utilization (percent) and "
+                            "request_latency_ms",
+                            m->name);
+    return 0;
+}
+static const struct field metric_id_fields[] = {{"name", mn_name, true}};
+static int mp_metric(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return walk(c, v, p, metric_id_fields, 1, o);
+}
+static int mt_type(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    char b[32];
+    if (gs_yaml_str(&c->y, v, p, b, sizeof(b), c->err))
+        return GS_EINVAL;
+    if (strcmp(b, "AverageValue") != 0)
+        return gs_yaml_fail(&c->y, v, p, c->err, "'%s': Pods metrics take AverageValue targets", b);
+    return 0;
+}
+static int mt_value(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    int64_t milli = 0;
+    if (get_quantity(c, v, p, 1, true, &milli))
+        return GS_EINVAL;
+    if (milli <= 0)
+        return gs_yaml_fail(&c->y, v, p, c->err, "expected a target above 0");
+    ((struct metric_in *)o)->m->target = (double)milli / 1000.0;
+    return 0;
+}
+static const struct field target_fields[] = {{"type", mt_type, true},
+                                             {"averageValue", mt_value, true}};
+static int mp_target(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return walk(c, v, p, target_fields, sizeof(target_fields) / sizeof(target_fields[0]), o);
+}
+static const struct field pods_fields[] = {{"metric", mp_metric, true},
+                                           {"target", mp_target, true}};
+static int me_type(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    char b[32];
+    if (gs_yaml_str(&c->y, v, p, b, sizeof(b), c->err))
+        return GS_EINVAL;
+    if (strcmp(b, "Pods") != 0)
+        return gs_yaml_fail(&c->y, v, p, c->err,
+                            "'%s': the simulator's HPA reads Pods metrics (AverageValue)", b);
+    return 0;
+}
+static int me_pods(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    ((struct metric_in *)o)->pods = true;
+    return walk(c, v, p, pods_fields, sizeof(pods_fields) / sizeof(pods_fields[0]), o);
+}
+static const struct field metric_fields[] = {{"type", me_type, true}, {"pods", me_pods, true}};
+static int hp_metrics(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    struct gs_hpa_spec *h = HPA(o);
+    if (!gs_yaml_is_seq(v) || fy_node_sequence_item_count(v) == 0)
+        return gs_yaml_fail(&c->y, v, p, c->err, "expected a list of at least one metric");
+    h->nmetrics = 0;
+    void *it = NULL;
+    struct fy_node *e;
+    while ((e = fy_node_sequence_iterate(v, &it))) {
+        char sub[200];
+        snprintf(sub, sizeof(sub), "%s[%d]", p, h->nmetrics);
+        if (h->nmetrics >= GS_HPA_MAX_METRICS)
+            return gs_yaml_fail(&c->y, e, sub, c->err, "more than %d metrics", GS_HPA_MAX_METRICS);
+        struct metric_in in = {&h->metric[h->nmetrics], false};
+        memset(in.m, 0, sizeof(*in.m));
+        if (walk(c, e, sub, metric_fields, sizeof(metric_fields) / sizeof(metric_fields[0]), &in))
+            return GS_EINVAL;
+        for (int k = 0; k < h->nmetrics; k++)
+            if (strcmp(h->metric[k].name, in.m->name) == 0)
+                return gs_yaml_fail(&c->y, e, sub, c->err, "metric '%s' is already %s[%d]",
+                                    in.m->name, p, k);
+        h->nmetrics++;
+    }
+    return 0;
+}
+static int ru_window(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return get_count(c, v, p, 0, 3600, &RULES(o)->window_s);
+}
+static int ru_select(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    char b[16];
+    if (gs_yaml_str(&c->y, v, p, b, sizeof(b), c->err))
+        return GS_EINVAL;
+    if (strcmp(b, "Max") == 0)
+        RULES(o)->select = GS_HPA_SELECT_MAX;
+    else if (strcmp(b, "Min") == 0)
+        RULES(o)->select = GS_HPA_SELECT_MIN;
+    else if (strcmp(b, "Disabled") == 0)
+        RULES(o)->select = GS_HPA_SELECT_DISABLED;
+    else
+        return gs_yaml_fail(&c->y, v, p, c->err, "'%s': expected Max, Min or Disabled", b);
+    return 0;
+}
+static int ru_tolerance(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    int64_t milli = 0;
+    if (get_quantity(c, v, p, 1, true, &milli))
+        return GS_EINVAL;
+    if (milli > 10000)
+        return gs_yaml_fail(&c->y, v, p, c->err, "expected a tolerance such as 0.1");
+    RULES(o)->tolerance = (double)milli / 1000.0;
+    return 0;
+}
+#define POL(o) ((struct gs_hpa_policy *)(o))
+static int po_type(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    char b[16];
+    if (gs_yaml_str(&c->y, v, p, b, sizeof(b), c->err))
+        return GS_EINVAL;
+    if (strcmp(b, "Pods") == 0)
+        POL(o)->type = GS_HPA_POLICY_PODS;
+    else if (strcmp(b, "Percent") == 0)
+        POL(o)->type = GS_HPA_POLICY_PERCENT;
+    else
+        return gs_yaml_fail(&c->y, v, p, c->err, "'%s': expected Pods or Percent", b);
+    return 0;
+}
+static int po_value(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return get_count(c, v, p, 1, 100000, &POL(o)->value);
+}
+static int po_period(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return get_count(c, v, p, 1, 1800, &POL(o)->period_s);
+}
+static const struct field policy_fields[] = {
+    {"type", po_type, true}, {"value", po_value, true}, {"periodSeconds", po_period, true}};
+static int ru_policies(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    struct gs_hpa_rules *r = RULES(o);
+    if (!gs_yaml_is_seq(v) || fy_node_sequence_item_count(v) == 0)
+        return gs_yaml_fail(&c->y, v, p, c->err, "must specify at least one policy");
+    r->npolicies = 0;
+    void *it = NULL;
+    struct fy_node *e;
+    while ((e = fy_node_sequence_iterate(v, &it))) {
+        char sub[200];
+        snprintf(sub, sizeof(sub), "%s[%d]", p, r->npolicies);
+        if (r->npolicies >= GS_HPA_MAX_POLICIES)
+            return gs_yaml_fail(&c->y, e, sub, c->err, "more than %d policies",
+                                GS_HPA_MAX_POLICIES);
+        if (walk(c, e, sub, policy_fields, sizeof(policy_fields) / sizeof(policy_fields[0]),
+                 &r->policy[r->npolicies]))
+            return GS_EINVAL;
+        r->npolicies++;
+    }
+    return 0;
+}
+static const struct field rules_fields[] = {
+    {"stabilizationWindowSeconds", ru_window, false},
+    {"selectPolicy", ru_select, false},
+    {"policies", ru_policies, false},
+    {"tolerance", ru_tolerance, false},
+};
+static int be_up(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return walk(c, v, p, rules_fields, sizeof(rules_fields) / sizeof(rules_fields[0]), &HPA(o)->up);
+}
+static int be_down(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return walk(c, v, p, rules_fields, sizeof(rules_fields) / sizeof(rules_fields[0]),
+                &HPA(o)->down);
+}
+static const struct field behavior_fields[] = {{"scaleUp", be_up, false},
+                                               {"scaleDown", be_down, false}};
+static int hp_behavior(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return walk(c, v, p, behavior_fields, sizeof(behavior_fields) / sizeof(behavior_fields[0]), o);
+}
+static const struct field hpa_fields[] = {
+    {"minReplicas", hp_min, false},
+    {"maxReplicas", hp_max, false},
+    {"metrics", hp_metrics, false},
+    {"behavior", hp_behavior, false},
+};
+static int sv_hpa(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    struct gs_hpa_spec *h = &SVC(o)->hpa;
+    if (walk(c, v, p, hpa_fields, sizeof(hpa_fields) / sizeof(hpa_fields[0]), h))
+        return GS_EINVAL;
+    if (h->min_replicas > h->max_replicas)
+        return gs_yaml_fail(&c->y, v, p, c->err, "minReplicas %d is above maxReplicas %d",
+                            (int)h->min_replicas, (int)h->max_replicas);
+    return 0;
+}
+static const struct field service_fields[] = {
+    {"replicas", sv_replicas, false},
+    {"fixed_replicas", sv_fixed, false},
+    {"autoscale", sv_autoscale, false},
+    {"capacity", sv_capacity, true},
+    {"latency", sv_latency, true},
+    {"startup", sv_startup, false},
+    {"load", sv_load, true},
+    {"hpa", sv_hpa, false},
+};
+static int c_service(struct ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    struct gs_sc_service *s = &CLS(o)->service;
+    s->on = true;
+    s->replicas = -1;
+    s->autoscale = true;
+    s->latency_max_s = 30;
+    s->latency_sla_s = 1;
+    s->period_s = 86400;
+    gs_hpa_spec_article(&s->hpa);
+    if (walk(c, v, p, service_fields, sizeof(service_fields) / sizeof(service_fields[0]), s))
+        return GS_EINVAL;
+    if (s->peak_s > s->period_s)
+        return gs_yaml_fail(&c->y, v, p, c->err, "load.diurnal.peak is past its period");
+    if (s->replicas < 0)
+        s->replicas = s->hpa.min_replicas;
+    return 0;
+}
+
+/* arrival and duration are required of classes that are not services (s_classes checks) */
 static const struct field class_fields[] = {
-    {"gang", c_gang, false},        {"name", c_name, true},          {"tenant", c_tenant, false},
-    {"kind", c_kind, true},         {"priority", c_priority, false}, {"arrival", c_arrival, true},
-    {"duration", c_duration, true}, {"request", c_request, true},    {"util", c_util, false},
-    {"max_jobs", c_max, false},
+    {"gang", c_gang, false},         {"name", c_name, true},          {"tenant", c_tenant, false},
+    {"kind", c_kind, true},          {"priority", c_priority, false}, {"arrival", c_arrival, false},
+    {"duration", c_duration, false}, {"request", c_request, true},    {"util", c_util, false},
+    {"max_jobs", c_max, false},      {"service", c_service, false},
 };
 
 /* ---- tenants ---- */
@@ -753,6 +1151,39 @@ static int s_classes(struct ctx *c, struct fy_node *v, const char *p, void *o)
                 offsetof(struct gs_sc_class, name), &SC(o)->nclasses, GS_SC_MAX_CLASSES,
                 class_fields, sizeof(class_fields) / sizeof(class_fields[0]), init_class))
         return GS_EINVAL;
+    /* a class is a stream of pods (arrival, duration) or a service (its replicas neither
+     * arrive nor finish: the load drives them) */
+    int nsvc = 0;
+    for (int k = 0; k < SC(o)->nclasses; k++) {
+        const struct gs_sc_class *cl = &SC(o)->classes[k];
+        struct fy_node *e = fy_node_sequence_get_by_index(v, k);
+        char sub[128];
+        snprintf(sub, sizeof(sub), "%s[%d]", p, k);
+        static const char *const stream_keys[] = {"arrival", "duration", "max_jobs", "gang"};
+        for (int x = 0; x < 4; x++) {
+            struct fy_node_pair *kv =
+                fy_node_mapping_lookup_pair_by_string(e, stream_keys[x], (size_t)-1);
+            if (!cl->service.on && !kv && x < 2)
+                return gs_yaml_fail(&c->y, e, sub, c->err, "missing required field '%s'",
+                                    stream_keys[x]);
+            if (cl->service.on && kv) {
+                char ksub[160];
+                snprintf(ksub, sizeof(ksub), "%s.%s", sub, stream_keys[x]);
+                return gs_yaml_fail(&c->y, fy_node_pair_key(kv), ksub, c->err,
+                                    "a service's replicas neither arrive nor finish (its load "
+                                    "and autoscaler drive them): drop '%s'",
+                                    stream_keys[x]);
+            }
+        }
+        if (!cl->service.on)
+            continue;
+        if (cl->kind != GS_KIND_ONLINE)
+            return gs_yaml_fail(&c->y, e, sub, c->err,
+                                "class '%s': only online-inference classes run as services",
+                                cl->name);
+        if (++nsvc > GS_SC_MAX_SERVICES)
+            return gs_yaml_fail(&c->y, e, sub, c->err, "more than %d services", GS_SC_MAX_SERVICES);
+    }
     /* fixed arrivals at interval 0s are a burst of max_jobs pods at once */
     for (int k = 0; k < SC(o)->nclasses; k++) {
         const struct gs_sc_class *cl = &SC(o)->classes[k];

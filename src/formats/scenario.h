@@ -17,7 +17,18 @@
  *       (fixed at interval 0s: a burst of max_jobs pods at start),
  *       duration {dist: fixed|exponential|lognormal, mean | median, sigma},
  *       request {gpus, cpu, memory, gpu_memory, mig, share: true|false|timeslicing|mps},
- *       util, max_jobs, gang (pods per job, all placed at once or none)
+ *       util, max_jobs, gang (pods per job, all placed at once or none),
+ *       service (online-inference only, instead of arrival and duration): the class is a
+ *       Deployment of replicas of its request's shape that serves a load of requests
+ *         {replicas, fixed_replicas, autoscale: true, capacity (requests/s per replica),
+ *          latency {base, max: 30s, sla: 1s}, startup: 0s,
+ *          load {rate (requests/s), diurnal {amplitude, peak, period: 24h}, noise,
+ *                bursts [{at, duration, factor}], random_bursts {per_day, duration, factor}},
+ *          hpa {minReplicas, maxReplicas, metrics, behavior}}
+ *       hpa takes autoscaling/v2 HorizontalPodAutoscaler spec field names and overrides the
+ *       article's gpu-hpa.yaml field by field (a list given replaces the article's list);
+ *       metrics are Pods metrics gpu_utilization and request_latency_ms with AverageValue
+ *       targets. sim/service.h says what the keys mean.
  *   trace: {file: pods.csv, format: openb, time_scale: 1.0}   # instead of classes
  *   reconfig: {destroy: 1s, create: 2s, mode_change: 30s, notice: 2s, hold: 10m}
  *     dynamic MIG (strategy dynamic-mig): the time one MIG instance takes to destroy and to
@@ -35,16 +46,20 @@
 
 #include "../core/catalog.h"
 #include "../core/cluster.h"
+#include "../core/hpa.h"
 #include "../core/mig.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define GS_SC_MAX_GROUPS  32
-#define GS_SC_MAX_CLASSES 32
-#define GS_SC_MAX_TENANTS 16
-#define GS_SC_MAX_QUOTA   8
+#define GS_SC_MAX_GROUPS   32
+#define GS_SC_MAX_CLASSES  32
+#define GS_SC_MAX_TENANTS  16
+#define GS_SC_MAX_QUOTA    8
+#define GS_SC_MAX_SERVICES 8
+#define GS_SC_MAX_BURSTS   16
+#define GS_SC_MAX_REPLICAS 1000
 
 enum gs_class_kind { GS_KIND_ONLINE = 0, GS_KIND_BATCH, GS_KIND_TRAINING, GS_KIND_DEV };
 enum gs_group_sharing { GS_SHARE_NONE = 0, GS_SHARE_TIMESLICING, GS_SHARE_MPS, GS_SHARE_FRACTION };
@@ -77,6 +92,28 @@ struct gs_sc_tenant {
     int weight;
 };
 
+struct gs_sc_burst {
+    double at_s, duration_s, factor; /* the rate times factor over [at, at + duration) */
+};
+
+/* An online-inference class run as a Deployment of replicas serving a request load. */
+struct gs_sc_service {
+    bool on;
+    bool autoscale;         /* the HPA drives the replica count (else replicas stays) */
+    int32_t replicas;       /* at the start (default: minReplicas) */
+    int32_t fixed_replicas; /* the fixed-count comparison; 0: sized for the diurnal peak */
+    double capacity;        /* requests/s one replica serves at full speed */
+    double latency_s, latency_max_s, latency_sla_s;  /* idle latency, timeout, SLA */
+    double startup_s;                                /* from start to ready */
+    double rate, amplitude, peak_s, period_s, noise; /* the load */
+    int nbursts;
+    struct gs_sc_burst burst[GS_SC_MAX_BURSTS];
+    struct {
+        double per_day, duration_s, factor;
+    } random; /* bursts at seeded random times */
+    struct gs_hpa_spec hpa;
+};
+
 struct gs_sc_class {
     char name[GS_NAME_MAX];
     int tenant; /* index, -1 none */
@@ -94,6 +131,7 @@ struct gs_sc_class {
     double util;
     int max_jobs;
     int gang; /* pods per job (0 or 1: a single pod) */
+    struct gs_sc_service service;
 };
 
 struct gs_sc_trace_pod {

@@ -15,6 +15,13 @@ static double rel(double v, double base)
     return base > 0 ? (v / base - 1.0) * 100.0 : 0;
 }
 
+/* rel, with changes that print as 0 % printed as +0 %, not -0 % */
+static double rel0(double v, double base)
+{
+    double r = rel(v, base);
+    return fabs(r) < 0.5 ? 0 : r;
+}
+
 static const char *fmt_wait(double s, char *b, size_t n)
 {
     if (s < 60)
@@ -32,6 +39,130 @@ static int train_class(const struct gs_scenario *sc)
         if (sc->classes[k].kind == GS_KIND_TRAINING)
             return k;
     return -1;
+}
+
+/* ---- services: the autoscaler against a fixed replica count ---- */
+
+static const char *fmt_lat(double s, char *b, size_t n)
+{
+    if (s < 1)
+        snprintf(b, n, "%.0fms", s * 1000);
+    else if (s < 10)
+        snprintf(b, n, "%.2fs", s);
+    else
+        return fmt_wait(s, b, n);
+    return b;
+}
+
+static double busy_pct(const struct gs_svc_stats *s)
+{
+    return s->gpu_hours > 0 ? 100.0 * s->used_gpu_hours / s->gpu_hours : 0;
+}
+
+static int pair(struct gs_buf *o, int width, const char *a, const char *b)
+{
+    char cell[64];
+    snprintf(cell, sizeof(cell), "%s/%s", a, b);
+    return gs_buf_printf(o, " %*s", width, cell);
+}
+
+static void rules_text(const struct gs_hpa_rules *r, bool up, char *b, size_t n)
+{
+    size_t o = 0;
+    for (int i = 0; i < r->npolicies && o < n; i++)
+        o += (size_t)snprintf(b + o, n - o, "%s%s%d%s/%ds",
+                              i ? (r->select == GS_HPA_SELECT_MIN ? " min " : " max ") : "",
+                              up ? "+" : "-", (int)r->policy[i].value,
+                              r->policy[i].type == GS_HPA_POLICY_PERCENT ? "%" : " pods",
+                              (int)r->policy[i].period_s);
+    if (r->select == GS_HPA_SELECT_DISABLED)
+        snprintf(b, n, "disabled");
+}
+
+static int svc_table(const struct gs_scenario *sc, const struct gs_sim_result *r, int n,
+                     struct gs_buf *o)
+{
+    int rc = 0, tk = train_class(sc);
+    for (int k = 0; k < r[0].nsvc; k++) {
+        const struct gs_svc_stats *s0 = &r[0].svc[k];
+        const struct gs_sc_service *sv = &sc->classes[s0->cls].service;
+        const struct gs_hpa_spec *h = &sv->hpa;
+        char up[96], down[96];
+        rules_text(&h->up, true, up, sizeof(up));
+        rules_text(&h->down, false, down, sizeof(down));
+        if (!sv->autoscale || !r[0].fixed.ran) {
+            rc |= gs_buf_printf(o, "\nservice %s: %d replicas (no autoscaler)",
+                                sc->classes[s0->cls].name, (int)sv->replicas);
+            for (int i = 0; i < n; i++)
+                rc |= gs_buf_printf(o, "; %s p99 %.2fs, %.1f%% of requests over %.0fms",
+                                    r[i].strategy->name, r[i].svc[k].latency_p99,
+                                    r[i].svc[k].sla_miss_pct, 1000 * sv->latency_sla_s);
+            rc |= gs_buf_puts(o, "\n");
+            continue;
+        }
+        rc |= gs_buf_printf(o, "\nelastic scaling, service %s: HPA on", sc->classes[s0->cls].name);
+        for (int m = 0; m < h->nmetrics; m++)
+            rc |=
+                gs_buf_printf(o, "%s %s %g", m ? "," : "", h->metric[m].name, h->metric[m].target);
+        rc |=
+            gs_buf_printf(o,
+                          " (%d-%d replicas; up %s after %ds, down %s after %ds) against a "
+                          "fixed %d replicas sized for the diurnal peak; request SLA %.0fms\n",
+                          (int)h->min_replicas, (int)h->max_replicas, up, (int)h->up.window_s, down,
+                          (int)h->down.window_s, (int)s0->fixed_replicas, 1000 * sv->latency_sla_s);
+        rc |= gs_buf_printf(o, "%-26s %10s %10s %10s %11s %13s %10s %13s %11s\n", "strategy",
+                            "replicas", "GPU-hours", "busy %", "service $", "request p99",
+                            "SLA miss%", "training p50", "$/useful");
+        rc |= gs_buf_printf(o, "%-26s %10s %10s %10s %11s %13s %10s %13s %11s\n", "", "HPA/fixed",
+                            "HPA/fixed", "HPA/fixed", "HPA/fixed", "HPA/fixed", "HPA/fixed",
+                            "HPA/fixed", "HPA/fixed");
+        for (int i = 0; i < n; i++) {
+            const struct gs_svc_stats *a = &r[i].svc[k], *b = &r[i].fixed.svc[k];
+            char x[32], y[32];
+            rc |= gs_buf_printf(o, "%-26s", r[i].strategy->label);
+            snprintf(x, sizeof(x), "%.1f", a->replicas_mean);
+            snprintf(y, sizeof(y), "%.0f", b->replicas_mean);
+            rc |= pair(o, 10, x, y);
+            snprintf(x, sizeof(x), "%.0f", a->gpu_hours);
+            snprintf(y, sizeof(y), "%.0f", b->gpu_hours);
+            rc |= pair(o, 10, x, y);
+            snprintf(x, sizeof(x), "%.0f", busy_pct(a));
+            snprintf(y, sizeof(y), "%.0f", busy_pct(b));
+            rc |= pair(o, 10, x, y);
+            snprintf(x, sizeof(x), "%.0f", a->cost);
+            snprintf(y, sizeof(y), "%.0f", b->cost);
+            rc |= pair(o, 11, x, y);
+            char l1[16], l2[16];
+            rc |= pair(o, 13, fmt_lat(a->latency_p99, l1, sizeof(l1)),
+                       fmt_lat(b->latency_p99, l2, sizeof(l2)));
+            snprintf(x, sizeof(x), "%.1f", a->sla_miss_pct);
+            snprintf(y, sizeof(y), "%.1f", b->sla_miss_pct);
+            rc |= pair(o, 10, x, y);
+            rc |= pair(o, 13, fmt_wait(tk >= 0 ? r[i].cls[tk].wait_p50 : 0, l1, sizeof(l1)),
+                       fmt_wait(r[i].fixed.train_p50_wait, l2, sizeof(l2)));
+            snprintf(x, sizeof(x), "%.2f", r[i].cost_per_useful_hour);
+            snprintf(y, sizeof(y), "%.2f", r[i].fixed.cost_per_useful_hour);
+            rc |= pair(o, 11, x, y);
+            rc |= gs_buf_puts(o, "\n");
+        }
+        const struct gs_sim_result *last = &r[n - 1];
+        char l1[16], l2[16];
+        rc |= gs_buf_printf(
+            o,
+            "the article states elastic scaling adds +10%% utilization / -10%% cost; measured "
+            "(%s, HPA vs fixed): the service's GPUs busy %.0f%% vs %.0f%%, its GPU-hours and $ "
+            "%+.0f%%, requests over the SLA %.1f%% vs %.1f%% (p99 %s vs %s); %d scale-ups, %d "
+            "scale-downs, %d replicas at most; cluster used share %+.0f%%, $ per useful "
+            "GPU-hour %+.0f%%\n",
+            last->strategy->label, busy_pct(&last->svc[k]), busy_pct(&last->fixed.svc[k]),
+            rel0(last->svc[k].cost, last->fixed.svc[k].cost), last->svc[k].sla_miss_pct,
+            last->fixed.svc[k].sla_miss_pct, fmt_lat(last->svc[k].latency_p99, l1, sizeof(l1)),
+            fmt_lat(last->fixed.svc[k].latency_p99, l2, sizeof(l2)), last->svc[k].scale_ups,
+            last->svc[k].scale_downs, last->svc[k].replicas_max,
+            rel0(last->used_share, last->fixed.used_share),
+            rel0(last->cost_per_useful_hour, last->fixed.cost_per_useful_hour));
+    }
+    return rc;
 }
 
 int gs_report_table(const struct gs_scenario *sc, const struct gs_sim_result *r, int n,
@@ -100,7 +231,31 @@ int gs_report_table(const struct gs_scenario *sc, const struct gs_sim_result *r,
     for (int i = 0; i < n; i++)
         if (r[i].strategy->recarve && r[i].nteams == 0)
             rc |= gs_buf_printf(o, "\n%s: %d MIG re-carves\n", r[i].strategy->label, r[i].recarves);
+    rc |= svc_table(sc, r, n, o);
     return rc ? GS_ENOMEM : 0;
+}
+
+static json_t *svc_json(const struct gs_scenario *sc, const struct gs_svc_stats *s, int nsvc)
+{
+    json_t *arr = json_array();
+    for (int k = 0; k < nsvc; k++) {
+        json_t *v = json_object();
+        json_object_set_new(v, "class", json_string(sc->classes[s[k].cls].name));
+        json_object_set_new(v, "requests", json_real(s[k].requests));
+        json_object_set_new(v, "sla_miss_pct", json_real(s[k].sla_miss_pct));
+        json_object_set_new(v, "latency_p50_s", json_real(s[k].latency_p50));
+        json_object_set_new(v, "latency_p99_s", json_real(s[k].latency_p99));
+        json_object_set_new(v, "gpu_hours", json_real(s[k].gpu_hours));
+        json_object_set_new(v, "busy_gpu_hours", json_real(s[k].used_gpu_hours));
+        json_object_set_new(v, "cost_usd", json_real(s[k].cost));
+        json_object_set_new(v, "replicas_mean", json_real(s[k].replicas_mean));
+        json_object_set_new(v, "replicas_max", json_integer(s[k].replicas_max));
+        json_object_set_new(v, "scale_ups", json_integer(s[k].scale_ups));
+        json_object_set_new(v, "scale_downs", json_integer(s[k].scale_downs));
+        json_object_set_new(v, "fixed_replicas", json_integer(s[k].fixed_replicas));
+        json_array_append_new(arr, v);
+    }
+    return arr;
 }
 
 int gs_report_json(const struct gs_scenario *sc, const struct gs_sim_result *r, int n,
@@ -155,6 +310,24 @@ int gs_report_json(const struct gs_scenario *sc, const struct gs_sim_result *r, 
             json_array_append_new(cls, co);
         }
         json_object_set_new(s, "classes", cls);
+        if (r[i].nsvc > 0)
+            json_object_set_new(s, "services", svc_json(sc, r[i].svc, r[i].nsvc));
+        if (r[i].fixed.ran) {
+            const struct gs_sim_fixed *f = &r[i].fixed;
+            json_t *fx = json_object();
+            json_object_set_new(fx, "allocated_share", json_real(f->alloc_share));
+            json_object_set_new(fx, "used_share", json_real(f->used_share));
+            json_object_set_new(fx, "gpu_hours", json_real(f->gpu_hours));
+            json_object_set_new(fx, "cost_usd", json_real(f->cost));
+            json_object_set_new(fx, "useful_gpu_hours", json_real(f->useful_gpu_hours));
+            json_object_set_new(fx, "usd_per_useful_gpu_hour", json_real(f->cost_per_useful_hour));
+            json_object_set_new(fx, "online_p99_wait_s", json_real(f->online_p99_wait));
+            json_object_set_new(fx, "online_sla_miss_pct", json_real(f->online_sla_miss_pct));
+            json_object_set_new(fx, "training_p50_wait_s", json_real(f->train_p50_wait));
+            json_object_set_new(fx, "jobs_completed", json_integer(f->jobs_completed));
+            json_object_set_new(fx, "services", svc_json(sc, f->svc, r[i].nsvc));
+            json_object_set_new(s, "fixed_replicas", fx);
+        }
         if (r[i].nteams > 0) {
             json_t *ten = json_object(), *teams = json_array();
             json_object_set_new(ten, "preemptions", json_integer(r[i].preemptions));
@@ -317,6 +490,86 @@ static int team_lines(struct gs_buf *o, const struct gs_scenario *sc, const stru
     return rc;
 }
 
+/* Each service: the autoscaler against the fixed count per strategy, and its replicas over
+ * time under every strategy. */
+static int svc_html(const struct gs_scenario *sc, const struct gs_sim_result *r, int n,
+                    struct gs_buf *o)
+{
+    int rc = 0, tk = train_class(sc);
+    for (int k = 0; k < r[0].nsvc; k++) {
+        const struct gs_svc_stats *s0 = &r[0].svc[k];
+        const struct gs_sc_service *sv = &sc->classes[s0->cls].service;
+        bool cmp = r[0].fixed.ran && sv->autoscale;
+        rc |= gs_buf_puts(o, "<h2>Service ");
+        rc |= esc(o, sc->classes[s0->cls].name);
+        rc |= gs_buf_printf(o,
+                            "%s</h2>\n<table><tr><th>strategy</th><th>replicas (mean)</th>"
+                            "<th>GPU-hours</th><th>busy %%</th><th>$</th><th>request p99 (s)"
+                            "</th><th>requests over %.0f ms %%</th><th>training p50 wait (s)"
+                            "</th></tr>\n",
+                            cmp ? ": HPA / fixed replicas" : "", 1000 * sv->latency_sla_s);
+        for (int i = 0; i < n; i++) {
+            const struct gs_svc_stats *a = &r[i].svc[k], *b = &r[i].fixed.svc[k];
+            double tw = tk >= 0 ? r[i].cls[tk].wait_p50 : 0;
+            if (cmp)
+                rc |= gs_buf_printf(o,
+                                    "<tr><td>%s</td><td>%.1f / %.0f</td><td>%.0f / %.0f</td>"
+                                    "<td>%.0f / %.0f</td><td>%.0f / %.0f</td><td>%.2f / %.2f"
+                                    "</td><td>%.1f / %.1f</td><td>%.0f / %.0f</td></tr>\n",
+                                    r[i].strategy->label, a->replicas_mean, b->replicas_mean,
+                                    a->gpu_hours, b->gpu_hours, busy_pct(a), busy_pct(b), a->cost,
+                                    b->cost, a->latency_p99, b->latency_p99, a->sla_miss_pct,
+                                    b->sla_miss_pct, tw, r[i].fixed.train_p50_wait);
+            else
+                rc |= gs_buf_printf(o,
+                                    "<tr><td>%s</td><td>%.1f</td><td>%.0f</td><td>%.0f</td>"
+                                    "<td>%.0f</td><td>%.2f</td><td>%.1f</td><td>%.0f</td></tr>\n",
+                                    r[i].strategy->label, a->replicas_mean, a->gpu_hours,
+                                    busy_pct(a), a->cost, a->latency_p99, a->sla_miss_pct, tw);
+        }
+        rc |= gs_buf_puts(o, "</table>\n");
+        /* replicas over time */
+        double ymax = cmp ? s0->fixed_replicas : 1;
+        for (int i = 0; i < n; i++)
+            for (int x = 0; x < GS_SIM_SAMPLES; x++)
+                ymax = fmax(ymax, r[i].svc[k].replicas_ts[x]);
+        int w = 720, h = 240, pad = 40;
+        double tmax = r[0].t[GS_SIM_SAMPLES - 1] > 0 ? r[0].t[GS_SIM_SAMPLES - 1] : 1;
+        rc |= gs_buf_printf(o,
+                            "<figure><figcaption>Replicas over time%s</figcaption><svg "
+                            "width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"replicas\">\n"
+                            "<rect x=\"%d\" y=\"10\" width=\"%d\" height=\"%d\" "
+                            "fill=\"none\" stroke=\"#ccc\"/>\n"
+                            "<text x=\"0\" y=\"18\" font-size=\"10\">%.0f</text>\n",
+                            cmp ? " (dashed: the fixed count)" : "", w + 200, h + 40, pad, w, h,
+                            ymax);
+        if (cmp)
+            rc |= gs_buf_printf(o,
+                                "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
+                                "stroke=\"#333\" stroke-dasharray=\"6 4\"/>\n",
+                                pad, pad + w, 10 + h - s0->fixed_replicas / ymax * h,
+                                10 + h - s0->fixed_replicas / ymax * h);
+        for (int i = 0; i < n; i++) {
+            rc |= gs_buf_printf(o,
+                                "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
+                                "points=\"",
+                                colors[i % 6]);
+            for (int x = 0; x < GS_SIM_SAMPLES; x++)
+                rc |= gs_buf_printf(o, "%.1f,%.1f ", pad + r[i].t[x] / tmax * w,
+                                    10 + h - r[i].svc[k].replicas_ts[x] / ymax * h);
+            rc |= gs_buf_printf(o,
+                                "\"/><text x=\"%d\" y=\"%d\" font-size=\"11\" "
+                                "fill=\"%s\">%s</text>\n",
+                                pad + w + 8, 20 + i * 16, colors[i % 6], r[i].strategy->label);
+        }
+        rc |= gs_buf_printf(o,
+                            "<text x=\"%d\" y=\"%d\" font-size=\"10\">simulated time: 0 .. "
+                            "%.0f h</text></svg></figure>\n",
+                            pad, h + 34, tmax / 3600);
+    }
+    return rc;
+}
+
 int gs_report_html(const struct gs_scenario *sc, const struct gs_sim_result *r, int n,
                    struct gs_buf *o)
 {
@@ -382,6 +635,7 @@ int gs_report_html(const struct gs_scenario *sc, const struct gs_sim_result *r, 
     rc |= lines(o, "Used share of GPUs over time", r, n, true);
     rc |= lines(o, "Allocated share of GPUs over time", r, n, false);
     rc |= team_lines(o, sc, r, n);
+    rc |= svc_html(sc, r, n, o);
     rc |= gs_buf_puts(o, "<h2>Waiting time per workload class (p50 / p95 / p99, seconds)</h2>"
                          "<table><tr><th>class</th>");
     for (int i = 0; i < n; i++)

@@ -5,7 +5,9 @@
  * slices on MIG instances). Strategies with priority also run tenancy: each tenant is a queue
  * whose quota is its deserved share (idle capacity beyond it is borrowed), pods of higher
  * priority preempt lower ones in their queue, owed queues reclaim from borrowers
- * (core/preempt.c picks the victims), and gangs start all at once or not at all. */
+ * (core/preempt.c picks the victims), and gangs start all at once or not at all. Services
+ * (sim/service.h) are Deployments of replicas that serve a request load, scaled by the HPA's
+ * own arithmetic (core/hpa.c) every 15 simulated seconds. */
 #include "scenario.h"
 
 #include "../base/buf.h"
@@ -17,6 +19,7 @@
 #include "../core/tenant.h"
 #include "../formats/decision.h"
 #include "../formats/migparted.h"
+#include "service.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -51,7 +54,7 @@ const struct gs_strategy *gs_strategy_find(const char *name)
 
 /* ---------- event heap (ordered by time, then sequence: deterministic) ---------- */
 
-enum ev_type { EV_ARRIVAL = 0, EV_COMPLETE, EV_RETRY, EV_SAMPLE, EV_RECONF };
+enum ev_type { EV_ARRIVAL = 0, EV_COMPLETE, EV_RETRY, EV_SAMPLE, EV_RECONF, EV_SERVICE };
 
 struct event {
     double t;
@@ -124,6 +127,7 @@ struct pod {
     double work_left, rate, last;
     double rate_sum_dt, run_dt; /* for the mean speed */
     double util;                /* busy fraction of a whole GPU it wants, per GPU */
+    double busy;                /* of that, what it uses now (1; a replica: its load) */
     int32_t gpu_mem;            /* MiB it really needs (OOM check on time-slicing) */
     struct gs_request req;
     struct gs_alloc alloc;
@@ -134,6 +138,22 @@ struct pod {
     double work_total; /* a preempted pod starts over */
     double run_start;  /* start of the current run */
     int32_t ord;       /* its number within its class: it is named CLASS-ORD */
+    int32_t svc;       /* the service it is a replica of, -1 none */
+    double end;        /* when a replica was deleted */
+};
+
+/* A service's Deployment and its autoscaler (see sim/service.h). */
+struct svc_rt {
+    int cls;
+    bool autoscale; /* the HPA runs (not in a fixed run) */
+    struct gs_hpa_state hpa;
+    int *pods; /* live replicas (not deleted) */
+    int npods, cap;
+    /* the measured window */
+    double requests, missed, unit_s, used_s, cost, replica_s, span_s, rate;
+    int replicas_max, scale_ups, scale_downs;
+    bool created; /* replicas created since the last tick: a pass is due */
+    struct gs_svc_mix mix;
 };
 
 struct gpu_rt {
@@ -183,6 +203,10 @@ struct sim {
     uint8_t *busy;     /* per GPU: being re-carved */
     double *changed_s; /* per GPU: last re-carve */
     int recarves;
+    /* services */
+    bool fixed_services;
+    int nsvc;
+    struct svc_rt *svc;
 };
 
 static int push(struct sim *s, double t, int type, int id, uint32_t version)
@@ -393,7 +417,7 @@ static double pod_used(const struct pod *p)
 {
     if (p->req.kind == GS_REQ_NONE)
         return 0;
-    double per = p->util * p->rate;
+    double per = p->util * p->rate * p->busy;
     return per * (p->alloc.ndev ? p->alloc.ndev : 1);
 }
 
@@ -548,12 +572,14 @@ static int start_pod(struct sim *s, int pi, const struct gs_alloc *a, bool bound
         charge(s, pi, +1);
     s->run_dirty = true;
     p->run_start = s->now;
+    if (p->svc >= 0)
+        p->busy = 0; /* a replica starting up serves nothing yet */
     for (int k = 0; k < p->alloc.ndev; k++) {
         int g = p->alloc.gpu[k];
         if (is_replica_gpu(&s->c.gpus[g])) {
             if ((rc = rt_add(&s->grt[g], pi)))
                 return rc;
-            s->grt[g].load += p->util;
+            s->grt[g].load += p->util * p->busy;
             s->grt[g].mem += p->gpu_mem;
         }
     }
@@ -579,7 +605,7 @@ static int start_pod(struct sim *s, int pi, const struct gs_alloc *a, bool bound
             int g = p->alloc.gpu[k];
             if (is_replica_gpu(&s->c.gpus[g])) {
                 rt_remove(&s->grt[g], pi);
-                s->grt[g].load -= p->util;
+                s->grt[g].load -= p->util * p->busy;
                 s->grt[g].mem -= p->gpu_mem;
             }
         }
@@ -792,7 +818,7 @@ static int finish_pod(struct sim *s, int pi, bool unbind)
         int g = p->alloc.gpu[k];
         if (is_replica_gpu(&s->c.gpus[g])) {
             rt_remove(&s->grt[g], pi);
-            s->grt[g].load -= p->util;
+            s->grt[g].load -= p->util * p->busy;
             s->grt[g].mem -= p->gpu_mem;
         }
     }
@@ -876,11 +902,326 @@ static int new_pod(struct sim *s, int cls, double util, int32_t gmem, const stru
     p->work_total = work;
     p->gang = gang;
     p->util = util;
+    p->busy = 1.0;
+    p->svc = -1;
     p->gpu_mem = gmem;
     p->req = *r;
     p->measured = s->now >= s->sc->warmup_s;
     p->ord = cls >= 0 && cls < GS_SC_MAX_CLASSES ? s->class_pods[cls]++ : 0;
     return enqueue(s, pi);
+}
+
+/* ---------- services: Deployments of replicas under an HPA (sim/service.h) ---------- */
+
+#define SVC_WORK_S 1e15 /* a replica never finishes its work: it is deleted */
+
+/* A running pod's busy share of what it wants (a replica: its load) changes. */
+static int set_busy(struct sim *s, int pi, double busy)
+{
+    struct pod *p = &s->pods[pi];
+    if (p->state != P_RUNNING || p->busy == busy)
+        return 0;
+    settle(s, p);
+    s->used_units -= pod_used(p);
+    bool shared = false;
+    for (int k = 0; k < p->alloc.ndev; k++) {
+        int g = p->alloc.gpu[k];
+        if (is_replica_gpu(&s->c.gpus[g])) {
+            s->grt[g].load += p->util * (busy - p->busy);
+            shared = true;
+        }
+    }
+    p->busy = busy;
+    s->used_units += pod_used(p);
+    return shared ? rerate_neighbours(s, pi) : 0;
+}
+
+static int svc_add_replica(struct sim *s, int k)
+{
+    struct svc_rt *v = &s->svc[k];
+    const struct gs_sc_class *c = &s->sc->classes[v->cls];
+    if (v->npods == v->cap) {
+        void *g = gs_grow(v->pods, &v->cap, sizeof(int), 32);
+        if (!g)
+            return GS_ENOMEM;
+        v->pods = g;
+    }
+    struct gs_request r;
+    bool shared;
+    make_request(s, c, &r, &shared);
+    int rc = new_pod(s, v->cls, c->util, c->gpu_mem_mib, &r, SVC_WORK_S, -1);
+    if (rc)
+        return rc;
+    s->pods[s->npods - 1].svc = k;
+    v->pods[v->npods++] = s->npods - 1;
+    v->created = true;
+    return 0;
+}
+
+static bool svc_ready(const struct sim *s, const struct pod *p)
+{
+    return p->state == P_RUNNING &&
+           s->now >= p->run_start + s->sc->classes[p->cls].service.startup_s;
+}
+
+/* The order a ReplicaSet deletes pods in (controller.ActivePodsWithRanks): not scheduled
+ * first, then not ready, then the most recently ready; among equals the newest. */
+static bool svc_delete_before(const struct sim *s, int a, int b)
+{
+    const struct pod *pa = &s->pods[a], *pb = &s->pods[b];
+    int ta = pa->state != P_RUNNING ? 0 : svc_ready(s, pa) ? 2 : 1;
+    int tb = pb->state != P_RUNNING ? 0 : svc_ready(s, pb) ? 2 : 1;
+    if (ta != tb)
+        return ta < tb;
+    if (ta == 2 && pa->run_start != pb->run_start)
+        return pa->run_start > pb->run_start;
+    return a > b;
+}
+
+/* Delete one replica: a pending one leaves the queue, one held on a GPU being re-carved gives
+ * its devices back, a running one finishes. */
+static int svc_delete(struct sim *s, int pi)
+{
+    struct pod *p = &s->pods[pi];
+    int rc = 0;
+    p->end = s->now;
+    switch (p->state) {
+    case P_PENDING: {
+        int w = 0;
+        for (int i = 0; i < s->nqueue; i++)
+            if (s->queue[i] != pi)
+                s->queue[w++] = s->queue[i];
+        s->nqueue = w;
+        p->state = P_DONE;
+        break;
+    }
+    case P_HELD:
+        if (gs_cluster_unbind(&s->c, &p->req, &p->alloc))
+            return GS_EINTERNAL;
+        charge(s, pi, -1);
+        p->state = P_DONE;
+        break;
+    case P_RUNNING:
+        rc = finish_pod(s, pi, true);
+        break;
+    default:
+        p->state = P_DONE; /* backing off: its retry finds it gone */
+        break;
+    }
+    p->version++;
+    return rc;
+}
+
+static int svc_scale(struct sim *s, int k, int32_t want, const struct gs_hpa_decision *d)
+{
+    struct svc_rt *v = &s->svc[k];
+    int from = v->npods, rc = 0;
+    char line[600];
+    size_t o = (size_t)snprintf(line, sizeof(line), "SCALE %s %d -> %d %s proposal=%d rate=%.2f",
+                                s->sc->classes[v->cls].name, from, (int)want, d->reason,
+                                (int)d->proposal, v->rate);
+    while (v->npods < want && !rc)
+        rc = svc_add_replica(s, k);
+    int removed = 0;
+    while (v->npods > want && !rc) {
+        int best = 0;
+        for (int j = 1; j < v->npods; j++)
+            if (svc_delete_before(s, v->pods[j], v->pods[best]))
+                best = j;
+        int pi = v->pods[best];
+        v->pods[best] = v->pods[--v->npods];
+        if (s->trace && o < sizeof(line)) {
+            char name[GS_NAME_MAX + 16];
+            pod_name(s, pi, name, sizeof(name));
+            o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%s",
+                                  removed ? "," : " deleted=", name);
+        }
+        removed++;
+        rc = svc_delete(s, pi);
+    }
+    if (want > from)
+        v->scale_ups++;
+    else
+        v->scale_downs++;
+    if (s->trace)
+        s->trace(s->trace_ctx, s->now, line);
+    return rc;
+}
+
+/* GPUs a replica holds: a MIG slice its units, a time-slicing or MPS replica its share. */
+static double held_units(const struct sim *s, const struct pod *p, double *cost_h)
+{
+    double u = 0;
+    *cost_h = 0;
+    for (int k = 0; k < p->alloc.ndev; k++) {
+        const struct gs_gpu *g = &s->c.gpus[p->alloc.gpu[k]];
+        double x = is_replica_gpu(g)           ? 1.0 / (g->replicas ? g->replicas : 1)
+                   : p->req.kind == GS_REQ_MIG ? gs_request_units(&p->req, g->model)
+                                               : p->req.milli / 1000.0;
+        u += x;
+        *cost_h += x * s->sc->price[g->model];
+    }
+    return u;
+}
+
+/* Every 15 s: the requests of the next 15 s against the ready replicas (each replica's busy
+ * share follows its load), then the HPA's sync. */
+static int svc_tick(struct sim *s, int k, bool *sched)
+{
+    struct svc_rt *v = &s->svc[k];
+    const struct gs_sc_service *sv = &s->sc->classes[v->cls].service;
+    double span = fmin(GS_HPA_SYNC_S, s->sc->duration_s - s->now);
+    bool measured = s->now >= s->sc->warmup_s && span > 0;
+    double lam = gs_svc_rate(sv, s->sc->seed, k, s->now + GS_HPA_SYNC_S / 2);
+    v->rate = lam;
+    if (v->created) /* the replicas created at the start */
+        *sched = true;
+    v->created = false;
+    int nready = 0, nstarting = 0, npending = 0, rc = 0;
+    double units = 0, cost_h = 0;
+    for (int j = 0; j < v->npods; j++) {
+        const struct pod *p = &s->pods[v->pods[j]];
+        if (p->state == P_RUNNING || p->state == P_HELD) {
+            double c;
+            units += held_units(s, p, &c);
+            cost_h += c;
+        }
+        if (svc_ready(s, p))
+            nready++;
+        else if (p->state == P_RUNNING)
+            nstarting++;
+        else
+            npending++;
+    }
+    struct gs_hpa_obs obs[GS_HPA_MAX_METRICS];
+    memset(obs, 0, sizeof(obs));
+    for (int j = 0; j < v->npods && !rc; j++) {
+        int pi = v->pods[j];
+        struct pod *p = &s->pods[pi];
+        if (!svc_ready(s, p)) {
+            rc = set_busy(s, pi, 0);
+            continue;
+        }
+        struct gs_svc_replica r;
+        double share = lam / nready;
+        gs_svc_replica(sv, share, p->rate, &r);
+        rc = set_busy(s, pi, r.rho < 1.0 ? r.rho : 1.0);
+        if (measured)
+            v->used_s += pod_used(p) * span;
+        for (int m = 0; m < sv->hpa.nmetrics; m++)
+            obs[m].sum +=
+                strcmp(sv->hpa.metric[m].name, "gpu_utilization") == 0 ? r.util_pct : r.latency_ms;
+        if (measured) {
+            v->requests += share * span;
+            v->missed += share * span * r.miss;
+            if (!rc)
+                rc = gs_svc_mix_add(&v->mix, share * span, r.mean_s);
+        }
+    }
+    if (measured) {
+        if (nready == 0) { /* nobody serves: every request times out */
+            v->requests += lam * span;
+            v->missed += lam * span;
+            if (!rc)
+                rc = gs_svc_mix_add(&v->mix, lam * span, INFINITY);
+        }
+        v->unit_s += units * span;
+        v->cost += cost_h * span / 3600.0;
+        v->replica_s += v->npods * span;
+        v->span_s += span;
+        if (v->npods > v->replicas_max)
+            v->replicas_max = v->npods;
+    }
+    if (rc || !v->autoscale)
+        return rc;
+    for (int m = 0; m < sv->hpa.nmetrics; m++) {
+        obs[m].nready = nready;
+        obs[m].nunready = npending;
+        obs[m].nmissing = nstarting;
+    }
+    struct gs_hpa_decision d;
+    int32_t want = gs_hpa_sync(&sv->hpa, &v->hpa, s->now, v->npods, obs, &d);
+    if (want == v->npods)
+        return 0;
+    *sched = true;
+    rc = svc_scale(s, k, want, &d);
+    v->created = false;
+    return rc;
+}
+
+static int svc_start(struct sim *s)
+{
+    for (int k = 0; k < s->sc->nclasses; k++)
+        s->nsvc += s->sc->classes[k].service.on;
+    if (s->nsvc == 0)
+        return 0;
+    s->svc = calloc((size_t)s->nsvc, sizeof(*s->svc));
+    if (!s->svc)
+        return GS_ENOMEM;
+    int rc = 0;
+    for (int c = 0, k = 0; c < s->sc->nclasses && !rc; c++) {
+        const struct gs_sc_service *sv = &s->sc->classes[c].service;
+        if (!sv->on)
+            continue;
+        struct svc_rt *v = &s->svc[k];
+        v->cls = c;
+        v->autoscale = sv->autoscale && !s->fixed_services;
+        gs_hpa_state_init(&v->hpa);
+        gs_svc_mix_init(&v->mix, sv->latency_max_s);
+        int32_t n = s->fixed_services && sv->autoscale ? gs_svc_peak_replicas(sv) : sv->replicas;
+        for (int32_t i = 0; i < n && !rc; i++)
+            rc = svc_add_replica(s, k);
+        if (!rc)
+            rc = push(s, 0, EV_SERVICE, k, 0);
+        k++;
+    }
+    return rc;
+}
+
+static void svc_sample(struct sim *s, struct gs_sim_result *out, int i)
+{
+    for (int k = 0; k < s->nsvc; k++) {
+        const struct svc_rt *v = &s->svc[k];
+        int ready = 0;
+        for (int j = 0; j < v->npods; j++)
+            ready += svc_ready(s, &s->pods[v->pods[j]]);
+        out->svc[k].replicas_ts[i] = (float)v->npods;
+        out->svc[k].ready_ts[i] = (float)ready;
+        out->svc[k].rate_ts[i] = (float)v->rate;
+    }
+}
+
+static void svc_results(struct sim *s, struct gs_sim_result *out)
+{
+    out->fixed_services = s->fixed_services;
+    out->nsvc = s->nsvc;
+    for (int k = 0; k < s->nsvc; k++) {
+        const struct svc_rt *v = &s->svc[k];
+        const struct gs_sc_service *sv = &s->sc->classes[v->cls].service;
+        struct gs_svc_stats *o = &out->svc[k];
+        o->cls = v->cls;
+        o->fixed_replicas = sv->autoscale ? gs_svc_peak_replicas(sv) : sv->replicas;
+        o->requests = v->requests;
+        o->sla_miss_pct = v->requests > 0 ? 100.0 * v->missed / v->requests : 0;
+        o->latency_p50 = gs_svc_mix_quantile(&v->mix, 0.50);
+        o->latency_p99 = gs_svc_mix_quantile(&v->mix, 0.99);
+        o->gpu_hours = v->unit_s / 3600.0;
+        o->used_gpu_hours = v->used_s / 3600.0;
+        o->cost = v->cost;
+        o->replicas_mean = v->span_s > 0 ? v->replica_s / v->span_s : 0;
+        o->replicas_max = v->replicas_max;
+        o->scale_ups = v->scale_ups;
+        o->scale_downs = v->scale_downs;
+    }
+}
+
+static void svc_free(struct sim *s)
+{
+    for (int k = 0; k < s->nsvc && s->svc; k++) {
+        free(s->svc[k].pods);
+        gs_svc_mix_release(&s->svc[k].mix);
+    }
+    free(s->svc);
 }
 
 static double alloc_now(const struct gs_cluster *c)
@@ -909,17 +1250,26 @@ static double pct(const double *v, int n, double q)
 int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st,
                struct gs_sim_result *out, struct gs_error *err)
 {
-    return gs_sim_run_traced(sc, st, NULL, NULL, out, err);
+    struct gs_sim_opts o = {0};
+    return gs_sim_run_opts(sc, st, &o, out, err);
 }
 
 int gs_sim_run_traced(const struct gs_scenario *sc, const struct gs_strategy *st,
                       gs_sim_trace_fn trace, void *ctx, struct gs_sim_result *out,
                       struct gs_error *err)
 {
+    struct gs_sim_opts o = {.trace = trace, .trace_ctx = ctx};
+    return gs_sim_run_opts(sc, st, &o, out, err);
+}
+
+int gs_sim_run_opts(const struct gs_scenario *sc, const struct gs_strategy *st,
+                    const struct gs_sim_opts *o, struct gs_sim_result *out, struct gs_error *err)
+{
     struct sim s;
     memset(&s, 0, sizeof(s));
-    s.trace = trace;
-    s.trace_ctx = ctx;
+    s.trace = o->trace;
+    s.trace_ctx = o->trace_ctx;
+    s.fixed_services = o->fixed_services;
     memset(out, 0, sizeof(*out));
     s.sc = sc;
     s.st = st;
@@ -986,6 +1336,8 @@ int gs_sim_run_traced(const struct gs_scenario *sc, const struct gs_strategy *st
     /* first arrivals, samples */
     for (int k = 0; k < sc->nclasses; k++) {
         const struct gs_sc_class *c = &sc->classes[k];
+        if (c->service.on)
+            continue; /* replicas, not arrivals (svc_start) */
         double t =
             c->start_s +
             (c->arrival == GS_ARRIVAL_POISSON ? gs_rng_exp(&s.rng, 3600.0 / c->per_hour) : 0);
@@ -998,6 +1350,10 @@ int gs_sim_run_traced(const struct gs_scenario *sc, const struct gs_strategy *st
     for (int i = 0; i < GS_SIM_SAMPLES; i++)
         if ((rc = push(&s, sc->duration_s * (i + 1) / GS_SIM_SAMPLES, EV_SAMPLE, i, 0)))
             goto out;
+    if ((rc = svc_start(&s))) {
+        gs_error_set(err, rc, "out of memory");
+        goto out;
+    }
     double last_t = 0;
     bool pending_pass = false;
     while (s.h.n > 0) {
@@ -1078,8 +1434,15 @@ int gs_sim_run_traced(const struct gs_scenario *sc, const struct gs_strategy *st
             break;
         }
         case EV_RETRY:
+            if (s.pods[ev.id].state != P_BACKOFF)
+                break; /* a replica deleted meanwhile */
             rc = enqueue(&s, ev.id);
             sched = true;
+            break;
+        case EV_SERVICE:
+            rc = svc_tick(&s, ev.id, &sched);
+            if (!rc && s.now + GS_HPA_SYNC_S <= sc->duration_s)
+                rc = push(&s, s.now + GS_HPA_SYNC_S, EV_SERVICE, ev.id, 0);
             break;
         case EV_RECONF:
             rc = reconf_done(&s, ev.id);
@@ -1090,6 +1453,7 @@ int gs_sim_run_traced(const struct gs_scenario *sc, const struct gs_strategy *st
             out->alloc_ts[ev.id] = s.c.ngpus ? s.alloc_units / s.c.ngpus : 0;
             out->used_ts[ev.id] = s.c.ngpus ? s.used_units / s.c.ngpus : 0;
             out->pending_ts[ev.id] = s.nqueue;
+            svc_sample(&s, out, ev.id);
             /* each team's allocated share of the GPUs, a replica counting 1/replicas */
             for (int pi = 0; s.tenancy && s.c.ngpus && pi < s.npods; pi++) {
                 const struct pod *p = &s.pods[pi];
@@ -1169,10 +1533,13 @@ int gs_sim_run_traced(const struct gs_scenario *sc, const struct gs_strategy *st
                 cs->arrived++;
                 if (p->oom)
                     cs->oom_kills++;
-                double w = p->started ? p->start - p->first_arrival : end - p->first_arrival;
+                /* a replica deleted before it started waited until then */
+                bool deleted = p->state == P_DONE && !p->started;
+                double w = p->started ? p->start - p->first_arrival
+                                      : (deleted ? p->end : end) - p->first_arrival;
                 if (p->started)
                     cs->started++;
-                else
+                else if (!deleted)
                     cs->waiting_at_end++;
                 if (p->state == P_DONE)
                     cs->completed++;
@@ -1204,6 +1571,7 @@ int gs_sim_run_traced(const struct gs_scenario *sc, const struct gs_strategy *st
         out->victims = s.victims;
         out->lost_gpu_hours = s.lost_gpu_hours;
         out->recarves = s.recarves;
+        svc_results(&s, out);
         out->nteams = s.tenancy ? s.t.nq : 0;
         for (int q = 0; q < out->nteams && q < GS_SC_MAX_TENANTS; q++) {
             double sum = 0;
@@ -1229,18 +1597,23 @@ out:
     free(s.cyc);
     free(s.busy);
     free(s.changed_s);
+    svc_free(&s);
     gs_tenants_release(&s.t);
     gs_cluster_release(&s.c);
     return rc;
 }
 
+/* Job i is strategy i; with an autoscaled service, job 2i is strategy i and job 2i + 1 the same
+ * with fixed replica counts (one after the other: a slow strategy's two runs overlap). */
+#define RUN_JOBS (2 * GS_SIM_STRATEGIES)
+
 struct run_job {
     const struct gs_scenario *sc;
-    int next;
+    int next, njobs;
     pthread_mutex_t mu;
-    struct gs_sim_result *out;
-    int rc[GS_SIM_STRATEGIES];
-    struct gs_error err[GS_SIM_STRATEGIES];
+    struct gs_sim_result *out, *fixed;
+    int rc[RUN_JOBS];
+    struct gs_error err[RUN_JOBS];
 };
 
 static void *run_worker(void *arg)
@@ -1248,32 +1621,71 @@ static void *run_worker(void *arg)
     struct run_job *j = arg;
     for (;;) {
         pthread_mutex_lock(&j->mu);
-        int i = j->next < GS_SIM_STRATEGIES ? j->next++ : -1;
+        int i = j->next < j->njobs ? j->next++ : -1;
         pthread_mutex_unlock(&j->mu);
         if (i < 0)
             return NULL;
         gs_error_init(&j->err[i]);
-        j->rc[i] = gs_sim_run(j->sc, &strategies[i], &j->out[i], &j->err[i]);
+        bool pairs = j->njobs == RUN_JOBS;
+        struct gs_sim_opts o = {.fixed_services = pairs && i % 2};
+        int si = pairs ? i / 2 : i;
+        j->rc[i] = gs_sim_run_opts(j->sc, &strategies[si], &o,
+                                   o.fixed_services ? &j->fixed[si] : &j->out[si], &j->err[i]);
     }
+}
+
+static int train_class(const struct gs_scenario *sc)
+{
+    for (int k = 0; k < sc->nclasses; k++)
+        if (sc->classes[k].kind == GS_KIND_TRAINING)
+            return k;
+    return -1;
+}
+
+static void keep_fixed(const struct gs_scenario *sc, const struct gs_sim_result *r,
+                       struct gs_sim_fixed *f)
+{
+    int tk = train_class(sc);
+    f->ran = true;
+    f->alloc_share = r->alloc_share;
+    f->used_share = r->used_share;
+    f->gpu_hours = r->gpu_hours;
+    f->cost = r->cost;
+    f->useful_gpu_hours = r->useful_gpu_hours;
+    f->cost_per_useful_hour = r->cost_per_useful_hour;
+    f->online_p99_wait = r->online_p99_wait;
+    f->online_sla_miss_pct = r->online_sla_miss_pct;
+    f->train_p50_wait = tk >= 0 ? r->cls[tk].wait_p50 : 0;
+    f->jobs_completed = r->jobs_completed;
+    memcpy(f->svc, r->svc, sizeof(f->svc));
 }
 
 int gs_sim_run_all(const struct gs_scenario *sc, int threads, struct gs_sim_result *out,
                    struct gs_error *err)
 {
     struct run_job *jp = calloc(1, sizeof(*jp));
-    if (!jp)
+    bool compare = false;
+    for (int k = 0; k < sc->nclasses; k++)
+        compare |= sc->classes[k].service.on && sc->classes[k].service.autoscale;
+    struct gs_sim_result *fixed = compare ? calloc(GS_SIM_STRATEGIES, sizeof(*fixed)) : NULL;
+    if (!jp || (compare && !fixed)) {
+        free(jp);
+        free(fixed);
         return gs_error_set(err, GS_ENOMEM, "out of memory");
+    }
     struct run_job *j_ = jp;
 #define j (*j_)
     j.sc = sc;
     j.out = out;
+    j.fixed = fixed;
+    j.njobs = compare ? RUN_JOBS : GS_SIM_STRATEGIES;
     pthread_mutex_init(&j.mu, NULL);
     int nt = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (nt < 1)
         nt = 1;
-    if (nt > GS_SIM_STRATEGIES)
-        nt = GS_SIM_STRATEGIES;
-    pthread_t th[GS_SIM_STRATEGIES];
+    if (nt > j.njobs)
+        nt = j.njobs;
+    pthread_t th[RUN_JOBS];
     int started = 0;
     for (int t = 0; t < nt; t++)
         if (pthread_create(&th[t], NULL, run_worker, &j) == 0)
@@ -1284,14 +1696,19 @@ int gs_sim_run_all(const struct gs_scenario *sc, int threads, struct gs_sim_resu
         pthread_join(th[t], NULL);
     pthread_mutex_destroy(&j.mu);
     int rc = 0;
-    for (int i = 0; i < GS_SIM_STRATEGIES && !rc; i++)
+    for (int i = 0; i < j.njobs && !rc; i++)
         if (j.rc[i]) {
             if (err)
                 *err = j.err[i];
             rc = j.rc[i];
-            gs_error_prefix(err, "strategy '%s'", strategies[i].name);
+            bool pairs = j.njobs == RUN_JOBS;
+            gs_error_prefix(err, "strategy '%s'%s", strategies[pairs ? i / 2 : i].name,
+                            pairs && i % 2 ? " (fixed replicas)" : "");
         }
+    for (int i = 0; compare && !rc && i < GS_SIM_STRATEGIES; i++)
+        keep_fixed(sc, &fixed[i], &out[i].fixed);
 #undef j
     free(jp);
+    free(fixed);
     return rc;
 }

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# `gpusched sim` with no arguments runs the embedded default and prints the seven strategies.
+# `gpusched sim` with no arguments runs the embedded default and prints the seven strategies,
+# and the article's inference pool under its HPA against a fixed replica count.
 . "$(dirname "$0")/lib.sh"
 expect 0 "$GS" sim && {
     for s in "Exclusive (1 pod = 1 GPU)" "Time-slicing" "MPS" "Static MIG" "MIG + priority" "Dynamic MIG + priority" \
-             "All together" "seed 42" "the article states"; do has "$TMP/out" "$s"; done
+             "All together" "seed 42" "the article states" "elastic scaling, service llm-70b-awq" \
+             "the article states elastic scaling adds"; do has "$TMP/out" "$s"; done
 }
 expect 0 "$GS" sim --format json && python3 - "$TMP/out" <<'PY' && ok || fail "json"
 import json, sys
@@ -16,6 +18,13 @@ for s in d["strategies"]:
         assert k in s, k
     for c in s["classes"]:
         assert {"wait_p50_s", "wait_p95_s", "wait_p99_s"} <= set(c)
+    # the pool autoscaled and at its fixed count serve one load; the autoscaler holds fewer
+    # GPU-hours within maxReplicas
+    a, f = s["services"][0], s["fixed_replicas"]["services"][0]
+    assert a["class"] == f["class"] == "llm-70b-awq", a
+    assert a["requests"] == f["requests"] > 0, (a, f)
+    assert a["gpu_hours"] < f["gpu_hours"] and a["replicas_max"] <= 20, (s["strategy"], a, f)
+    assert f["scale_ups"] == 0 and f["replicas_max"] == a["fixed_replicas"], f
 assert d["seed"] == 42
 PY
 expect 0 "$GS" sim --report "$TMP/r.html" && {
