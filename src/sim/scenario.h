@@ -117,7 +117,8 @@ struct gs_error;
 int gs_sim_run(const struct gs_scenario *sc, const struct gs_strategy *st,
                struct gs_sim_result *out, struct gs_error *err);
 /* gs_sim_run, and each cycle's decisions (formats/decision.h lines, pods named CLASS-N) given
- * to trace with the simulated time. */
+ * to trace with the simulated time; with services, the autoscaler's changes too, as lines
+ * "SCALE CLASS FROM -> TO REASON proposal=N rate=R[ deleted=CLASS-N,...]". */
 typedef void (*gs_sim_trace_fn)(void *ctx, double t, const char *line);
 int gs_sim_run_traced(const struct gs_scenario *sc, const struct gs_strategy *st,
                       gs_sim_trace_fn trace, void *ctx, struct gs_sim_result *out,
