@@ -1,7 +1,8 @@
 /* scenario.c - `gpusched sim` with no arguments (the embedded default) and `gpusched sim
  * scenario FILE`: runs the seven strategies and prints a table, JSON or an HTML report; with
- * --decisions STRATEGY, runs that one and prints each cycle's decisions (formats/decision.h),
- * those up to --until seconds of simulated time. */
+ * --decisions STRATEGY, runs that one and prints each cycle's decisions (formats/decision.h)
+ * and each autoscaler change of a service (SCALE lines), those up to --until seconds of
+ * simulated time. */
 #include "cli.h"
 
 #include "../base/buf.h"
