@@ -117,7 +117,7 @@ for line in text.splitlines():
     if m:
         cur = int(m.group(1)); gpus[cur] = {"uuid": m.group(2), "mig": {}}
         continue
-    m = re.match(r"\s+instance GI \d+: (\S+) at start (\d+) .* (MIG-\S+)", line)
+    m = re.match(r"\s+instance GI \d+: (\S+) at start (\d+) .*? (MIG-[^\s;,]+)", line)
     if m and cur is not None:
         gpus[cur]["mig"][(m.group(1), int(m.group(2)))] = m.group(3)
 m = re.fullmatch(r"(?:gpu|replica)=(\d+)", ann)
