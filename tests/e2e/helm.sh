@@ -96,6 +96,11 @@ gs_wait() {
     return 1
 }
 
+# gs_running NAMESPACE OP N: the count of Running pods in NAMESPACE compares OP N (-ge, =)
+gs_running() {
+    [ "$(k get pods -n "$1" --field-selector=status.phase=Running -o name | wc -l)" "$2" "$3" ]
+}
+
 # gs_alloc RESOURCE: the node's allocatable RESOURCE (0 when absent)
 gs_alloc() {
     local v
@@ -196,9 +201,7 @@ Y
 # "pod uuid containerID" lines into $E2E_DIR/devices.txt
 gs_check_devices() {
     local want="$1" p ann dev seen uuid cid bad=0
-    gs_wait 120 "$want GPU pods running" bash -c \
-        "[ \$('$E2E_BIN/kubectl' get pods -n e2e --field-selector=status.phase=Running -o name | wc -l) -ge $want ]" ||
-        { gs_debug; return 1; }
+    gs_wait 120 "$want GPU pods running" gs_running e2e -ge "$want" || { gs_debug; return 1; }
     : > "$E2E_DIR/devices.txt"
     for p in $(k get pods -n e2e --field-selector=status.phase=Running -o name); do
         p="${p#pod/}"

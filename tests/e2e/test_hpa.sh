@@ -178,9 +178,7 @@ assert h["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 300
 h["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"] = 30
 yaml.safe_dump(h, open(sys.argv[1], "w"))
 P
-gs_wait 120 "inference-pool's 2 pods running" bash -c \
-    "[ \$('$E2E_BIN/kubectl' get pods -n ai-inference --field-selector=status.phase=Running -o name | wc -l) = 2 ]" ||
-    { gs_debug; exit 1; }
+gs_wait 120 "inference-pool's 2 pods running" gs_running ai-inference = 2 || { gs_debug; exit 1; }
 
 # pod_pid POD: the host PID of the pod's container (containerd's task)
 pod_pid() {
@@ -220,6 +218,7 @@ P
         --dry-run=client -o yaml | k replace -f - >/dev/null
 }
 replicas() { k get deployment -n ai-inference inference-pool -o jsonpath='{.status.replicas}'; }
+replicas_are() { [ "$(replicas)" "$1" "$2" ]; } # OP N
 hpa_reason() { # CONDITION: the reason of the HPA's status condition
     k get hpa -n ai-inference inference-hpa -o jsonpath="{.status.conditions[?(@.type==\"$1\")].reason}"
 }
@@ -231,17 +230,18 @@ it = json.load(sys.stdin)["items"]
 q = lambda v: Decimal(v[:-1]) / 1000 if v.endswith("m") else Decimal(v)
 print(round(sum(q(i["value"]) for i in it) / len(it)) if it else "")' 2>/dev/null
 }
+metric_is() { [ "$(metric "$1")" = "$2" ]; } # NAME VALUE
 
 load 90 600
-gs_wait 120 "custom.metrics.k8s.io serves the pods' gpu_utilization (90, each pod's own)" bash -c \
-    "k() { '$E2E_BIN/kubectl' \"\$@\"; }; $(declare -f metric); [ \"\$(metric gpu_utilization)\" = 90 ]" ||
+gs_wait 120 "custom.metrics.k8s.io serves the pods' gpu_utilization (90, each pod's own)" \
+    metric_is gpu_utilization 90 ||
     { k get --raw /apis/custom.metrics.k8s.io/v1beta1 | head -c 600; echo; tail -5 "$E2E_DIR/prometheus.log"; ok=1; }
-gs_wait 60 "custom.metrics.k8s.io serves the pods' request_latency_ms (600)" bash -c \
-    "k() { '$E2E_BIN/kubectl' \"\$@\"; }; $(declare -f metric); [ \"\$(metric request_latency_ms)\" = 600 ]" || ok=1
+gs_wait 60 "custom.metrics.k8s.io serves the pods' request_latency_ms (600)" \
+    metric_is request_latency_ms 600 || ok=1
 echo "custom metrics: gpu_utilization $(metric gpu_utilization), request_latency_ms $(metric request_latency_ms)"
 k apply -f "$E2E_DIR/hpa.yaml" >/dev/null
 t0=$SECONDS
-gs_wait 180 "the HPA scales inference-pool up" bash -c "[ \"\$('$E2E_BIN/kubectl' get deployment -n ai-inference inference-pool -o jsonpath='{.status.replicas}')\" -gt 2 ]" ||
+gs_wait 180 "the HPA scales inference-pool up" replicas_are -gt 2 ||
     { k describe hpa -n ai-inference inference-hpa | tail -15; ok=1; }
 up=$((SECONDS - t0))
 echo "scaled up to $(replicas) after $up s (scale-up stabilization 60 s, HPA sync 15 s)"
@@ -259,8 +259,7 @@ done
 [ -n "$limited" ] && echo "ok   the HPA reports ScalingLimited/ScaleUpLimit" ||
     fail "the HPA never reported ScalingLimited/ScaleUpLimit"
 # lowered: back to minReplicas only after the (shortened) scale-down window
-gs_wait 120 "the third pod running" bash -c \
-    "[ \$('$E2E_BIN/kubectl' get pods -n ai-inference --field-selector=status.phase=Running -o name | wc -l) = 3 ]" || ok=1
+gs_wait 120 "the third pod running" gs_running ai-inference = 3 || ok=1
 t1=$SECONDS
 load 10 50
 # held by the stabilization window first (AbleToScale: ScaleDownStabilized), then scaled down
