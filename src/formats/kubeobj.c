@@ -470,6 +470,17 @@ static int node_read(const json_t *obj, struct gs_kube_node *n, struct gs_error 
         return gs_error_set(err, GS_EINVAL, "node: metadata.name is required");
     const json_t *u = json_object_get(spec, "unschedulable");
     n->unschedulable = json_is_true(u);
+    n->ready = -1;
+    size_t ci;
+    const json_t *cond;
+    json_array_foreach(json_object_get(st, "conditions"), ci, cond)
+    {
+        const char *ct = json_string_value(json_object_get(cond, "type"));
+        if (ct && strcmp(ct, "Ready") == 0) {
+            const char *cs = json_string_value(json_object_get(cond, "status"));
+            n->ready = cs && strcmp(cs, "True") == 0;
+        }
+    }
     read_inventory(md, n);
     const char *key;
     const json_t *v;

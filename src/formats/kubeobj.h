@@ -110,6 +110,7 @@ struct gs_kube_node {
     char uid[64];
     char rv[32];
     bool unschedulable;
+    int8_t ready; /* its Ready condition: 1 True, 0 False or Unknown, -1 none reported */
     int64_t cpu_milli, mem_mib, pods; /* mem_mib rounded up; mem_bytes exact */
     int64_t mem_bytes;
     int64_t gpus; /* allocatable nvidia.com/gpu */

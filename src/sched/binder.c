@@ -140,6 +140,9 @@ static void *bind_worker(void *arg)
                      j.pod.name, j.node, j.devices[0] ? " with " : "", j.devices);
             gs__binder_emit_event(s, &j.pod, "Normal", "Scheduled", "Binding", note);
             GS_INFO("scheduler", "%s/%s -> %s %s", j.pod.ns, j.pod.name, j.node, j.devices);
+            gs__journal_add(&s->journal, "bind",
+                            json_pack("{s:s, s:s, s:s, s:s}", "namespace", j.pod.ns, "pod",
+                                      j.pod.name, "node", j.node, "devices", j.devices));
             continue;
         }
         gs__metrics_record_latency(s, gs_clock_mono() - j.t0, 2);

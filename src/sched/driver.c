@@ -392,49 +392,13 @@ static void gang_timeout(const struct cycle *cy, const struct gs_kube_podgroup *
              (int)pg->timeout_s, waited);
 }
 
-/* The tenancy objects as last listed (an empty list may be a NULL pointer: copy only what
- * is there). Returns false without memory. */
+/* The tenancy objects as last listed. Returns false without memory (cp is then empty). */
 static bool copy_policy(struct gs_sched *s, struct gs_policy_objs *cp)
 {
     pthread_mutex_lock(&s->pmu);
-    const struct gs_policy_objs *po = &s->po;
-    cp->nqueues = po->nqueues;
-    cp->nrquotas = po->nrquotas;
-    cp->ngroups = po->ngroups;
-    cp->npdbs = po->npdbs;
-    cp->nmigmgrs = po->nmigmgrs;
-    cp->npvcs = po->npvcs;
-    cp->npvs = po->npvs;
-    cp->volumes_unknown = po->volumes_unknown;
-    cp->queues = malloc(sizeof(*cp->queues) * (size_t)(po->nqueues + 1));
-    cp->rquotas = malloc(sizeof(*cp->rquotas) * (size_t)(po->nrquotas + 1));
-    cp->groups = malloc(sizeof(*cp->groups) * (size_t)(po->ngroups + 1));
-    cp->pdbs = malloc(sizeof(*cp->pdbs) * (size_t)(po->npdbs + 1));
-    cp->migmgrs = malloc(sizeof(*cp->migmgrs) * (size_t)(po->nmigmgrs + 1));
-    cp->pvcs = malloc(sizeof(*cp->pvcs) * (size_t)(po->npvcs + 1));
-    cp->pvs = malloc(sizeof(*cp->pvs) * (size_t)(po->npvs + 1));
-    bool ok =
-        cp->queues && cp->rquotas && cp->groups && cp->pdbs && cp->migmgrs && cp->pvcs && cp->pvs;
-    if (ok && po->nqueues > 0)
-        memcpy(cp->queues, po->queues, sizeof(*cp->queues) * (size_t)po->nqueues);
-    if (ok && po->nrquotas > 0)
-        memcpy(cp->rquotas, po->rquotas, sizeof(*cp->rquotas) * (size_t)po->nrquotas);
-    if (ok && po->ngroups > 0)
-        memcpy(cp->groups, po->groups, sizeof(*cp->groups) * (size_t)po->ngroups);
-    if (ok && po->npdbs > 0)
-        memcpy(cp->pdbs, po->pdbs, sizeof(*cp->pdbs) * (size_t)po->npdbs);
-    if (ok && po->nmigmgrs > 0)
-        memcpy(cp->migmgrs, po->migmgrs, sizeof(*cp->migmgrs) * (size_t)po->nmigmgrs);
-    if (ok && po->npvcs > 0)
-        memcpy(cp->pvcs, po->pvcs, sizeof(*cp->pvcs) * (size_t)po->npvcs);
-    if (ok && po->npvs > 0)
-        memcpy(cp->pvs, po->pvs, sizeof(*cp->pvs) * (size_t)po->npvs);
+    int rc = gs_policy_objs_copy(cp, &s->po);
     pthread_mutex_unlock(&s->pmu);
-    if (!ok) {
-        cp->nqueues = cp->nrquotas = cp->ngroups = cp->npdbs = cp->nmigmgrs = 0;
-        cp->npvcs = cp->npvs = 0;
-    }
-    return ok;
+    return rc == 0;
 }
 
 /* The cycle's hooks (core/cycle.h): one pending pod's taints, Kubernetes constraints, bound
@@ -581,6 +545,39 @@ struct victims {
     char names[1024];
 };
 
+/* A GPU's layout as the node's inventory reports it: "whole", "1g.10gb@0,1g.10gb@1,...",
+ * or "unknown" without an inventory entry for it. */
+static void inventory_layout(const struct gs_inventory *inv, int index, char *out, size_t n)
+{
+    snprintf(out, n, "unknown");
+    for (int k = 0; inv && k < inv->ngpus; k++) {
+        const struct gs_inv_gpu *g = &inv->gpus[k];
+        if (g->index != index)
+            continue;
+        snprintf(out, n, "%s", g->mode == GS_GPU_MIG ? "" : "whole");
+        for (int i = 0; g->mode == GS_GPU_MIG && i < g->ninst; i++)
+            snprintf(out + strlen(out), n - strlen(out), "%s%s@%d", i ? "," : "",
+                     g->inst[i].profile, (int)g->inst[i].start);
+    }
+}
+
+/* The dashboard's record of one preemption: the preemptor, its node, its victims. */
+static void journal_preemption(struct gs_sched *s, const struct gs_kube_pod *p, const char *node,
+                               bool recarving, const struct victims *v)
+{
+    json_t *names = json_array();
+    for (const char *a = v->names; names && *a;) {
+        const char *b = strstr(a, ", ");
+        size_t len = b ? (size_t)(b - a) : strlen(a);
+        json_array_append_new(names, json_stringn(a, len));
+        a = b ? b + 2 : a + len;
+    }
+    gs__journal_add(&s->journal, "preempt",
+                    json_pack("{s:s, s:s, s:s, s:i, s:o*, s:f, s:b}", "namespace", p->ns, "pod",
+                              p->name, "node", node, "priority", (int)p->priority, "victims", names,
+                              "gpu_hours", v->gpu_hours, "recarving", recarving));
+}
+
 /* Write the new layouts the cycle chose for one node's GPUs (REPARTITION decisions
  * d[from..to)) as its gpusched.io/mig-desired, GPUs whose earlier change is still pending
  * kept, with the next generation; remember it until the watch shows it. */
@@ -622,6 +619,7 @@ static void write_desired(struct cycle *cy, const struct gs_cycle_out *out, int 
         gen = kn->desired->generation;
     d.generation = gen + 1;
     char what[400] = "";
+    json_t *events = s->dry ? NULL : json_array();
     for (int k = from; k < to; k++) {
         const struct gs_cyc_decision *x = &out->d[k];
         int index = x->gpu - n->gpu0;
@@ -659,11 +657,25 @@ static void write_desired(struct cycle *cy, const struct gs_cycle_out *out, int 
                      g->inst[i].profile, g->inst[i].start);
         snprintf(what + o, sizeof(what) - o, "%sGPU %d -> %s", o ? "; " : "", index, lay);
         note_recarve(s, kn->name, index, d.generation, g);
+        if (events) {
+            char was[160];
+            inventory_layout(kn->inv, index, was, sizeof(was));
+            json_array_append_new(events, json_pack("{s:s, s:i, s:s, s:s, s:I}", "node", kn->name,
+                                                    "gpu", index, "from", was, "to", lay,
+                                                    "generation", (json_int_t)d.generation));
+        }
     }
     GS_INFO("scheduler", "node %s: re-carving (generation %lld): %s", kn->name,
             (long long)d.generation, what);
     if (s->dry)
         return;
+    size_t ei;
+    json_t *ev;
+    json_array_foreach(events, ei, ev)
+    {
+        gs__journal_add(&s->journal, "recarve", json_incref(ev));
+    }
+    json_decref(events);
     char *text = gs_mig_desired_write(&d);
     if (!text)
         return;
@@ -969,6 +981,7 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
                         (nx_gang >= 0 ? -2 - nx_gang : nx->pod) != owner;
             if (vic.n && !s->dry && last) {
                 count_preemption(s, vic.n, vic.gpu_hours);
+                journal_preemption(s, p, node, d->why == GS_WHY_RECARVING, &vic);
                 vic = (struct victims){.owner = owner};
             }
             break;

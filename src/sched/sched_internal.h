@@ -5,8 +5,8 @@
  * One struct gs_sched per daemon, made and freed by scheduler.c (gs_scheduler_run,
  * gs_scheduler_explain). Locks: st.mu guards the store; mmu the metrics, policy_lists,
  * pending_report and the evicted victims; pmu the tenancy objects po and po_synced; emu the
- * extender's engine. stop, quit, fatal and leader are flags (base/flag.h), read without a lock. The
- * options o are fixed after start; their strings belong to the caller. */
+ * extender's engine; the journal has its own. stop, quit, fatal and leader are flags (base/flag.h),
+ * read without a lock. The options o are fixed after start; their strings belong to the caller. */
 #ifndef GS_SCHED_INTERNAL_H
 #define GS_SCHED_INTERNAL_H
 
@@ -14,6 +14,7 @@
 #include "../core/engine.h"
 #include "../formats/migdesired.h"
 #include "binder.h"
+#include "journal.h"
 #include "metrics.h"
 #include "scheduler.h"
 #include "store.h"
@@ -69,6 +70,8 @@ struct gs_sched {
         struct gs_mig_desired_gpu want;
     } notes[GS_RECARVE_NOTES];
     int nnotes;
+    /* recent binds, preemptions and re-carvings for the dashboard (its own lock) */
+    struct gs_journal journal;
     /* extender mode: one engine shared by the HTTP handlers */
     pthread_mutex_t emu;
     struct gs_engine *xengine;

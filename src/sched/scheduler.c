@@ -286,6 +286,7 @@ static struct gs_sched *sched_new(struct gs_kube_client *client,
     pthread_mutex_init(&s->mmu, NULL);
     pthread_mutex_init(&s->emu, NULL);
     pthread_mutex_init(&s->pmu, NULL);
+    gs__journal_init(&s->journal);
     return s;
 }
 
@@ -294,6 +295,7 @@ static void sched_free(struct gs_sched *s)
     gs_policy_objs_release(&s->po);
     json_decref(s->pending_report);
     json_decref(s->decision_lines);
+    gs__journal_release(&s->journal);
     gs__store_release(&s->st);
     gs_kube_client_free(s->kc);
     pthread_mutex_destroy(&s->mmu);

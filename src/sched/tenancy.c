@@ -226,9 +226,10 @@ int gs_policy_objs_list(struct gs_kube_client *kc, struct gs_policy_objs *po, st
     return 0;
 }
 
-static int copy_objs(const struct gs_policy_objs *from, struct gs_policy_objs *to)
+int gs_policy_objs_copy(struct gs_policy_objs *to, const struct gs_policy_objs *from)
 {
     memset(to, 0, sizeof(*to));
+    to->volumes_unknown = from->volumes_unknown;
     for (int k = 0; k < NKINDS; k++) {
         int n = *count_of((struct gs_policy_objs *)from, k);
         if (n == 0)
@@ -335,7 +336,7 @@ int gs_policy_feed_sync(struct gs_policy_feed *f, struct gs_policy_objs *out, st
         pthread_mutex_unlock(&f->mu);
         return 0;
     }
-    int rc = copy_objs(&f->cur, out);
+    int rc = gs_policy_objs_copy(out, &f->cur);
     if (!rc) {
         out->volumes_unknown = f->missing[KPVC] || f->missing[KPV];
         f->synced_gen = f->gen;

@@ -54,6 +54,9 @@ const char *gs_policy_mig_for(const struct gs_policy_objs *po, const struct gs_k
 int gs_policy_objs_list(struct gs_kube_client *kc, struct gs_policy_objs *out,
                         struct gs_error *err);
 void gs_policy_objs_release(struct gs_policy_objs *po);
+/* to (its old content not freed) becomes a copy of from (the objects are plain data; an
+ * empty kind is a NULL array). Returns 0, or GS_ENOMEM with to empty. */
+int gs_policy_objs_copy(struct gs_policy_objs *to, const struct gs_policy_objs *from);
 
 /* The seven kinds kept current for a daemon: one kube/informer.h informer per kind, on its
  * own thread, lists the kind and watches it; a watch event (or a lost watch) lists that kind
