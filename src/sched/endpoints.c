@@ -1,7 +1,7 @@
 /* endpoints.c - the scheduler daemon's HTTP endpoints (sched/endpoints.h): health and
  * readiness from the daemon's flags and the store, /debug/pending from the last cycle's
- * report, /metrics from sched/metrics.c, and the extender's verbs (sched/extender.c), all
- * served by kube/httpd.c. */
+ * report, /metrics from sched/metrics.c, the dashboard and its state (sched/uistate.c), and
+ * the extender's verbs (sched/extender.c), all served by kube/httpd.c. */
 #include "endpoints.h"
 
 #include "../base/error.h"
@@ -9,6 +9,7 @@
 #include "extender.h"
 #include "metrics.h"
 #include "sched_internal.h"
+#include "uistate.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,10 @@ int gs__endpoints_handle(void *cls, const struct gs_httpd_request *req, struct g
 {
     struct gs_sched *s = cls;
     const char *method = req->method, *url = req->url;
+    bool ui = strcmp(url, "/ui") == 0 || strcmp(url, "/ui/") == 0 || strcmp(url, "/ui/state") == 0;
+    if (ui && strcmp(method, "GET") != 0)
+        return gs_httpd_reply(rep, 405, "text/plain",
+                              "method not allowed: the dashboard is read only\n");
     if (strcmp(method, "POST") == 0 && s->o.extender)
         return gs__extender_answer(s, req, rep);
     if (strcmp(method, "GET") != 0)
@@ -45,6 +50,19 @@ int gs__endpoints_handle(void *cls, const struct gs_httpd_request *req, struct g
             return GS_ENOMEM;
         rep->type = GS_PROMTEXT_CONTENT_TYPE;
         return 0;
+    }
+    if (strcmp(url, "/ui/state") == 0) {
+        json_t *doc;
+        int rc = gs__uistate_build(s, &doc);
+        if (rc)
+            return rc;
+        rc = gs_httpd_reply_json(rep, 200, doc, JSON_COMPACT);
+        json_decref(doc);
+        return rc;
+    }
+    if (ui) {
+        rep->type = "text/html; charset=utf-8";
+        return gs_buf_append(&rep->body, gs__ui_page, gs__ui_page_len);
     }
     return gs_httpd_reply(rep, 404, "text/plain", "not found\n");
 }
