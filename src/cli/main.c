@@ -27,6 +27,9 @@ static const struct command {
      "the same decisions for a stock kube-scheduler (extender protocol)"},
     {"explain", gs_cli_explain,
      "why a pending pod waits (quota, fragmentation, priority, gang...)"},
+    {"top", gs_cli_top,
+     "the scheduler's dashboard in a terminal: GPUs, MIG slices and\n"
+     "             holders, queues, pending pods and why, recent events"},
     {"agent", gs_cli_agent,
      "node agent: kubelet device plugin, MIG manager, health and\n"
      "             cordoning, GPU labels, /metrics; agent inspect shows what the GPU\n"
