@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# The scheduler's dashboard (GET /ui) in a real browser: Debian's headless Chromium, driven
+# through chromedriver with the W3C WebDriver protocol (tests/e2e/webdriver.py), loads /ui
+# from gpusched running against the real control plane. Three GPU nodes as NVIDIA's stack
+# labels them (an H100 carved all-3g.40gb, an A100 carved mixed, a time-sliced L40S), two
+# GPUQueues, eight bound pods and one that waits for a GPU model no node has. The page's DOM
+# is checked against the API: every Node is shown; every MIG slice of the gpusched agent's
+# inventory is shown, and each pod holds exactly the slices (or GPUs, or replicas) its
+# gpusched.io/devices annotation names, no other slice has a holder; the waiting pod is
+# listed with the reason /debug/pending gives; both queues are shown; the page loaded
+# nothing from anywhere but the scheduler. Then a pod that fits is created: the page, still
+# open and never reloaded, shows it on the slice its annotation names and lists its bind.
+# A screenshot of the page is kept as a test artifact (test-artifacts/dashboard.png beside
+# the gpusched binary; its path is printed); an empty one fails the test.
+set -u
+GS="$1"; DRIVER="$2"
+. "$(dirname "$0")/cluster.sh"
+CHROMIUM=/usr/bin/chromium
+CHROMEDRIVER=/usr/bin/chromedriver
+[ -x "$CHROMIUM" ] && [ -x "$CHROMEDRIVER" ] ||
+    skip "no $CHROMIUM or $CHROMEDRIVER (Debian's chromium and chromium-driver: scripts/install-deps.sh)"
+e2e_up || exit 1
+K="$E2E_BIN/kubectl"
+. "$(dirname "$0")/tenancy.sh"
+ART="$(cd "$(dirname "$GS")" && pwd)/test-artifacts"
+mkdir -p "$ART"
+rm -f "$ART/dashboard.png"
+
+"$DRIVER" nodes <<'S' || exit 1
+1 h100 H100-80GB 2 mig:all-3g.40gb
+1 a100 A100-80GB 2 mig:mixed
+1 l40s L40S 2 ts:4
+S
+tn_crds || exit 1
+for ns in team-a team-b; do
+    "$K" create namespace $ns > /dev/null
+done
+"$K" apply -f - > /dev/null <<'Q' || exit 1
+apiVersion: gpusched.io/v1alpha1
+kind: GPUQueue
+metadata: {name: team-a}
+spec:
+  namespaces: [team-a]
+  deserved: {gpusched.io/gpu-units: 1}
+  overQuotaWeight: 1
+---
+apiVersion: gpusched.io/v1alpha1
+kind: GPUQueue
+metadata: {name: team-b}
+spec:
+  namespaces: [team-b]
+  deserved: {nvidia.com/gpu: 1}
+  overQuotaWeight: 2
+Q
+tn_start || exit 1
+tn_pods team-a infer 0 3 - nvidia.com/mig-3g.40gb=1 | "$K" create -f - > /dev/null
+tn_pods team-b embed 0 3 - nvidia.com/mig-1g.10gb=1 | "$K" create -f - > /dev/null
+tn_pods team-b notebook 0 2 - nvidia.com/gpu=1 | "$K" create -f - > /dev/null
+python3 - <<'P' | "$K" create -f - > /dev/null
+import json
+print(json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b200", "namespace": "team-a"},
+  "spec": {"schedulerName": "gpusched", "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-B200"},
+           "containers": [{"name": "c", "image": "registry.invalid/none:1",
+                           "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}))
+P
+bound_total() { [ "$(( $(tn_bound team-a) + $(tn_bound team-b) ))" -ge "$1" ]; }
+tn_wait 60 bound_total 8 || { tn_fail "$(( $(tn_bound team-a) + $(tn_bound team-b) )) pods bound, want 8"; tn_done; }
+has_verdict() {
+    curl -sf "http://127.0.0.1:$TN_PORT/debug/pending" |
+        python3 -c 'import json,sys; sys.exit(0 if any(r["pod"] == "b200" for r in json.load(sys.stdin)) else 1)'
+}
+tn_wait 30 has_verdict || { tn_fail "no verdict for team-a/b200 in /debug/pending"; tn_done; }
+
+python3 - "$K" "$TN_PORT" "$ART/dashboard.png" "$CHROMEDRIVER" "$CHROMIUM" "$E2E_DIR" "$E2E_SRC" \
+    <<'P' || TN_OK=1
+import json, subprocess, sys, time, urllib.request
+K, port, shot, chromedriver, chromium, d, src = sys.argv[1:8]
+sys.path.insert(0, src)
+from webdriver import Browser
+
+base = "http://127.0.0.1:%s" % port
+bad = 0
+def check(ok, what):
+    global bad
+    print("%s %s" % ("ok  " if ok else "FAIL", what))
+    bad += not ok
+
+def kget(*a):
+    return json.loads(subprocess.check_output([K, "get", *a, "-o", "json"]))
+
+def expected():
+    """From the API: (node, slice) -> holder for MIG, (node/gpu) -> holders otherwise."""
+    slices, shares = {}, {}
+    for p in kget("pods", "-A")["items"]:
+        node = p["spec"].get("nodeName")
+        dev = p["metadata"].get("annotations", {}).get("gpusched.io/devices", "")
+        if not node or not dev:
+            continue
+        who = "%s/%s" % (p["metadata"]["namespace"], p["metadata"]["name"])
+        kind, _, toks = dev.partition("=")
+        for t in toks.split(","):
+            if kind == "mig":
+                slices[(node, t)] = who
+            else:
+                shares.setdefault("%s/%s" % (node, t.split(":")[0]), set()).add(who)
+    return slices, shares
+
+JS = """
+const q = s => [...document.querySelectorAll(s)];
+return {
+  status: document.getElementById('status').textContent,
+  marker: window.__gsMarker || 0,
+  nodes: q('[data-node]').map(e => e.dataset.node),
+  slices: q('[data-slice]').map(e => ({node: e.closest('[data-node]').dataset.node,
+                                       slice: e.dataset.slice, holder: e.dataset.holder})),
+  shares: q('.share [data-holder]').map(e => ({gpu: e.closest('[data-gpu]').dataset.gpu,
+                                               holder: e.dataset.holder})),
+  pending: q('[data-pending-pod]').map(e => ({pod: e.dataset.pendingPod, reason: e.dataset.reason,
+                                               text: e.textContent})),
+  queues: q('[data-queue]').map(e => e.dataset.queue),
+  events: q('[data-event]').map(e => ({kind: e.dataset.event, text: e.textContent})),
+  resources: performance.getEntriesByType('resource').map(r => r.name),
+};
+"""
+
+def dom_matches(dom, slices, shares):
+    got = {(s["node"], s["slice"]): s["holder"] for s in dom["slices"] if s["holder"]}
+    gsh = {}
+    for s in dom["shares"]:
+        gsh.setdefault(s["gpu"], set()).add(s["holder"])
+    return got == slices and gsh == shares, got, gsh
+
+with Browser(chromedriver, chromium, log=d + "/chromedriver.log") as b:
+    b.open(base + "/ui")
+    end = time.time() + 30
+    dom = b.script(JS)
+    while time.time() < end and (dom["status"] != "live" or not dom["nodes"]):
+        time.sleep(0.3)
+        dom = b.script(JS)
+    check(dom["status"] == "live", "the page reads /ui/state (status %r)" % dom["status"])
+    nodes = sorted(n["metadata"]["name"] for n in kget("nodes")["items"])
+    check(sorted(dom["nodes"]) == nodes, "every Node is shown: %s" % dom["nodes"])
+    # every MIG instance of each node's inventory is a slice of the page
+    for n in kget("nodes")["items"]:
+        inv = json.loads(n["metadata"]["annotations"]["gpusched.io/inventory"])
+        want = sorted("%d:%s" % (g["i"], x.split(";")[0]) for g in inv["gpus"] for x in g.get("mig", []))
+        have = sorted(s["slice"] for s in dom["slices"] if s["node"] == n["metadata"]["name"])
+        check(want == have, "%s: slices %s" % (n["metadata"]["name"], " ".join(have) or "none (no MIG)"))
+    slices, shares = expected()
+    ok, got, gsh = dom_matches(dom, slices, shares)
+    check(ok, "each pod holds what its gpusched.io/devices names: %d slices, %d shared GPUs"
+          % (len(slices), len(shares)))
+    if not ok:
+        print("   want %s %s\n   page %s %s" % (slices, shares, got, gsh))
+    pend = json.load(urllib.request.urlopen(base + "/debug/pending"))
+    want = {"%s/%s" % (r["namespace"], r["pod"]): r["reason"] for r in pend}
+    page = {p["pod"]: p["reason"] for p in dom["pending"]}
+    check(page.get("team-a/b200") == want.get("team-a/b200") == "selector",
+          "team-a/b200 waits for '%s' on the page, '%s' in /debug/pending" %
+          (page.get("team-a/b200"), want.get("team-a/b200")))
+    msg = next((p["text"] for p in dom["pending"] if p["pod"] == "team-a/b200"), "")
+    want_msg = next((r["message"] for r in pend if r["pod"] == "b200"), None)
+    check(want_msg and want_msg in msg, "with /debug/pending's message: %s" % want_msg)
+    check(sorted(dom["queues"]) == ["team-a", "team-b"], "queues shown: %s" % dom["queues"])
+    foreign = [r for r in dom["resources"] if not r.startswith(base + "/")]
+    check(not foreign, "the page loaded only from the scheduler (%d requests; others: %s)"
+          % (len(dom["resources"]), foreign))
+    # a pod that fits, while the page stays open
+    b.script("window.__gsMarker = 42; return 0;")
+    subprocess.run([K, "create", "-f", "-"], check=True, capture_output=True, input=json.dumps({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "late", "namespace": "team-a"},
+        "spec": {"schedulerName": "gpusched", "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+                 "containers": [{"name": "c", "image": "registry.invalid/none:1",
+                                 "resources": {"limits": {"nvidia.com/mig-3g.40gb": "1"}}}]}}).encode())
+    dev, node = "", ""
+    end = time.time() + 60
+    while time.time() < end and not dev:
+        p = kget("pod", "-n", "team-a", "late")
+        dev = p["metadata"].get("annotations", {}).get("gpusched.io/devices", "")
+        node = p["spec"].get("nodeName", "")
+        time.sleep(0.3)
+    check(dev.startswith("mig="), "team-a/late bound to %s %s" % (node, dev))
+    end = time.time() + 30
+    while time.time() < end:
+        dom = b.script(JS)
+        if any(s["node"] == node and "mig=" + s["slice"] == dev and s["holder"] == "team-a/late"
+               for s in dom["slices"]):
+            break
+        time.sleep(0.3)
+    held = [s for s in dom["slices"] if s["holder"] == "team-a/late"]
+    check(len(held) == 1 and (held[0]["node"], "mig=" + held[0]["slice"]) == (node, dev),
+          "the open page shows team-a/late on %s" % (held and "%s %s" % (held[0]["node"], held[0]["slice"])))
+    check(dom["marker"] == 42, "without a reload")
+    check(any(e["kind"] == "bind" and "team-a/late" in e["text"] for e in dom["events"]),
+          "its bind is listed among the recent events")
+    slices, shares = expected()
+    ok, got, gsh = dom_matches(dom, slices, shares)
+    check(ok, "every holder still matches the API")
+    png = b.screenshot()
+    open(shot, "wb").write(png)
+check(len(png) > 1000 and png[:8] == b"\x89PNG\r\n\x1a\n", "screenshot: %s (%d bytes)" % (shot, len(png)))
+sys.exit(1 if bad else 0)
+P
+tn_done
