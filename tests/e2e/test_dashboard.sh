@@ -9,7 +9,9 @@
 # gpusched.io/devices annotation names, no other slice has a holder; the waiting pod is
 # listed with the reason /debug/pending gives; both queues are shown; the page loaded
 # nothing from anywhere but the scheduler. Then a pod that fits is created: the page, still
-# open and never reloaded, shows it on the slice its annotation names and lists its bind.
+# open and never reloaded, shows it on the slice its annotation names and lists its bind. With
+# every 3g.40gb slot taken, a gpu-critical pod preempts: the page lists the preemption and its
+# victims.
 # A screenshot of the page is kept as a test artifact (test-artifacts/dashboard.png beside
 # the gpusched binary; its path is printed); an empty one fails the test.
 set -u
@@ -196,6 +198,36 @@ with Browser(chromedriver, chromium, log=d + "/chromedriver.log") as b:
     slices, shares = expected()
     ok, got, gsh = dom_matches(dom, slices, shares)
     check(ok, "every holder still matches the API")
+    # every 3g.40gb slot taken, then a gpu-critical one: the page lists the preemption
+    def pod(name, pc=None):
+        spec = {"schedulerName": "gpusched", "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+                "containers": [{"name": "c", "image": "registry.invalid/none:1",
+                                "resources": {"limits": {"nvidia.com/mig-3g.40gb": "1"}}}]}
+        if pc:
+            spec["priorityClassName"] = pc
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "team-a"}, "spec": spec}
+    subprocess.run([K, "create", "-f", "-"], check=True, capture_output=True, input=json.dumps(
+        {"apiVersion": "v1", "kind": "List", "items": [pod("fill-0"), pod("fill-1")]}).encode())
+    end = time.time() + 60
+    while time.time() < end and len(expected()[0]) < 9:
+        time.sleep(0.3)
+    check(len(expected()[0]) == 9, "every MIG slot of 3g.40gb is taken (%d slices held)" % len(expected()[0]))
+    subprocess.run([K, "create", "priorityclass", "gpu-critical", "--value", "1000000"], check=True,
+                   capture_output=True)
+    subprocess.run([K, "create", "-f", "-"], check=True, capture_output=True,
+                   input=json.dumps(pod("critical", "gpu-critical")).encode())
+    end = time.time() + 60
+    pre = []
+    while time.time() < end and not pre:
+        dom = b.script(JS)
+        pre = [e["text"] for e in dom["events"] if e["kind"] == "preempt" and "team-a/critical" in e["text"]]
+        time.sleep(0.3)
+    check(bool(pre), "the open page lists the preemption: %s" % (pre and pre[0].strip()))
+    named = pre[0].split("evicted ", 1)[-1].rsplit(" (", 1)[0].split(", ") if pre else []
+    left = {p["metadata"]["name"]: p for p in kget("pods", "-n", "team-a")["items"]}
+    gone = [v for v in named if v.startswith("team-a/") and
+            (v[7:] not in left or left[v[7:]]["metadata"].get("deletionTimestamp"))]
+    check(named and gone == named, "its victims %s are gone or leaving" % named)
     png = b.screenshot()
     open(shot, "wb").write(png)
 check(len(png) > 1000 and png[:8] == b"\x89PNG\r\n\x1a\n", "screenshot: %s (%d bytes)" % (shot, len(png)))
