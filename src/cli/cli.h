@@ -18,6 +18,8 @@ int gs_cli_scheduler(int argc, char **argv);
 int gs_cli_extender(int argc, char **argv);
 int gs_cli_explain(int argc, char **argv);
 int gs_cli_agent(int argc, char **argv);
+int gs_cli_advise(int argc, char **argv);
+int gs_cli_dpconfig(int argc, char **argv);
 int gs_cli_top(int argc, char **argv);
 
 /* true when argv has -h or --help */

@@ -40,6 +40,12 @@ static const struct command {
     {"mig", gs_cli_mig,
      "MIG geometry: profiles, layouts, validate a mig-parted config,\n"
      "             plan layouts for a demand (see gpusched mig --help)"},
+    {"advise", gs_cli_advise,
+     "advice backed by simulation: sharing mode and MIG layout per node\n"
+     "             group for a scenario or the live cluster, and the article's\n"
+     "             cluster-size table measured (see gpusched advise --help)"},
+    {"dpconfig", gs_cli_dpconfig,
+     "validate an NVIDIA device-plugin config (dpconfig validate FILE)"},
     {"version", version, "print gpusched's version"},
 };
 
