@@ -8,6 +8,7 @@
 #include "../core/catalog.h"
 #include "../formats/scenario.h"
 #include "../sim/advise.h"
+#include "advise_cluster.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -19,7 +20,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: gpusched advise scenario FILE [options]\n"
-            "       gpusched advise cluster [--kubeconfig FILE] [--window DURATION] [options]\n"
+            "       gpusched advise cluster [--kubeconfig FILE | --from FILE.json]\n"
+            "                               [--window DURATION] [--save-scenario FILE] [options]\n"
             "       gpusched advise sizes [--format table|json] [--budget N]\n"
             "       gpusched advise sizes --print-scenario small|medium|large|xlarge\n"
             "\n"
@@ -33,7 +35,9 @@ static void usage(FILE *f)
             "                  the current setup\n"
             "  cluster         the live cluster: its GPU nodes grouped by model and setup, its\n"
             "                  pods (running, pending and finished within --window, default\n"
-            "                  24h) as the workload; --save-scenario FILE keeps the scenario\n"
+            "                  24h) as the workload (formats/clusterscen.h says how); --from\n"
+            "                  reads `kubectl get nodes,pods -A -o json` output instead of the\n"
+            "                  API server; --save-scenario FILE keeps the scenario it made\n"
             "  sizes           the article's cluster-size table (< 8, 8-32, 32-128, > 128\n"
             "                  GPUs) measured, beside the article's recommendation\n"
             "\n"
@@ -205,7 +209,7 @@ out:
 }
 
 struct opts {
-    const char *format, *report, *out, *kubeconfig, *save;
+    const char *format, *report, *out, *kubeconfig, *save, *from;
     double window_s;
     int budget, threads;
     int64_t seed;
@@ -244,6 +248,8 @@ static int parse_opts(int argc, char **argv, int i, struct opts *o, bool cluster
             o->seed = (int64_t)d;
         } else if (cluster && strcmp(a, "--kubeconfig") == 0) {
             o->kubeconfig = v;
+        } else if (cluster && strcmp(a, "--from") == 0) {
+            o->from = v;
         } else if (cluster && strcmp(a, "--save-scenario") == 0) {
             o->save = v;
         } else if (cluster && strcmp(a, "--window") == 0) {
@@ -395,6 +401,46 @@ static int cmd_sizes(int argc, char **argv)
     return code;
 }
 
+static int cmd_cluster(int argc, char **argv)
+{
+    struct opts o = {.format = "table", .seed = -1, .window_s = 86400};
+    int code = parse_opts(argc, argv, 1, &o, true);
+    if (code)
+        return code;
+    if (o.from && o.kubeconfig) {
+        fprintf(stderr, "gpusched advise cluster: --from and --kubeconfig exclude each other\n");
+        return GS_EXIT_USAGE;
+    }
+    struct gs_scenario *sc = calloc(1, sizeof(*sc));
+    char **names = calloc(GS_SC_MAX_GROUPS, sizeof(char *));
+    if (!sc || !names) {
+        free(sc);
+        free(names);
+        return GS_EXIT_FAILURE;
+    }
+    struct gs_error err;
+    gs_error_init(&err);
+    struct gs_buf yaml;
+    gs_buf_init(&yaml, 0);
+    int rc = gs_advise_cluster_scenario(o.kubeconfig, o.from, o.window_s, sc, names, &yaml, &err);
+    if (rc) {
+        fprintf(stderr, "gpusched advise cluster: %s\n", err.msg);
+        code = gs_cli_exit_code(rc);
+        goto out;
+    }
+    if (o.save && (code = write_file(o.save, yaml.data, yaml.len)))
+        goto out;
+    code = advise_and_print(sc, &o, names);
+out:
+    for (int g = 0; g < GS_SC_MAX_GROUPS; g++)
+        free(names[g]);
+    free(names);
+    gs_buf_release(&yaml);
+    gs_scenario_release(sc);
+    free(sc);
+    return code;
+}
+
 int gs_cli_advise(int argc, char **argv)
 {
     if (argc < 1 || gs_cli_wants_help(argc, argv)) {
@@ -405,6 +451,8 @@ int gs_cli_advise(int argc, char **argv)
         return cmd_scenario(argc, argv);
     if (strcmp(argv[0], "sizes") == 0)
         return cmd_sizes(argc, argv);
+    if (strcmp(argv[0], "cluster") == 0)
+        return cmd_cluster(argc, argv);
     fprintf(stderr, "gpusched advise: unknown subcommand '%s' (scenario, cluster, sizes)\n",
             argv[0]);
     return GS_EXIT_USAGE;

@@ -1,0 +1,624 @@
+/* clusterscen.c - a live cluster as a scenario (formats/clusterscen.h). */
+#include "clusterscen.h"
+
+#include "../base/error.h"
+#include "../core/catalog.h"
+#include "../core/mig.h"
+#include "inventory.h"
+#include "kubeobj.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_NODE_GROUPS GS_SC_MAX_GROUPS
+#define MAX_CLASSES     GS_SC_MAX_CLASSES
+#define MAX_SEEN        256 /* class candidates before the largest are kept */
+
+struct ngroup {
+    char key[768];
+    char name[48];
+    int model, gpus;
+    int64_t cpu_milli, mem_mib;
+    int sharing; /* 0 none, 1 time-slicing, 2 mps */
+    int replicas;
+    bool mig[GS_MAX_GPUS_NODE];
+    struct gs_mig_layout layout[GS_MAX_GPUS_NODE];
+    int nodes;
+    struct gs_buf names;
+};
+
+struct pclass {
+    char key[512];
+    char name[56];
+    char ns[64];
+    int kind; /* enum gs_class_kind */
+    bool service;
+    int gpus;
+    char mig[GS_MIG_NAME_MAX];
+    int64_t cpu_milli, mem_mib;
+    int32_t priority;
+    uint8_t share;
+    int created, current;
+    double util_sum;
+    int util_n;
+    double *dur; /* finished pods' run times */
+    int ndur, capdur;
+    double age_sum; /* running pods' ages */
+    int nage;
+    double gpu_weight; /* GPUs it holds or asks, for keeping the largest */
+};
+
+static const char *label_of(const json_t *obj, const char *field, const char *key)
+{
+    json_t *m = json_object_get(json_object_get(obj, "metadata"), field);
+    json_t *v = json_object_get(m, key);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static void sanitize(const char *in, char *out, size_t size)
+{
+    size_t w = 0;
+    for (; *in && w + 1 < size; in++) {
+        char c = (char)tolower((unsigned char)*in);
+        out[w++] = isalnum((unsigned char)c) || c == '-' || c == '.' ? c : '-';
+    }
+    out[w] = 0;
+    while (w > 0 && (out[w - 1] == '-' || out[w - 1] == '.'))
+        out[--w] = 0;
+    if (!w)
+        snprintf(out, size, "x");
+}
+
+/* A label's non-negative count (GFD writes them as decimal strings); 0 when absent or bad. */
+static int count_label(const char *s)
+{
+    if (!s)
+        return 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    return end != s && !*end && v > 0 && v < 1000 ? (int)v : 0;
+}
+
+static int profile_of_resource(int model, const char *res)
+{
+    const struct gs_gpu_model *m = gs_catalog_get(model);
+    for (int p = 0; m && p < m->nprofiles; p++) {
+        char name[64];
+        gs_mig_resource_name(&m->profiles[p], name, sizeof(name));
+        if (strcmp(name, res) == 0)
+            return p;
+    }
+    return -1;
+}
+
+/* The node's setup; returns 0, 1 when it has no GPUs, 2 when its model is unknown. */
+static int node_setup(const struct gs_kube_node *n, struct ngroup *g)
+{
+    memset(g, 0, sizeof(*g));
+    const char *product = gs_kube_label(n, "nvidia.com/gpu.product");
+    const char *count = gs_kube_label(n, "nvidia.com/gpu.count");
+    if (!product && n->gpus == 0 && n->next == 0 && !n->inv)
+        return 1;
+    g->model = product ? gs_catalog_find(product) : -1;
+    if (g->model < 0)
+        return 2;
+    const char *strat = gs_kube_label(n, "nvidia.com/gpu.sharing-strategy");
+    const char *reps = gs_kube_label(n, "nvidia.com/gpu.replicas");
+    g->sharing = strat && strcmp(strat, "time-slicing") == 0 ? 1
+                 : strat && strcmp(strat, "mps") == 0        ? 2
+                                                             : 0;
+    g->replicas = g->sharing && reps ? count_label(reps) : 0;
+    if (g->sharing && g->replicas < 2)
+        g->replicas = g->sharing == 1 ? 4 : 2;
+    int64_t whole = g->sharing ? n->gpus / g->replicas : n->gpus;
+    g->gpus = count ? count_label(count) : n->inv ? n->inv->ngpus : 0;
+    g->cpu_milli = n->cpu_milli;
+    g->mem_mib = n->mem_mib;
+    if (n->inv) {
+        if (g->gpus < n->inv->ngpus)
+            g->gpus = n->inv->ngpus;
+        for (int i = 0; i < n->inv->ngpus && i < GS_MAX_GPUS_NODE; i++) {
+            const struct gs_inv_gpu *ig = &n->inv->gpus[i];
+            if (ig->mode != GS_GPU_MIG || ig->index < 0 || ig->index >= GS_MAX_GPUS_NODE)
+                continue;
+            for (int s = 0; s < ig->ninst; s++) {
+                int p = gs_catalog_find_profile(g->model, ig->inst[s].profile);
+                if (p >= 0 && g->layout[ig->index].count[p] < 255)
+                    g->layout[ig->index].count[p]++;
+            }
+            g->mig[ig->index] = gs_mig_layout_size(&g->layout[ig->index]) > 0;
+        }
+    } else if (n->next > 0) {
+        uint32_t want[GS_MIG_MAX_PROFILES] = {0};
+        for (int e = 0; e < n->next; e++) {
+            int p = profile_of_resource(g->model, n->ext[e].name);
+            if (p >= 0 && n->ext[e].count > 0)
+                want[p] += (uint32_t)(n->ext[e].count > 1000 ? 1000 : n->ext[e].count);
+        }
+        struct gs_mig_layout pl[GS_MAX_GPUS_NODE];
+        struct gs_error e;
+        gs_error_init(&e);
+        int need = gs_mig_plan(g->model, want, pl, GS_MAX_GPUS_NODE, &e);
+        if (need > 0) {
+            if (!g->gpus)
+                g->gpus = (int)whole + need;
+            for (int i = 0; i < need && i < GS_MAX_GPUS_NODE; i++) {
+                g->mig[i] = true;
+                g->layout[i] = pl[i];
+            }
+        }
+    }
+    if (!g->gpus)
+        g->gpus = (int)whole;
+    if (g->gpus > GS_MAX_GPUS_NODE)
+        g->gpus = GS_MAX_GPUS_NODE;
+    if (g->gpus <= 0)
+        return 1;
+    size_t w = (size_t)snprintf(g->key, sizeof(g->key), "%d|%d|%d|%d", g->model, g->gpus,
+                                g->sharing, g->replicas);
+    for (int i = 0; i < g->gpus && w < sizeof(g->key); i++) {
+        char l[128] = "whole";
+        if (g->mig[i])
+            gs_mig_layout_str(g->model, &g->layout[i], l, sizeof(l));
+        w += (size_t)snprintf(g->key + w, sizeof(g->key) - w, "|%s", l);
+    }
+    return 0;
+}
+
+static int class_kind(const char *s)
+{
+    if (!s)
+        return -1;
+    if (strcmp(s, "online-inference") == 0)
+        return GS_KIND_ONLINE;
+    if (strcmp(s, "batch-inference") == 0)
+        return GS_KIND_BATCH;
+    if (strcmp(s, "training") == 0)
+        return GS_KIND_TRAINING;
+    if (strcmp(s, "development") == 0)
+        return GS_KIND_DEV;
+    return -1;
+}
+
+/* The pod's workload: owner kind and name (a ReplicaSet's Deployment). */
+static void owner_of(const json_t *pod, char *kind, size_t ks, char *name, size_t ns)
+{
+    json_t *refs = json_object_get(json_object_get(pod, "metadata"), "ownerReferences");
+    json_t *pick = NULL;
+    size_t i;
+    json_t *r;
+    json_array_foreach(refs, i, r)
+    {
+        if (!pick || json_is_true(json_object_get(r, "controller")))
+            pick = r;
+    }
+    const char *k = pick ? json_string_value(json_object_get(pick, "kind")) : NULL;
+    const char *n = pick ? json_string_value(json_object_get(pick, "name")) : NULL;
+    if (!k || !n) {
+        snprintf(kind, ks, "Pod");
+        snprintf(name, ns, "pods");
+        return;
+    }
+    snprintf(kind, ks, "%s", k);
+    snprintf(name, ns, "%s", n);
+    if (strcmp(k, "Job") == 0) {
+        /* Jobs of one workload differ by a suffix (a CronJob's schedule time, an index, a
+         * generated hash): "ft-17" and "ft-18" are one class */
+        char *dash;
+        while ((dash = strrchr(name, '-')) && dash != name && dash[1]) {
+            bool gen = true;
+            for (const char *c = dash + 1; *c; c++)
+                gen &= isdigit((unsigned char)*c) != 0;
+            if (!gen && strlen(dash + 1) == 5) /* generateName's five characters */
+                gen = true;
+            if (!gen)
+                break;
+            *dash = 0;
+        }
+        return;
+    }
+    if (strcmp(k, "ReplicaSet") == 0) {
+        char *dash = strrchr(name, '-');
+        if (dash && dash != name)
+            *dash = 0; /* pod-template-hash */
+        snprintf(kind, ks, "Deployment");
+    }
+}
+
+static double finished_at(const json_t *pod)
+{
+    json_t *cs = json_object_get(json_object_get(pod, "status"), "containerStatuses");
+    double last = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach(cs, i, c)
+    {
+        json_t *t = json_object_get(json_object_get(c, "state"), "terminated");
+        const char *f = json_string_value(json_object_get(t, "finishedAt"));
+        double v;
+        if (f && gs_kube_parse_time(f, &v) == 0 && v > last)
+            last = v;
+    }
+    return last;
+}
+
+static double time_field(const json_t *obj, const char *section, const char *field)
+{
+    const char *s = json_string_value(json_object_get(json_object_get(obj, section), field));
+    double v;
+    return s && gs_kube_parse_time(s, &v) == 0 ? v : 0;
+}
+
+static int add_dur(struct pclass *c, double d)
+{
+    if (c->ndur == c->capdur) {
+        int nc = c->capdur ? 2 * c->capdur : 16;
+        double *v = realloc(c->dur, sizeof(*v) * (size_t)nc);
+        if (!v)
+            return GS_ENOMEM;
+        c->dur = v;
+        c->capdur = nc;
+    }
+    c->dur[c->ndur++] = d;
+    return 0;
+}
+
+static int cmp_weight(const void *a, const void *b)
+{
+    const struct pclass *x = a, *y = b;
+    return x->gpu_weight < y->gpu_weight ? 1 : x->gpu_weight > y->gpu_weight ? -1 : 0;
+}
+
+/* A duration within what a scenario takes (1 s to 365 days). */
+static void fmt_s(double s, char *out, size_t size)
+{
+    if (!(s >= 1))
+        s = 1;
+    if (s > 365 * 86400.0)
+        s = 365 * 86400.0;
+    snprintf(out, size, "%.0fs", s);
+}
+
+static const char *kind_name(int k)
+{
+    return gs_class_kind_name((enum gs_class_kind)k);
+}
+
+int gs_cluster_scenario(const json_t *nodes, const json_t *pods, double now_s, double window_s,
+                        struct gs_buf *y, char **node_names, struct gs_error *err)
+{
+    struct ngroup *grp = calloc(MAX_NODE_GROUPS, sizeof(*grp));
+    struct pclass *cls = calloc(MAX_SEEN, sizeof(*cls));
+    /* node name -> group, for the pods' sharing */
+    size_t nn = json_array_size(nodes);
+    char(*nname)[GS_KNAME_MAX] = calloc(nn ? nn : 1, sizeof(*nname));
+    int *ngi = calloc(nn ? nn : 1, sizeof(int));
+    int ng = 0, nc = 0, rc = 0, skipped_models = 0, dropped = 0, gpu_pods = 0;
+    struct gs_buf notes;
+    gs_buf_init(&notes, 0);
+    if (!grp || !cls || !nname || !ngi) {
+        rc = gs_error_set(err, GS_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < nn && !rc; i++) {
+        struct gs_kube_node n;
+        struct gs_error e;
+        gs_error_init(&e);
+        ngi[i] = -1;
+        if (gs_kube_node_read(json_array_get(nodes, i), &n, &e)) {
+            gs_buf_printf(&notes, "# node left out: %s\n", e.msg);
+            continue;
+        }
+        snprintf(nname[i], sizeof(nname[i]), "%s", n.name);
+        struct ngroup g;
+        int s = node_setup(&n, &g);
+        if (s == 2) {
+            const char *p = gs_kube_label(&n, "nvidia.com/gpu.product");
+            gs_buf_printf(&notes,
+                          "# node %s left out: GPU model '%s' is not in gpusched's catalog\n",
+                          n.name, p ? p : "(no nvidia.com/gpu.product label)");
+            skipped_models++;
+        }
+        if (s) {
+            gs_kube_node_release(&n);
+            continue;
+        }
+        int k = 0;
+        while (k < ng && strcmp(grp[k].key, g.key) != 0)
+            k++;
+        if (k == ng) {
+            if (ng == MAX_NODE_GROUPS) {
+                gs_buf_printf(&notes, "# node %s left out: more than %d node groups\n", n.name,
+                              MAX_NODE_GROUPS);
+                gs_kube_node_release(&n);
+                continue;
+            }
+            grp[ng] = g;
+            gs_buf_init(&grp[ng].names, 0);
+            char base[40];
+            sanitize(gs_catalog_get(g.model)->name, base, sizeof(base));
+            int same = 0;
+            for (int j = 0; j < ng; j++)
+                same += strncmp(grp[j].name, base, strlen(base)) == 0;
+            if (same)
+                snprintf(grp[ng].name, sizeof(grp[ng].name), "%s-%d", base, same + 1);
+            else
+                snprintf(grp[ng].name, sizeof(grp[ng].name), "%s", base);
+            ng++;
+        } else {
+            if (g.cpu_milli < grp[k].cpu_milli)
+                grp[k].cpu_milli = g.cpu_milli;
+            if (g.mem_mib < grp[k].mem_mib)
+                grp[k].mem_mib = g.mem_mib;
+        }
+        grp[k].nodes++;
+        char safe[GS_KNAME_MAX]; /* names go into YAML comments and a shell script */
+        sanitize(n.name, safe, sizeof(safe));
+        if (gs_buf_printf(&grp[k].names, "%s%s", grp[k].names.len ? " " : "", safe))
+            rc = gs_error_set(err, GS_ENOMEM, "out of memory");
+        ngi[i] = k;
+        gs_kube_node_release(&n);
+    }
+    if (!rc && ng == 0)
+        rc = gs_error_set(err, GS_EINVAL,
+                          "no GPU node of a known model in the cluster (%d left out for their "
+                          "model): nothing to advise on",
+                          skipped_models);
+    size_t np = json_array_size(pods);
+    for (size_t i = 0; i < np && !rc; i++) {
+        const json_t *obj = json_array_get(pods, i);
+        struct gs_kube_pod p;
+        struct gs_error e;
+        gs_error_init(&e);
+        if (gs_kube_pod_read(obj, &p, &e))
+            continue;
+        bool gpu = (p.req.kind == GS_REQ_GPU && p.req.gpus > 0) || p.req.kind == GS_REQ_MIG;
+        if (!gpu)
+            continue;
+        double created = time_field(obj, "metadata", "creationTimestamp");
+        double started = time_field(obj, "status", "startTime");
+        bool live =
+            strcmp(p.phase, "Pending") == 0 || strcmp(p.phase, "Running") == 0 || !p.phase[0];
+        bool recent = created > 0 && created >= now_s - window_s;
+        if (!live && !recent)
+            continue;
+        gpu_pods++;
+        char okind[32], oname[GS_KNAME_MAX];
+        owner_of(obj, okind, sizeof(okind), oname, sizeof(oname));
+        bool service = strcmp(okind, "Deployment") == 0 || strcmp(okind, "StatefulSet") == 0;
+        char key[512];
+        snprintf(key, sizeof(key), "%s|%s|%s|%d|%s|%lld|%lld", p.ns, okind, oname,
+                 p.req.kind == GS_REQ_MIG ? 1 : p.req.gpus,
+                 p.req.kind == GS_REQ_MIG ? p.req.mig : "", (long long)p.req.cpu_milli,
+                 (long long)p.req.mem_mib);
+        int k = 0;
+        while (k < nc && strcmp(cls[k].key, key) != 0)
+            k++;
+        if (k == nc) {
+            if (nc == MAX_SEEN) {
+                dropped++;
+                continue;
+            }
+            struct pclass *c = &cls[nc++];
+            snprintf(c->key, sizeof(c->key), "%s", key);
+            sanitize(p.ns, c->ns, sizeof(c->ns)); /* a DNS label from a real API server */
+            char nm[200];
+            snprintf(nm, sizeof(nm), "%s-%s", p.ns, oname);
+            sanitize(nm, c->name, 48);
+            for (int j = 0, dup = 1; j < nc - 1; j++)
+                if (strcmp(cls[j].name, c->name) == 0) {
+                    char b[56];
+                    snprintf(b, sizeof(b), "%.44s-%d", c->name, ++dup);
+                    snprintf(c->name, sizeof(c->name), "%s", b);
+                    j = -1;
+                }
+            int kk = class_kind(label_of(obj, "labels", "gpusched.io/workload-kind"));
+            c->kind = kk >= 0                     ? kk
+                      : service                   ? GS_KIND_ONLINE
+                      : strcmp(okind, "Job") == 0 ? GS_KIND_TRAINING
+                                                  : GS_KIND_DEV;
+            c->service = service;
+            c->gpus = p.req.kind == GS_REQ_MIG ? 1 : p.req.gpus;
+            if (p.req.kind == GS_REQ_MIG)
+                snprintf(c->mig, sizeof(c->mig), "%s", p.req.mig);
+            c->cpu_milli = p.req.cpu_milli;
+            c->mem_mib = p.req.mem_mib;
+            c->priority = p.priority;
+        }
+        struct pclass *c = &cls[k];
+        if (p.priority > c->priority)
+            c->priority = p.priority;
+        if (recent)
+            c->created++;
+        if (live)
+            c->current++;
+        c->gpu_weight += gs_request_units(&p.req, -1);
+        const char *u = label_of(obj, "annotations", "gpusched.io/gpu-utilization");
+        if (u) {
+            char *end;
+            double v = strtod(u, &end);
+            if (end != u && !*end && v >= 0 && v <= 1) {
+                c->util_sum += v;
+                c->util_n++;
+            }
+        }
+        for (size_t j = 0; p.node[0] && j < nn; j++)
+            if (strcmp(nname[j], p.node) == 0 && ngi[j] >= 0 && !c->mig[0]) {
+                int s = grp[ngi[j]].sharing;
+                c->share |= (uint8_t)(s == 1 ? 1 : s == 2 ? 2 : 0);
+            }
+        double fin = finished_at(obj);
+        if (!live && started > 0 && fin > started) {
+            if (add_dur(c, fin - started))
+                rc = gs_error_set(err, GS_ENOMEM, "out of memory");
+        } else if (live && started > 0 && now_s > started) {
+            c->age_sum += now_s - started;
+            c->nage++;
+        }
+    }
+    if (!rc && gpu_pods == 0)
+        rc = gs_error_set(err, GS_EINVAL,
+                          "no pod in the cluster asks for GPUs (running, pending, or created in "
+                          "the last %.0fs): no workload to simulate",
+                          window_s);
+    if (rc)
+        goto out;
+    qsort(cls, (size_t)nc, sizeof(*cls), cmp_weight);
+    if (nc > MAX_CLASSES) {
+        for (int k = MAX_CLASSES; k < nc; k++)
+            gs_buf_printf(&notes, "# workload left out (only the %d largest are kept): %s\n",
+                          MAX_CLASSES, cls[k].name);
+        dropped += nc - MAX_CLASSES;
+    }
+    int keep = nc < MAX_CLASSES ? nc : MAX_CLASSES;
+    /* namespaces as tenants */
+    char tenants[GS_SC_MAX_TENANTS][64];
+    int nt = 0;
+    for (int k = 0; k < keep; k++) {
+        int t = 0;
+        while (t < nt && strcmp(tenants[t], cls[k].ns) != 0)
+            t++;
+        if (t == nt && nt < GS_SC_MAX_TENANTS)
+            snprintf(tenants[nt++], sizeof(tenants[0]), "%s", cls[k].ns);
+    }
+    char dur[32], warm[32];
+    fmt_s(window_s, dur, sizeof(dur));
+    fmt_s(window_s / 10 < 3600 ? window_s / 10 : 3600, warm, sizeof(warm));
+    int e = gs_buf_printf(y,
+                          "# gpusched advise cluster: the live cluster as a scenario: %d node "
+                          "group%s, %d GPU pods over the last %.0fs\n",
+                          ng, ng == 1 ? "" : "s", gpu_pods, window_s);
+    e |= gs_buf_puts(y, notes.data ? notes.data : "");
+    e |= gs_buf_printf(y,
+                       "name: live-cluster\nseed: 42\nduration: %s\nwarmup: %s\n"
+                       "sla: {online_wait: 30s, online_min_speed: 0.8}\n",
+                       dur, warm);
+    bool any_mig = false;
+    for (int g = 0; g < ng; g++)
+        for (int i = 0; i < grp[g].gpus; i++)
+            any_mig |= grp[g].mig[i];
+    if (any_mig) {
+        e |= gs_buf_puts(y, "mig_configs:\n  version: v1\n  mig-configs:\n");
+        for (int g = 0; g < ng; g++) {
+            bool m = false;
+            for (int i = 0; i < grp[g].gpus; i++)
+                m |= grp[g].mig[i];
+            if (!m)
+                continue;
+            const struct gs_gpu_model *mod = gs_catalog_get(grp[g].model);
+            e |= gs_buf_printf(y, "    live-%s:\n", grp[g].name);
+            for (int i = 0; i < grp[g].gpus; i++) {
+                e |= gs_buf_printf(y, "      - devices: [%d]\n        mig-enabled: %s\n", i,
+                                   grp[g].mig[i] ? "true" : "false");
+                if (!grp[g].mig[i])
+                    continue;
+                e |= gs_buf_puts(y, "        mig-devices:\n");
+                for (int p = 0; p < mod->nprofiles; p++)
+                    if (grp[g].layout[i].count[p])
+                        e |= gs_buf_printf(y, "          \"%s\": %u\n", mod->profiles[p].name,
+                                           grp[g].layout[i].count[p]);
+            }
+        }
+    }
+    e |= gs_buf_puts(y, "node_groups:\n");
+    for (int g = 0; g < ng; g++) {
+        const struct ngroup *x = &grp[g];
+        bool m = false;
+        for (int i = 0; i < x->gpus; i++)
+            m |= x->mig[i];
+        e |= gs_buf_printf(
+            y, "  - {name: %s, gpu: %s, nodes: %d, gpus: %d, cpu: %lldm, memory: %lldMi", x->name,
+            gs_catalog_get(x->model)->name, x->nodes, x->gpus,
+            (long long)(x->cpu_milli > 0 ? x->cpu_milli : 1000),
+            (long long)(x->mem_mib > 0 ? x->mem_mib : 1024));
+        if (m)
+            e |= gs_buf_printf(y, ", mig_config: live-%s", x->name);
+        if (x->sharing)
+            e |= gs_buf_printf(y, ", sharing: %s, replicas: %d",
+                               x->sharing == 1 ? "timeslicing" : "mps", x->replicas);
+        e |= gs_buf_printf(y, "}   # %s\n", x->names.data ? x->names.data : "");
+    }
+    if (nt > 1) {
+        e |= gs_buf_puts(y, "tenants:\n");
+        for (int t = 0; t < nt; t++)
+            e |= gs_buf_printf(y, "  - {name: %s, namespace: %s}\n", tenants[t], tenants[t]);
+    }
+    e |= gs_buf_puts(y, "classes:\n");
+    for (int k = 0; k < keep; k++) {
+        struct pclass *c = &cls[k];
+        e |= gs_buf_printf(y, "  - name: %s\n", c->name);
+        if (nt > 1)
+            e |= gs_buf_printf(y, "    tenant: %s\n", c->ns);
+        e |= gs_buf_printf(y, "    kind: %s\n    priority: %d\n", kind_name(c->kind), c->priority);
+        char d1[32], d2[32];
+        if (c->service || c->created == 0) {
+            /* replicas that run through the window (or pods all older than it) */
+            int n = c->current > 0 ? c->current : c->created;
+            double life = c->service || !c->nage ? 2 * window_s : c->age_sum / c->nage;
+            fmt_s(life, d1, sizeof(d1));
+            e |= gs_buf_printf(y,
+                               "    arrival: {process: fixed, interval: 0s}\n    max_jobs: %d\n"
+                               "    duration: {dist: fixed, mean: %s}\n",
+                               n > 0 ? n : 1, d1);
+        } else {
+            e |= gs_buf_printf(y, "    arrival: {process: poisson, per_hour: %.4g}\n",
+                               c->created / (window_s / 3600));
+            if (c->ndur >= 2) {
+                double sl = 0, sl2 = 0;
+                for (int i = 0; i < c->ndur; i++) {
+                    double l = log(c->dur[i] > 1 ? c->dur[i] : 1);
+                    sl += l;
+                    sl2 += l * l;
+                }
+                double mu = sl / c->ndur, var = sl2 / c->ndur - mu * mu;
+                double sigma = var > 0 ? sqrt(var) : 0;
+                if (sigma < 0.05) {
+                    fmt_s(exp(mu), d1, sizeof(d1));
+                    e |= gs_buf_printf(y, "    duration: {dist: fixed, mean: %s}\n", d1);
+                } else {
+                    fmt_s(exp(mu), d1, sizeof(d1));
+                    e |= gs_buf_printf(y,
+                                       "    duration: {dist: lognormal, median: %s, sigma: %.3f}\n",
+                                       d1, sigma > 2 ? 2 : sigma);
+                }
+            } else {
+                double d = c->ndur == 1 ? c->dur[0] : c->nage ? c->age_sum / c->nage : 3600;
+                fmt_s(d, d2, sizeof(d2));
+                e |= gs_buf_printf(y, "    duration: {dist: fixed, mean: %s}\n", d2);
+            }
+        }
+        e |= gs_buf_printf(y, "    request: {gpus: %d, cpu: %lldm, memory: %lldMi", c->gpus,
+                           (long long)c->cpu_milli, (long long)c->mem_mib);
+        if (c->mig[0])
+            e |= gs_buf_printf(y, ", mig: %s", c->mig);
+        if (c->share)
+            e |= gs_buf_printf(y, ", share: %s",
+                               c->share == 3   ? "true"
+                               : c->share == 1 ? "timeslicing"
+                                               : "mps");
+        static const double util_default[] = {0.3, 0.5, 0.8, 0.1};
+        double util = c->util_n ? c->util_sum / c->util_n : util_default[c->kind & 3];
+        e |= gs_buf_printf(y, "}\n    util: %.3g\n", util < 0.01 ? 0.01 : util);
+    }
+    if (e)
+        rc = gs_error_set(err, GS_ENOMEM, "out of memory");
+    for (int g = 0; !rc && node_names && g < ng; g++) {
+        node_names[g] = strdup(grp[g].names.data ? grp[g].names.data : "");
+        if (!node_names[g])
+            rc = gs_error_set(err, GS_ENOMEM, "out of memory");
+    }
+out:
+    for (int g = 0; grp && g < ng; g++)
+        gs_buf_release(&grp[g].names);
+    for (int k = 0; cls && k < nc; k++)
+        free(cls[k].dur);
+    gs_buf_release(&notes);
+    free(grp);
+    free(cls);
+    free(nname);
+    free(ngi);
+    return rc;
+}
