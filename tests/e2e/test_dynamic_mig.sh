@@ -317,6 +317,17 @@ for p in llm trainer; do
     echo "  $p nominated while pending: ${nom:-never}"
     [ "${nom%%,*}" = "$NODE" ] || tn_fail "$p was not nominated to $NODE before it was bound ('$nom')"
 done
+# the dashboard's state lists the re-carving: the GPU, the layout it had and the one asked
+curl -sf "http://127.0.0.1:$TN_PORT/ui/state" > "$E2E_DIR/ui2.json" || tn_fail "no /ui/state"
+python3 - "$E2E_DIR/ui2.json" "$NODE" "$A" "$B" <<'P' || tn_fail "/ui/state lists no re-carving of GPUs $A and $B"
+import json, sys
+st, node, gpus = json.load(open(sys.argv[1])), sys.argv[2], {int(g) for g in sys.argv[3:] if g.isdigit()}
+rc = [e for e in st["events"] if e["kind"] == "recarve" and e["node"] == node]
+for e in rc:
+    print("  /ui/state: recarve %s GPU %s: %s -> %s (generation %s)" % (e["node"], e["gpu"], e["from"], e["to"], e["generation"]))
+seen = {e["gpu"] for e in rc if e["from"] != e["to"]}
+assert gpus <= seen, (gpus, seen)
+P
 held "$E2E_DIR/h2"
 same_uuids "$E2E_DIR/h1" "$E2E_DIR/h2" ${FULL//,/ } || tn_fail "an instance held by a running pod was re-created"
 # the re-carved GPU's free instances get pods too (gpu-critical: not step 3's victims): every
