@@ -428,6 +428,9 @@ static int cmd_cluster(int argc, char **argv)
         code = gs_cli_exit_code(rc);
         goto out;
     }
+    /* the configs' folder first: the scenario may be saved into it */
+    if ((code = mkdir_p(o.out ? o.out : "gpusched-advice")))
+        goto out;
     if (o.save && (code = write_file(o.save, yaml.data, yaml.len)))
         goto out;
     code = advise_and_print(sc, &o, names);

@@ -484,18 +484,20 @@ int gs_cluster_scenario(const json_t *nodes, const json_t *pods, double now_s, d
         if (t == nt && nt < GS_SC_MAX_TENANTS)
             snprintf(tenants[nt++], sizeof(tenants[0]), "%s", cls[k].ns);
     }
-    char dur[32], warm[32];
+    char dur[32];
     fmt_s(window_s, dur, sizeof(dur));
-    fmt_s(window_s / 10 < 3600 ? window_s / 10 : 3600, warm, sizeof(warm));
     int e = gs_buf_printf(y,
                           "# gpusched advise cluster: the live cluster as a scenario: %d node "
                           "group%s, %d GPU pods over the last %.0fs\n",
                           ng, ng == 1 ? "" : "s", gpu_pods, window_s);
     e |= gs_buf_puts(y, notes.data ? notes.data : "");
     e |= gs_buf_printf(y,
-                       "name: live-cluster\nseed: 42\nduration: %s\nwarmup: %s\n"
+                       "name: live-cluster\nseed: 42\nduration: %s\n"
+                       "# no warm-up: the pods that run or wait now are there from the start,\n"
+                       "# and their waits count\n"
+                       "warmup: 0s\n"
                        "sla: {online_wait: 30s, online_min_speed: 0.8}\n",
-                       dur, warm);
+                       dur);
     bool any_mig = false;
     for (int g = 0; g < ng; g++)
         for (int i = 0; i < grp[g].gpus; i++)
@@ -601,6 +603,19 @@ int gs_cluster_scenario(const json_t *nodes, const json_t *pods, double now_s, d
                                                : "mps");
         static const double util_default[] = {0.3, 0.5, 0.8, 0.1};
         double util = c->util_n ? c->util_sum / c->util_n : util_default[c->kind & 3];
+        if (!c->util_n && c->mig[0]) {
+            /* a slice's pod is busy within its slice: the default is at most the slice's share
+             * of the GPU (of the first model that has the profile) */
+            for (int m = 0; m < gs_catalog_count(); m++) {
+                int pi = gs_catalog_find_profile(m, c->mig);
+                if (pi < 0)
+                    continue;
+                double f = gs_mig_profile_compute_share(&gs_catalog_get(m)->profiles[pi]);
+                if (util > f)
+                    util = f;
+                break;
+            }
+        }
         e |= gs_buf_printf(y, "}\n    util: %.3g\n", util < 0.01 ? 0.01 : util);
     }
     if (e)

@@ -19,8 +19,10 @@
  * the whole window; others arrive as a Poisson process at the rate they were created in the
  * window, and run as long as the finished ones did (lognormal fitted to them; running pods'
  * ages when none finished). Priority is the pod's spec.priority. util (unknown to the API) is
- * a default per kind (online 0.3, batch 0.5, training 0.8, development 0.1) unless the pod's
- * annotation gpusched.io/gpu-utilization (0..1) says. A pod on a time-sliced or MPS node may
+ * a default per kind (online 0.3, batch 0.5, training 0.8, development 0.1; for a MIG pod at
+ * most its slice's share of the GPU) unless the pod's annotation gpusched.io/gpu-utilization
+ * (0..1 of a whole GPU) says. No warm-up: the pods running or waiting now are there from the
+ * start and their waits count (a Deployment's replicas that no slot fits miss the SLA). A pod on a time-sliced or MPS node may
  * share that way. Namespaces are tenants when there are two or more. At most 32 classes: the
  * largest by GPUs held are kept, the rest named in a comment.
  *
