@@ -13,6 +13,8 @@
 #                                            text parser, for the agent's /metrics)
 #   devicemanager                            the kubelet's device manager from k8s.io/kubernetes
 #                                            v1.37.2 pkg/kubelet/cm/devicemanager
+#   draharness                               the kubelet's DRA manager (pkg/kubelet/cm/dra) and
+#                                            plugin manager from k8s.io/kubernetes v1.37.2
 #   dpharness                                k8s.io/kubelet v0.37.2 deviceplugin v1beta1 and
 #                                            google.golang.org/grpc: the kubelet's side of the
 #                                            device plugin protocol
@@ -168,6 +170,18 @@ build_devicemanager() {
     gomod devicemanager "k8s.io/kubernetes $K8S" k8s | go_tool devicemanager "devicemanager-$K8S"
 }
 
+# The kubelet's DRA manager (pkg/kubelet/cm/dra) and plugin manager, from the same
+# k8s.io/kubernetes (e2e test_dra_kube_scheduler)
+build_draharness() {
+    # rebuilt when its source changes (the stamp holds the source's hash)
+    local sum
+    sum="$(sha256sum "$here/tools/draharness/main.go" | cut -c1-16)"
+    [ -x "$bin/draharness-$K8S" ] && [ "$(cat "$bin/draharness-$K8S.src" 2>/dev/null)" = "$sum" ] &&
+        return 0
+    gomod draharness "k8s.io/kubernetes $K8S" k8s | go_tool draharness "draharness-$K8S" &&
+        echo "$sum" > "$bin/draharness-$K8S.src"
+}
+
 build_dpharness() {
     [ -x "$bin/dpharness-$STAGING" ] && return 0
     gomod dpharness "k8s.io/kubelet $STAGING" | go_tool dpharness "dpharness-$STAGING"
@@ -196,8 +210,8 @@ build_dpharness || { echo "build-control-plane: dpharness build failed, see $log
 build_kschedcheck || { echo "build-control-plane: kschedcheck build failed, see $log" >&2; exit 1; }
 build_helm || { echo "build-control-plane: helm build failed, see $log" >&2; exit 1; }
 build_promqlcheck || { echo "build-control-plane: promqlcheck build failed, see $log" >&2; exit 1; }
-# kwok, the device manager, Prometheus and its adapter are optional on a workstation (the tests
-# that need them skip);
+# kwok, the device manager, the DRA manager, Prometheus and its adapter are optional on a
+# workstation (the tests that need them skip);
 # under CI=true nothing may skip, so they must build
 optional_failed() { # WHAT
     echo "build-control-plane: $1, see $log" >&2
@@ -207,6 +221,7 @@ optional_failed() { # WHAT
     fi
 }
 build_devicemanager || optional_failed "the kubelet device manager did not build"
+build_draharness || optional_failed "the kubelet DRA manager did not build (the DRA test skips)"
 build_prometheus || optional_failed "prometheus did not build (the HPA test skips)"
 build_adapter || optional_failed "prometheus-adapter did not build (the HPA test skips)"
 build_kwok || optional_failed "kwok unavailable (bound pods will stay Pending)"
