@@ -22,9 +22,9 @@
  * a default per kind (online 0.3, batch 0.5, training 0.8, development 0.1; for a MIG pod at
  * most its slice's share of the GPU) unless the pod's annotation gpusched.io/gpu-utilization
  * (0..1 of a whole GPU) says. No warm-up: the pods running or waiting now are there from the
- * start and their waits count (a Deployment's replicas that no slot fits miss the SLA). A pod on a time-sliced or MPS node may
- * share that way. Namespaces are tenants when there are two or more. At most 32 classes: the
- * largest by GPUs held are kept, the rest named in a comment.
+ * start and their waits count (a Deployment's replicas that no slot fits miss the SLA). A pod on a
+ * time-sliced or MPS node may share that way. Namespaces are tenants when there are two or more. At
+ * most 32 classes: the largest by GPUs held are kept, the rest named in a comment.
  *
  * The result is scenario YAML text (the caller parses it, so it is checked like any file). */
 #ifndef GS_CLUSTERSCEN_H
