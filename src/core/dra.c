@@ -94,7 +94,7 @@ static bool consume_fits(const struct gs_dra_state *s, const struct gs_dra_devic
 
 bool gs_dra_fits(const struct gs_dra_state *s, int dev)
 {
-    return s->owner[dev] < 0 && consume_fits(s, &s->w->dev[dev], NULL);
+    return s->owner[dev] < 0 && !s->w->dev[dev].tainted && consume_fits(s, &s->w->dev[dev], NULL);
 }
 
 static void consume(struct gs_dra_state *s, int dev, int sign)

@@ -1,0 +1,58 @@
+/* Fuzz target: the DRA object readers (DeviceClass, ResourceSlice, ResourceClaim JSON). The
+ * input is read as each kind, or, when it is a list [class, slice, claim], its items as those;
+ * a slice becomes a world, and with a claim and a class the claim is prepared (CEL compiled
+ * and evaluated), allocated on the slice's node and its status patch written. */
+#include "base/error.h"
+#include "formats/draobj.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+static int32_t node_id(void *ctx, const char *node)
+{
+    (void)ctx;
+    return node[0] ? 0 : -1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    json_t *o = json_loadb((const char *)data, size, JSON_DECODE_ANY, NULL);
+    if (!o)
+        return 0;
+    struct gs_error err;
+    gs_error_init(&err);
+    static struct gs_draobj_class cl;
+    static struct gs_draobj_slice sl;
+    static struct gs_draobj_claim c;
+    bool list = json_is_array(o) && json_array_size(o) == 3;
+    const json_t *ocl = list ? json_array_get(o, 0) : o, *osl = list ? json_array_get(o, 1) : o,
+                 *oc = list ? json_array_get(o, 2) : o;
+    bool have_cl = gs_draobj_class_read(ocl, &cl, &err) == 0;
+    bool have_c = gs_draobj_claim_read(oc, &c, &err) == 0;
+    if (gs_draobj_slice_read(osl, &sl, &err) == 0) {
+        const struct gs_draobj_slice *sp = &sl;
+        struct gs_draobj_world w;
+        if (gs_draobj_world_build(&sp, 1, node_id, NULL, &w) == 0) {
+            struct gs_draobj_prep p;
+            if (have_c && have_cl && gs_draobj_prepare(&c, &cl, 1, &w.w, &p, &err) == 0) {
+                struct gs_dra_state st;
+                struct gs_dra_result r;
+                if (gs_dra_state_init(&st, &w.w) == 0) {
+                    bool ok = gs_dra_allocate(&st, &p.c, 0, 1, &r) == 0;
+                    json_decref(
+                        gs_draobj_status_patch(&c, &p.c, ok ? &r : NULL, &w.w, "n", "pod", "uid"));
+                    gs_dra_state_release(&st);
+                }
+                gs_draobj_prep_release(&p);
+            }
+            gs_draobj_world_release(&w);
+        }
+        gs_draobj_slice_release(&sl);
+    }
+    if (have_c)
+        gs_draobj_claim_release(&c);
+    if (have_cl)
+        gs_draobj_class_release(&cl);
+    json_decref(o);
+    return 0;
+}

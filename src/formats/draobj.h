@@ -1,0 +1,162 @@
+/* draobj.h - the resource.k8s.io/v1 objects gpusched reads to allocate devices, and the status
+ * it writes back:
+ *
+ *   DeviceClass: metadata.name, spec.selectors[].cel.expression
+ *   ResourceSlice: spec.driver, spec.pool {name, generation}, spec.nodeName | spec.allNodes,
+ *     spec.devices[] {name, attributes {NAME: {int|bool|string|version}}, capacity {NAME:
+ *     {value}}, consumesCounters [{counterSet, counters {NAME: {value}}}], taints[].effect
+ *     (NoSchedule, NoExecute: the device is not allocated; claims' tolerations are not read)},
+ *     spec.sharedCounters[] {name, counters {NAME: {value}}}; a bare attribute or capacity
+ *     name is qualified with the driver ("type" of gpu.gpusched.io is gpu.gpusched.io/type)
+ *   ResourceClaim: metadata {namespace, name, uid, resourceVersion}, spec.devices.requests[]
+ *     {name, exactly {deviceClassName, selectors, allocationMode, count} | firstAvailable[]
+ *     {name, deviceClassName, selectors, allocationMode, count}}, spec.devices.constraints[]
+ *     {requests, matchAttribute | distinctAttribute}, status.allocation {devices.results[]
+ *     {request, driver, pool, device}, nodeSelector}, status.reservedFor[] {resource, name,
+ *     uid}
+ *
+ * A world (core/dra.h) is built from slices: per pool only the slices of its newest
+ * generation, each device's consumption resolved to the counter sets of its pool (a device
+ * whose counter set or counter is not published is left out). A claim is prepared against a
+ * world and the classes: classes found, CEL selectors compiled (formats/cel.h) and evaluated
+ * over every device, so core sees the candidate devices of each request. Every error names
+ * the object and the field path, and for a selector quotes the expression. Objects own heap
+ * (selector text, devices): release them. Not thread-safe per object; distinct objects may be
+ * used from distinct threads. */
+#ifndef GS_DRAOBJ_H
+#define GS_DRAOBJ_H
+
+#include "../core/dra.h"
+#include "kubeobj.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GS_DRAOBJ_MAX_SEL      32  /* selectors of a class or a request (API: 32) */
+#define GS_DRAOBJ_MAX_DEV      128 /* devices of one slice (API: 128) */
+#define GS_DRAOBJ_MAX_SETS     8   /* counter sets of one slice (API: 8) */
+#define GS_DRAOBJ_MAX_RESULTS  64
+#define GS_DRAOBJ_MAX_RESERVED 32
+
+struct gs_draobj_class {
+    char name[GS_KNAME_MAX];
+    int nsel;
+    char *sel[GS_DRAOBJ_MAX_SEL]; /* CEL text, owned */
+};
+
+/* The names a device's consumption uses, before they are resolved against its pool. */
+struct gs_draobj_cref {
+    char set[GS_DRA_NAME_MAX];
+    uint8_t n;
+    char counter[GS_DRA_MAX_COUNTERS][GS_DRA_NAME_MAX];
+};
+
+struct gs_draobj_slice {
+    char name[GS_KNAME_MAX];
+    char driver[GS_DRA_NAME_MAX];
+    char pool[GS_KNAME_MAX];
+    int64_t generation;
+    char node[GS_KNAME_MAX]; /* spec.nodeName; empty with all_nodes */
+    bool all_nodes;
+    bool other_nodes; /* nodeSelector or perDeviceNodeSelection: not used by gpusched */
+    int ndev;
+    struct gs_dra_device *dev; /* owned; node is -1 until a world is built */
+    struct gs_draobj_cref (*cref)[GS_DRA_MAX_CONSUME]; /* per device, owned */
+    int nsets;
+    struct gs_dra_counterset sets[GS_DRAOBJ_MAX_SETS];
+};
+
+struct gs_draobj_sub {
+    char name[GS_DRA_NAME_MAX]; /* the sub-request's name (firstAvailable), else "" */
+    char cls[GS_KNAME_MAX];
+    uint8_t mode; /* enum gs_dra_mode */
+    int32_t count;
+    int nsel;
+    char *sel[GS_DRAOBJ_MAX_SEL]; /* owned */
+};
+
+struct gs_draobj_req {
+    char name[GS_DRA_NAME_MAX];
+    bool first_available;
+    int nsub;
+    struct gs_draobj_sub sub[GS_DRA_MAX_SUB];
+};
+
+struct gs_draobj_result {
+    char request[2 * GS_DRA_NAME_MAX];
+    char driver[GS_DRA_NAME_MAX];
+    char pool[GS_KNAME_MAX];
+    char device[GS_DRA_NAME_MAX];
+};
+
+struct gs_draobj_reserved {
+    char resource[32];
+    char name[GS_KNAME_MAX];
+    char uid[64];
+};
+
+struct gs_draobj_claim {
+    char ns[64];
+    char name[GS_KNAME_MAX];
+    char uid[64];
+    char rv[32];
+    int nreq;
+    struct gs_draobj_req req[GS_DRA_MAX_REQ];
+    int ncons;
+    struct gs_dra_constraint cons[GS_DRA_MAX_CONS];
+    /* status */
+    bool allocated;
+    char node[GS_KNAME_MAX]; /* the node its allocation's nodeSelector names ("": any) */
+    int nresults;
+    struct gs_draobj_result results[GS_DRAOBJ_MAX_RESULTS];
+    int nreserved; /* every entry counted; the first GS_DRAOBJ_MAX_RESERVED kept */
+    struct gs_draobj_reserved reserved[GS_DRAOBJ_MAX_RESERVED];
+};
+
+struct gs_error;
+
+/* Readers: 0, or GS_EINVAL naming the object and field ("resourceclaim ns/x: spec.devices
+ * .requests[0].exactly.count: ..."), or GS_ENOMEM. The output is released on error too. */
+int gs_draobj_class_read(const json_t *o, struct gs_draobj_class *out, struct gs_error *err);
+void gs_draobj_class_release(struct gs_draobj_class *c);
+int gs_draobj_slice_read(const json_t *o, struct gs_draobj_slice *out, struct gs_error *err);
+void gs_draobj_slice_release(struct gs_draobj_slice *s);
+int gs_draobj_claim_read(const json_t *o, struct gs_draobj_claim *out, struct gs_error *err);
+void gs_draobj_claim_release(struct gs_draobj_claim *c);
+
+/* A world's storage. node_id maps a node name to the caller's id (-1: unknown: the node's
+ * devices are left out). */
+struct gs_draobj_world {
+    struct gs_dra_world w;
+    struct gs_dra_device *dev;
+    struct gs_dra_counterset *sets;
+};
+int gs_draobj_world_build(const struct gs_draobj_slice *const *slices, int n,
+                          int32_t (*node_id)(void *ctx, const char *node), void *ctx,
+                          struct gs_draobj_world *out);
+void gs_draobj_world_release(struct gs_draobj_world *w);
+
+/* A claim ready for core: candidates per alternative (owned by the prep). */
+struct gs_draobj_prep {
+    struct gs_dra_claim c;
+    int32_t *cand;
+};
+/* Prepare claim against world w and the classes. Returns 0, GS_ENOTFOUND (a class does not
+ * exist), GS_EINVAL (a selector outside the CEL subset or malformed: the message quotes it,
+ * "resourceclaim ns/x: request gpu: selector \"...\": unsupported CEL: macro 'exists' at
+ * position 30"), or GS_ENOMEM. */
+int gs_draobj_prepare(const struct gs_draobj_claim *claim, const struct gs_draobj_class *classes,
+                      int nclasses, const struct gs_dra_world *w, struct gs_draobj_prep *out,
+                      struct gs_error *err);
+void gs_draobj_prep_release(struct gs_draobj_prep *p);
+
+/* The merge patch of the claim's status subresource that allocates it (when
+ * alloc is non-NULL: results on devices of w, nodeSelector naming node) and reserves it for the
+ * pod (reservedFor keeps the present entries), with metadata.uid and resourceVersion as
+ * preconditions. NULL without memory. */
+json_t *gs_draobj_status_patch(const struct gs_draobj_claim *claim, const struct gs_dra_claim *dc,
+                               const struct gs_dra_result *alloc, const struct gs_dra_world *w,
+                               const char *node, const char *pod_name, const char *pod_uid);
+
+#endif
