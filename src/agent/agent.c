@@ -14,6 +14,8 @@
 #include "../formats/promtext.h"
 #include "../kube/httpd.h"
 #include "deviceplugin.h"
+#include "dra.h"
+#include "gpulock.h"
 #include "migmgr.h"
 #include "podresources.h"
 #include "procpod.h"
@@ -236,6 +238,8 @@ struct agent {
     int nplugins;
     char plugin_res[16][96];
     struct gs_dp_plugin *plugins[16];
+    struct gs_dra *dra; /* the DRA driver, or NULL */
+    char dra_uuid[GS_DRA_MAX_CLAIMS][96];
 };
 
 static bool ignored(const struct gs_agent_opts *o, uint64_t xid)
@@ -511,11 +515,20 @@ static int collect_use(struct agent *a)
         n++;
     }
     pthread_mutex_unlock(&a->mu);
+    /* the devices DRA claims hold (a claim, not a pod, holds them) */
+    int nd = a->dra ? gs_dra_in_use(a->dra, a->dra_uuid, GS_DRA_MAX_CLAIMS) : 0;
+    for (int k = 0; k < nd && n < MAX_PODS; k++, n++) {
+        snprintf(a->use_uuid[n], sizeof(a->use_uuid[n]), "%s", a->dra_uuid[k]);
+        snprintf(a->use_pod[n], sizeof(a->use_pod[n]), "a ResourceClaim of %s", GS_DRA_DRIVER);
+        a->use[n].uuid = a->use_uuid[n];
+        a->use[n].pod = a->use_pod[n];
+    }
     return n;
 }
 
 static void reconcile_plugins(struct agent *a);
 static void read_layout(struct agent *a);
+static void sync_dra(struct agent *a);
 
 /* After a MIG change: what the backend holds now, advertised by the device plugins and
  * published in the inventory at once (not a round later). */
@@ -525,6 +538,8 @@ static void relaid(struct agent *a)
     reconcile_plugins(a);
     if (a->kc && a->o->node)
         publish_inventory(a);
+    if (a->dra)
+        sync_dra(a);
 }
 
 /* Apply the mig-parted config named by the node's nvidia.com/mig.config label when it
@@ -1639,19 +1654,65 @@ int gs_agent_scrape(struct gs_gpu_backend *b, const struct gs_agent_opts *o, str
     return rc;
 }
 
+/* The DRA driver: its slices of the GPUs as they are now, with their health. */
+static void sync_dra(struct agent *a)
+{
+    bool healthy[GS_AGENT_MAX_GPUS];
+    pthread_mutex_lock(&a->mu);
+    for (int i = 0; i < a->n; i++)
+        healthy[i] = a->h[i].healthy;
+    pthread_mutex_unlock(&a->mu);
+    struct gs_error err;
+    gs_error_init(&err);
+    if (gs_dra_sync(a->dra, healthy, a->n, &err))
+        GS_WARN("agent", "DRA: %s", err.msg);
+}
+
+/* Start the DRA driver on the shared backend. */
+static int start_dra(struct agent *a, struct gs_error *err)
+{
+    struct gs_dra_opts d = {.node = a->o->node,
+                            .plugins_dir = a->o->dra_plugins_dir,
+                            .registry_dir = a->o->dra_registry_dir,
+                            .cdi_dir = a->o->cdi_dir,
+                            .dynamic_mig = a->o->dra_dynamic_mig};
+    int rc = gs_dra_new(&d, a->b, a->kc, &a->dra, err);
+    if (!rc)
+        rc = gs_dra_serve(a->dra, err);
+    if (rc) {
+        gs_dra_free(a->dra);
+        a->dra = NULL;
+        return gs_error_prefix(err, "DRA driver (--dra)");
+    }
+    return 0;
+}
+
 int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const struct gs_agent_opts *o,
                  volatile int *stop, struct gs_error *err)
 {
-    struct agent *a = agent_new(b, kc, o);
-    if (!a)
+    /* with the DRA driver, its gRPC thread and this loop share the backend */
+    struct gs_gpu_backend *shared = o->dra ? gs_gpu_locked(b) : NULL;
+    if (o->dra && !shared)
         return gs_error_set(err, GS_ENOMEM, "out of memory");
+    struct agent *a = agent_new(shared ? shared : b, kc, o);
+    if (!a) {
+        gs_gpu_close(shared);
+        return gs_error_set(err, GS_ENOMEM, "out of memory");
+    }
+    if (o->dra && start_dra(a, err)) {
+        agent_free(a);
+        gs_gpu_close(shared);
+        return err->code;
+    }
     struct gs_httpd *d = NULL;
     if (o->metrics_port > 0) {
         struct gs_httpd_opts ho = {
             .name = "agent", .bind = o->metrics_bind, .port = o->metrics_port};
         int rc = gs_httpd_start(&ho, http, a, &d, err);
         if (rc) {
+            gs_dra_free(a->dra);
             agent_free(a);
+            gs_gpu_close(shared);
             return gs_error_prefix(err, "metrics server (--metrics-port, --metrics-bind)");
         }
     }
@@ -1663,6 +1724,8 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const stru
         read_tenants(a);
         refresh_pods(a);
         reconcile_plugins(a);
+        if (a->dra)
+            sync_dra(a);
         if (kc && o->node) {
             char path[400];
             snprintf(path, sizeof(path), "/api/v1/nodes/%s", o->node);
@@ -1691,6 +1754,8 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const stru
     gs_httpd_stop(d);
     for (int k = 0; k < a->nplugins; k++)
         gs_dp_stop(a->plugins[k]);
+    gs_dra_free(a->dra);
     agent_free(a);
+    gs_gpu_close(shared);
     return 0;
 }

@@ -31,7 +31,12 @@
  * Pods and their devices come from the kubelet's pod-resources API (podres_socket), then from
  * the API (the gpusched.io/devices annotation of pods on the node, for pods the kubelet has
  * not allocated yet) or, without a cluster, from a pods file. Without a kubeconfig it runs health
- * and metrics only. */
+ * and metrics only.
+ * With dra it is also the DRA driver gpu.gpusched.io (dra.h): it publishes the node's
+ * ResourceSlices every round (devices of unhealthy GPUs tainted) and serves the kubelet's
+ * registration and DRA sockets; the GPU backend is then shared with the driver's thread
+ * through gpulock.h, and the devices prepared claims hold count as in use for the MIG
+ * manager. */
 #ifndef GS_AGENT_H
 #define GS_AGENT_H
 
@@ -64,6 +69,12 @@ struct gs_agent_opts {
     const char *proc_root;        /* the host's /proc (hostPID), for the pods of GPU processes;
                                      NULL: "/proc" */
     double max_seconds;           /* stop after this long (0: never); for benchmarks */
+    /* the DRA driver gpu.gpusched.io (dra.h): ResourceSlices, the kubelet's DRA plugin */
+    bool dra;
+    const char *dra_plugins_dir;  /* NULL: /var/lib/kubelet/plugins */
+    const char *dra_registry_dir; /* NULL: /var/lib/kubelet/plugins_registry */
+    const char *cdi_dir;          /* NULL: /var/run/cdi */
+    bool dra_dynamic_mig;         /* partitionable GPUs, MIG instances made at prepare */
 };
 
 struct gs_error;

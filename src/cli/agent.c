@@ -36,6 +36,8 @@ static void usage(FILE *f)
            "[--mig-force]\n"
            "                          [--dp-config FILE] [--pods-file FILE] [--duration S]\n"
            "                          [--proc-root /proc] [--insecure-skip-tls-verify]\n"
+           "                          [--dra [--dra-plugins-dir DIR] [--dra-registry-dir DIR]\n"
+           "                          [--cdi-dir DIR] [--dra-dynamic-mig]]\n"
            "\n"
            "inspect prints the GPUs the backend sees (NVML through libnvidia-ml.so.1, or the\n"
            "fake), MIG mode, profiles and placements against gpusched's catalog, instances and\n"
@@ -48,7 +50,14 @@ static void usage(FILE *f)
            "AUTO_CORDON (true); flags win. Without a kubeconfig or --in-cluster it runs health\n"
            "and metrics only. --proc-root is the host's /proc (the agent needs hostPID): the\n"
            "cgroup of each GPU process there names its pod, whose own utilization and memory\n"
-           "a pod sharing a GPU reads.\n");
+           "a pod sharing a GPU reads.\n"
+           "--dra makes it the DRA driver gpu.gpusched.io: ResourceSlices of the node's GPUs\n"
+           "(whole GPUs, MIG instances; with --dra-dynamic-mig every MIG placement of a GPU\n"
+           "without other instances, on shared counters, its instance made when a claim is\n"
+           "prepared) and the kubelet's DRA plugin on <plugins-dir>/gpu.gpusched.io/dra.sock,\n"
+           "registered through <registry-dir>/gpu.gpusched.io-reg.sock, writing CDI specs\n"
+           "into --cdi-dir (defaults /var/lib/kubelet/plugins, /var/lib/kubelet/plugins_registry,\n"
+           "/var/run/cdi).\n");
 }
 
 static int boolean(const char *flag, const char *v, bool *out)
@@ -146,6 +155,14 @@ int gs_cli_agent(int argc, char **argv)
             o.mig_force = true;
             continue;
         }
+        if (strcmp(a, "--dra") == 0) {
+            o.dra = true;
+            continue;
+        }
+        if (strcmp(a, "--dra-dynamic-mig") == 0) {
+            o.dra_dynamic_mig = true;
+            continue;
+        }
         if (!v) {
             fprintf(stderr, "gpusched agent: unknown or incomplete option '%s'\n", a);
             return GS_EXIT_USAGE;
@@ -200,6 +217,12 @@ int gs_cli_agent(int argc, char **argv)
             o.podres_socket = v;
         else if (strcmp(a, "--proc-root") == 0)
             o.proc_root = v;
+        else if (strcmp(a, "--dra-plugins-dir") == 0)
+            o.dra_plugins_dir = v;
+        else if (strcmp(a, "--dra-registry-dir") == 0)
+            o.dra_registry_dir = v;
+        else if (strcmp(a, "--cdi-dir") == 0)
+            o.cdi_dir = v;
         else if (strcmp(a, "--duration") == 0)
             rc = gs_cli_number(a, v, 0, 1e9, &o.max_seconds);
         else if (!rc) {
@@ -275,6 +298,16 @@ int gs_cli_agent(int argc, char **argv)
                               flags[k], *files[k], strerror(errno));
             goto bad;
         }
+    if (!o.dra && (o.dra_dynamic_mig || o.dra_plugins_dir || o.dra_registry_dir || o.cdi_dir)) {
+        rc = gs_error_set(&err, GS_EINVAL,
+                          "--dra-dynamic-mig, --dra-plugins-dir, --dra-registry-dir and --cdi-dir "
+                          "go with --dra");
+        goto bad;
+    }
+    if (o.dra && !o.node) {
+        rc = gs_error_set(&err, GS_EINVAL, "--dra needs --node (or NODE_NAME)");
+        goto bad;
+    }
     if (o.proc_root && access(o.proc_root, R_OK | X_OK) != 0) {
         rc = gs_error_set(&err, GS_EINVAL, "--proc-root %s: %s (the host's /proc, mounted?)",
                           o.proc_root, strerror(errno));

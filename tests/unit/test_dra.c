@@ -4,7 +4,9 @@
  * agent/dra (NodePrepareResources and NodeUnprepareResources answered without gRPC on the fake
  * GPU backend: dynamic MIG instances created and destroyed, CDI specs, the checkpoint, bad
  * requests). */
+#include "agent/dra.h"
 #include "agent/gpu.h"
+#include "agent/grpcunary.h"
 #include "base/error.h"
 #include "core/catalog.h"
 #include "core/mig.h"
@@ -529,4 +531,478 @@ Test(draslice, names_round_trip)
                          ""};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++)
         cr_assert_neq(gs_draslice_parse_name(bad[k], &r, &err), 0, "'%s' accepted", bad[k]);
+}
+
+/* ---------- prepare and unprepare, on the fake backend ---------- */
+
+/* The claims the API would serve: name -> object. */
+static json_t *api_claims;
+
+static int get_claim(void *user, const char *ns, const char *name, json_t **out,
+                     struct gs_error *err)
+{
+    (void)user;
+    cr_assert_str_eq(ns, "team-a");
+    json_t *c = json_object_get(api_claims, name);
+    if (!c)
+        return gs_error_set(err, GS_ENOTFOUND, "404 Not Found");
+    *out = json_incref(c);
+    return 0;
+}
+
+/* An allocated claim of our driver: results "<request>=<device>" (pool gpu-node-1). */
+static void put_claim(const char *name, const char *uid, const char *pool, int n,
+                      const char *const *devs)
+{
+    json_t *res = json_array();
+    for (int k = 0; k < n; k++)
+        json_array_append_new(res, json_pack("{s:s,s:s,s:s,s:s}", "request", "gpu", "driver",
+                                             "gpu.gpusched.io", "pool", pool, "device", devs[k]));
+    json_array_append_new(res, json_pack("{s:s,s:s,s:s,s:s}", "request", "nic", "driver",
+                                         "other.example.com", "pool", "x", "device", "nic-0"));
+    json_object_set_new(api_claims, name,
+                        json_pack("{s:{s:s,s:s,s:s},s:{s:{s:{s:o}}}}", "metadata", "name", name,
+                                  "namespace", "team-a", "uid", uid, "status", "allocation",
+                                  "devices", "results", res));
+}
+
+struct env {
+    char dir[128], fake[200], plugins[200], registry[200], cdi[200];
+    struct gs_gpu_backend *b;
+    struct gs_dra *d;
+};
+
+static void env_open(struct env *e, const char *gpus_json, bool dynamic)
+{
+    snprintf(e->dir, sizeof(e->dir), "/tmp/gs-test-dra-XXXXXX");
+    cr_assert_not_null(mkdtemp(e->dir));
+    snprintf(e->fake, sizeof(e->fake), "%s/gpus.json", e->dir);
+    snprintf(e->plugins, sizeof(e->plugins), "%s/plugins", e->dir);
+    snprintf(e->registry, sizeof(e->registry), "%s/plugins_registry", e->dir);
+    snprintf(e->cdi, sizeof(e->cdi), "%s/cdi", e->dir);
+    FILE *f = fopen(e->fake, "w");
+    fputs(gpus_json, f);
+    fclose(f);
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_gpu_open_fake(e->fake, &e->b, &err), 0, "%s", err.msg);
+    struct gs_dra_opts o = {.node = "gpu-node-1",
+                            .plugins_dir = e->plugins,
+                            .registry_dir = e->registry,
+                            .cdi_dir = e->cdi,
+                            .dynamic_mig = dynamic,
+                            .get_claim = get_claim};
+    cr_assert_eq(gs_dra_new(&o, e->b, NULL, &e->d, &err), 0, "%s", err.msg);
+    if (!api_claims)
+        api_claims = json_object();
+}
+
+static void env_restart(struct env *e, bool dynamic)
+{
+    gs_dra_free(e->d);
+    struct gs_error err;
+    gs_error_init(&err);
+    struct gs_dra_opts o = {.node = "gpu-node-1",
+                            .plugins_dir = e->plugins,
+                            .registry_dir = e->registry,
+                            .cdi_dir = e->cdi,
+                            .dynamic_mig = dynamic,
+                            .get_claim = get_claim};
+    cr_assert_eq(gs_dra_new(&o, e->b, NULL, &e->d, &err), 0, "%s", err.msg);
+}
+
+static void env_close(struct env *e)
+{
+    gs_dra_free(e->d);
+    gs_gpu_close(e->b);
+    char cmd[200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->dir);
+    cr_assert_eq(system(cmd), 0);
+    json_decref(api_claims);
+    api_claims = NULL;
+}
+
+#define A100_MIG_EMPTY                                                                             \
+    "{\"gpus\":[{\"model\":\"A100-80GB\",\"uuid\":\"GPU-a0a0a0a0-0000\",\"mig\":true},"            \
+    "{\"model\":\"A100-80GB\",\"uuid\":\"GPU-a1a1a1a1-1111\",\"mig\":false}]}"
+
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourcesResponse prep_resp;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourcesResponse unprep_resp;
+
+static uint8_t *pack_claims(bool prepare, int n, const char *const *names, const char *const *uids,
+                            size_t *len)
+{
+    K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Claim c[8], *cp[8];
+    for (int k = 0; k < n; k++) {
+        k8s__io__kubelet__pkg__apis__dra__v1__claim__init(&c[k]);
+        c[k].namespace_ = "team-a";
+        c[k].name = (char *)names[k];
+        c[k].uid = (char *)uids[k];
+        cp[k] = &c[k];
+    }
+    uint8_t *b;
+    if (prepare) {
+        K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourcesRequest r =
+            K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_PREPARE_RESOURCES_REQUEST__INIT;
+        r.n_claims = (size_t)n;
+        r.claims = cp;
+        *len =
+            k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_request__get_packed_size(
+                &r);
+        b = malloc(*len + 1);
+        k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_request__pack(&r, b);
+    } else {
+        K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourcesRequest r =
+            K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_UNPREPARE_RESOURCES_REQUEST__INIT;
+        r.n_claims = (size_t)n;
+        r.claims = cp;
+        *len =
+            k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_request__get_packed_size(
+                &r);
+        b = malloc(*len + 1);
+        k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_request__pack(&r, b);
+    }
+    return b;
+}
+
+static prep_resp *prepare(struct gs_dra *d, int n, const char *const *names,
+                          const char *const *uids)
+{
+    size_t len, olen;
+    uint8_t *in = pack_claims(true, n, names, uids, &len), *out = NULL;
+    char why[512];
+    int code = gs__dra_answer(d, GS_DRA_PREPARE, in, len, &out, &olen, why, sizeof(why));
+    free(in);
+    cr_assert_eq(code, GRPC_STATUS_OK, "prepare: %d %s", code, why);
+    prep_resp *r = k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_response__unpack(
+        NULL, olen, out);
+    free(out);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->n_claims, (size_t)n, "every claim answered");
+    return r;
+}
+
+static void prep_free(prep_resp *r)
+{
+    k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_response__free_unpacked(r, NULL);
+}
+
+static K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourceResponse *entry(prep_resp *r,
+                                                                                const char *uid)
+{
+    for (size_t k = 0; k < r->n_claims; k++)
+        if (strcmp(r->claims[k]->key, uid) == 0)
+            return r->claims[k]->value;
+    cr_assert_fail("claim %s not in the answer", uid);
+    return NULL;
+}
+
+static const char *unprepare(struct gs_dra *d, const char *name, const char *uid)
+{
+    static char msg[1024];
+    size_t len, olen;
+    uint8_t *in = pack_claims(false, 1, &name, &uid, &len), *out = NULL;
+    char why[512];
+    int code = gs__dra_answer(d, GS_DRA_UNPREPARE, in, len, &out, &olen, why, sizeof(why));
+    free(in);
+    cr_assert_eq(code, GRPC_STATUS_OK, "unprepare: %d %s", code, why);
+    unprep_resp *r =
+        k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_response__unpack(NULL, olen,
+                                                                                        out);
+    free(out);
+    cr_assert_eq(r->n_claims, 1);
+    cr_assert_str_eq(r->claims[0]->key, uid);
+    snprintf(msg, sizeof(msg), "%s", r->claims[0]->value->error);
+    k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_response__free_unpacked(r, NULL);
+    return msg;
+}
+
+static int instances(struct gs_gpu_backend *b, int gpu, struct gs_mig_inst *inst)
+{
+    return b->ops->mig_list(b, gpu, inst, GS_AGENT_MAX_INST);
+}
+
+static json_t *read_json(const char *path)
+{
+    json_error_t je;
+    return json_load_file(path, 0, &je);
+}
+
+Test(dra, get_info)
+{
+    struct env e;
+    env_open(&e, A100_MIG_EMPTY, true);
+    uint8_t *out = NULL;
+    size_t len;
+    char why[256];
+    cr_assert_eq(gs__dra_answer(e.d, GS_DRA_GET_INFO, NULL, 0, &out, &len, why, sizeof(why)), 0);
+    Pluginregistration__PluginInfo *pi = pluginregistration__plugin_info__unpack(NULL, len, out);
+    cr_assert_str_eq(pi->type, "DRAPlugin");
+    cr_assert_str_eq(pi->name, "gpu.gpusched.io");
+    char ep[300];
+    snprintf(ep, sizeof(ep), "%s/gpu.gpusched.io/dra.sock", e.plugins);
+    cr_assert_str_eq(pi->endpoint, ep);
+    cr_assert_eq(pi->n_supported_versions, 1);
+    cr_assert_str_eq(pi->supported_versions[0], "v1.DRAPlugin");
+    pluginregistration__plugin_info__free_unpacked(pi, NULL);
+    free(out);
+    env_close(&e);
+}
+
+Test(dra, prepare_dynamic_placement_creates_instance_and_cdi)
+{
+    struct env e;
+    env_open(&e, A100_MIG_EMPTY, true);
+    const char *dev[] = {"gpu-0-part-3g-40gb-4"};
+    put_claim("c1", "uid-1", "gpu-node-1", 1, dev);
+    const char *names[] = {"c1"}, *uids[] = {"uid-1"};
+    prep_resp *r = prepare(e.d, 1, names, uids);
+    K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourceResponse *x = entry(r, "uid-1");
+    cr_assert_str_eq(x->error, "");
+    cr_assert_eq(x->n_devices, 1, "only our driver's result");
+    cr_assert_str_eq(x->devices[0]->device_name, "gpu-0-part-3g-40gb-4");
+    cr_assert_str_eq(x->devices[0]->pool_name, "gpu-node-1");
+    cr_assert_str_eq(x->devices[0]->request_names[0], "gpu");
+    cr_assert_str_eq(x->devices[0]->cdi_device_ids[0],
+                     "gpu.gpusched.io/gpu=uid-1-gpu-0-part-3g-40gb-4");
+    prep_free(r);
+    struct gs_mig_inst in[GS_AGENT_MAX_INST];
+    cr_assert_eq(instances(e.b, 0, in), 1);
+    cr_assert_eq(in[0].start, 4);
+    cr_assert_eq(in[0].profile_id, 9);
+    /* the CDI spec */
+    char path[300], env[200];
+    snprintf(path, sizeof(path), "%s/gpu.gpusched.io-uid-1.json", e.cdi);
+    json_t *cdi = read_json(path);
+    cr_assert_not_null(cdi, "no CDI spec %s", path);
+    cr_assert_str_eq(json_string_value(json_object_get(cdi, "cdiVersion")), "0.6.0");
+    cr_assert_str_eq(json_string_value(json_object_get(cdi, "kind")), "gpu.gpusched.io/gpu");
+    json_t *d0 = json_array_get(json_object_get(cdi, "devices"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(d0, "name")), "uid-1-gpu-0-part-3g-40gb-4");
+    snprintf(env, sizeof(env), "NVIDIA_VISIBLE_DEVICES=%s", in[0].uuid);
+    cr_assert_str_eq(json_string_value(json_array_get(
+                         json_object_get(json_object_get(d0, "containerEdits"), "env"), 0)),
+                     env);
+    json_decref(cdi);
+    /* the instance is in use for the MIG manager */
+    char uuids[4][96];
+    cr_assert_eq(gs_dra_in_use(e.d, uuids, 4), 1);
+    cr_assert_str_eq(uuids[0], in[0].uuid);
+    /* again: the same answer, no second instance */
+    r = prepare(e.d, 1, names, uids);
+    cr_assert_str_eq(entry(r, "uid-1")->devices[0]->device_name, "gpu-0-part-3g-40gb-4");
+    prep_free(r);
+    cr_assert_eq(instances(e.b, 0, in), 1);
+    /* the slices keep the GPU partitionable: its instance is the driver's own */
+    struct gs_error err;
+    cr_assert_eq(gs_dra_sync(e.d, NULL, 0, &err), 0);
+    json_t *s = gs__dra_slices(e.d), *devs = all_devices(s);
+    cr_assert_not_null(find_device(devs, "gpu-0-part-1g-10gb-0"));
+    cr_assert_null(find_device(devs, "gpu-0-mig-3g-40gb-4"));
+    json_decref(devs);
+    json_decref(s);
+    /* a restart reads the checkpoint: prepared, nothing made twice */
+    env_restart(&e, true);
+    cr_assert_eq(gs_dra_prepared(e.d), 1);
+    r = prepare(e.d, 1, names, uids);
+    cr_assert_str_eq(entry(r, "uid-1")->error, "");
+    prep_free(r);
+    cr_assert_eq(instances(e.b, 0, in), 1);
+    /* unprepare: the instance goes, the CDI spec too */
+    cr_assert_str_eq(unprepare(e.d, "c1", "uid-1"), "");
+    cr_assert_eq(instances(e.b, 0, in), 0);
+    cr_assert_neq(access(path, F_OK), 0, "CDI spec left behind");
+    cr_assert_eq(gs_dra_prepared(e.d), 0);
+    /* and again: nothing to do, still answered */
+    cr_assert_str_eq(unprepare(e.d, "c1", "uid-1"), "");
+    env_restart(&e, true);
+    cr_assert_eq(gs_dra_prepared(e.d), 0);
+    env_close(&e);
+}
+
+Test(dra, overlapping_placement_refused_and_nothing_destroyed)
+{
+    struct env e;
+    env_open(&e, A100_MIG_EMPTY, true);
+    const char *d1[] = {"gpu-0-part-4g-40gb-0"},
+               *d2[] = {"gpu-0-part-2g-20gb-2", "gpu-0-part-3g-40gb-4"};
+    put_claim("c1", "uid-1", "gpu-node-1", 1, d1);
+    put_claim("c2", "uid-2", "gpu-node-1", 2, d2);
+    const char *names[] = {"c1", "c2"}, *uids[] = {"uid-1", "uid-2"};
+    prep_resp *r = prepare(e.d, 2, names, uids);
+    cr_assert_str_eq(entry(r, "uid-1")->error, "");
+    const char *why = entry(r, "uid-2")->error;
+    cr_assert(strstr(why, "gpu-0-part-2g-20gb-2") && strstr(why, "cannot be created"), "%s", why);
+    prep_free(r);
+    struct gs_mig_inst in[GS_AGENT_MAX_INST];
+    cr_assert_eq(instances(e.b, 0, in), 1, "the 3g.40gb made for c2 was taken back");
+    cr_assert_eq(in[0].profile_id, 5);
+    char path[300];
+    snprintf(path, sizeof(path), "%s/gpu.gpusched.io-uid-2.json", e.cdi);
+    cr_assert_neq(access(path, F_OK), 0);
+    env_close(&e);
+}
+
+Test(dra, whole_gpu_and_static_mig)
+{
+    struct env e;
+    env_open(&e,
+             "{\"gpus\":[{\"model\":\"A100-80GB\",\"uuid\":\"GPU-a0a0\",\"mig\":true},"
+             "{\"model\":\"A100-80GB\",\"uuid\":\"GPU-a1a1\",\"mig\":true,\"instances\":"
+             "[{\"profile\":\"3g.40gb\",\"start\":4}]}]}",
+             true);
+    const char *d1[] = {"gpu-0"}, *d2[] = {"gpu-1-mig-3g-40gb-4"};
+    put_claim("c1", "uid-1", "gpu-node-1", 1, d1);
+    put_claim("c2", "uid-2", "gpu-node-1", 1, d2);
+    const char *names[] = {"c1", "c2"}, *uids[] = {"uid-1", "uid-2"};
+    prep_resp *r = prepare(e.d, 2, names, uids);
+    cr_assert_str_eq(entry(r, "uid-1")->error, "");
+    cr_assert_str_eq(entry(r, "uid-2")->error, "");
+    prep_free(r);
+    struct gs_gpu_info info;
+    e.b->ops->info(e.b, 0, &info);
+    cr_assert_not(info.mig_enabled, "a whole GPU is taken out of MIG mode");
+    char uuids[4][96];
+    cr_assert_eq(gs_dra_in_use(e.d, uuids, 4), 2);
+    cr_assert_str_eq(uuids[0], "GPU-a0a0");
+    cr_assert(strncmp(uuids[1], "MIG-", 4) == 0, "%s", uuids[1]);
+    cr_assert_str_eq(unprepare(e.d, "c2", "uid-2"), "");
+    struct gs_mig_inst in[GS_AGENT_MAX_INST];
+    cr_assert_eq(instances(e.b, 1, in), 1, "a static instance outlives its claim");
+    env_close(&e);
+}
+
+Test(dra, bad_claims_get_errors)
+{
+    struct env e;
+    env_open(&e, A100_MIG_EMPTY, false);
+    const char *part[] = {"gpu-0-part-3g-40gb-4"}, *other[] = {"gpu-1"}, *bad[] = {"gpu-9"},
+               *junk[] = {"tpu-0"};
+    put_claim("nodyn", "uid-1", "gpu-node-1", 1, part);
+    put_claim("elsewhere", "uid-2", "gpu-node-2", 1, other);
+    put_claim("nogpu", "uid-3", "gpu-node-1", 1, bad);
+    put_claim("junk", "uid-4", "gpu-node-1", 1, junk);
+    put_claim("moved", "uid-other", "gpu-node-1", 1, other);
+    json_object_set_new(api_claims, "unalloc", json_pack("{s:{s:s}}", "metadata", "uid", "uid-6"));
+    const char *names[] = {"nodyn", "elsewhere", "nogpu", "junk", "moved", "unalloc", "gone"};
+    const char *uids[] = {"uid-1", "uid-2", "uid-3", "uid-4", "uid-5", "uid-6", "uid-7"};
+    const char *want[] = {
+        "dynamic MIG is off",        "not of this node", "no GPU 9", "not a gpu.gpusched.io device",
+        "deleted and created again", "not allocated",    "404"};
+    prep_resp *r = prepare(e.d, 7, names, uids);
+    for (int k = 0; k < 7; k++) {
+        const char *why = entry(r, uids[k])->error;
+        cr_assert(strstr(why, want[k]), "claim %s: '%s', expected '%s'", names[k], why, want[k]);
+        cr_assert_eq(entry(r, uids[k])->n_devices, 0);
+    }
+    prep_free(r);
+    cr_assert_eq(gs_dra_prepared(e.d), 0);
+    env_close(&e);
+}
+
+Test(dra, malformed_requests)
+{
+    struct env e;
+    env_open(&e, A100_MIG_EMPTY, true);
+    uint8_t junk[] = {0x0a, 0x50, 0x01}, *out = NULL;
+    size_t len;
+    char why[256];
+    cr_assert_eq(
+        gs__dra_answer(e.d, GS_DRA_PREPARE, junk, sizeof(junk), &out, &len, why, sizeof(why)),
+        GRPC_STATUS_INVALID_ARGUMENT);
+    cr_assert(strstr(why, "does not decode"), "%s", why);
+    cr_assert_null(out);
+    const char *names[] = {"a", "b"}, *uids[] = {"u", "u"};
+    uint8_t *in = pack_claims(true, 2, names, uids, &len);
+    cr_assert_eq(gs__dra_answer(e.d, GS_DRA_PREPARE, in, len, &out, &len, why, sizeof(why)),
+                 GRPC_STATUS_INVALID_ARGUMENT);
+    cr_assert(strstr(why, "twice"), "%s", why);
+    free(in);
+    const char *n2[] = {"../etc"}, *u2[] = {"u"};
+    in = pack_claims(false, 1, n2, u2, &len);
+    cr_assert_eq(gs__dra_answer(e.d, GS_DRA_UNPREPARE, in, len, &out, &len, why, sizeof(why)),
+                 GRPC_STATUS_INVALID_ARGUMENT);
+    free(in);
+    env_close(&e);
+}
+
+Test(dra, bad_checkpoint_refused)
+{
+    struct env e;
+    env_open(&e, A100_MIG_EMPTY, true);
+    gs_dra_free(e.d);
+    char path[300];
+    snprintf(path, sizeof(path), "%s/gpu.gpusched.io/checkpoint.json", e.plugins);
+    FILE *f = fopen(path, "w");
+    fputs("{\"v\":1,\"claims\":[{\"uid\":\"u\",\"namespace\":\"n\",\"name\":\"c\",\"devices\":"
+          "[{\"request\":\"r\",\"device\":\"gpu-0-zzz\",\"uuid\":\"x\",\"gpu\":0,\"gi\":1,"
+          "\"created\":true}]}]}",
+          f);
+    fclose(f);
+    struct gs_error err;
+    gs_error_init(&err);
+    struct gs_dra_opts o = {.node = "gpu-node-1",
+                            .plugins_dir = e.plugins,
+                            .registry_dir = e.registry,
+                            .cdi_dir = e.cdi};
+    cr_assert_eq(gs_dra_new(&o, e.b, NULL, &e.d, &err), GS_EINVAL);
+    cr_assert(strstr(err.msg, path) && strstr(err.msg, "claims[0].devices[0]"), "%s", err.msg);
+    e.d = NULL;
+    env_close(&e);
+}
+
+/* Over the real sockets: the kubelet's calls through gRPC core. */
+Test(dra, served_over_sockets)
+{
+    struct env e;
+    env_open(&e, A100_MIG_EMPTY, true);
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_dra_serve(e.d, &err), 0, "%s", err.msg);
+    char reg[300], sock[300], why[512];
+    snprintf(reg, sizeof(reg), "%s/gpu.gpusched.io-reg.sock", e.registry);
+    snprintf(sock, sizeof(sock), "%s/gpu.gpusched.io/dra.sock", e.plugins);
+    uint8_t *out = NULL;
+    size_t len = 0;
+    cr_assert_eq(gs_grpc_unary(reg, "/pluginregistration.Registration/GetInfo", NULL, 0, 10, &out,
+                               &len, why, sizeof(why)),
+                 0, "%s", why);
+    Pluginregistration__PluginInfo *pi = pluginregistration__plugin_info__unpack(NULL, len, out);
+    cr_assert_str_eq(pi->endpoint, sock);
+    pluginregistration__plugin_info__free_unpacked(pi, NULL);
+    free(out);
+    const char *dev[] = {"gpu-1-part-1g-10gb-6"};
+    put_claim("c1", "uid-1", "gpu-node-1", 1, dev);
+    const char *names[] = {"c1"}, *uids[] = {"uid-1"};
+    size_t rl;
+    uint8_t *req = pack_claims(true, 1, names, uids, &rl);
+    cr_assert_eq(gs_grpc_unary(sock,
+                               "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources",
+                               req, rl, 10, &out, &len, why, sizeof(why)),
+                 0, "%s", why);
+    free(req);
+    prep_resp *r = k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_response__unpack(
+        NULL, len, out);
+    free(out);
+    cr_assert_str_eq(entry(r, "uid-1")->error, "");
+    cr_assert_str_eq(entry(r, "uid-1")->devices[0]->cdi_device_ids[0],
+                     "gpu.gpusched.io/gpu=uid-1-gpu-1-part-1g-10gb-6");
+    prep_free(r);
+    struct gs_gpu_info info;
+    e.b->ops->info(e.b, 1, &info);
+    cr_assert(info.mig_enabled, "MIG mode switched on for the placement");
+    req = pack_claims(false, 1, names, uids, &rl);
+    cr_assert_eq(gs_grpc_unary(sock,
+                               "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources",
+                               req, rl, 10, &out, &len, why, sizeof(why)),
+                 0, "%s", why);
+    free(req);
+    free(out);
+    struct gs_mig_inst in[GS_AGENT_MAX_INST];
+    cr_assert_eq(instances(e.b, 1, in), 0);
+    cr_assert_neq(gs_grpc_unary(sock, "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/Nope", NULL, 0, 10,
+                                &out, &len, why, sizeof(why)),
+                  0);
+    env_close(&e);
+    cr_assert_neq(access(sock, F_OK), 0, "socket removed at stop");
 }
