@@ -86,14 +86,21 @@ static int wait_pod(struct cyc *cy, int pod, int why, const struct gs_reasons *r
     return 0;
 }
 
-static void charge(struct cyc *cy, int queue, const char *ns, const struct gs_request *req,
-                   int sign)
+/* What a pending pod accounts for: its request and its claimed devices. */
+static void pod_demand(const struct gs_cycle_in *in, const struct gs_cyc_pod *p, struct gs_qvec *d)
+{
+    gs_tenants_demand(in->t, &p->req, d);
+    for (int x = 0; x < GS_QR_COUNT; x++)
+        d->v[x] += p->claimed.v[x];
+}
+
+static void charge(struct cyc *cy, const struct gs_cyc_pod *p, int sign)
 {
     if (!cy->in->t)
         return;
     struct gs_qvec d;
-    gs_tenants_demand(cy->in->t, req, &d);
-    gs_tenants_charge(cy->in->t, queue, ns, &d, sign);
+    pod_demand(cy->in, p, &d);
+    gs_tenants_charge(cy->in->t, p->queue, p->ns, &d, sign);
 }
 
 static bool on_busy(const struct cyc *cy, const struct gs_alloc *a)
@@ -119,7 +126,7 @@ static int take(struct cyc *cy, int pod, const struct gs_alloc *a, bool hold, in
     d->alloc = *a;
     if (d->kind == GS_CYC_NOMINATE)
         d->why = (uint8_t)(busy ? GS_WHY_RECARVING : why);
-    charge(cy, p->queue, p->ns, &p->req, +1);
+    charge(cy, p, +1);
     gs_recarve_demand_add(&cy->dem, &p->req, -1);
     if (in->h.placed)
         in->h.placed(in->h.ctx, pod, a->node);
@@ -371,7 +378,7 @@ static int schedule_pod(struct cyc *cy, int pod)
     enum gs_admit adm = GS_ADMIT_OWED;
     if (in->t) {
         struct gs_qvec d;
-        gs_tenants_demand(in->t, &p->req, &d);
+        pod_demand(in, p, &d);
         adm = gs_tenants_admit(in->t, p->queue, p->ns, &d, NULL, 0);
         if (adm == GS_ADMIT_DENY)
             return wait_pod(cy, pod, GS_WHY_QUOTA, NULL, 0);
@@ -486,7 +493,7 @@ static int schedule_gang(struct cyc *cy, int g)
     for (int k = 0; k < nm; k++) {
         reqs[k] = &in->pods[members[k]].req;
         if (in->t) {
-            gs_tenants_demand(in->t, reqs[k], &d);
+            pod_demand(in, &in->pods[members[k]], &d);
             for (int x = 0; x < GS_QR_COUNT; x++)
                 sum.v[x] += d.v[x];
         }
@@ -630,7 +637,7 @@ int gs_cycle_run(const struct gs_cycle_in *in, struct gs_cycle_out *out)
         it->drf = 0;
         if (in->t) {
             struct gs_qvec d;
-            gs_tenants_demand(in->t, &p->req, &d);
+            pod_demand(in, p, &d);
             it->borrow = gs_tenants_admit(in->t, p->queue, p->ns, &d, NULL, 0) != GS_ADMIT_OWED;
             it->drf = gs_tenants_drf(in->t, p->queue);
             it->qprio = p->queue >= 0 && p->queue < in->t->nq ? in->t->q[p->queue].priority : 0;

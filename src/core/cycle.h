@@ -18,7 +18,8 @@
  *   - The other due pods in queue order: priority (higher first), within deserved share
  *     before borrowing, the queue's priority, the queue's weighted dominant share (lower
  *     first), arrival (seq).
- *   - Admission: a pod over its queue's limit or its namespace's hard cap waits (quota).
+ *   - Admission: a pod over its queue's limit or its namespace's hard cap waits (quota); its
+ *     demand is its request's plus what it claims (gs_cyc_pod.claimed).
  *   - Placement with the engine (gs_engine_place_k with the driver's constraints). A request
  *     identical to one that found no node in this cycle is not tried again (pods without
  *     constraints only).
@@ -80,6 +81,9 @@ struct gs_cyc_pod {
     bool nomination_live; /* its victims or re-carve are still pending: no new preemption */
     bool preempt_never;   /* preemptionPolicy: Never */
     bool due;             /* out of backoff: tried in this cycle (nominated pods always are) */
+    /* what it holds outside req, charged to its queue with req: devices of its DRA claims
+     * (sched/dra.c); zero for none */
+    struct gs_qvec claimed;
 };
 
 struct gs_cyc_gang {

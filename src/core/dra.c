@@ -188,6 +188,8 @@ static int fits_after(const struct gs_dra_state *s, int dev)
 struct cand {
     int32_t dev;
     bool packed;
+    bool fixed; /* consumes no counters: a device made already (a static MIG instance, a GPU
+                 * that is not partitionable), whose taking forecloses nothing else */
     int32_t after;
 };
 
@@ -196,6 +198,8 @@ static int cmp_cand(const void *pa, const void *pb)
     const struct cand *a = pa, *b = pb;
     if (a->packed != b->packed)
         return a->packed ? -1 : 1;
+    if (a->fixed != b->fixed)
+        return a->fixed ? -1 : 1;
     if (a->after != b->after)
         return a->after > b->after ? -1 : 1;
     return (a->dev > b->dev) - (a->dev < b->dev);
@@ -316,7 +320,8 @@ static bool try_sub(struct search *x, int r, int sub)
             all_free = false;
             continue;
         }
-        cands[n++] = (struct cand){dev, partly_used(x->s, dev), fits_after(x->s, dev)};
+        cands[n++] = (struct cand){dev, partly_used(x->s, dev), x->s->w->dev[dev].nconsume == 0,
+                                   fits_after(x->s, dev)};
     }
     bool ok = false;
     if (sb->mode == GS_DRA_ALL) {

@@ -19,6 +19,8 @@
  * devices that fit prefers, fragmentation-aware:
  *   - devices of a GPU already partly used (their counter set consumed, or another device
  *     with the same parentUUID/uuid taken): pack before opening a fresh GPU;
+ *   - then a device that consumes no counters (made already: a static MIG instance, a GPU
+ *     that is not partitionable) before carving a partitionable GPU;
  *   - then the device whose taking leaves the most other devices of its counter set still
  *     allocatable (the most future MIG fits);
  *   - then the device order of the world (deterministic).

@@ -392,6 +392,36 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
         }
         copy(p->claims[p->nclaims++], GS_KNAME_MAX, claim);
     }
+    /* DRA: the ResourceClaims it names, directly or made from a template */
+    const json_t *rcs = json_object_get(spec, "resourceClaims");
+    json_array_foreach(rcs, i, c)
+    {
+        const char *claim = jstr(c, "resourceClaimName");
+        const char *rname = jstr(c, "name");
+        if (!claim && jstr(c, "resourceClaimTemplateName")) {
+            size_t j;
+            const json_t *cs;
+            claim = "";
+            json_array_foreach(
+                json_object_get(json_object_get(obj, "status"), "resourceClaimStatuses"), j, cs)
+            {
+                const char *n = jstr(cs, "name"), *rc = jstr(cs, "resourceClaimName");
+                if (n && rname && rc && strcmp(n, rname) == 0)
+                    claim = rc;
+            }
+        }
+        if (!claim)
+            continue;
+        if (p->ndra >= GS_MAX_POD_DRA || strlen(claim) >= GS_KNAME_MAX) {
+            if (!p->refused[0])
+                snprintf(p->refused, sizeof(p->refused),
+                         "spec.resourceClaims[%zu]: more than %d ResourceClaims, or a claim name "
+                         "over %d characters",
+                         i, GS_MAX_POD_DRA, GS_KNAME_MAX - 1);
+            break;
+        }
+        copy(p->dra[p->ndra++], GS_KNAME_MAX, claim);
+    }
     const json_t *tols = json_object_get(spec, "tolerations");
     if (json_array_size(tols) > GS_MAX_TOLERATIONS)
         snprintf(p->refused, sizeof(p->refused), "spec.tolerations: %zu tolerations, at most %d",

@@ -5,7 +5,8 @@
  * (extended resources must be integers; a request without a limit is rejected, a limit
  * without a request counts as both), nodeSelector, tolerations, schedulerName, priority,
  * the device annotation gpusched writes (GS_DEVICES_ANNOTATION), the claims its volumes use
- * (persistentVolumeClaim.claimName, and <pod>-<volume> for a generic ephemeral volume). Nodes:
+ * (persistentVolumeClaim.claimName, and <pod>-<volume> for a generic ephemeral volume), the
+ * ResourceClaims of spec.resourceClaims (DRA). Nodes:
  * allocatable resources, every label (a Node owns its label set: gs_kube_node_release), taints,
  * unschedulable. Every error names the object and the field path. Readers take a parsed
  * jansson object; a Pod is plain data (no heap). */
@@ -34,6 +35,7 @@
 
 #define GS_MAX_POD_RES    8  /* kinds of other resources one pod asks */
 #define GS_MAX_POD_CLAIMS 8  /* PersistentVolumeClaims one pod uses */
+#define GS_MAX_POD_DRA    4  /* ResourceClaims one pod uses (spec.resourceClaims) */
 #define GS_MAX_NODE_RES   32 /* kinds of other resources a node has */
 
 /* A resource the engine does not model (ephemeral-storage, hugepages-2Mi, rdma/ib, ...), in
@@ -77,6 +79,11 @@ struct gs_kube_pod {
     struct gs_kube_res res[GS_MAX_POD_RES]; /* requests of the other resources */
     int nclaims;                            /* spec.volumes' PersistentVolumeClaims */
     char claims[GS_MAX_POD_CLAIMS][GS_KNAME_MAX];
+    /* spec.resourceClaims: the ResourceClaim each names (resourceClaimName, or for a
+     * resourceClaimTemplateName the claim status.resourceClaimStatuses records; "" while the
+     * controller has not made it yet) */
+    int ndra;
+    char dra[GS_MAX_POD_DRA][GS_KNAME_MAX];
     /* non-empty: why gpusched cannot model the pod exactly (more tolerations or claims than
      * it keeps); it is then not scheduled, and says why */
     char refused[160];

@@ -119,6 +119,22 @@ void gs__binder_set_backoff(struct gs_sched *s, struct gs_store_pod *e)
     e->next_try = gs_clock_mono() + b;
 }
 
+/* A bind that failed: give the pod's devices back and retry later. */
+static void give_back(struct gs_sched *s, const struct gs_job *j)
+{
+    pthread_mutex_lock(&s->st.mu);
+    int i = gs__store_find_pod(&s->st, j->pod.ns, j->pod.name);
+    if (i >= 0 && s->st.pods[i].assumed && strcmp(s->st.pods[i].p.uid, j->pod.uid) == 0) {
+        s->st.pods[i].assumed = false;
+        s->st.pods[i].p.node[0] = '\0';
+        s->st.pods[i].p.devices[0] = '\0';
+        gs__binder_set_backoff(s, &s->st.pods[i]);
+        s->st.gen++;
+        pthread_cond_broadcast(&s->st.cv);
+    }
+    pthread_mutex_unlock(&s->st.mu);
+}
+
 static void *bind_worker(void *arg)
 {
     struct gs_sched *s = arg;
@@ -127,11 +143,40 @@ static void *bind_worker(void *arg)
         struct gs_error err;
         gs_error_init(&err);
         long status = 0;
+        /* the pod's ResourceClaims: allocated and reserved for it before it is bound */
+        size_t wi;
+        json_t *w;
+        int rc = 0;
+        json_array_foreach(j.body, wi, w)
+        {
+            rc = gs_kube_request(s->kc, "PATCH", json_string_value(json_object_get(w, "path")),
+                                 "application/merge-patch+json", json_object_get(w, "body"), NULL,
+                                 &status, &err);
+            if (rc) {
+                gs_error_prefix(&err, "writing the status of its ResourceClaim");
+                break;
+            }
+        }
+        if (rc) {
+            GS_WARN("scheduler", "bind %s/%s: %s", j.pod.ns, j.pod.name, err.msg);
+            json_array_foreach(j.body, wi, w)
+            {
+                const char *uid = json_string_value(json_object_get(
+                    json_object_get(json_object_get(w, "body"), "metadata"), "uid"));
+                if (s->claims && uid)
+                    gs_claims_forget(s->claims, uid);
+            }
+            json_decref(j.body);
+            gs__metrics_record_latency(s, gs_clock_mono() - j.t0, 2);
+            give_back(s, &j);
+            continue;
+        }
+        json_decref(j.body);
         json_t *b = gs_kube_binding(&j.pod, j.node);
         if (j.devices[0])
             json_object_set_new(json_object_get(b, "metadata"), "annotations",
                                 json_pack("{s:s}", GS_DEVICES_ANNOTATION, j.devices));
-        int rc = gs_kube_request(s->kc, "POST", j.path, NULL, b, NULL, &status, &err);
+        rc = gs_kube_request(s->kc, "POST", j.path, NULL, b, NULL, &status, &err);
         json_decref(b);
         if (rc == 0) {
             gs__metrics_record_latency(s, gs_clock_mono() - j.t0, 0);
@@ -152,18 +197,7 @@ static void *bind_worker(void *arg)
             continue;
         }
         GS_WARN("scheduler", "bind %s/%s: %s", j.pod.ns, j.pod.name, err.msg);
-        /* give the devices back and retry later */
-        pthread_mutex_lock(&s->st.mu);
-        int i = gs__store_find_pod(&s->st, j.pod.ns, j.pod.name);
-        if (i >= 0 && s->st.pods[i].assumed && strcmp(s->st.pods[i].p.uid, j.pod.uid) == 0) {
-            s->st.pods[i].assumed = false;
-            s->st.pods[i].p.node[0] = '\0';
-            s->st.pods[i].p.devices[0] = '\0';
-            gs__binder_set_backoff(s, &s->st.pods[i]);
-            s->st.gen++;
-            pthread_cond_broadcast(&s->st.cv);
-        }
-        pthread_mutex_unlock(&s->st.mu);
+        give_back(s, &j);
     }
     return NULL;
 }

@@ -4,6 +4,9 @@
  * preemption victims) on the client's second lane, so that a flood of Events never delays
  * a bind. Each lane is a bounded queue: a write that does not fit is dropped with a warning.
  *
+ * A bind job may carry the status writes of the pod's ResourceClaims (body: [{path, body}],
+ * sched/claims.c): they are PATCHed first, in order, and when one fails the pod is not bound
+ * (its devices go back, it backs off, the claims' assumed allocations are forgotten).
  * A bind that succeeds records its latency and posts a Scheduled Event; one the API server
  * refuses because the pod is bound already or gone (409, 404) is left to the watch; any other
  * failure gives the pod's devices back in the store and puts the pod in backoff.
@@ -36,7 +39,7 @@ struct gs_job {
     char method[8];
     char path[640];
     char ctype[64];
-    json_t *body;
+    json_t *body;           /* GS_JOB_WRITE: the request's; GS_JOB_BIND: claim writes or NULL */
     struct gs_kube_pod pod; /* GS_JOB_BIND */
     char node[GS_KNAME_MAX];
     char devices[256];

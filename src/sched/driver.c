@@ -12,6 +12,7 @@
 #include "../formats/decision.h"
 #include "../formats/migdesired.h"
 #include "binder.h"
+#include "claims.h"
 #include "metrics.h"
 #include "sched_internal.h"
 #include "snapshot.h"
@@ -37,6 +38,8 @@ struct cycle {
      * holds a reference to each) and one pod's precomputation; NULL without memory */
     struct gs_kstate *ks;
     struct gs_kprep *kp;
+    /* DRA: the claims of the pods placed in this cycle (NULL: no feed) */
+    struct gs_claims_cycle *dra;
 };
 
 static void report(struct cycle *cy, const struct gs_kube_pod *p, int queue, const char *category,
@@ -68,7 +71,7 @@ static void unschedulable(struct cycle *cy, const struct gs_kube_pod *p, int que
 
 /* Assume the pod on the node now; a binder thread tells the API server. */
 static int assume_and_bind(struct cycle *cy, const struct gs_kube_pod *p, const struct gs_alloc *a,
-                           double t0)
+                           double t0, json_t *claim_writes)
 {
     struct gs_sched *s = cy->s;
     struct gs_store *st = &s->st;
@@ -82,7 +85,9 @@ static int assume_and_bind(struct cycle *cy, const struct gs_kube_pod *p, const 
     if (p->req.kind != GS_REQ_NONE)
         gs_kube_devices_str(cy->c, a, j.devices, sizeof(j.devices));
     snprintf(j.path, sizeof(j.path), "/api/v1/namespaces/%s/pods/%s/binding", p->ns, p->name);
+    j.body = claim_writes; /* the claims' status, written before the Binding */
     if (s->dry) {
+        json_decref(claim_writes);
         char msg[600];
         snprintf(msg, sizeof(msg), "fits: would bind to %s%s%s", j.node, j.devices[0] ? " " : "",
                  j.devices);
@@ -100,6 +105,7 @@ static int assume_and_bind(struct cycle *cy, const struct gs_kube_pod *p, const 
     pthread_mutex_unlock(&st->mu);
     if (!gs__binder_bind(s, &j)) {
         /* cannot happen with the queue sized to the pending pods; undo */
+        json_decref(claim_writes);
         gs_cluster_unbind(cy->c, &p->req, a);
         pthread_mutex_lock(&st->mu);
         if (i >= 0 && st->pods[i].assumed) {
@@ -121,6 +127,8 @@ struct tol_ctx {
     const struct gs_kube_pv *const *pvs; /* those with a required node affinity */
     int npvs;
     int8_t *vol_refused; /* per node: node_has_room last refused it for a volume (or NULL) */
+    int pod;             /* the snapshot's index of p, for its DRA claims (-1: none) */
+    bool *dra_refused;   /* set when a node was refused for its claims (or NULL) */
 };
 
 /* The volumes bound to a pending pod's claims (kube-scheduler's VolumeBinding PreFilter):
@@ -345,6 +353,11 @@ static bool node_has_room(void *ctx, int node)
     bool vol = false, ok = gs__snapshot_resources_fit(t->cy->sn, node, t->p, NULL, 0);
     if (ok && t->npvs > 0 && !volumes_fit(t, node))
         ok = false, vol = true;
+    if (ok && t->p->ndra > 0 && t->cy->dra && !gs_claims_pod_fits(t->cy->dra, t->pod, node)) {
+        ok = false;
+        if (t->dra_refused)
+            *t->dra_refused = true;
+    }
     if (t->vol_refused)
         t->vol_refused[node] = vol;
     return ok;
@@ -410,7 +423,8 @@ struct hooks {
     const struct gs_kube_pv *pvs[GS_MAX_POD_CLAIMS];
     struct tol_ctx tc;
     bool kprepared;
-    int *vol; /* per cycle pod: nodes refused for a volume's node affinity */
+    int *vol;  /* per cycle pod: nodes refused for a volume's node affinity */
+    bool *dra; /* per cycle pod: a node was refused for its DRA claims */
 };
 
 static void hooks_settle(struct hooks *h)
@@ -435,8 +449,13 @@ static int hook_prepare(void *ctx, int pod, struct gs_kplace *k)
     if (pod_volumes(cy, p, h->pvs, &npvs, why, sizeof(why)))
         npvs = 0; /* checked before the cycle */
     h->cur = pod;
-    h->tc = (struct tol_ctx){cy, p, h->pvs, npvs,
-                             npvs > 0 ? calloc((size_t)cy->c->nnodes + 1, 1) : NULL};
+    h->tc = (struct tol_ctx){cy,
+                             p,
+                             h->pvs,
+                             npvs,
+                             npvs > 0 ? calloc((size_t)cy->c->nnodes + 1, 1) : NULL,
+                             h->idx[pod],
+                             &h->dra[pod]};
     *k = (struct gs_kplace){.tol = cy->sn->tainted ? tolerates_node : NULL,
                             .tol_ctx = &h->tc,
                             .fit = node_has_room,
@@ -481,6 +500,9 @@ static void hook_placed(void *ctx, int pod, int node)
     if (cy->ks && p->k)
         gs_kstate_add_pod(cy->ks, cy->c, &p->k->kp, node);
     gs__snapshot_count_resources(cy->sn, node, p);
+    if (cy->dra && p->ndra > 0 && gs_claims_pod_place(cy->dra, h->idx[pod], node))
+        GS_WARN("scheduler", "%s/%s: its claims no longer fit node %s", p->ns, p->name,
+                cy->c->nodes[node].name);
 }
 
 /* Remember a layout asked for a node's GPU (the oldest note gives way). */
@@ -687,6 +709,29 @@ static void write_desired(struct cycle *cy, const struct gs_cycle_out *out, int 
     free(text);
 }
 
+/* A node's id in a cycle's DRA world: its index in the snapshot. */
+static int32_t dra_node_id(void *ctx, const char *node)
+{
+    return gs__snapshot_find_node(ctx, node);
+}
+
+/* Bound pods' claimed devices count against their queues (gs_tenancy_build counted their
+ * requests). */
+static void charge_bound_claims(struct cycle *cy)
+{
+    for (int v = 0; cy->dra && v < cy->ty.nrun; v++) {
+        const struct gs_kube_pod *p = &cy->sn->pods[cy->ty.run_pod[v]].p;
+        if (p->ndra == 0)
+            continue;
+        struct gs_qvec q;
+        gs_claims_bound_demand(cy->dra, p->ns, p->dra, p->ndra, &cy->ty.t, &q);
+        struct gs_running *r = &cy->ty.run[v];
+        for (int x = 0; x < GS_QR_COUNT; x++)
+            r->demand.v[x] += q.v[x];
+        gs_tenants_charge(&cy->ty.t, r->queue, p->ns, &q, +1);
+    }
+}
+
 int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_nodes)
 {
     struct gs_store *st = &s->st;
@@ -739,18 +784,29 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
     struct gs_cyc_pod *cpods = calloc(anp, sizeof(*cpods));
     int *idx = calloc(anp, sizeof(int));
     struct gs_cyc_gang *gangs = calloc((size_t)cp->ngroups + 1, sizeof(*gangs));
-    struct hooks h = {.cy = &cy, .cur = -1, .vol = calloc(anp, sizeof(int))};
+    struct hooks h = {
+        .cy = &cy, .cur = -1, .vol = calloc(anp, sizeof(int)), .dra = calloc(anp, sizeof(bool))};
+    struct gs_claims_cycle dra;
+    memset(&dra, 0, sizeof(dra));
     const char **run_ns = NULL;
     uint8_t *fixed = NULL;
     struct gs_cycle_out out;
     gs_cycle_out_init(&out);
     int rc = 0;
-    if (!cpods || !idx || !gangs || !h.vol || !cy.report || !copied ||
+    if (!cpods || !idx || !gangs || !h.vol || !h.dra || !cy.report || !copied ||
         gs_tenancy_build(&cy.ty, cp, &sn.c, &sn.pods[0].p, sizeof(sn.pods[0]), np, sn.alloc,
                          sn.placed) ||
         !(run_ns = calloc((size_t)cy.ty.nrun + 1, sizeof(*run_ns)))) {
         rc = GS_ENOMEM;
         goto out;
+    }
+    if (s->claims) {
+        if (gs_claims_cycle_init(&dra, s->claims, np, dra_node_id, &sn)) {
+            rc = GS_ENOMEM;
+            goto out;
+        }
+        cy.dra = &dra;
+        charge_bound_claims(&cy);
     }
     if (!*engine || *engine_nodes < sn.c.nnodes) {
         gs_engine_free(*engine);
@@ -841,6 +897,22 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
             snprintf(msg, sizeof(msg), "%svolumes: %s", g >= 0 ? "gang member: " : "", why);
             cat = "constraints";
         }
+        struct gs_qvec claimed;
+        gs_qvec_zero(&claimed);
+        if (!cat && p->ndra > 0) {
+            int dr = cy.dra ? gs_claims_pod_prepare(cy.dra, i, p->ns, p->dra, p->ndra, &cy.ty.t,
+                                                    &claimed, why, sizeof(why))
+                            : 1;
+            if (dr < 0) {
+                rc = dr;
+                goto out;
+            }
+            if (dr) {
+                snprintf(msg, sizeof(msg), "dra: %s",
+                         cy.dra ? why : "the scheduler does not read ResourceClaims");
+                cat = "dra";
+            }
+        }
         if (cat) {
             if (due)
                 unschedulable(&cy, p, queue, cat, msg, t);
@@ -858,6 +930,7 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
         x->nomination_live = live;
         x->preempt_never = p->preempt_never;
         x->due = due;
+        x->claimed = claimed;
     }
     for (int g = 0; g < cp->ngroups; g++)
         gangs[g].min_member = cp->groups[g].min_member;
@@ -931,7 +1004,12 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
         char msg[1600], extra[400], why[400];
         switch (d->kind) {
         case GS_CYC_BIND:
-            assume_and_bind(&cy, p, &d->alloc, t);
+            assume_and_bind(&cy, p, &d->alloc, t,
+                            cy.dra && p->ndra > 0 && !s->dry
+                                ? gs_claims_pod_writes(cy.dra, s->claims, idx[d->pod],
+                                                       c->nodes[d->alloc.node].name, p->name,
+                                                       p->uid)
+                                : NULL);
             break;
         case GS_CYC_EVICT:
             evict(&cy, p, queue, d->victim, vic.names, sizeof(vic.names));
@@ -995,6 +1073,8 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
             if (d->why == GS_WHY_QUOTA) {
                 struct gs_qvec dv;
                 gs_tenants_demand(&cy.ty.t, &p->req, &dv);
+                for (int x = 0; x < GS_QR_COUNT; x++)
+                    dv.v[x] += cpods[d->pod].claimed.v[x];
                 gs_tenants_admit(&cy.ty.t, queue, p->ns, &dv, why, sizeof(why));
                 if (pg)
                     snprintf(msg, sizeof(msg), "quota: gang %s/%s (%d pods): %s", pg->ns, pg->name,
@@ -1047,7 +1127,7 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
             const struct gs_kube_pv *pvs[GS_MAX_POD_CLAIMS];
             int npvs = 0;
             pod_volumes(&cy, p, pvs, &npvs, why, sizeof(why));
-            struct tol_ctx tc = {&cy, p, pvs, npvs, NULL};
+            struct tol_ctx tc = {&cy, p, pvs, npvs, NULL, idx[d->pod], NULL};
             const struct gs_reasons *r = &d->r;
             const char *cat =
                 classify(&cy, p, r, r->taint, d->candidates, &tc, extra, sizeof(extra));
@@ -1066,6 +1146,8 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
             if (d->why == GS_WHY_BORROW) {
                 struct gs_qvec dv;
                 gs_tenants_demand(&cy.ty.t, &p->req, &dv);
+                for (int x = 0; x < GS_QR_COUNT; x++)
+                    dv.v[x] += cpods[d->pod].claimed.v[x];
                 gs_tenants_admit(&cy.ty.t, queue, p->ns, &dv, why, sizeof(why));
                 snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
                          "; %s, and no idle capacity fits", why);
@@ -1073,6 +1155,13 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
                     cat = "quota";
             }
             snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s", extra);
+            if (cy.dra && p->ndra > 0 && h.dra[d->pod] && strcmp(cat, "selector") != 0 &&
+                strcmp(cat, "taint") != 0) {
+                char dw[800];
+                gs_claims_pod_why(cy.dra, idx[d->pod], dw, sizeof(dw));
+                snprintf(msg, sizeof(msg), "dra: no node can allocate its claims: %s", dw);
+                cat = "dra";
+            }
             unschedulable(&cy, p, queue, cat, msg, t);
             break;
         }
@@ -1139,6 +1228,8 @@ out:
     free(idx);
     free(gangs);
     free(h.vol);
+    free(h.dra);
+    gs_claims_cycle_release(&dra);
     free(run_ns);
     free(fixed);
     gs_tenancy_release(&cy.ty);

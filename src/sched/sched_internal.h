@@ -14,6 +14,7 @@
 #include "../core/engine.h"
 #include "../formats/migdesired.h"
 #include "binder.h"
+#include "claims.h"
 #include "journal.h"
 #include "metrics.h"
 #include "scheduler.h"
@@ -72,6 +73,9 @@ struct gs_sched {
     int nnotes;
     /* recent binds, preemptions and re-carvings for the dashboard (its own lock) */
     struct gs_journal journal;
+    /* DRA (sched/claims.c): classes, slices and claims, and the allocations written; NULL in
+     * extender mode (kube-scheduler allocates there) */
+    struct gs_claims *claims;
     /* extender mode: one engine shared by the HTTP handlers */
     pthread_mutex_t emu;
     struct gs_engine *xengine;

@@ -223,7 +223,20 @@ static void *policy_main(void *arg)
         s->fatal = true;
         return NULL;
     }
+    uint64_t claims_gen = 0;
     while (!gs_flag_get(&s->quit) && !s->fatal) {
+        /* DRA objects changed: pods with claims get another look now */
+        uint64_t cg = s->claims ? gs_claims_gen(s->claims) : 0;
+        if (cg != claims_gen) {
+            claims_gen = cg;
+            pthread_mutex_lock(&s->st.mu);
+            for (int i = 0; i < s->st.npods; i++)
+                if (!s->st.pods[i].p.node[0] && s->st.pods[i].p.ndra > 0)
+                    s->st.pods[i].next_try = 0;
+            s->st.gen++;
+            pthread_cond_broadcast(&s->st.cv);
+            pthread_mutex_unlock(&s->st.mu);
+        }
         struct gs_policy_objs po;
         struct gs_error err;
         gs_error_init(&err);
@@ -292,6 +305,7 @@ static struct gs_sched *sched_new(struct gs_kube_client *client,
 
 static void sched_free(struct gs_sched *s)
 {
+    gs_claims_free(s->claims);
     gs_policy_objs_release(&s->po);
     json_decref(s->pending_report);
     json_decref(s->decision_lines);
@@ -325,7 +339,11 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
     gs__binder_start(s);
     struct feed nodes = {.s = s, .kind = K_NODES}, pods = {.s = s, .kind = K_PODS};
     struct gs_informer *in_nodes = NULL, *in_pods = NULL;
-    int rc = gs_informer_start(s->kc, &nodes_opts, &feed_ops, &nodes, &in_nodes, err);
+    int rc = 0;
+    if (!s->o.extender && !(s->claims = gs_claims_new(s->kc, true, 30, err)))
+        rc = err->code ? err->code : gs_error_set(err, GS_ENOMEM, "out of memory");
+    if (!rc)
+        rc = gs_informer_start(s->kc, &nodes_opts, &feed_ops, &nodes, &in_nodes, err);
     if (!rc)
         rc = gs_informer_start(s->kc, &pods_opts, &feed_ops, &pods, &in_pods, err);
     pthread_t t_leader, t_policy;
@@ -400,6 +418,8 @@ int gs_scheduler_explain(struct gs_kube_client *client, const struct gs_schedule
         rc = gs_informer_list(client, &pods_opts, &feed_ops, &pods, err);
     if (!rc)
         rc = gs_policy_objs_list(client, &s->po, err);
+    if (!rc && !(s->claims = gs_claims_new(client, false, 0, err)))
+        rc = err->code ? err->code : gs_error_set(err, GS_ENOMEM, "out of memory");
     feed_release(&nodes);
     feed_release(&pods);
     struct gs_engine *engine = NULL;

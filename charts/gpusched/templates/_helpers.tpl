@@ -109,6 +109,14 @@ affinity:
   # bound volumes' node affinity
   resources: [persistentvolumeclaims, persistentvolumes]
   verbs: [get, list, watch]
+- apiGroups: [resource.k8s.io]
+  # DRA: gpusched allocates its pods' ResourceClaims
+  resources: [deviceclasses, resourceslices, resourceclaims]
+  verbs: [get, list, watch]
+- apiGroups: [resource.k8s.io]
+  # binding: the permission the API server asks to set status.allocation and reservedFor
+  resources: [resourceclaims/status, resourceclaims/binding]
+  verbs: [patch, update]
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
   verbs: [get, list, watch]

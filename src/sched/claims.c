@@ -1,0 +1,659 @@
+/* claims.c - DRA in the scheduler (see claims.h): a feed of DeviceClasses, ResourceSlices and
+ * ResourceClaims (one kube/informer.h informer per kind, or one list each for explain) into
+ * immutable, counted lists; views with the allocations the scheduler wrote but the watch does
+ * not show yet; and one cycle's allocation of pending pods' claims with core/dra.c, prepared
+ * by formats/draobj.c. sched/driver.c calls it from its hooks and writes what it returns
+ * through sched/binder.c before each Binding. */
+#include "claims.h"
+
+#include "../base/buf.h"
+#include "../base/clock.h"
+#include "../base/error.h"
+#include "../base/log.h"
+#include "../kube/informer.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { KCLASS = 0, KSLICE, KCLAIM, NK };
+
+#define ASSUME_S   60
+#define ASSUME_MAX 1024
+
+/* A complete list of one kind: immutable once published, freed with its last reference. */
+struct list {
+    long refs;
+    int kind;
+    int n, cap;
+    void *items;
+};
+
+static const struct kind {
+    const char *path, *what;
+    size_t size;
+} kinds[NK] = {
+    {"/apis/resource.k8s.io/v1/deviceclasses", "DeviceClasses", sizeof(struct gs_draobj_class)},
+    {"/apis/resource.k8s.io/v1/resourceslices", "ResourceSlices", sizeof(struct gs_draobj_slice)},
+    {"/apis/resource.k8s.io/v1/resourceclaims", "ResourceClaims", sizeof(struct gs_draobj_claim)},
+};
+
+struct assumed {
+    struct gs_draobj_claim c; /* status fields used only */
+    double at;
+};
+
+struct kfeed {
+    struct gs_claims *c;
+    int k;
+    struct list *staging;
+    struct gs_informer *inf;
+};
+
+struct gs_claims {
+    pthread_mutex_t mu;
+    /* under mu: */
+    struct list *cur[NK];
+    bool listed[NK], absent[NK];
+    uint64_t gen;
+    struct assumed *as;
+    int nas, capas;
+    struct kfeed kf[NK];
+};
+
+static void item_release(int kind, void *item)
+{
+    if (kind == KCLASS)
+        gs_draobj_class_release(item);
+    else if (kind == KSLICE)
+        gs_draobj_slice_release(item);
+    else
+        gs_draobj_claim_release(item);
+}
+
+static void list_free(struct list *l)
+{
+    if (!l)
+        return;
+    for (int i = 0; i < l->n; i++)
+        item_release(l->kind, (char *)l->items + kinds[l->kind].size * (size_t)i);
+    free(l->items);
+    free(l);
+}
+
+/* Drop a reference; called with c->mu held. */
+static void list_unref(struct list *l)
+{
+    if (l && --l->refs == 0)
+        list_free(l);
+}
+
+static void kf_begin(void *user)
+{
+    struct kfeed *kf = user;
+    list_free(kf->staging);
+    kf->staging = calloc(1, sizeof(*kf->staging));
+    if (kf->staging)
+        kf->staging->kind = kf->k;
+}
+
+static int kf_item(const json_t *obj, void *user)
+{
+    struct kfeed *kf = user;
+    struct list *l = kf->staging;
+    if (!l)
+        return GS_ENOMEM;
+    size_t size = kinds[kf->k].size;
+    if (l->n == l->cap) {
+        void *v = gs_grow(l->items, &l->cap, size, 16);
+        if (!v)
+            return GS_ENOMEM;
+        l->items = v;
+    }
+    void *item = (char *)l->items + size * (size_t)l->n;
+    struct gs_error err;
+    gs_error_init(&err);
+    int rc = kf->k == KCLASS   ? gs_draobj_class_read(obj, item, &err)
+             : kf->k == KSLICE ? gs_draobj_slice_read(obj, item, &err)
+                               : gs_draobj_claim_read(obj, item, &err);
+    if (rc == GS_ENOMEM)
+        return rc;
+    if (rc) {
+        GS_WARN("claims", "ignored: %s", err.msg);
+        return 0;
+    }
+    l->n++;
+    return 0;
+}
+
+static int kf_end(const char *rv, int n, bool absent, void *user)
+{
+    struct kfeed *kf = user;
+    struct gs_claims *c = kf->c;
+    struct list *l = kf->staging;
+    kf->staging = NULL;
+    if (!l && !(l = calloc(1, sizeof(*l))))
+        return GS_ENOMEM;
+    l->kind = kf->k;
+    l->refs = 1;
+    pthread_mutex_lock(&c->mu);
+    list_unref(c->cur[kf->k]);
+    c->cur[kf->k] = l;
+    c->listed[kf->k] = true;
+    c->absent[kf->k] = absent;
+    c->gen++;
+    pthread_mutex_unlock(&c->mu);
+    return 0;
+}
+
+/* Forbidden or failing: as good as absent (pods with claims then wait, saying so). */
+static int kf_failed(int rc, const struct gs_error *err, void *user)
+{
+    struct kfeed *kf = user;
+    GS_WARN("claims", "listing %s: %s", kinds[kf->k].what, err->msg);
+    return kf_end("", 0, true, user);
+}
+
+static int kf_event(const char *type, const json_t *obj, void *user)
+{
+    return GS_INFORMER_RELIST;
+}
+
+static const struct gs_informer_ops kf_ops = {
+    .list_begin = kf_begin,
+    .list_item = kf_item,
+    .list_end = kf_end,
+    .list_failed = kf_failed,
+    .event = kf_event,
+};
+
+struct gs_claims *gs_claims_new(struct gs_kube_client *kc, bool watch, double resync_s,
+                                struct gs_error *err)
+{
+    struct gs_claims *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    pthread_mutex_init(&c->mu, NULL);
+    for (int k = 0; k < NK; k++) {
+        c->kf[k] = (struct kfeed){.c = c, .k = k};
+        struct gs_informer_opts o = {.path = kinds[k].path,
+                                     .what = kinds[k].what,
+                                     .lane2 = true,
+                                     .resync_s = resync_s,
+                                     .absent_retry_s = 5};
+        int rc = watch ? gs_informer_start(kc, &o, &kf_ops, &c->kf[k], &c->kf[k].inf, err)
+                       : gs_informer_list(kc, &o, &kf_ops, &c->kf[k], err);
+        if (rc) {
+            gs_claims_free(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+void gs_claims_free(struct gs_claims *c)
+{
+    if (!c)
+        return;
+    for (int k = 0; k < NK; k++) {
+        gs_informer_stop(c->kf[k].inf);
+        list_free(c->kf[k].staging);
+        list_unref(c->cur[k]);
+    }
+    free(c->as);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+uint64_t gs_claims_gen(struct gs_claims *c)
+{
+    pthread_mutex_lock(&c->mu);
+    uint64_t g = c->gen;
+    pthread_mutex_unlock(&c->mu);
+    return g;
+}
+
+static void overlay(struct gs_draobj_claim *to, const struct gs_draobj_claim *from)
+{
+    to->allocated = from->allocated;
+    memcpy(to->node, from->node, sizeof(to->node));
+    to->nresults = from->nresults;
+    memcpy(to->results, from->results, sizeof(to->results));
+    to->nreserved = from->nreserved;
+    memcpy(to->reserved, from->reserved, sizeof(to->reserved));
+}
+
+int gs_claims_view(struct gs_claims *c, struct gs_claims_view *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->from = c;
+    pthread_mutex_lock(&c->mu);
+    for (int k = 0; k < NK; k++) {
+        v->ref[k] = c->cur[k];
+        if (c->cur[k])
+            c->cur[k]->refs++;
+        v->absent |= !c->listed[k] || c->absent[k];
+    }
+    struct list *lc = v->ref[KCLASS], *ls = v->ref[KSLICE], *lk = v->ref[KCLAIM];
+    if (lc) {
+        v->classes = lc->items;
+        v->nclasses = lc->n;
+    }
+    if (ls) {
+        v->slices = ls->items;
+        v->nslices = ls->n;
+    }
+    int rc = 0;
+    if (lk && lk->n > 0) {
+        v->claims = malloc(sizeof(*v->claims) * (size_t)lk->n);
+        if (!v->claims)
+            rc = GS_ENOMEM;
+        else
+            memcpy(v->claims, lk->items, sizeof(*v->claims) * (size_t)lk->n);
+        v->nclaims = v->claims ? lk->n : 0;
+    }
+    /* assumed allocations: applied while the list does not show them yet */
+    double now = gs_clock_mono();
+    for (int a = 0; a < c->nas; a++) {
+        struct assumed *x = &c->as[a];
+        bool keep = now - x->at < ASSUME_S, found = false;
+        for (int i = 0; keep && i < v->nclaims; i++) {
+            struct gs_draobj_claim *cl = &v->claims[i];
+            if (strcmp(cl->uid, x->c.uid) != 0)
+                continue;
+            found = true;
+            if (cl->allocated && cl->nreserved >= x->c.nreserved)
+                keep = false; /* the watch shows it */
+            else
+                overlay(cl, &x->c);
+        }
+        if (!keep || (!found && lk)) {
+            c->as[a--] = c->as[--c->nas];
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (rc)
+        gs_claims_view_release(v);
+    return rc;
+}
+
+void gs_claims_view_release(struct gs_claims_view *v)
+{
+    if (v->from) {
+        pthread_mutex_lock(&v->from->mu);
+        for (int k = 0; k < NK; k++)
+            list_unref(v->ref[k]);
+        pthread_mutex_unlock(&v->from->mu);
+    }
+    free(v->claims);
+    memset(v, 0, sizeof(*v));
+}
+
+void gs_claims_assume(struct gs_claims *c, const struct gs_draobj_claim *claim)
+{
+    pthread_mutex_lock(&c->mu);
+    int a = 0;
+    while (a < c->nas && strcmp(c->as[a].c.uid, claim->uid) != 0)
+        a++;
+    if (a == c->nas && c->nas < ASSUME_MAX) {
+        if (c->nas == c->capas) {
+            void *v = gs_grow(c->as, &c->capas, sizeof(*c->as), 16);
+            if (v)
+                c->as = v;
+        }
+        if (c->nas < c->capas)
+            c->nas++;
+    }
+    if (a < c->nas) {
+        c->as[a].c = *claim;
+        c->as[a].at = gs_clock_mono();
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+void gs_claims_forget(struct gs_claims *c, const char *uid)
+{
+    pthread_mutex_lock(&c->mu);
+    for (int a = 0; a < c->nas; a++)
+        if (strcmp(c->as[a].c.uid, uid) == 0)
+            c->as[a--] = c->as[--c->nas];
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* ---------- a cycle ---------- */
+
+int gs_claims_cycle_init(struct gs_claims_cycle *cy, struct gs_claims *c, int npods,
+                         int32_t (*node_id)(void *ctx, const char *node), void *ctx)
+{
+    memset(cy, 0, sizeof(*cy));
+    int rc = gs_claims_view(c, &cy->v);
+    if (rc)
+        return rc;
+    const struct gs_draobj_slice **sp = malloc(sizeof(*sp) * ((size_t)cy->v.nslices + 1));
+    if (!sp) {
+        gs_claims_cycle_release(cy);
+        return GS_ENOMEM;
+    }
+    for (int i = 0; i < cy->v.nslices; i++)
+        sp[i] = &cy->v.slices[i];
+    rc = gs_draobj_world_build(sp, cy->v.nslices, node_id, ctx, &cy->w);
+    free(sp);
+    cy->pods = calloc((size_t)npods + 1, sizeof(*cy->pods));
+    cy->npods = npods;
+    if (rc || !cy->pods || gs_dra_state_init(&cy->st, &cy->w.w)) {
+        gs_claims_cycle_release(cy);
+        return GS_ENOMEM;
+    }
+    for (int i = 0; i < cy->v.nclaims; i++) {
+        const struct gs_draobj_claim *cl = &cy->v.claims[i];
+        for (int r = 0; cl->allocated && r < cl->nresults; r++) {
+            int d = gs_dra_find(&cy->w.w, cl->results[r].driver, cl->results[r].pool,
+                                cl->results[r].device);
+            if (d >= 0)
+                gs_dra_take(&cy->st, d, i);
+        }
+    }
+    return 0;
+}
+
+void gs_claims_cycle_release(struct gs_claims_cycle *cy)
+{
+    for (int i = 0; cy->pods && i < cy->npods; i++) {
+        struct gs_claims_pod *p = cy->pods[i];
+        for (int k = 0; p && k < p->n; k++)
+            gs_draobj_prep_release(&p->prep[k]);
+        free(p);
+    }
+    free(cy->pods);
+    gs_dra_state_release(&cy->st);
+    gs_draobj_world_release(&cy->w);
+    gs_claims_view_release(&cy->v);
+    memset(cy, 0, sizeof(*cy));
+}
+
+static int find_claim(const struct gs_claims_view *v, const char *ns, const char *name)
+{
+    for (int i = 0; i < v->nclaims; i++)
+        if (strcmp(v->claims[i].name, name) == 0 && strcmp(v->claims[i].ns, ns) == 0)
+            return i;
+    return -1;
+}
+
+/* One device as what it stands for: a MIG profile or a whole GPU. */
+static void device_demand(struct gs_tenants *t, const struct gs_dra_device *d, int count,
+                          struct gs_qvec *acc)
+{
+    struct gs_request r;
+    memset(&r, 0, sizeof(r));
+    const char *prof = NULL;
+    for (int k = 0; k < d->nattrs && !prof; k++) {
+        const char *slash = strrchr(d->attrs[k].name, '/');
+        if (!d->attrs[k].capacity && d->attrs[k].v.type == GS_DRA_STRING && slash &&
+            strcmp(slash + 1, "profile") == 0)
+            prof = d->attrs[k].v.s;
+    }
+    if (prof && strlen(prof) < sizeof(r.mig)) {
+        r.kind = GS_REQ_MIG;
+        r.gpus = 1;
+        memcpy(r.mig, prof, strlen(prof) + 1);
+    } else {
+        r.kind = GS_REQ_GPU;
+        r.gpus = 1;
+        r.milli = GS_MILLI;
+    }
+    struct gs_qvec d1;
+    gs_tenants_demand(t, &r, &d1);
+    for (int x = 0; x < GS_QR_COUNT; x++)
+        acc->v[x] += d1.v[x] * count;
+}
+
+static void allocated_demand(const struct gs_claims_cycle *cy, const struct gs_draobj_claim *cl,
+                             struct gs_tenants *t, struct gs_qvec *acc)
+{
+    for (int r = 0; r < cl->nresults; r++) {
+        int d = gs_dra_find(&cy->w.w, cl->results[r].driver, cl->results[r].pool,
+                            cl->results[r].device);
+        if (d >= 0)
+            device_demand(t, &cy->w.w.dev[d], 1, acc);
+    }
+}
+
+/* A pending claim: per request, the first alternative with matching devices. */
+static void pending_demand(const struct gs_claims_cycle *cy, const struct gs_dra_claim *dc,
+                           struct gs_tenants *t, struct gs_qvec *acc)
+{
+    for (int r = 0; r < dc->nreq; r++)
+        for (int s = 0; s < dc->req[r].nsub; s++) {
+            const struct gs_dra_sub *sb = &dc->req[r].sub[s];
+            if (sb->ncand == 0)
+                continue;
+            const struct gs_dra_device *d = &cy->w.w.dev[sb->cand[0]];
+            int count = sb->count;
+            if (sb->mode == GS_DRA_ALL) {
+                count = 0;
+                for (int k = 0; k < sb->ncand; k++)
+                    count += cy->w.w.dev[sb->cand[k]].node == d->node;
+            }
+            device_demand(t, d, count, acc);
+            break;
+        }
+}
+
+int gs_claims_pod_prepare(struct gs_claims_cycle *cy, int i, const char *ns,
+                          const char (*names)[GS_KNAME_MAX], int n, struct gs_tenants *t,
+                          struct gs_qvec *claimed, char *why, size_t why_size)
+{
+    gs_qvec_zero(claimed);
+    if (n <= 0)
+        return 0;
+    if (cy->v.absent) {
+        snprintf(why, why_size,
+                 "resource.k8s.io/v1 (DeviceClasses, ResourceSlices, ResourceClaims) is not "
+                 "served or not listed yet");
+        return 1;
+    }
+    struct gs_claims_pod *p = calloc(1, sizeof(*p));
+    if (!p)
+        return GS_ENOMEM;
+    cy->pods[i] = p;
+    p->node = -1;
+    p->n = n;
+    for (int k = 0; k < n; k++) {
+        if (!names[k][0]) {
+            snprintf(why, why_size,
+                     "spec.resourceClaims[%d]: the ResourceClaim from its template does not "
+                     "exist yet",
+                     k);
+            return 1;
+        }
+        int c = find_claim(&cy->v, ns, names[k]);
+        if (c < 0) {
+            snprintf(why, why_size, "resourceclaim %s/%s not found", ns, names[k]);
+            return 1;
+        }
+        p->claim[k] = c;
+        const struct gs_draobj_claim *cl = &cy->v.claims[c];
+        if (cl->allocated) {
+            allocated_demand(cy, cl, t, claimed);
+            if (cl->node[0]) {
+                /* the node it was allocated for: found through a device of the node */
+                int32_t node = -1;
+                for (int r = 0; r < cl->nresults && node < 0; r++) {
+                    int d = gs_dra_find(&cy->w.w, cl->results[r].driver, cl->results[r].pool,
+                                        cl->results[r].device);
+                    if (d >= 0)
+                        node = cy->w.w.dev[d].node;
+                }
+                if (node < 0) {
+                    snprintf(why, why_size,
+                             "resourceclaim %s/%s is allocated on node %s, whose devices are "
+                             "not published",
+                             ns, cl->name, cl->node);
+                    return 1;
+                }
+                if (p->node >= 0 && p->node != node) {
+                    snprintf(why, why_size,
+                             "its claims are allocated on different nodes (resourceclaim %s/%s "
+                             "on %s)",
+                             ns, cl->name, cl->node);
+                    return 1;
+                }
+                p->node = node;
+            }
+            continue;
+        }
+        struct gs_error err;
+        gs_error_init(&err);
+        int rc = gs_draobj_prepare(cl, cy->v.classes, cy->v.nclasses, &cy->w.w, &p->prep[k], &err);
+        if (rc == GS_ENOMEM)
+            return rc;
+        if (rc) {
+            snprintf(why, why_size, "%s", err.msg);
+            return 1;
+        }
+        p->prepared[k] = true;
+        pending_demand(cy, &p->prep[k].c, t, claimed);
+    }
+    return 0;
+}
+
+/* Allocate every prepared claim of p on node; keep (true) or give back. */
+static bool allocate(struct gs_claims_cycle *cy, struct gs_claims_pod *p, int i, int32_t node,
+                     bool keep)
+{
+    if (p->node >= 0 && p->node != node)
+        return false;
+    int k = 0;
+    for (; k < p->n; k++) {
+        if (!p->prepared[k])
+            continue;
+        if (gs_dra_allocate(&cy->st, &p->prep[k].c, node, cy->v.nclaims + i, &p->res[k]))
+            break;
+    }
+    bool ok = k == p->n;
+    if (!ok || !keep)
+        for (int j = 0; j < k; j++)
+            for (int r = 0; p->prepared[j] && r < p->res[j].n; r++)
+                gs_dra_give(&cy->st, p->res[j].dev[r]);
+    return ok;
+}
+
+bool gs_claims_pod_fits(struct gs_claims_cycle *cy, int i, int32_t node)
+{
+    struct gs_claims_pod *p = i >= 0 && i < cy->npods ? cy->pods[i] : NULL;
+    if (!p)
+        return true;
+    if (p->placed)
+        return p->placed_node == node;
+    return allocate(cy, p, i, node, false);
+}
+
+int gs_claims_pod_place(struct gs_claims_cycle *cy, int i, int32_t node)
+{
+    struct gs_claims_pod *p = i >= 0 && i < cy->npods ? cy->pods[i] : NULL;
+    if (!p || p->placed)
+        return 0;
+    if (!allocate(cy, p, i, node, true))
+        return GS_ENOFIT;
+    p->placed = true;
+    p->placed_node = node;
+    return 0;
+}
+
+void gs_claims_pod_why(const struct gs_claims_cycle *cy, int i, char *out, size_t n)
+{
+    out[0] = '\0';
+    const struct gs_claims_pod *p = i >= 0 && i < cy->npods ? cy->pods[i] : NULL;
+    if (!p)
+        return;
+    size_t o = 0;
+    for (int k = 0; k < p->n && o < n; k++) {
+        const struct gs_draobj_claim *cl = &cy->v.claims[p->claim[k]];
+        if (!p->prepared[k]) {
+            o += (size_t)snprintf(out + o, n - o, "%sresourceclaim %s/%s: allocated on node %s",
+                                  o ? "; " : "", cl->ns, cl->name, cl->node[0] ? cl->node : "-");
+            continue;
+        }
+        for (int r = 0; r < p->prep[k].c.nreq && o < n; r++) {
+            const struct gs_dra_req *rq = &p->prep[k].c.req[r];
+            for (int s = 0; s < rq->nsub && o < n; s++) {
+                const struct gs_dra_sub *sb = &rq->sub[s];
+                int nfree = 0;
+                for (int c = 0; c < sb->ncand; c++)
+                    nfree += gs_dra_fits(&cy->st, sb->cand[c]);
+                char want[32];
+                if (sb->mode == GS_DRA_ALL)
+                    snprintf(want, sizeof(want), "all");
+                else
+                    snprintf(want, sizeof(want), "%d", (int)sb->count);
+                o += (size_t)snprintf(out + o, n - o,
+                                      "%sresourceclaim %s/%s request %s: wants %s of %d matching "
+                                      "device(s), %d free",
+                                      o ? "; " : "", cl->ns, cl->name, sb->name, want, sb->ncand,
+                                      nfree);
+            }
+        }
+    }
+}
+
+json_t *gs_claims_pod_writes(struct gs_claims_cycle *cy, struct gs_claims *c, int i,
+                             const char *node, const char *pod_name, const char *pod_uid)
+{
+    struct gs_claims_pod *p = i >= 0 && i < cy->npods ? cy->pods[i] : NULL;
+    json_t *out = json_array();
+    for (int k = 0; p && out && k < p->n; k++) {
+        struct gs_draobj_claim *cl = &cy->v.claims[p->claim[k]];
+        bool reserved = false;
+        for (int r = 0; r < cl->nreserved && r < GS_DRAOBJ_MAX_RESERVED; r++)
+            reserved |= strcmp(cl->reserved[r].uid, pod_uid) == 0;
+        if (!p->prepared[k] && reserved)
+            continue;
+        json_t *body = gs_draobj_status_patch(cl, p->prepared[k] ? &p->prep[k].c : NULL,
+                                              p->prepared[k] ? &p->res[k] : NULL, &cy->w.w, node,
+                                              pod_name, pod_uid);
+        char path[600];
+        snprintf(path, sizeof(path),
+                 "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s/status", cl->ns,
+                 cl->name);
+        json_array_append_new(out, json_pack("{s:s, s:o*}", "path", path, "body", body));
+        /* the claim as the API will show it: assumed until the watch does */
+        struct gs_draobj_claim a = *cl;
+        if (p->prepared[k]) {
+            a.allocated = true;
+            snprintf(a.node, sizeof(a.node), "%s", node);
+            a.nresults = 0;
+            for (int r = 0; r < p->res[k].n && a.nresults < GS_DRAOBJ_MAX_RESULTS; r++) {
+                const struct gs_dra_device *d = &cy->w.w.dev[p->res[k].dev[r]];
+                struct gs_draobj_result *x = &a.results[a.nresults++];
+                snprintf(x->request, sizeof(x->request), "%s",
+                         gs_dra_result_request(&p->prep[k].c, &p->res[k], r));
+                snprintf(x->driver, sizeof(x->driver), "%s", d->driver);
+                snprintf(x->pool, sizeof(x->pool), "%s", d->pool);
+                snprintf(x->device, sizeof(x->device), "%s", d->name);
+            }
+        }
+        if (a.nreserved < GS_DRAOBJ_MAX_RESERVED) {
+            struct gs_draobj_reserved *x = &a.reserved[a.nreserved];
+            snprintf(x->resource, sizeof(x->resource), "pods");
+            snprintf(x->name, sizeof(x->name), "%s", pod_name);
+            snprintf(x->uid, sizeof(x->uid), "%s", pod_uid);
+        }
+        a.nreserved++;
+        if (c)
+            gs_claims_assume(c, &a);
+    }
+    return out;
+}
+
+void gs_claims_bound_demand(const struct gs_claims_cycle *cy, const char *ns,
+                            const char (*names)[GS_KNAME_MAX], int n, struct gs_tenants *t,
+                            struct gs_qvec *out)
+{
+    gs_qvec_zero(out);
+    for (int k = 0; k < n; k++) {
+        int c = names[k][0] ? find_claim(&cy->v, ns, names[k]) : -1;
+        if (c >= 0 && cy->v.claims[c].allocated)
+            allocated_demand(cy, &cy->v.claims[c], t, out);
+    }
+}

@@ -1,0 +1,116 @@
+/* claims.h - the scheduler's Dynamic Resource Allocation: the DeviceClasses, ResourceSlices
+ * and ResourceClaims (resource.k8s.io/v1) listed and watched, and, for one scheduling cycle,
+ * the allocation of the claims of the pods it places, as kube-scheduler's DynamicResources
+ * plugin does it:
+ *   - a pod names its claims in spec.resourceClaims (resourceClaimName, or the claim the
+ *     resourceclaim controller made from a template); it waits, with reason "dra", while a
+ *     claim is missing, a class is missing, or a selector is outside the CEL subset
+ *     (formats/cel.h: the message quotes the expression and what is unsupported);
+ *   - a claim already allocated is honoured: the pod goes to the node its allocation names;
+ *   - otherwise a node fits only when all its claims can be allocated there (core/dra.c,
+ *     fragmentation-aware) beside every device other claims hold;
+ *   - when the pod binds, each claim's status (allocation: results and nodeSelector; and
+ *     reservedFor the pod) is written through resourceclaims/<name>/status before the
+ *     Binding, and the allocation is assumed until the watch shows it.
+ * Quotas: a claimed device counts against the pod's queue as the resources it stands for: a
+ * device with a "profile" attribute (a MIG instance or placement) as one
+ * nvidia.com/mig-<profile>, any other device as one nvidia.com/gpu (and its GPU-equivalents
+ * accordingly). A pending claim counts as its first alternative with matching devices asks
+ * (All: the matching devices of one node); an allocated one as its devices.
+ *
+ * Threads: the feed lists and watches on threads of its own (kube/informer.h), one per kind;
+ * gs_claims_view and gs_claims_assume may be called from any thread. A cycle belongs to the
+ * thread that runs it. */
+#ifndef GS_SCHED_CLAIMS_H
+#define GS_SCHED_CLAIMS_H
+
+#include "../core/dra.h"
+#include "../core/tenant.h"
+#include "../formats/draobj.h"
+#include "../kube/client.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct gs_claims;
+
+/* A daemon's feed (watch true: informers, relisted every resync_s) or one list of each kind
+ * (watch false: explain). A kind whose API is not served leaves the view absent. Returns NULL
+ * without memory or threads (or, without watch, when a list fails: err says why). */
+struct gs_claims *gs_claims_new(struct gs_kube_client *kc, bool watch, double resync_s,
+                                struct gs_error *err);
+void gs_claims_free(struct gs_claims *c);
+/* Completed lists so far (changes when any kind was listed again). Thread-safe. */
+uint64_t gs_claims_gen(struct gs_claims *c);
+
+/* One consistent view of the three kinds, the scheduler's assumed allocations applied. */
+struct gs_claims_view {
+    const struct gs_draobj_class *classes;
+    int nclasses;
+    const struct gs_draobj_slice *slices;
+    int nslices;
+    struct gs_draobj_claim *claims; /* shallow copies (selectors borrowed), owned by the view */
+    int nclaims;
+    bool absent; /* resource.k8s.io/v1 is not served, or not every kind listed yet */
+    void *ref[3];
+    struct gs_claims *from;
+};
+/* Returns 0 or GS_ENOMEM. */
+int gs_claims_view(struct gs_claims *c, struct gs_claims_view *v);
+void gs_claims_view_release(struct gs_claims_view *v);
+/* Remember that the scheduler wrote claim's allocation (a claim read, with its new status),
+ * until a list shows it or 60 s pass; forget it when the write failed. Thread-safe. */
+void gs_claims_assume(struct gs_claims *c, const struct gs_draobj_claim *claim);
+void gs_claims_forget(struct gs_claims *c, const char *uid);
+
+/* One pending pod's claims in a cycle. */
+struct gs_claims_pod {
+    int n;
+    int claim[GS_MAX_POD_DRA]; /* index in the view's claims */
+    struct gs_draobj_prep prep[GS_MAX_POD_DRA];
+    bool prepared[GS_MAX_POD_DRA]; /* not yet allocated: prep holds it */
+    int32_t node;                  /* a node its allocated claims fix, or -1 */
+    bool placed;
+    int32_t placed_node;
+    struct gs_dra_result res[GS_MAX_POD_DRA];
+};
+
+/* A cycle: the world built from the view's slices (node ids: node_id), every allocated
+ * claim's devices taken. */
+struct gs_claims_cycle {
+    struct gs_claims_view v;
+    struct gs_draobj_world w;
+    struct gs_dra_state st;
+    struct gs_claims_pod **pods; /* per pod of the caller (NULL: no claims) */
+    int npods;
+};
+
+int gs_claims_cycle_init(struct gs_claims_cycle *cy, struct gs_claims *c, int npods,
+                         int32_t (*node_id)(void *ctx, const char *node), void *ctx);
+void gs_claims_cycle_release(struct gs_claims_cycle *cy);
+
+/* Prepare pending pod i (ns, its claim names): 0 with claimed (what its claims count for in t),
+ * or 1 when it must wait, with why ("resourceclaim ai/x: request gpu: its selector \"...\":
+ * unsupported CEL: ..."); GS_ENOMEM. */
+int gs_claims_pod_prepare(struct gs_claims_cycle *cy, int i, const char *ns,
+                          const char (*names)[GS_KNAME_MAX], int n, struct gs_tenants *t,
+                          struct gs_qvec *claimed, char *why, size_t why_size);
+/* Whether pod i's claims can be allocated on node now (true for a pod without claims). */
+bool gs_claims_pod_fits(struct gs_claims_cycle *cy, int i, int32_t node);
+/* Allocate pod i's claims on node (the cycle placed it there). Returns 0 or GS_ENOFIT. */
+int gs_claims_pod_place(struct gs_claims_cycle *cy, int i, int32_t node);
+/* Why no node could take pod i's claims: per claim and request, the matching devices in the
+ * cluster and how many are free. */
+void gs_claims_pod_why(const struct gs_claims_cycle *cy, int i, char *out, size_t n);
+/* The writes that allocate and reserve pod i's claims on node (placed there): a JSON array of
+ * {path, body} merge patches of resourceclaims/<name>/status, in claim order (NULL without
+ * memory); each allocated claim is assumed in c. */
+json_t *gs_claims_pod_writes(struct gs_claims_cycle *cy, struct gs_claims *c, int i,
+                             const char *node, const char *pod_name, const char *pod_uid);
+/* What the allocated claims (ns, names) of a bound pod count for in t. */
+void gs_claims_bound_demand(const struct gs_claims_cycle *cy, const char *ns,
+                            const char (*names)[GS_KNAME_MAX], int n, struct gs_tenants *t,
+                            struct gs_qvec *out);
+
+#endif

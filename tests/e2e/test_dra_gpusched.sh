@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# DRA allocated by gpusched itself on the real control plane. Two nodes publish ResourceSlices
+# of the driver gpu.gpusched.io as the agent does (written here by hand, in its shape):
+# dra-0 has a partitionable A100-80GB (GPU 0: a counter set of 7 compute slices and 8 memory
+# slices, the whole GPU and its MIG placements consuming them) and a GPU 1 with static MIG
+# 3g.40gb instances at 0 and 4; dra-1 has two whole A100-80GB and one H100-80GB. The classes
+# gpu.gpusched.io and mig.gpusched.io select by type. Pods with schedulerName gpusched name
+# ResourceClaims: a whole H100 (selector on productName), a 3g.40gb MIG device, a dynamic
+# 2g.20gb placement, two whole GPUs with matchAttribute productName, and a firstAvailable
+# claim whose first alternative (a 7g.80gb placement) cannot fit the counters left. Each
+# claim's status.allocation (results, nodeSelector) and reservedFor are checked in the API,
+# each pod is bound to its allocation's node, no device is in two claims and no two
+# placements of a GPU overlap. A claim whose selector uses .matches() stays pending, and
+# /debug/pending, gpusched explain and the Event name the expression; a GPUQueue whose limit
+# is 1 nvidia.com/gpu keeps a pod claiming 2 whole GPUs pending for quota, with the counts.
+set -u
+GS="$1"
+. "$(dirname "$0")/cluster.sh"
+e2e_up || exit 1
+K="$E2E_BIN/kubectl"
+. "$E2E_SRC/tenancy.sh"
+"$K" api-resources --api-group=resource.k8s.io 2>/dev/null | grep -q resourceclaims ||
+    skip "the API server does not serve resource.k8s.io/v1"
+tn_crds || exit 1
+show() { echo "  $*"; }
+
+for n in dra-0 dra-1; do
+    "$K" create -f - > /dev/null <<Y || exit 1
+{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "$n",
+ "labels": {"kubernetes.io/hostname": "$n", "kubernetes.io/os": "linux"}}}
+Y
+    "$K" patch node $n --subresource=status --type=merge -p '{"status": {
+      "capacity": {"cpu": "64", "memory": "512Gi", "pods": "110"},
+      "allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"},
+      "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                      "lastHeartbeatTime": "2026-01-01T00:00:00Z",
+                      "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}' > /dev/null || exit 1
+done
+
+# the slices, the classes, the claims and the pods
+python3 - "$E2E_DIR" <<'P' || exit 1
+import json, sys
+d = sys.argv[1]
+DRV = "gpu.gpusched.io"
+def s(v): return {"string": v}
+def i(v): return {"int": v}
+def slice_(name, node, spec):
+    spec.update({"driver": DRV, "pool": {"name": node, "generation": 1, "resourceSliceCount": 2},
+                 "nodeName": node})
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": name}, "spec": spec}
+def gpu(idx, uuid, product, mem="80Gi"):
+    return {"name": "gpu-%d" % idx, "attributes": {"type": s("gpu"), "uuid": s(uuid),
+            "productName": s(product), "index": i(idx)}, "capacity": {"memory": {"value": mem}}}
+# A100-80GB placements: profile, compute slices, memory slices, starts
+PROFILES = [("1g.10gb", 1, 1, range(7)), ("2g.20gb", 2, 2, [0, 2, 4]),
+            ("3g.40gb", 3, 4, [0, 4]), ("4g.40gb", 4, 4, [0]), ("7g.80gb", 7, 8, [0])]
+cs = "gpu-0-counters"
+counters = {"compute-slices": {"value": "7"}}
+counters.update({"memory-slice-%d" % k: {"value": "1"} for k in range(8)})
+whole = gpu(0, "GPU-d0-0", "A100-80GB")
+whole["consumesCounters"] = [{"counterSet": cs, "counters": counters}]
+devs = [whole]
+for prof, c, m, starts in PROFILES:
+    for st in starts:
+        use = {"compute-slices": {"value": str(c)}}
+        use.update({"memory-slice-%d" % k: {"value": "1"} for k in range(st, st + m)})
+        devs.append({"name": "gpu-0-part-%s-%d" % (prof.replace(".", "-"), st),
+                     "attributes": {"type": s("mig"), "profile": s(prof), "parentUUID": s("GPU-d0-0"),
+                                    "productName": s("A100-80GB"), "placementStart": i(st),
+                                    "dynamic": {"bool": True}},
+                     "capacity": {"memory": {"value": "%dGi" % (10 * m)}},
+                     "consumesCounters": [{"counterSet": cs, "counters": use}]})
+for st in (0, 4):
+    devs.append({"name": "gpu-1-mig-3g-40gb-%d" % st,
+                 "attributes": {"type": s("mig"), "profile": s("3g.40gb"), "uuid": s("MIG-d0-1-%d" % st),
+                                "parentUUID": s("GPU-d0-1"), "productName": s("A100-80GB"),
+                                "placementStart": i(st)},
+                 "capacity": {"memory": {"value": "40Gi"}}})
+objs = [slice_("dra-0-counters", "dra-0", {"sharedCounters": [{"name": cs, "counters": counters}]}),
+        slice_("dra-0-devices", "dra-0", {"devices": devs}),
+        slice_("dra-1-devices", "dra-1", {"devices": [gpu(0, "GPU-d1-0", "A100-80GB"),
+                                                       gpu(1, "GPU-d1-1", "A100-80GB"),
+                                                       gpu(2, "GPU-d1-2", "H100-80GB")]})]
+objs[2]["spec"]["pool"]["resourceSliceCount"] = 1
+for cls, t in (("gpu.gpusched.io", "gpu"), ("mig.gpusched.io", "mig")):
+    objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": cls},
+                 "spec": {"selectors": [{"cel": {"expression":
+                     "device.driver == '%s' && device.attributes['%s'].type == '%s'" % (DRV, DRV, t)}}]}})
+json.dump({"apiVersion": "v1", "kind": "List", "items": objs}, open(d + "/dra-setup.json", "w"))
+A = "device.attributes['gpu.gpusched.io']"
+def exactly(cls, sel=None, count=None):
+    e = {"deviceClassName": cls}
+    if sel: e["selectors"] = [{"cel": {"expression": sel}}]
+    if count: e["count"] = count
+    return e
+claims = {
+  "whole": {"requests": [{"name": "gpu", "exactly": exactly("gpu.gpusched.io", A + ".productName == 'H100-80GB'")}]},
+  "mig": {"requests": [{"name": "mig", "exactly": exactly("mig.gpusched.io", A + ".profile == '3g.40gb'")}]},
+  "dyn": {"requests": [{"name": "mig", "exactly": exactly("mig.gpusched.io",
+          A + ".dynamic == true && " + A + ".profile in ['2g.20gb']")}]},
+  "pair": {"requests": [{"name": "gpus", "exactly": exactly("gpu.gpusched.io", None, 2)}],
+           "constraints": [{"requests": ["gpus"], "matchAttribute": "gpu.gpusched.io/productName"}]},
+  "first": {"requests": [{"name": "acc", "firstAvailable": [
+            {"name": "big", "deviceClassName": "mig.gpusched.io",
+             "selectors": [{"cel": {"expression": A + ".profile == '7g.80gb'"}}]},
+            {"name": "small", "deviceClassName": "mig.gpusched.io",
+             "selectors": [{"cel": {"expression": A + ".profile == '1g.10gb' && " +
+                            "device.capacity['gpu.gpusched.io'].memory.compareTo(quantity('10Gi')) >= 0"}}]}]}]},
+  "bad": {"requests": [{"name": "gpu", "exactly": exactly("gpu.gpusched.io",
+          A + ".productName.matches('A100.*')")}]},
+}
+def claim(ns, name, devices):
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": name, "namespace": ns}, "spec": {"devices": devices}}
+def pod(ns, name, claim):
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns},
+            "spec": {"schedulerName": "gpusched",
+                     "resourceClaims": [{"name": "acc", "resourceClaimName": claim}],
+                     "containers": [{"name": "c", "image": "registry.invalid/none:1",
+                                     "resources": {"requests": {"cpu": "1", "memory": "1Gi"},
+                                                   "claims": [{"name": "acc"}]}}]}}
+for n, dv in claims.items():
+    json.dump({"apiVersion": "v1", "kind": "List", "items": [claim("ai", "c-" + n, dv), pod("ai", "p-" + n, "c-" + n)]},
+              open(d + "/dra-%s.json" % n, "w"))
+json.dump({"apiVersion": "v1", "kind": "List", "items": [
+    claim("team-q", "c-two", {"requests": [{"name": "gpus", "exactly": exactly("gpu.gpusched.io", None, 2)}]}),
+    pod("team-q", "p-two", "c-two")]}, open(d + "/dra-quota.json", "w"))
+P
+"$K" create namespace ai > /dev/null
+"$K" create namespace team-q > /dev/null
+"$K" create -f "$E2E_DIR/dra-setup.json" > /dev/null || { tn_fail "the API refused the slices or classes"; tn_done; }
+show "created 3 ResourceSlices (dra-0: counters + $(python3 -c "import json;print(len(json.load(open('$E2E_DIR/dra-setup.json'))['items'][1]['spec']['devices']))") devices, dra-1: 3 GPUs) and DeviceClasses gpu.gpusched.io, mig.gpusched.io"
+"$K" apply -f - > /dev/null <<'Q' || exit 1
+apiVersion: gpusched.io/v1alpha1
+kind: GPUQueue
+metadata: {name: team-q}
+spec:
+  namespaces: [team-q]
+  deserved: {nvidia.com/gpu: 1}
+  limit: {nvidia.com/gpu: 1}
+Q
+tn_start || exit 1
+bound() { [ -n "$("$K" get pod -n "$1" "$2" -o jsonpath='{.spec.nodeName}' 2>/dev/null)" ]; }
+for n in whole mig dyn pair first; do
+    "$K" create -f "$E2E_DIR/dra-$n.json" > /dev/null || tn_fail "create claim and pod $n"
+    tn_wait 30 bound ai p-$n || tn_fail "pod ai/p-$n not bound"
+done
+"$K" create -f "$E2E_DIR/dra-bad.json" > /dev/null || tn_fail "create claim and pod bad"
+"$K" create -f "$E2E_DIR/dra-quota.json" > /dev/null || tn_fail "create claim and pod team-q"
+sleep 3
+"$K" get resourceclaims -A -o json > "$E2E_DIR/claims.json"
+"$K" get pods -A -o json > "$E2E_DIR/pods.json"
+"$K" get resourceslices -o json > "$E2E_DIR/slices.json"
+curl -sf "http://127.0.0.1:$TN_PORT/debug/pending" > "$E2E_DIR/pending.json" || tn_fail "/debug/pending"
+"$GS" explain --kubeconfig "$E2E_DIR/scheduler.kubeconfig" --output json > "$E2E_DIR/explain.json" ||
+    tn_fail "gpusched explain failed"
+"$K" get events -A -o json > "$E2E_DIR/events.json"
+python3 - "$E2E_DIR" <<'P' || TN_OK=1
+import json, sys
+d = sys.argv[1]
+ok = True
+def fail(m):
+    global ok
+    print("FAIL: " + m); ok = False
+claims = {(c["metadata"]["namespace"], c["metadata"]["name"]): c for c in json.load(open(d + "/claims.json"))["items"]}
+pods = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in json.load(open(d + "/pods.json"))["items"]}
+devs = {}
+for s in json.load(open(d + "/slices.json"))["items"]:
+    for x in s["spec"].get("devices") or []:
+        devs[(s["spec"]["pool"]["name"], x["name"])] = x
+want = {"whole": lambda r: [x["device"] for x in r] == ["gpu-2"] and r[0]["pool"] == "dra-1",
+        "mig": lambda r: len(r) == 1 and r[0]["device"].startswith("gpu-1-mig-3g-40gb-"),
+        "dyn": lambda r: len(r) == 1 and r[0]["device"].startswith("gpu-0-part-2g-20gb-"),
+        "pair": lambda r: sorted(x["device"] for x in r) == ["gpu-0", "gpu-1"] and r[0]["pool"] == "dra-1",
+        "first": lambda r: len(r) == 1 and r[0]["request"] == "acc/small" and "1g-10gb" in r[0]["device"]}
+taken = {}
+for n, check in want.items():
+    c = claims.get(("ai", "c-" + n)); p = pods.get(("ai", "p-" + n))
+    a = (c or {}).get("status", {}).get("allocation")
+    if not a:
+        fail("claim ai/c-%s has no status.allocation" % n); continue
+    res = a["devices"]["results"]
+    node = a["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"][0]
+    print("ok   ai/c-%s allocated on %s: %s" % (n, node, ", ".join("%s=%s/%s/%s" % (x["request"], x["driver"], x["pool"], x["device"]) for x in res)))
+    if not check(res):
+        fail("ai/c-%s: unexpected devices %s" % (n, res))
+    rf = c["status"].get("reservedFor") or []
+    if [(x["resource"], x["name"], x["uid"]) for x in rf] != [("pods", "p-" + n, p["metadata"]["uid"])]:
+        fail("ai/c-%s: reservedFor %s, want pod p-%s" % (n, rf, n))
+    else:
+        print("ok   ai/c-%s reservedFor pods/p-%s (uid %s)" % (n, n, p["metadata"]["uid"]))
+    if p["spec"].get("nodeName") != node:
+        fail("ai/p-%s bound to %s, its claim is allocated on %s" % (n, p["spec"].get("nodeName"), node))
+    else:
+        print("ok   ai/p-%s bound to %s" % (n, node))
+    for x in res:
+        k = (x["pool"], x["device"])
+        if x["driver"] != "gpu.gpusched.io" or k not in devs:
+            fail("ai/c-%s: result %s is not a published device" % (n, x))
+        if k in taken:
+            fail("device %s/%s in two claims: %s and %s" % (k[0], k[1], taken[k], n))
+        taken[k] = n
+# counters: the placements taken on dra-0 gpu-0 (and the whole GPU) never overlap
+slices = {}
+for (pool, name), n in taken.items():
+    if pool != "dra-0" or not (name == "gpu-0" or name.startswith("gpu-0-part-")):
+        continue
+    use = devs[(pool, name)]["consumesCounters"][0]["counters"]
+    for k in use:
+        if k.startswith("memory-slice-"):
+            if k in slices:
+                fail("dra-0 gpu-0 %s used by %s and %s" % (k, slices[k], name))
+            slices[k] = name
+print("ok   no device in two claims; dra-0 GPU 0's placements use memory slices %s without overlap" % sorted(slices))
+# the unsupported expression and the quota
+def entries(src):
+    return {(r["namespace"], r["pod"]): r for r in json.load(open(d + "/" + src))}
+for src in ("pending.json", "explain.json"):
+    rep = entries(src)
+    r = rep.get(("ai", "p-bad"))
+    if not r or r["reason"] != "dra" or "productName.matches('A100.*')" not in r["message"] or \
+            "unsupported CEL: method 'matches'" not in r["message"]:
+        fail("%s: ai/p-bad: %s" % (src, r))
+    else:
+        print("ok   %s ai/p-bad: %s: %s" % (src, r["reason"], r["message"]))
+    r = rep.get(("team-q", "p-two"))
+    if not r or r["reason"] != "quota" or "queue team-q: nvidia.com/gpu used 0 + requested 2 > limit 1" not in r["message"]:
+        fail("%s: team-q/p-two: %s" % (src, r))
+    else:
+        print("ok   %s team-q/p-two: %s: %s" % (src, r["reason"], r["message"]))
+for key in (("ai", "p-bad"), ("team-q", "p-two")):
+    if pods[key]["spec"].get("nodeName"):
+        fail("%s/%s was bound" % key)
+    c = claims[(key[0], "c-" + key[1][2:])]
+    if c.get("status", {}).get("allocation"):
+        fail("claim of %s/%s was allocated" % key)
+def note(e): return e.get("note") or e.get("message") or ""
+ev = [e for e in json.load(open(d + "/events.json"))["items"] if e.get("reason") == "FailedScheduling"
+      and (e.get("regarding") or e.get("involvedObject") or {}).get("name") == "p-bad"]
+if not any("unsupported CEL" in note(e) for e in ev):
+    fail("no FailedScheduling Event of ai/p-bad names the unsupported expression")
+else:
+    print("ok   FailedScheduling Event of ai/p-bad: %s" % note(ev[-1]))
+sys.exit(0 if ok else 1)
+P
+[ "$TN_OK" = 0 ] || { echo "scheduler log:"; tail -30 "$E2E_DIR/scheduler.log"; }
+tn_done
