@@ -1,6 +1,6 @@
-/* bench_sim - wall time of the openb default experiment (all seven policies, seeds 42-51,
- * tune 1.3) and of the embedded default scenario. Prints JSON lines; the openb line is
- * skipped (with a note on stderr) when ../shared/data/openb is absent. */
+/* bench_sim - wall time of the openb default experiment (all seven policies and the offline
+ * bound, seeds 42-51, tune 1.3) and of the embedded default scenario. Prints JSON lines; the openb
+ * line is skipped (with a note on stderr) when ../shared/data/openb is absent. */
 #include "base/error.h"
 #include "sim/openb.h"
 #include "sim/scenario.h"
@@ -34,6 +34,7 @@ int main(int argc, char **argv)
         int n = gs_policy_count();
         for (int i = 0; i < n; i++)
             pol[i] = gs_policy_get(i);
+        pol[n++] = gs_openb_offline_policy();
         struct gs_openb_spec spec = {.nodes = nodes,
                                      .nnodes = nn,
                                      .pods = pods,
@@ -54,6 +55,8 @@ int main(int argc, char **argv)
                n, dt);
         for (int i = 0; i < n; i++) {
             printf(",\"%s_unallocated_pct\":%.2f", res[i].policy->name, res[i].unalloc_mean);
+            if (res[i].policy == gs_openb_offline_policy())
+                printf(",\"offline_lower_bound_pct\":%.2f", res[i].bound_mean);
             gs_openb_result_release(&res[i]);
         }
         printf("}\n");

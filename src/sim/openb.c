@@ -4,6 +4,7 @@
 
 #include "../base/clock.h"
 #include "../base/error.h"
+#include "openbopt.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -30,45 +31,19 @@ static double round2(double x)
     return nearbyint(x * 100.0) / 100.0;
 }
 
-int gs_openb_run_one(const struct gs_openb_spec *spec, const struct gs_policy *policy,
-                     const struct gs_typical *typical, uint64_t seed, struct gs_openb_run *out)
+/* The arrival sequence of one seed: shuffle, then resample to tune x capacity. *order is
+ * malloc'd (caller frees); returns its length or GS_ENOMEM. */
+static int arrivals(const struct gs_openb_spec *spec, uint64_t seed, int64_t cap_milli,
+                    int32_t **order_out)
 {
-    int rc = 0;
-    struct gs_cluster c;
-    struct gs_typical *own = NULL;
-    struct gs_engine *e = NULL;
-    int32_t *order = NULL;
-    double *sum = NULL;
-    int *cnt = NULL;
-    memset(out, 0, sizeof(*out));
-    out->seed = seed;
-    rc = build_cluster(spec, &c);
-    if (rc)
-        goto out;
-    if (!typical) {
-        struct gs_request *reqs = malloc(sizeof(*reqs) * (size_t)(spec->npods ? spec->npods : 1));
-        own = malloc(sizeof(*own));
-        if (!reqs || !own) {
-            free(reqs);
-            rc = GS_ENOMEM;
-            goto out;
-        }
-        for (int i = 0; i < spec->npods; i++)
-            reqs[i] = spec->pods[i].req;
-        gs_typical_build(reqs, spec->npods, 95, own);
-        free(reqs);
-        typical = own;
-    }
     struct gs_rng rng;
     gs_rng_init(&rng, seed);
-    /* shuffle, then resample to tune x capacity */
-    int64_t cap_milli = (int64_t)c.ngpus * GS_MILLI, req_milli = 0;
+    int64_t req_milli = 0;
     int n = spec->npods, cap = n + 16;
-    order = malloc(sizeof(*order) * (size_t)cap);
-    if (!order) {
-        rc = GS_ENOMEM;
-        goto out;
-    }
+    int32_t *order = malloc(sizeof(*order) * (size_t)cap);
+    *order_out = NULL;
+    if (!order)
+        return GS_ENOMEM;
     for (int i = 0; i < n; i++) {
         order[i] = i;
         req_milli += gs_request_total_milli(&spec->pods[i].req);
@@ -97,8 +72,8 @@ int gs_openb_run_one(const struct gs_openb_spec *spec, const struct gs_policy *p
             if (n == cap) {
                 int32_t *q = realloc(order, sizeof(*order) * (size_t)cap * 2);
                 if (!q) {
-                    rc = GS_ENOMEM;
-                    goto out;
+                    free(order);
+                    return GS_ENOMEM;
                 }
                 order = q;
                 cap *= 2;
@@ -106,6 +81,218 @@ int gs_openb_run_one(const struct gs_openb_spec *spec, const struct gs_policy *p
             order[n++] = idx;
             req_milli += gs_request_total_milli(r);
         }
+    }
+    *order_out = order;
+    return n;
+}
+
+/* The events the curve averages at bucket b (arrived % rounding to b, else those within
+ * b +- 1.5): a run of consecutive events, since arrived demand only grows. Returns false
+ * when there is none. */
+static bool bucket_events(const double *arr_pct, int n, int b, int *k0, int *k1)
+{
+    *k0 = -1;
+    for (int pass = 0; pass < 2 && *k0 < 0; pass++)
+        for (int k = 0; k < n; k++) {
+            bool in = pass == 0 ? (int)nearbyint(arr_pct[k]) == b
+                                : arr_pct[k] >= b - 1 - 0.5 && arr_pct[k] < b + 1 + 0.5;
+            if (!in)
+                continue;
+            if (*k0 < 0)
+                *k0 = k;
+            *k1 = k;
+        }
+    return *k0 >= 0;
+}
+
+/* Placed milli after each event k0..k1 (into used[0..k1-k0]) of one achievable offline
+ * packing. Candidate 0: gpusched's engine on the arrivals up to k0, then the repair local
+ * search with everything up to k0 known, then the engine on each later event as it comes.
+ * Candidate 1: the decreasing-size packer on the arrivals up to k0, then the packer's rule
+ * on each later event. */
+static int offline_candidate(const struct gs_openb_spec *spec, const struct gs_typical *typical,
+                             const struct gs_request *reqs, const int32_t *order, int k0, int k1,
+                             uint64_t seed, int which, int64_t *used)
+{
+    struct gs_cluster c;
+    struct gs_engine *e = NULL;
+    struct gs_alloc *alloc = NULL;
+    uint8_t *placed = NULL;
+    int rc = build_cluster(spec, &c);
+    if (rc)
+        goto out;
+    int64_t u = 0;
+    if (which == 1) {
+        u = gs_openb_pack(&c, reqs, order, k0 + 1, NULL);
+        if (u < 0) {
+            rc = (int)u;
+            goto out;
+        }
+        used[0] = u;
+        for (int k = k0 + 1; k <= k1; k++) {
+            if (gs_openb_pack_one(&c, &reqs[order[k]]) == 0)
+                u += gs_request_total_milli(&reqs[order[k]]);
+            used[k - k0] = u;
+        }
+        goto out;
+    }
+    e = gs_engine_new(gs_policy_find("gpusched"), typical, c.nnodes, seed ^ 0x5eed5eedULL);
+    alloc = calloc((size_t)k0 + 1, sizeof(*alloc));
+    placed = calloc((size_t)k0 + 1, 1);
+    if (!e || !alloc || !placed) {
+        rc = GS_ENOMEM;
+        goto out;
+    }
+    for (int k = 0; k <= k1; k++) {
+        const struct gs_request *r = &reqs[order[k]];
+        struct gs_decision d;
+        if (gs_engine_place(e, &c, r, order[k], &d, NULL) == 0 &&
+            gs_cluster_bind(&c, r, &d.alloc) == 0) {
+            u += gs_request_total_milli(r);
+            if (k <= k0) {
+                alloc[k] = d.alloc;
+                placed[k] = 1;
+            }
+        }
+        if (k == k0) {
+            int64_t g = gs_openb_repair(&c, reqs, order, k0 + 1, alloc, placed, 16);
+            if (g < 0) {
+                rc = (int)g;
+                goto out;
+            }
+            u += g;
+        }
+        if (k >= k0)
+            used[k - k0] = u;
+    }
+out:
+    gs_engine_free(e);
+    free(alloc);
+    free(placed);
+    gs_cluster_release(&c);
+    return rc;
+}
+
+/* The offline pseudo-policy on one seed's arrivals: the better of the two candidates, and
+ * the bounds of sim/openbopt.h on the pods arrived by each event; both averaged over the
+ * 100 % bucket as the online curve is. */
+static int run_offline(const struct gs_openb_spec *spec, const struct gs_typical *typical,
+                       struct gs_cluster *c, const int32_t *order, int n, const double *arr_pct,
+                       int64_t cap_milli, uint64_t seed, struct gs_openb_run *out)
+{
+    int k0, k1 = -1, rc = 0;
+    for (int b = 0; b < GS_OPENB_CURVE; b++)
+        out->curve[b] = NAN;
+    out->unalloc_at_100 = out->bound_at_100 = NAN;
+    out->pods = n;
+    if (!bucket_events(arr_pct, n, 100, &k0, &k1))
+        return 0;
+    int nb = k1 - k0 + 1;
+    struct gs_request *reqs = malloc(sizeof(*reqs) * (size_t)(spec->npods ? spec->npods : 1));
+    int64_t *used = malloc(sizeof(*used) * (size_t)nb * 2);
+    if (!reqs || !used) {
+        rc = GS_ENOMEM;
+        goto out;
+    }
+    for (int i = 0; i < spec->npods; i++)
+        reqs[i] = spec->pods[i].req;
+    double best = INFINITY;
+    for (int w = 0; w < 2; w++) {
+        if ((rc = offline_candidate(spec, typical, reqs, order, k0, k1, seed, w, used + w * nb)))
+            goto out;
+        double sa = 0;
+        for (int k = 0; k < nb; k++)
+            sa += round2((double)used[w * nb + k] / (double)cap_milli * 100.0);
+        double un = 100.0 - round2(sa / nb);
+        if (un < best)
+            best = un;
+    }
+    double ub = 0;
+    if ((rc = gs_openb_bound(c, reqs, order, k1 + 1, 200, &ub)))
+        goto out;
+    int64_t arrived = 0;
+    for (int k = 0; k < k0; k++)
+        arrived += gs_request_total_milli(&reqs[order[k]]);
+    double sb = 0;
+    for (int k = k0; k <= k1; k++) {
+        arrived += gs_request_total_milli(&reqs[order[k]]);
+        double most = ub < (double)arrived ? ub : (double)arrived;
+        double shr = (double)cap_milli - gs_openb_bound_share(reqs, order, k + 1, cap_milli);
+        if (shr < most)
+            most = shr;
+        sb += round2(most / (double)cap_milli * 100.0);
+    }
+    out->curve[100] = 100.0 - best;
+    out->unalloc_at_100 = best;
+    out->bound_at_100 = 100.0 - round2(sb / nb);
+out:
+    free(reqs);
+    free(used);
+    return rc;
+}
+
+static const struct gs_policy offline_policy = {
+    "offline",
+    "not an online policy: an offline packer that knows every arrival (achievable) and a "
+    "Lagrangian bound (proven); see sim/openbopt.h",
+    NULL, false};
+
+const struct gs_policy *gs_openb_offline_policy(void)
+{
+    return &offline_policy;
+}
+
+int gs_openb_run_one(const struct gs_openb_spec *spec, const struct gs_policy *policy,
+                     const struct gs_typical *typical, uint64_t seed, struct gs_openb_run *out)
+{
+    int rc = 0;
+    struct gs_cluster c;
+    struct gs_typical *own = NULL;
+    struct gs_engine *e = NULL;
+    int32_t *order = NULL;
+    double *sum = NULL, *arr_pct = NULL, *alloc_pct = NULL;
+    int *cnt = NULL;
+    memset(out, 0, sizeof(*out));
+    out->seed = seed;
+    out->bound_at_100 = NAN;
+    rc = build_cluster(spec, &c);
+    if (rc)
+        goto out;
+    bool offline = policy == &offline_policy;
+    if (!typical) {
+        struct gs_request *reqs = malloc(sizeof(*reqs) * (size_t)(spec->npods ? spec->npods : 1));
+        own = malloc(sizeof(*own));
+        if (!reqs || !own) {
+            free(reqs);
+            rc = GS_ENOMEM;
+            goto out;
+        }
+        for (int i = 0; i < spec->npods; i++)
+            reqs[i] = spec->pods[i].req;
+        gs_typical_build(reqs, spec->npods, 95, own);
+        free(reqs);
+        typical = own;
+    }
+    int64_t cap_milli = (int64_t)c.ngpus * GS_MILLI;
+    int n = arrivals(spec, seed, cap_milli, &order);
+    if (n < 0) {
+        rc = n;
+        goto out;
+    }
+    arr_pct = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    alloc_pct = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    if (!arr_pct || !alloc_pct) {
+        rc = GS_ENOMEM;
+        goto out;
+    }
+    int64_t arrived = 0, used = 0;
+    for (int k = 0; k < n; k++) {
+        arrived += gs_request_total_milli(&spec->pods[order[k]].req);
+        arr_pct[k] = (double)arrived / (double)cap_milli * 100.0;
+    }
+    if (offline) {
+        rc = run_offline(spec, typical, &c, order, n, arr_pct, cap_milli, seed, out);
+        goto out;
     }
     e = gs_engine_new(policy, typical, c.nnodes, seed ^ 0x5eed5eedULL);
     sum = calloc(GS_OPENB_CURVE, sizeof(*sum));
@@ -115,18 +302,8 @@ int gs_openb_run_one(const struct gs_openb_spec *spec, const struct gs_policy *p
         goto out;
     }
     /* per event: arrived and allocated; bucket by rounded arrival percent */
-    double *arr_pct = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    double *alloc_pct = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    if (!arr_pct || !alloc_pct) {
-        free(arr_pct);
-        free(alloc_pct);
-        rc = GS_ENOMEM;
-        goto out;
-    }
-    int64_t arrived = 0, used = 0;
     for (int k = 0; k < n; k++) {
         const struct gs_request *r = &spec->pods[order[k]].req;
-        arrived += gs_request_total_milli(r);
         struct gs_decision d;
         int prc = gs_engine_place(e, &c, r, order[k], &d, NULL);
         if (prc == 0) {
@@ -137,7 +314,6 @@ int gs_openb_run_one(const struct gs_openb_spec *spec, const struct gs_policy *p
         } else {
             out->failed++;
         }
-        arr_pct[k] = (double)arrived / (double)cap_milli * 100.0;
         alloc_pct[k] = round2((double)used / (double)cap_milli * 100.0);
     }
     for (int k = 0; k < n; k++) {
@@ -161,8 +337,6 @@ int gs_openb_run_one(const struct gs_openb_spec *spec, const struct gs_policy *p
             }
         out->curve[b] = c2 ? round2(s2 / c2) : NAN;
     }
-    free(arr_pct);
-    free(alloc_pct);
     out->pods = n;
     out->unalloc_at_100 = isnan(out->curve[100]) ? NAN : 100.0 - out->curve[100];
 out:
@@ -170,6 +344,8 @@ out:
     free(order);
     free(sum);
     free(cnt);
+    free(arr_pct);
+    free(alloc_pct);
     free(own);
     gs_cluster_release(&c);
     return rc;
@@ -275,6 +451,14 @@ int gs_openb_experiment(const struct gs_openb_spec *spec, const struct gs_policy
             r->unalloc_mean = s1 / nseeds;
             double var = nseeds > 1 ? (s2 - s1 * s1 / nseeds) / (nseeds - 1) : 0;
             r->unalloc_std = var > 0 ? sqrt(var) : 0;
+            double b1 = 0, b2 = 0;
+            for (int s = 0; s < nseeds; s++) {
+                b1 += r->runs[s].bound_at_100;
+                b2 += r->runs[s].bound_at_100 * r->runs[s].bound_at_100;
+            }
+            r->bound_mean = b1 / nseeds;
+            double bvar = nseeds > 1 ? (b2 - b1 * b1 / nseeds) / (nseeds - 1) : 0;
+            r->bound_std = bvar > 0 ? sqrt(bvar) : 0;
             for (int b = 0; b < GS_OPENB_CURVE; b++) {
                 double cs = 0;
                 int cn = 0;

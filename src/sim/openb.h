@@ -6,7 +6,13 @@
  * record arrived and allocated milli-GPU. The curve gives allocation (% of capacity) at each
  * 1 % of arrived demand; the headline is the unallocated share at 100 %. Runs for several
  * policies and seeds go to a pool of threads; each run owns its cluster and engine, so the
- * result does not depend on the thread count. */
+ * result does not depend on the thread count.
+ *
+ * Beside the engine's policies, gs_openb_offline_policy() names the pseudo-policy "offline"
+ * (sim/openbopt.h): on each seed's arrivals, the unallocated share at 100 % an offline packer
+ * achieves (unalloc_at_100, an upper bound on the optimum's) and a proven lower bound on
+ * what any placement leaves (bound_at_100), both averaged over the 100 % bucket exactly as
+ * the online curve is; its curve holds only the 100 % point. */
 #ifndef GS_SIM_OPENB_H
 #define GS_SIM_OPENB_H
 
@@ -21,6 +27,7 @@ struct gs_openb_run {
     uint64_t seed;
     double curve[GS_OPENB_CURVE]; /* allocated % of GPU capacity; NaN where no sample */
     double unalloc_at_100;
+    double bound_at_100; /* offline only: proven lower bound on unalloc_at_100; else NaN */
     int pods, failed;
 };
 
@@ -29,6 +36,7 @@ struct gs_openb_result {
     int nruns;
     struct gs_openb_run *runs;
     double unalloc_mean, unalloc_std;
+    double bound_mean, bound_std; /* offline only (NaN for online policies) */
     double curve_mean[GS_OPENB_CURVE];
     double seconds;
 };
@@ -50,6 +58,10 @@ struct gs_error;
 int gs_openb_experiment(const struct gs_openb_spec *spec, const struct gs_policy *const *policies,
                         int npolicies, struct gs_openb_result *results, struct gs_error *err);
 void gs_openb_result_release(struct gs_openb_result *r);
+
+/* The "offline" pseudo-policy: pass it among the policies of gs_openb_experiment or to
+ * gs_openb_run_one. Its score function is NULL: never give it to an engine. */
+const struct gs_policy *gs_openb_offline_policy(void);
 
 /* One run (exposed for tests and benchmarks). typical may be NULL: built from the pods. */
 int gs_openb_run_one(const struct gs_openb_spec *spec, const struct gs_policy *policy,
