@@ -5,6 +5,7 @@
 #include "../base/buf.h"
 #include "../base/error.h"
 #include "../sim/openb.h"
+#include "../sim/openbvar.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -25,8 +26,15 @@ static void sim_usage(FILE *f)
                "       gpusched sim openb --nodes FILE --pods FILE [--policy NAME[,NAME...]]\n"
                "                          [--seeds LO-HI] [--tune X] [--threads N]\n"
                "                          [--format table|json]\n"
+               "                          [--variant KIND=PCT[,...] [--variant-seed N]]\n"
                "                          policy 'offline': an offline packer's unallocated\n"
                "                          share (achievable) and a proven lower bound\n"
+               "       gpusched sim openb-variant --pods FILE --nodes FILE --variant\n"
+               "                          KIND=PCT[,...] [--seed N] --out FILE  write a variant\n"
+               "                          of a pod list (FGD's workload variations): KIND is\n"
+               "                          gpushare (%% of GPU from sharing pods), multigpu\n"
+               "                          (%% from multi-GPU pods), gpuspec (%% of GPU pods\n"
+               "                          naming a model) or cpu (%% of CPU-only pods)\n"
                "\n"
                "policies:");
     for (int i = 0; i < gs_policy_count(); i++)
@@ -78,7 +86,8 @@ static int parse_double(const char *s, double *out)
 static int cmd_openb(int argc, char **argv)
 {
     const char *nodes_path = NULL, *pods_path = NULL, *pol = "all", *format = "table";
-    uint64_t lo = 42, hi = 51;
+    const char *variant = NULL;
+    uint64_t lo = 42, hi = 51, vseed = 1;
     double tune = 1.3;
     int threads = 0;
     for (int i = 0; i < argc; i++) {
@@ -92,7 +101,15 @@ static int cmd_openb(int argc, char **argv)
             pol = v, i++;
         else if (strcmp(a, "--format") == 0 && v)
             format = v, i++;
-        else if (strcmp(a, "--seeds") == 0 && v) {
+        else if (strcmp(a, "--variant") == 0 && v)
+            variant = v, i++;
+        else if (strcmp(a, "--variant-seed") == 0 && v) {
+            if (parse_u64(v, &vseed)) {
+                fprintf(stderr, "gpusched sim openb: --variant-seed '%s': expected N\n", v);
+                return GS_EXIT_USAGE;
+            }
+            i++;
+        } else if (strcmp(a, "--seeds") == 0 && v) {
             if (parse_seeds(v, &lo, &hi)) {
                 fprintf(stderr, "gpusched sim openb: --seeds '%s': expected N or LO-HI\n", v);
                 return GS_EXIT_USAGE;
@@ -165,6 +182,22 @@ static int cmd_openb(int argc, char **argv)
         fprintf(stderr, "gpusched sim openb: %s\n", err.msg);
         return gs_cli_exit_code(npods == GS_EIO ? GS_EINVAL : npods);
     }
+    if (variant) {
+        struct gs_openbvar vt[GS_OPENBVAR_MAX];
+        struct gs_openb_pod *vp = NULL;
+        int nvt = gs_openbvar_parse(variant, vt, &err);
+        int nvp =
+            nvt < 0 ? nvt : gs_openbvar_apply(vt, nvt, nodes, nn, pods, npods, vseed, &vp, &err);
+        if (nvp < 0) {
+            fprintf(stderr, "gpusched sim openb: --variant: %s\n", err.msg);
+            free(nodes);
+            free(pods);
+            return gs_cli_exit_code(nvp);
+        }
+        free(pods);
+        pods = vp;
+        npods = nvp;
+    }
     struct gs_openb_spec spec = {.nodes = nodes,
                                  .nnodes = nn,
                                  .pods = pods,
@@ -189,6 +222,10 @@ static int cmd_openb(int argc, char **argv)
             root, "seeds",
             json_sprintf("%llu-%llu", (unsigned long long)lo, (unsigned long long)hi));
         json_object_set_new(root, "tune", json_real(tune));
+        if (variant) {
+            json_object_set_new(root, "variant", json_string(variant));
+            json_object_set_new(root, "variant_seed", json_integer((json_int_t)vseed));
+        }
         json_t *arr = json_array();
         for (int p = 0; p < np; p++) {
             json_t *o = json_object();
@@ -237,6 +274,8 @@ static int cmd_openb(int argc, char **argv)
     } else {
         printf("openb: %d nodes, %d pods, tune %.2f, seeds %llu-%llu\n", nn, npods, tune,
                (unsigned long long)lo, (unsigned long long)hi);
+        if (variant)
+            printf("variant %s (variant seed %llu)\n", variant, (unsigned long long)vseed);
         printf("%-12s %22s %8s %10s\n", "policy", "unallocated@100% (%)", "std", "alloc@130%");
         for (int p = 0; p < np; p++) {
             if (res[p].policy != gs_openb_offline_policy()) {
@@ -258,11 +297,99 @@ static int cmd_openb(int argc, char **argv)
     return GS_EXIT_OK;
 }
 
+static int cmd_openb_variant(int argc, char **argv)
+{
+    const char *nodes_path = NULL, *pods_path = NULL, *variant = NULL, *out_path = NULL;
+    uint64_t seed = 1;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) {
+            fprintf(stderr, "gpusched sim openb-variant: unknown or incomplete option '%s'\n", a);
+            return GS_EXIT_USAGE;
+        }
+        if (strcmp(a, "--nodes") == 0)
+            nodes_path = v;
+        else if (strcmp(a, "--pods") == 0)
+            pods_path = v;
+        else if (strcmp(a, "--variant") == 0)
+            variant = v;
+        else if (strcmp(a, "--out") == 0)
+            out_path = v;
+        else if (strcmp(a, "--seed") == 0) {
+            if (parse_u64(v, &seed)) {
+                fprintf(stderr, "gpusched sim openb-variant: --seed '%s': expected N\n", v);
+                return GS_EXIT_USAGE;
+            }
+        } else {
+            fprintf(stderr, "gpusched sim openb-variant: unknown option '%s'\n", a);
+            return GS_EXIT_USAGE;
+        }
+        i++;
+    }
+    if (!nodes_path || !pods_path || !variant || !out_path) {
+        fprintf(stderr, "gpusched sim openb-variant: --nodes, --pods, --variant and --out are "
+                        "required\n");
+        return GS_EXIT_USAGE;
+    }
+    struct gs_error err;
+    gs_error_init(&err);
+    struct gs_openbvar vt[GS_OPENBVAR_MAX];
+    struct gs_openb_node *nodes = NULL;
+    struct gs_openb_pod *pods = NULL, *vp = NULL;
+    struct gs_buf b;
+    gs_buf_init(&b, 0);
+    int nn = 0, np = 0, nvp = 0, rc = gs_openbvar_parse(variant, vt, &err);
+    int nvt = rc;
+    if (rc >= 0)
+        rc = nn = gs_openb_load_nodes(nodes_path, &nodes, &err);
+    if (rc >= 0)
+        rc = np = gs_openb_load_pods(pods_path, &pods, &err);
+    if (rc >= 0)
+        rc = nvp = gs_openbvar_apply(vt, nvt, nodes, nn, pods, np, seed, &vp, &err);
+    if (rc >= 0)
+        rc = gs_openb_write_pods(vp, nvp, &b);
+    if (rc >= 0) {
+        FILE *f = fopen(out_path, "w");
+        if (!f || fwrite(b.data, 1, b.len, f) != b.len) {
+            rc = gs_error_set(&err, GS_EIO, "writing '%s': %s", out_path, strerror(errno));
+        }
+        if (f && fclose(f) && rc >= 0)
+            rc = gs_error_set(&err, GS_EIO, "writing '%s': %s", out_path, strerror(errno));
+    }
+    if (rc >= 0) {
+        struct gs_openbvar_shares s0, s1;
+        gs_openbvar_shares(pods, np, &s0);
+        gs_openbvar_shares(vp, nvp, &s1);
+        printf("%s: %d pods (from %d), variant %s, seed %llu\n", out_path, nvp, np, variant,
+               (unsigned long long)seed);
+        printf("%-10s %8s %8s\n", "share %", "before", "after");
+        printf("%-10s %8.2f %8.2f\n", "gpushare", s0.gpushare, s1.gpushare);
+        printf("%-10s %8.2f %8.2f\n", "multigpu", s0.multigpu, s1.multigpu);
+        printf("%-10s %8.2f %8.2f\n", "gpuspec", s0.gpuspec, s1.gpuspec);
+        printf("%-10s %8.2f %8.2f\n", "cpu", s0.cpu, s1.cpu);
+    } else {
+        fprintf(stderr, "gpusched sim openb-variant: %s\n", err.msg);
+    }
+    gs_buf_release(&b);
+    free(nodes);
+    free(pods);
+    free(vp);
+    return rc < 0 ? gs_cli_exit_code(rc == GS_EIO && nn > 0 && np > 0 ? GS_EIO : GS_EINVAL)
+                  : GS_EXIT_OK;
+}
+
 int gs_cli_sim(int argc, char **argv)
 {
     if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
         sim_usage(stdout);
         return GS_EXIT_OK;
+    }
+    if (argc >= 1 && strcmp(argv[0], "openb-variant") == 0) {
+        if (gs_cli_wants_help(argc - 1, argv + 1)) {
+            sim_usage(stdout);
+            return GS_EXIT_OK;
+        }
+        return cmd_openb_variant(argc - 1, argv + 1);
     }
     if (argc >= 1 && strcmp(argv[0], "openb") == 0) {
         if (gs_cli_wants_help(argc - 1, argv + 1)) {

@@ -1,5 +1,5 @@
-/* openb.c - CSV reader for the openb trace's node and pod lists; sim/openb.c builds the
- * simulated cluster and the pod stream from what this returns. */
+/* openb.c - CSV reader (and pod-list writer) for the openb trace's node and pod lists; sim/openb.c
+ * builds the simulated cluster and the pod stream from what this returns. */
 #include "openb.h"
 
 #include "../base/buf.h"
@@ -334,5 +334,34 @@ int gs_openb_load_pods(const char *path, struct gs_openb_pod **out, struct gs_er
     if (rc == 0)
         rc = gs_openb_parse_pods(path, b.data, b.len, out, err);
     gs_buf_release(&b);
+    return rc;
+}
+
+int gs_openb_write_pods(const struct gs_openb_pod *pods, int n, struct gs_buf *b)
+{
+    int rc = gs_buf_puts(b, "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,"
+                            "creation_time,deletion_time,scheduled_time\n");
+    for (int i = 0; i < n && !rc; i++) {
+        const struct gs_openb_pod *p = &pods[i];
+        const struct gs_request *r = &p->req;
+        int ng = r->kind == GS_REQ_NONE ? 0 : r->gpus;
+        int gm = r->kind == GS_REQ_NONE ? 0 : r->milli;
+        rc = gs_buf_printf(b, "%.*s,%lld,%lld,%d,%d,", GS_NAME_MAX, p->name,
+                           (long long)r->cpu_milli, (long long)r->mem_mib, ng, gm);
+        bool first = true;
+        for (int m = 0; m < 32 && !rc; m++)
+            if (r->model_mask & (1u << m)) {
+                const struct gs_gpu_model *gm_ = gs_catalog_get(m);
+                rc = gs_buf_printf(b, "%s%s", first ? "" : "|", gm_ ? gm_->name : "?");
+                first = false;
+            }
+        if (!rc)
+            rc = gs_buf_printf(b, ",%.*s", (int)sizeof(p->qos), p->qos);
+        const int64_t t[3] = {p->creation, p->deletion, p->scheduled};
+        for (int k = 0; k < 3 && !rc; k++)
+            rc = t[k] >= 0 ? gs_buf_printf(b, ",%lld", (long long)t[k]) : gs_buf_puts(b, ",");
+        if (!rc)
+            rc = gs_buf_puts(b, "\n");
+    }
     return rc;
 }

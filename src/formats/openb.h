@@ -5,7 +5,8 @@
  * the multigpu* variants carry only the first five columns. Columns are found by header
  * name, so any order and any extra column is accepted; gpu_spec is a '|'-separated list
  * of allowed models. Parsers take (ptr, len), bound every line and field, and report
- * errors as "file:line: ..." without changing the output. Thread-safe. */
+ * errors as "file:line: ..." without changing the output; the writer emits what the parser
+ * reads. Thread-safe. */
 #ifndef GS_OPENB_H
 #define GS_OPENB_H
 
@@ -37,6 +38,11 @@ int gs_openb_parse_nodes(const char *name, const char *data, size_t len, struct 
                          struct gs_error *err);
 int gs_openb_parse_pods(const char *name, const char *data, size_t len, struct gs_openb_pod **out,
                         struct gs_error *err);
+/* Write pods as a pod list the parser reads back unchanged (name,cpu_milli,memory_mib,num_gpu,
+ * gpu_milli,gpu_spec,qos,creation_time,deletion_time,scheduled_time; an absent time is an
+ * empty field). Returns 0 or GS_ENOMEM / GS_ENOSPC from the buffer. */
+struct gs_buf;
+int gs_openb_write_pods(const struct gs_openb_pod *pods, int n, struct gs_buf *b);
 /* File wrappers. */
 int gs_openb_load_nodes(const char *path, struct gs_openb_node **out, struct gs_error *err);
 int gs_openb_load_pods(const char *path, struct gs_openb_pod **out, struct gs_error *err);
