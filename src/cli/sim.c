@@ -4,6 +4,7 @@
 
 #include "../base/buf.h"
 #include "../base/error.h"
+#include "../sim/dra.h"
 #include "../sim/openb.h"
 #include "../sim/openbvar.h"
 
@@ -35,6 +36,10 @@ static void sim_usage(FILE *f)
                "                          gpushare (%% of GPU from sharing pods), multigpu\n"
                "                          (%% from multi-GPU pods), gpuspec (%% of GPU pods\n"
                "                          naming a model) or cpu (%% of CPU-only pods)\n"
+               "       gpusched sim dra [--seeds LO-HI] [--nodes N] [--gpus G] [--model M]\n"
+               "                          [--format table|json]  DRA on partitionable GPUs:\n"
+               "                          kube-scheduler's first fit against gpusched's\n"
+               "                          allocator on a MIG-heavy workload (sim/dra.h)\n"
                "\n"
                "policies:");
     for (int i = 0; i < gs_policy_count(); i++)
@@ -297,6 +302,58 @@ static int cmd_openb(int argc, char **argv)
     return GS_EXIT_OK;
 }
 
+static int cmd_dra(int argc, char **argv)
+{
+    struct gs_drasim_spec sp = gs_drasim_default;
+    uint64_t lo = 42, hi = 51;
+    bool json = false;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        double d;
+        if (!v) {
+            fprintf(stderr, "gpusched sim dra: unknown or incomplete option '%s'\n", a);
+            return GS_EXIT_USAGE;
+        }
+        if (strcmp(a, "--seeds") == 0) {
+            if (parse_seeds(v, &lo, &hi) || hi - lo > 999) {
+                fprintf(stderr,
+                        "gpusched sim dra: --seeds '%s': expected N or LO-HI (at most "
+                        "1000 seeds)\n",
+                        v);
+                return GS_EXIT_USAGE;
+            }
+        } else if (strcmp(a, "--nodes") == 0 || strcmp(a, "--gpus") == 0) {
+            bool nodes = a[2] == 'n';
+            if (gs_cli_number(a, v, 1, nodes ? 1000 : 16, &d))
+                return GS_EXIT_USAGE;
+            *(nodes ? &sp.nodes : &sp.gpus) = (int)d;
+        } else if (strcmp(a, "--model") == 0) {
+            sp.model = v;
+        } else if (strcmp(a, "--format") == 0) {
+            if (strcmp(v, "json") != 0 && strcmp(v, "table") != 0) {
+                fprintf(stderr, "gpusched sim dra: --format '%s': expected table or json\n", v);
+                return GS_EXIT_USAGE;
+            }
+            json = strcmp(v, "json") == 0;
+        } else {
+            fprintf(stderr, "gpusched sim dra: unknown option '%s'\n", a);
+            return GS_EXIT_USAGE;
+        }
+        i++;
+    }
+    struct gs_error err;
+    gs_error_init(&err);
+    struct gs_buf b;
+    gs_buf_init(&b, 0);
+    int rc = gs_drasim_report(&sp, lo, hi, json, &b, &err);
+    if (rc)
+        fprintf(stderr, "gpusched sim dra: %s\n", err.msg);
+    else
+        fputs(b.data ? b.data : "", stdout);
+    gs_buf_release(&b);
+    return rc ? gs_cli_exit_code(rc) : GS_EXIT_OK;
+}
+
 static int cmd_openb_variant(int argc, char **argv)
 {
     const char *nodes_path = NULL, *pods_path = NULL, *variant = NULL, *out_path = NULL;
@@ -397,6 +454,13 @@ int gs_cli_sim(int argc, char **argv)
             return GS_EXIT_OK;
         }
         return cmd_openb(argc - 1, argv + 1);
+    }
+    if (argc >= 1 && strcmp(argv[0], "dra") == 0) {
+        if (gs_cli_wants_help(argc - 1, argv + 1)) {
+            sim_usage(stdout);
+            return GS_EXIT_OK;
+        }
+        return cmd_dra(argc - 1, argv + 1);
     }
     return gs_cli_sim_scenario(argc, argv);
 }

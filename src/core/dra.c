@@ -165,12 +165,12 @@ static bool partly_used(const struct gs_dra_state *s, int dev)
 }
 
 /* Devices sharing a counter set with dev that would still fit once dev is taken. */
-static int fits_after(const struct gs_dra_state *s, int dev)
+static double fits_after(const struct gs_dra_state *s, int dev)
 {
     const struct gs_dra_device *d = &s->w->dev[dev];
     if (d->nconsume == 0)
         return 0;
-    int n = 0;
+    double n = 0;
     for (int i = 0; i < s->w->ndev; i++) {
         const struct gs_dra_device *o = &s->w->dev[i];
         if (i == dev || s->owner[i] >= 0 || o->nconsume == 0)
@@ -180,7 +180,7 @@ static int fits_after(const struct gs_dra_state *s, int dev)
             for (int b = 0; b < d->nconsume; b++)
                 shares |= o->consume[a].set == d->consume[b].set;
         if (shares && consume_fits(s, o, d))
-            n++;
+            n += s->weight ? s->weight[i] : 1;
     }
     return n;
 }
@@ -188,9 +188,9 @@ static int fits_after(const struct gs_dra_state *s, int dev)
 struct cand {
     int32_t dev;
     bool packed;
-    bool fixed; /* consumes no counters: a device made already (a static MIG instance, a GPU
-                 * that is not partitionable), whose taking forecloses nothing else */
-    int32_t after;
+    bool fixed;   /* consumes no counters: a device made already (a static MIG instance, a GPU
+                   * that is not partitionable), whose taking forecloses nothing else */
+    double after; /* weight of the other devices of its GPU still allocatable after it */
 };
 
 static int cmp_cand(const void *pa, const void *pb)

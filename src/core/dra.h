@@ -22,7 +22,8 @@
  *   - then a device that consumes no counters (made already: a static MIG instance, a GPU
  *     that is not partitionable) before carving a partitionable GPU;
  *   - then the device whose taking leaves the most other devices of its counter set still
- *     allocatable (the most future MIG fits);
+ *     allocatable (the most future MIG fits), each counted with its weight in the state
+ *     (the demand for it, when the caller knows it);
  *   - then the device order of the world (deterministic).
  * The search is a bounded backtracking (GS_DRA_MAX_STEPS); past the bound the claim does not
  * fit. Pure data, no I/O, no global state; not thread-safe per state. */
@@ -125,6 +126,10 @@ struct gs_dra_state {
     const struct gs_dra_world *w;
     int32_t *owner; /* per device: taker id (>= 0), or -1 free */
     int64_t *used;  /* per set x GS_DRA_MAX_COUNTERS: consumed milli */
+    /* per device (the caller's, may be NULL: 1 each): what keeping the device allocatable is
+     * worth to the claims to come, e.g. the demand for its profile. The fragmentation-aware
+     * choice keeps the most weight of other devices of the GPU allocatable. */
+    const double *weight;
 };
 
 /* Returns 0 or GS_ENOMEM. */

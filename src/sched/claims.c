@@ -323,6 +323,55 @@ void gs_claims_forget(struct gs_claims *c, const char *uid)
 
 /* ---------- a cycle ---------- */
 
+/* A device's kind for the demand: its driver and "profile" attribute ("" for a whole device). */
+static const char *device_profile(const struct gs_dra_device *d)
+{
+    for (int k = 0; k < d->nattrs; k++) {
+        const char *slash = strrchr(d->attrs[k].name, '/');
+        if (!d->attrs[k].capacity && d->attrs[k].v.type == GS_DRA_STRING && slash &&
+            strcmp(slash + 1, "profile") == 0)
+            return d->attrs[k].v.s;
+    }
+    return "";
+}
+
+/* The demand the allocator keeps room for: how many devices of each kind claims hold now
+ * (the mix the cluster serves), plus one so that a kind nobody holds yet still counts. */
+#define WEIGHT_KINDS 64
+static void set_weights(struct gs_claims_cycle *cy)
+{
+    const struct gs_dra_world *w = &cy->w.w;
+    cy->weight = calloc((size_t)w->ndev + 1, sizeof(double));
+    if (!cy->weight)
+        return; /* unweighted: each device counts 1 */
+    struct wkind {
+        const char *driver, *profile;
+        int n;
+    } kind[WEIGHT_KINDS];
+    int nk = 0;
+    for (int j = 0; j < w->ndev; j++) {
+        if (cy->st.owner[j] < 0)
+            continue;
+        const char *pj = device_profile(&w->dev[j]);
+        int k = 0;
+        while (k < nk &&
+               (strcmp(kind[k].driver, w->dev[j].driver) != 0 || strcmp(kind[k].profile, pj) != 0))
+            k++;
+        if (k == nk && nk < WEIGHT_KINDS)
+            kind[nk++] = (struct wkind){w->dev[j].driver, pj, 0};
+        if (k < nk)
+            kind[k].n++;
+    }
+    for (int i = 0; i < w->ndev; i++) {
+        cy->weight[i] = 1;
+        const char *pi = device_profile(&w->dev[i]);
+        for (int k = 0; k < nk; k++)
+            if (strcmp(kind[k].driver, w->dev[i].driver) == 0 && strcmp(kind[k].profile, pi) == 0)
+                cy->weight[i] += kind[k].n;
+    }
+    cy->st.weight = cy->weight;
+}
+
 int gs_claims_cycle_init(struct gs_claims_cycle *cy, struct gs_claims *c, int npods,
                          int32_t (*node_id)(void *ctx, const char *node), void *ctx)
 {
@@ -354,6 +403,7 @@ int gs_claims_cycle_init(struct gs_claims_cycle *cy, struct gs_claims *c, int np
                 gs_dra_take(&cy->st, d, i);
         }
     }
+    set_weights(cy);
     return 0;
 }
 
@@ -367,6 +417,7 @@ void gs_claims_cycle_release(struct gs_claims_cycle *cy)
     }
     free(cy->pods);
     gs_dra_state_release(&cy->st);
+    free(cy->weight);
     gs_draobj_world_release(&cy->w);
     gs_claims_view_release(&cy->v);
     memset(cy, 0, sizeof(*cy));

@@ -82,6 +82,9 @@ struct gs_claims_cycle {
     struct gs_claims_view v;
     struct gs_draobj_world w;
     struct gs_dra_state st;
+    /* per device: 1 + the devices of its kind (its profile, or a whole device) that claims
+     * hold now: the demand the fragmentation-aware choice keeps room for (core/dra.h) */
+    double *weight;
     struct gs_claims_pod **pods; /* per pod of the caller (NULL: no claims) */
     int npods;
 };

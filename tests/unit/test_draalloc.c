@@ -203,6 +203,34 @@ Test(draalloc, placement_keeps_the_most_future_fits, .init = setup, .fini = tear
     gs_dra_state_release(&st);
 }
 
+/* The state's weights steer the choice: room is kept for the devices the demand asks. */
+Test(draalloc, weights_keep_room_for_the_demand, .init = setup, .fini = teardown)
+{
+    double *w = calloc((size_t)world.w.ndev + 1, sizeof(double));
+    cr_assert(w);
+    struct gs_dra_state st;
+    char got[512];
+    /* demand for 4g.40gb (start 0 only): a 2g.20gb goes to start 4 */
+    for (int d = 0; d < world.w.ndev; d++)
+        w[d] = strstr(world.w.dev[d].name, "-part-4g-40gb-") ? 1 : 0;
+    cr_assert_eq(gs_dra_state_init(&st, &world.w), 0);
+    st.weight = w;
+    cr_assert_eq(alloc(&st, MIG("2g.20gb"), 0, got, sizeof(got)), 0);
+    cr_expect(strcmp(got, "mig=gpu-0-part-2g-20gb-4") == 0, "%s", got);
+    gs_dra_state_release(&st);
+    /* demand for the 3g.40gb at start 4 alone: the 2g.20gb keeps off slices 4-7 */
+    for (int d = 0; d < world.w.ndev; d++)
+        w[d] = strcmp(world.w.dev[d].name, "gpu-0-part-3g-40gb-4") == 0 ? 1 : 0;
+    cr_assert_eq(gs_dra_state_init(&st, &world.w), 0);
+    st.weight = w;
+    cr_assert_eq(alloc(&st, MIG("2g.20gb"), 0, got, sizeof(got)), 0);
+    cr_expect(strcmp(got, "mig=gpu-0-part-2g-20gb-0") == 0 ||
+                  strcmp(got, "mig=gpu-0-part-2g-20gb-2") == 0,
+              "%s", got);
+    gs_dra_state_release(&st);
+    free(w);
+}
+
 Test(draalloc, count_with_match_attribute_and_taints, .init = setup, .fini = teardown)
 {
     struct gs_dra_state st;
