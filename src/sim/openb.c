@@ -108,8 +108,8 @@ static bool bucket_events(const double *arr_pct, int n, int b, int *k0, int *k1)
 /* Placed milli after each event k0..k1 (into used[0..k1-k0]) of one achievable offline
  * packing. Candidate 0: gpusched's engine on the arrivals up to k0, then the repair local
  * search with everything up to k0 known, then the engine on each later event as it comes.
- * Candidate 1: the decreasing-size packer on the arrivals up to k0, then the packer's rule
- * on each later event. */
+ * Candidate 1: the same from fgd's placement. Candidate 2: the decreasing-size packer on the
+ * arrivals up to k0, then the packer's rule on each later event. */
 static int offline_candidate(const struct gs_openb_spec *spec, const struct gs_typical *typical,
                              const struct gs_request *reqs, const int32_t *order, int k0, int k1,
                              uint64_t seed, int which, int64_t *used)
@@ -122,7 +122,7 @@ static int offline_candidate(const struct gs_openb_spec *spec, const struct gs_t
     if (rc)
         goto out;
     int64_t u = 0;
-    if (which == 1) {
+    if (which == 2) {
         u = gs_openb_pack(&c, reqs, order, k0 + 1, NULL);
         if (u < 0) {
             rc = (int)u;
@@ -136,7 +136,8 @@ static int offline_candidate(const struct gs_openb_spec *spec, const struct gs_t
         }
         goto out;
     }
-    e = gs_engine_new(gs_policy_find("gpusched"), typical, c.nnodes, seed ^ 0x5eed5eedULL);
+    e = gs_engine_new(gs_policy_find(which == 0 ? "gpusched" : "fgd"), typical, c.nnodes,
+                      seed ^ 0x5eed5eedULL);
     alloc = calloc((size_t)k0 + 1, sizeof(*alloc));
     placed = calloc((size_t)k0 + 1, 1);
     if (!e || !alloc || !placed) {
@@ -173,7 +174,7 @@ out:
     return rc;
 }
 
-/* The offline pseudo-policy on one seed's arrivals: the better of the two candidates, and
+/* The offline pseudo-policy on one seed's arrivals: the best of the three candidates, and
  * the bounds of sim/openbopt.h on the pods arrived by each event; both averaged over the
  * 100 % bucket as the online curve is. */
 static int run_offline(const struct gs_openb_spec *spec, const struct gs_typical *typical,
@@ -189,7 +190,7 @@ static int run_offline(const struct gs_openb_spec *spec, const struct gs_typical
         return 0;
     int nb = k1 - k0 + 1;
     struct gs_request *reqs = malloc(sizeof(*reqs) * (size_t)(spec->npods ? spec->npods : 1));
-    int64_t *used = malloc(sizeof(*used) * (size_t)nb * 2);
+    int64_t *used = malloc(sizeof(*used) * (size_t)nb * 3);
     if (!reqs || !used) {
         rc = GS_ENOMEM;
         goto out;
@@ -197,7 +198,7 @@ static int run_offline(const struct gs_openb_spec *spec, const struct gs_typical
     for (int i = 0; i < spec->npods; i++)
         reqs[i] = spec->pods[i].req;
     double best = INFINITY;
-    for (int w = 0; w < 2; w++) {
+    for (int w = 0; w < 3; w++) {
         if ((rc = offline_candidate(spec, typical, reqs, order, k0, k1, seed, w, used + w * nb)))
             goto out;
         double sa = 0;

@@ -407,7 +407,7 @@ int gs_openb_bound(const struct gs_cluster *c, const struct gs_request *reqs, co
         if (L < best - 1e-9) {
             best = L;
             stale = 0;
-        } else if (++stale >= 10) {
+        } else if (++stale >= 5) {
             theta /= 2;
             stale = 0;
         }
@@ -416,10 +416,9 @@ int gs_openb_bound(const struct gs_cluster *c, const struct gs_request *reqs, co
             gg += g[i] * g[i];
         if (it == iters || gg <= 0 || theta < 1e-4)
             break;
-        /* Polyak step towards 99 % of the best bound seen (the optimum lies below it) */
-        double step = theta * (L - 0.99 * best) / gg;
-        if (step <= 0)
-            step = theta * 0.01 * best / gg;
+        /* Polyak step towards half the best bound seen (overshooting costs nothing: the
+         * smallest L is kept, and theta halves when L stops falling) */
+        double step = theta * (L - 0.5 * best) / gg;
         for (int i = 0; i < nt * DIMS; i++) {
             lam[i] -= step * g[i];
             if (lam[i] < 0)

@@ -1,14 +1,15 @@
 /* openbopt.h - how far the openb experiment's online policies are from the best possible:
  * an offline packer (achievable) and a Lagrangian bound (proven) on the same arrivals.
  *
- * Offline packing (achievable). Two candidates, each a feasible placement made with the
+ * Offline packing (achievable). Candidates, each a feasible placement made with the
  * engine's own filter (gs_engine_fits: CPU, memory, GPU model, whole GPUs free, a GPU with
- * the share free) and gs_cluster_bind; sim/openb.c keeps the better one per seed.
+ * the share free) and gs_cluster_bind; sim/openb.c keeps the best one per seed.
  *  - The decreasing-size packer (gs_openb_pack): whole-GPU pods by GPU count, then sharing
  *    pods by milli-GPU, then CPU-only pods, heaviest CPU first; each to the feasible node it
  *    fills best (fewest whole GPUs left free, then least share left on the GPU, then least
  *    CPU left).
- *  - An online placement improved with hindsight (gs_openb_repair): each pod left out,
+ *  - An online placement (gpusched's, and fgd's) improved with hindsight
+ *    (gs_openb_repair): each pod left out,
  *    largest first, is placed by moving one placed pod elsewhere, or by leaving out a
  *    smaller one.
  * The milli-GPU placed is achievable, so 100 % minus it is an upper bound on what the
