@@ -279,8 +279,9 @@ static json_t *device(const struct gs_draslice_gpu *g, bool part, enum gs_dra_ki
         rc |= attr(attrs, "parentIndex", "int", json_integer(g->index));
         rc |= attr(attrs, "productName", "string", json_string(product(g)));
         rc |= attr(attrs, "placementStart", "int", json_integer(start));
-        if (kind == GS_DRA_PART)
-            rc |= attr(attrs, "dynamic", "bool", json_true());
+        /* on every MIG device, so a plain `dynamic == true` (or false) selects without CEL's
+         * optional syntax */
+        rc |= attr(attrs, "dynamic", "bool", json_boolean(kind == GS_DRA_PART));
         rc |= cap_bytes(caps, "memory", (uint64_t)p->mem_mib * MIB);
         if (p->sms)
             rc |= cap_bytes(caps, "multiprocessors", p->sms);

@@ -11,9 +11,9 @@
  *     catalog has them). Published for a GPU not in MIG mode, and for a partitionable one.
  *   - a MIG instance that exists (static MIG) "gpu-<index>-mig-<profile>-<start>", the
  *     profile's '.' and '+' spelt '-' (gpu-0-mig-3g-40gb-4): type "mig", uuid (the MIG
- *     device's), profile ("3g.40gb"), parentUUID, parentIndex, productName, placementStart;
- *     capacity memory and multiprocessors. A GPU in MIG mode without dynamic MIG publishes
- *     only its instances.
+ *     device's), profile ("3g.40gb"), parentUUID, parentIndex, productName, placementStart,
+ *     dynamic = false; capacity memory and multiprocessors. A GPU in MIG mode without dynamic MIG
+ * publishes only its instances.
  *   - with dynamic MIG, a partitionable GPU: a MIG-capable GPU whose instances (if any) are
  *     all the driver's own dynamic ones, whatever its MIG mode now (prepare switches it). It
  *     has a counter set "gpu-<index>-counters" in a slice of counter sets (spec.sharedCounters,

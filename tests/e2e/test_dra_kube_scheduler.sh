@@ -171,8 +171,8 @@ pod() { # NAME CLAIM
 }
 {
     claim whole $DRV
-    claim mig mig.gpusched.io "$P.profile == '3g.40gb'" "!$P.?dynamic.orValue(false)"
-    claim dyn mig.gpusched.io "$P.?dynamic.orValue(false) == true" "$P.profile == '2g.20gb'"
+    claim mig mig.gpusched.io "$P.profile == '3g.40gb'" "$P.dynamic == false"
+    claim dyn mig.gpusched.io "$P.dynamic == true" "$P.profile == '2g.20gb'"
     pod p-whole whole
     pod p-mig mig
     pod p-dyn dyn
@@ -189,7 +189,7 @@ tn_wait 60 bound3 || tn_fail "kube-scheduler did not bind the three pods to $NOD
 "$K" get pods -n dra -o wide | sed 's/^/  /'
 # a dynamic 7g.80gb asks a whole GPU's memory slices: with GPU 0 or 2 taken whole and the
 # other holding a 2g.20gb placement, no counter set has them
-{ claim big mig.gpusched.io "$P.?dynamic.orValue(false) == true" "$P.profile == '7g.80gb'"; pod p-big big; } |
+{ claim big mig.gpusched.io "$P.dynamic == true" "$P.profile == '7g.80gb'"; pod p-big big; } |
     "$K" create -f - > /dev/null
 unsched() { "$K" get pod -n dra p-big -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}' | grep -q Unschedulable; }
 tn_wait 30 unsched || tn_fail "p-big (dynamic 7g.80gb) was not found unschedulable"

@@ -204,7 +204,7 @@ Test(draslice, static_mig_instances)
     cr_assert_str_eq(attr_s(d, "productName"), "A100-80GB");
     cr_assert_str_eq(cap(d, "memory"), "42144366592"); /* 40192 MiB */
     cr_assert_str_eq(cap(d, "multiprocessors"), "42");
-    cr_assert_null(attr_b(d, "dynamic"));
+    cr_assert(json_is_false(attr_b(d, "dynamic")), "a static instance says dynamic = false");
     cr_assert_null(json_object_get(d, "consumesCounters"));
     cr_assert_not_null(find_device(devs, "gpu-0-mig-3g-40gb-0"));
     cr_assert_not_null(find_device(devs, "gpu-1"));
