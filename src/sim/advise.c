@@ -202,7 +202,7 @@ int gs_adv_dpconfig(const struct gs_scenario *sc, const struct gs_adv_setup *s, 
     return rc ? GS_ENOMEM : 0;
 }
 
-static const char *sharing_word(enum gs_group_sharing s)
+const char *gs_adv_sharing_name(enum gs_group_sharing s)
 {
     switch (s) {
     case GS_SHARE_TIMESLICING:
@@ -248,7 +248,7 @@ void gs_adv_group_str(const struct gs_scenario *sc, const struct gs_adv_setup *s
     if (whole && w < size) {
         if (a->sharing == GS_SHARE_TIMESLICING || a->sharing == GS_SHARE_MPS)
             snprintf(out + w, size - w, "%s%d whole GPU%s %s x%d", w ? ", " : "", whole,
-                     whole == 1 ? "" : "s", sharing_word(a->sharing), a->replicas);
+                     whole == 1 ? "" : "s", gs_adv_sharing_name(a->sharing), a->replicas);
         else
             snprintf(out + w, size - w, "%s%d whole GPU%s%s", w ? ", " : "", whole,
                      whole == 1 ? "" : "s", a->sharing == GS_SHARE_FRACTION ? " (fractions)" : "");

@@ -91,6 +91,8 @@ int gs_adv_migparted(const struct gs_scenario *sc, const struct gs_adv_setup *s,
  * sharing.timeSlicing or sharing.mps with its replicas). */
 int gs_adv_dpconfig(const struct gs_scenario *sc, const struct gs_adv_setup *s, int g,
                     struct gs_buf *out);
+/* "none", "time-slicing", "mps" or "fraction". */
+const char *gs_adv_sharing_name(enum gs_group_sharing s);
 /* "MIG 2x3g.40gb on GPUs 0-1, 6 whole GPUs time-sliced x4" */
 void gs_adv_group_str(const struct gs_scenario *sc, const struct gs_adv_setup *s, int g, char *out,
                       unsigned size);

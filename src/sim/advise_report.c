@@ -1,5 +1,6 @@
 /* advise_report.c - renderings of an advice (sim/advise.h): text, JSON, HTML. */
 #include "advise.h"
+#include "report.h"
 
 #include "../base/error.h"
 #include "../core/catalog.h"
@@ -8,20 +9,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static const char *sharing_name(enum gs_group_sharing s)
-{
-    switch (s) {
-    case GS_SHARE_TIMESLICING:
-        return "time-slicing";
-    case GS_SHARE_MPS:
-        return "mps";
-    case GS_SHARE_FRACTION:
-        return "fraction";
-    default:
-        return "none";
-    }
-}
 
 static int group_mig_gpus(const struct gs_scenario *sc, const struct gs_adv_setup *s, int g)
 {
@@ -132,7 +119,7 @@ static json_t *group_setup_json(const struct gs_scenario *sc, const struct gs_ad
     char str[256];
     gs_adv_group_str(sc, s, g, str, sizeof(str));
     json_object_set_new(j, "summary", json_string(str));
-    json_object_set_new(j, "sharing", json_string(sharing_name(a->sharing)));
+    json_object_set_new(j, "sharing", json_string(gs_adv_sharing_name(a->sharing)));
     json_object_set_new(j, "replicas", json_integer(a->replicas));
     int nm = group_mig_gpus(sc, s, g);
     json_object_set_new(j, "mig_gpus", json_integer(nm));
@@ -230,30 +217,6 @@ int gs_advice_json(const struct gs_advice *a, const char *files_dir, struct gs_b
     return rc ? GS_ENOMEM : 0;
 }
 
-static int esc(struct gs_buf *o, const char *s)
-{
-    int rc = 0;
-    for (; *s && !rc; s++) {
-        switch (*s) {
-        case '<':
-            rc = gs_buf_puts(o, "&lt;");
-            break;
-        case '>':
-            rc = gs_buf_puts(o, "&gt;");
-            break;
-        case '&':
-            rc = gs_buf_puts(o, "&amp;");
-            break;
-        case '"':
-            rc = gs_buf_puts(o, "&quot;");
-            break;
-        default:
-            rc = gs_buf_append(o, s, 1);
-        }
-    }
-    return rc;
-}
-
 /* A bar chart of used and allocated share, current against recommended (inline SVG). */
 static int bars(struct gs_buf *o, const struct gs_advice *a)
 {
@@ -287,12 +250,12 @@ int gs_advice_html(const struct gs_advice *a, struct gs_buf *o)
     const struct gs_scenario *sc = a->sc;
     int rc = gs_buf_puts(o, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>gpusched "
                             "advice: ");
-    rc |= esc(o, sc->name);
+    rc |= gs_report_html_escape(o, sc->name);
     rc |= gs_buf_puts(o, "</title><style>body{font-family:sans-serif;margin:2em;max-width:70em}"
                          "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:"
                          "4px 8px;text-align:left}th{background:#f0f0f0}.tree{font-size:90%;"
                          "color:#444}</style></head><body>\n<h1>gpusched advice: ");
-    rc |= esc(o, sc->name);
+    rc |= gs_report_html_escape(o, sc->name);
     rc |= gs_buf_printf(o,
                         "</h1>\n<p>%d GPUs, seed %llu. %d setups simulated on the same arrivals "
                         "under gpusched's scheduling; a setup meets the SLA when online "
@@ -327,14 +290,14 @@ int gs_advice_html(const struct gs_advice *a, struct gs_buf *o)
         gs_adv_group_str(sc, &a->current.setup, g, cur, sizeof(cur));
         gs_adv_group_str(sc, &a->recommended.setup, g, rec, sizeof(rec));
         rc |= gs_buf_puts(o, "<tr><td>");
-        rc |= esc(o, grp->name);
+        rc |= gs_report_html_escape(o, grp->name);
         rc |= gs_buf_printf(o, "</td><td>%d x %d %s</td><td class=\"tree\">", grp->nodes, grp->gpus,
                             grp->gpus ? gs_catalog_get(grp->model)->name : "");
-        rc |= esc(o, a->tree[g]);
+        rc |= gs_report_html_escape(o, a->tree[g]);
         rc |= gs_buf_puts(o, "</td><td>");
-        rc |= esc(o, cur);
+        rc |= gs_report_html_escape(o, cur);
         rc |= gs_buf_puts(o, "</td><td><b>");
-        rc |= esc(o, rec);
+        rc |= gs_report_html_escape(o, rec);
         rc |= gs_buf_puts(o, "</b></td></tr>\n");
     }
     rc |= gs_buf_puts(o, "</table>\n<h2>Recommended configs</h2>\n<p>mig-parted (apply with "
@@ -343,15 +306,15 @@ int gs_advice_html(const struct gs_advice *a, struct gs_buf *o)
     struct gs_buf y;
     gs_buf_init(&y, 0);
     rc |= gs_adv_migparted(sc, &a->recommended.setup, &y);
-    rc |= esc(o, y.len ? y.data : "(no group uses MIG)\n");
+    rc |= gs_report_html_escape(o, y.len ? y.data : "(no group uses MIG)\n");
     rc |= gs_buf_puts(o, "</pre>\n");
     for (int g = 0; g < sc->ngroups && !rc; g++) {
         gs_buf_reset(&y);
         rc |= gs_adv_dpconfig(sc, &a->recommended.setup, g, &y);
         rc |= gs_buf_puts(o, "<p>device plugin, node group ");
-        rc |= esc(o, sc->groups[g].name);
+        rc |= gs_report_html_escape(o, sc->groups[g].name);
         rc |= gs_buf_puts(o, ":</p>\n<pre>");
-        rc |= esc(o, y.data ? y.data : "");
+        rc |= gs_report_html_escape(o, y.data ? y.data : "");
         rc |= gs_buf_puts(o, "</pre>\n");
     }
     gs_buf_release(&y);

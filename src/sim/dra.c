@@ -323,40 +323,55 @@ static double pct(double *v, int n, double q)
     return v[i < 0 ? 0 : i >= n ? n - 1 : i];
 }
 
-int gs_drasim_run(const struct gs_drasim_spec *sp, enum gs_drasim_policy pol, uint64_t seed,
-                  struct gs_drasim_result *out, struct gs_error *err)
+/* The cluster, the claims and, for gpusched, the demand as weights: what gpusched's scheduler
+ * knows of it, each class's rate of compute slices (arrivals x slices) spread over the devices
+ * its claim admits. */
+static int sim_open(struct sim *s, const struct gs_drasim_spec *sp, enum gs_drasim_policy pol,
+                    struct gs_error *err)
 {
-    memset(out, 0, sizeof(*out));
-    struct sim s;
-    memset(&s, 0, sizeof(s));
-    s.sp = sp;
-    s.model = gs_catalog_find(sp->model);
-    if (s.model < 0 || !gs_catalog_mig_capable(s.model))
+    memset(s, 0, sizeof(*s));
+    s->sp = sp;
+    s->model = gs_catalog_find(sp->model);
+    if (s->model < 0 || !gs_catalog_mig_capable(s->model))
         return gs_error_set(err, GS_EINVAL, "model '%s': not a MIG-capable catalog model",
                             sp->model ? sp->model : "");
     if (sp->nodes < 1 || sp->nodes > 1000 || sp->gpus < 1 || sp->gpus > GS_DRASLICE_MAX_GPUS ||
         sp->nclasses < 1 || sp->nclasses > GS_DRASIM_MAX_CLASSES)
         return gs_error_set(err, GS_EINVAL, "1-1000 nodes of 1-%d GPUs and 1-%d classes",
                             GS_DRASLICE_MAX_GPUS, GS_DRASIM_MAX_CLASSES);
-    s.gpu_compute = gs_catalog_get(s.model)->mig_compute;
-    int rc = build_world(&s, err);
+    s->gpu_compute = gs_catalog_get(s->model)->mig_compute;
+    int rc = build_world(s, err);
     if (!rc)
-        rc = prepare_claims(&s, err);
-    if (!rc && gs_dra_state_init(&s.st, &s.world.w))
+        rc = prepare_claims(s, err);
+    if (!rc && gs_dra_state_init(&s->st, &s->world.w))
         rc = gs_error_set(err, GS_ENOMEM, "out of memory");
-    /* what gpusched's scheduler knows of the demand: each class's rate of compute slices
-     * (arrivals x slices), spread over the devices its claim admits */
+    s->node_used = rc ? NULL : calloc((size_t)sp->nodes, sizeof(int));
+    if (!rc && !s->node_used)
+        rc = gs_error_set(err, GS_ENOMEM, "out of memory");
     if (!rc && pol == GS_DRASIM_GPUSCHED) {
-        s.weight = calloc((size_t)s.world.w.ndev + 1, sizeof(double));
-        if (!s.weight)
+        s->weight = calloc((size_t)s->world.w.ndev + 1, sizeof(double));
+        if (!s->weight)
             rc = gs_error_set(err, GS_ENOMEM, "out of memory");
         for (int k = 0; !rc && k < sp->nclasses; k++) {
-            const struct gs_dra_sub *sub = &s.prep[k].c.req[0].sub[0];
+            const struct gs_dra_sub *sub = &s->prep[k].c.req[0].sub[0];
             for (int i = 0; i < sub->ncand; i++)
-                s.weight[sub->cand[i]] += sp->cls[k].per_hour * s.need[k];
+                s->weight[sub->cand[i]] += sp->cls[k].per_hour * s->need[k];
         }
-        s.st.weight = s.weight;
+        s->st.weight = s->weight;
     }
+    if (rc)
+        release(s);
+    return rc;
+}
+
+int gs_drasim_run(const struct gs_drasim_spec *sp, enum gs_drasim_policy pol, uint64_t seed,
+                  struct gs_drasim_result *out, struct gs_error *err)
+{
+    memset(out, 0, sizeof(*out));
+    struct sim s;
+    int rc = sim_open(&s, sp, pol, err);
+    if (rc)
+        return rc;
     /* arrivals, per class, on one seeded stream each */
     int cap = 0;
     for (int k = 0; !rc && k < sp->nclasses; k++) {
@@ -384,11 +399,10 @@ int gs_drasim_run(const struct gs_drasim_spec *sp, enum gs_drasim_policy pol, ui
             p->run = gs_rng_lognormal(&rng, sp->cls[k].median_s, sp->cls[k].sigma);
         }
     }
-    s.node_used = calloc((size_t)sp->nodes, sizeof(int));
     s.heap = malloc(sizeof(*s.heap) * (size_t)(s.npods ? s.npods : 1));
     int *order = malloc(sizeof(int) * (size_t)(s.npods ? s.npods : 1));
     double *waits = malloc(sizeof(double) * (size_t)(s.npods ? s.npods : 1));
-    if (!rc && (!s.node_used || !s.heap || !order || !waits))
+    if (!rc && (!s.heap || !order || !waits))
         rc = gs_error_set(err, GS_ENOMEM, "out of memory");
     if (rc) {
         free(order);
@@ -494,37 +508,16 @@ int gs_drasim_fill(const struct gs_drasim_spec *sp, enum gs_drasim_policy pol, u
                    double *unallocated, struct gs_error *err)
 {
     struct sim s;
-    memset(&s, 0, sizeof(s));
-    s.sp = sp;
-    s.model = gs_catalog_find(sp->model);
-    if (s.model < 0 || !gs_catalog_mig_capable(s.model))
-        return gs_error_set(err, GS_EINVAL, "model '%s': not a MIG-capable catalog model",
-                            sp->model ? sp->model : "");
-    s.gpu_compute = gs_catalog_get(s.model)->mig_compute;
-    int rc = build_world(&s, err);
-    if (!rc)
-        rc = prepare_claims(&s, err);
-    if (!rc && gs_dra_state_init(&s.st, &s.world.w))
-        rc = gs_error_set(err, GS_ENOMEM, "out of memory");
-    s.node_used = calloc((size_t)sp->nodes, sizeof(int));
+    int rc = sim_open(&s, sp, pol, err);
+    if (rc)
+        return rc;
     int cap = sp->nodes * sp->gpus * s.gpu_compute + 1;
     s.pods = calloc((size_t)cap, sizeof(*s.pods));
-    if (!rc && (!s.node_used || !s.pods))
+    if (!s.pods)
         rc = gs_error_set(err, GS_ENOMEM, "out of memory");
     double wsum = 0;
     for (int k = 0; k < sp->nclasses; k++)
         wsum += sp->cls[k].per_hour;
-    if (!rc && pol == GS_DRASIM_GPUSCHED) {
-        s.weight = calloc((size_t)s.world.w.ndev + 1, sizeof(double));
-        if (!s.weight)
-            rc = gs_error_set(err, GS_ENOMEM, "out of memory");
-        for (int k = 0; !rc && k < sp->nclasses; k++) {
-            const struct gs_dra_sub *sub = &s.prep[k].c.req[0].sub[0];
-            for (int i = 0; i < sub->ncand; i++)
-                s.weight[sub->cand[i]] += sp->cls[k].per_hour * s.need[k];
-        }
-        s.st.weight = s.weight;
-    }
     /* pods drawn from the class mix, each placed or refused, until the demand that arrived
      * reaches the cluster's compute slices */
     struct gs_rng rng;

@@ -360,7 +360,7 @@ int gs_report_json(const struct gs_scenario *sc, const struct gs_sim_result *r, 
 
 static const char *colors[] = {"#7f7f7f", "#1f77b4", "#9467bd", "#2ca02c", "#ff7f0e", "#d62728"};
 
-static int esc(struct gs_buf *o, const char *s)
+int gs_report_html_escape(struct gs_buf *o, const char *s)
 {
     int rc = 0;
     for (; *s && !rc; s++) {
@@ -480,7 +480,7 @@ static int team_lines(struct gs_buf *o, const struct gs_scenario *sc, const stru
                                 10 + h - x->team_ts[q][k] * h);
         rc |= gs_buf_printf(o, "\"/><text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"%s\">",
                             pad + w + 8, 20 + q * 16, colors[(q + 1) % 6]);
-        rc |= esc(o, sc->tenants[q].name);
+        rc |= gs_report_html_escape(o, sc->tenants[q].name);
         rc |= gs_buf_puts(o, "</text>\n");
     }
     rc |= gs_buf_printf(o,
@@ -501,7 +501,7 @@ static int svc_html(const struct gs_scenario *sc, const struct gs_sim_result *r,
         const struct gs_sc_service *sv = &sc->classes[s0->cls].service;
         bool cmp = r[0].fixed.ran && sv->autoscale;
         rc |= gs_buf_puts(o, "<h2>Service ");
-        rc |= esc(o, sc->classes[s0->cls].name);
+        rc |= gs_report_html_escape(o, sc->classes[s0->cls].name);
         rc |= gs_buf_printf(o,
                             "%s</h2>\n<table><tr><th>strategy</th><th>replicas (mean)</th>"
                             "<th>GPU-hours</th><th>busy %%</th><th>$</th><th>request p99 (s)"
@@ -577,14 +577,14 @@ int gs_report_html(const struct gs_scenario *sc, const struct gs_sim_result *r, 
         return 0;
     int rc = gs_buf_puts(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                             "<title>gpusched simulation: ");
-    rc |= esc(o, sc->name);
+    rc |= gs_report_html_escape(o, sc->name);
     rc |=
         gs_buf_puts(o, "</title><style>body{font-family:sans-serif;margin:2em;max-width:1100px}"
                        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;"
                        "text-align:right}th{background:#f4f4f4}td:first-child{text-align:left}"
                        "figure{margin:1.5em 0}figcaption{font-weight:bold;margin-bottom:.4em}"
                        "</style></head><body>\n<h1>gpusched simulation: ");
-    rc |= esc(o, sc->name);
+    rc |= gs_report_html_escape(o, sc->name);
     rc |= gs_buf_printf(o,
                         "</h1>\n<p>%d GPUs, seed %llu, %.0f h simulated, measured after a %.0f h "
                         "warm-up. Every strategy runs the same arrivals through the same "
@@ -643,7 +643,7 @@ int gs_report_html(const struct gs_scenario *sc, const struct gs_sim_result *r, 
     rc |= gs_buf_puts(o, "</tr>\n");
     for (int k = 0; k < r[0].nclasses; k++) {
         rc |= gs_buf_puts(o, "<tr><td>");
-        rc |= esc(o, sc->nclasses ? sc->classes[k].name : "trace");
+        rc |= gs_report_html_escape(o, sc->nclasses ? sc->classes[k].name : "trace");
         rc |= gs_buf_puts(o, "</td>");
         for (int i = 0; i < n; i++)
             rc |= gs_buf_printf(o, "<td>%.0f / %.0f / %.0f</td>", r[i].cls[k].wait_p50,
@@ -651,7 +651,7 @@ int gs_report_html(const struct gs_scenario *sc, const struct gs_sim_result *r, 
         rc |= gs_buf_puts(o, "</tr>\n");
     }
     rc |= gs_buf_puts(o, "</table>\n<h2>Text summary</h2><pre>");
-    rc |= esc(o, t.data ? t.data : "");
+    rc |= gs_report_html_escape(o, t.data ? t.data : "");
     rc |= gs_buf_puts(o, "</pre>\n<p>The article's figures are its author's claims; the "
                          "measured figures come from this run and change with the scenario."
                          "</p></body></html>\n");

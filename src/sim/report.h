@@ -14,4 +14,7 @@ int gs_report_json(const struct gs_scenario *sc, const struct gs_sim_result *r, 
 int gs_report_html(const struct gs_scenario *sc, const struct gs_sim_result *r, int n,
                    struct gs_buf *out);
 
+/* s with & < > " as HTML entities, appended to o. */
+int gs_report_html_escape(struct gs_buf *o, const char *s);
+
 #endif
