@@ -1092,8 +1092,8 @@ static const char *const paths[] = {
     "/pluginregistration.Registration/GetInfo",
     "/pluginregistration.Registration/NotifyRegistrationStatus",
     "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources",
-    "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/"
-    "NodeUnprepareResources"};
+    "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources",
+};
 #define NCALLS ((int)(sizeof(paths) / sizeof(paths[0])))
 
 static void new_call(struct gs_dra *d)
