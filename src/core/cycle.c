@@ -152,6 +152,8 @@ static int evict(struct cyc *cy, int v, int pod)
         gs_tenants_charge(in->t, r->queue, in->run_ns ? in->run_ns[v] : NULL, &r->demand, -1);
     r->node = -1;
     r->gang = -1;
+    if (in->h.give)
+        in->h.give(in->h.ctx, v, true);
     return 0;
 }
 
@@ -227,6 +229,19 @@ static bool allows_node(void *ctx, int node)
 {
     struct cyc *cy = ctx;
     return cy->in->h.allows(cy->in->h.ctx, cy->cur_pod, node);
+}
+
+/* The driver's devices (gs_cyc_hooks give, fits) for preemption, for pod cy->cur_pod. */
+static void extra_give(void *ctx, int32_t run, bool gone)
+{
+    struct cyc *cy = ctx;
+    cy->in->h.give(cy->in->h.ctx, run, gone);
+}
+
+static bool extra_fits(void *ctx, int32_t node)
+{
+    struct cyc *cy = ctx;
+    return cy->in->h.fits(cy->in->h.ctx, cy->cur_pod, node);
 }
 
 /* Re-carve a GPU for pod (victims: may evict lower-priority pods in the way). Returns 1 when
@@ -315,6 +330,8 @@ static int try_recarve(struct cyc *cy, int pod, bool victims, bool modes, bool o
                               &r->demand, -1);
         r->node = -1;
         r->gang = -1;
+        if (in->h.give)
+            in->h.give(in->h.ctx, rv.victims[k], true);
     }
     if (rv.nvictims)
         cy->out->preemptions++;
@@ -353,6 +370,11 @@ static int try_preempt(struct cyc *cy, int pod, bool owed, int *cand)
     const struct gs_cyc_pod *p = &in->pods[pod];
     int8_t *m = mask(cy, pod);
     struct gs_preempt_ctx ctx = preempt_ctx(cy);
+    struct gs_preempt_extra extra = {extra_give, extra_fits, cy};
+    if (in->h.give && in->h.fits) {
+        cy->cur_pod = pod;
+        ctx.extra = &extra;
+    }
     struct gs_preemptor pr = {&p->req, p->queue, p->priority, owed};
     struct gs_preempt_plan plan;
     memset(&plan, 0, sizeof(plan));
@@ -463,6 +485,8 @@ static bool nominated_alloc(struct cyc *cy, int pod, struct gs_alloc *a)
     int node = p->nominated;
     if (node < 0 || node >= in->c->nnodes || !gs_engine_fits(in->c, node, &p->req, NULL))
         return false;
+    if (in->h.fits && !in->h.fits(in->h.ctx, pod, node))
+        return false; /* the driver's devices (claims of victims still leaving) */
     gs_engine_score(in->e, in->c, node, &p->req, a);
     a->node = node;
     return true;

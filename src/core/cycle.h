@@ -101,6 +101,16 @@ struct gs_cyc_hooks {
     int (*prepare)(void *ctx, int pod, struct gs_kplace *k);
     bool (*allows)(void *ctx, int pod, int node);
     void (*placed)(void *ctx, int pod, int node);
+    /* devices the driver allocates itself (DRA claims), for preemption (both NULL: none):
+     * give(ctx, run, true) gives in->run[run]'s devices back, give(ctx, run, false) takes
+     * them again (core/preempt.h, gs_preempt_extra); fits(ctx, pod, node) says whether pod's
+     * devices can be had on node as things stand. The cycle gives an evicted pod's devices
+     * back for good (every eviction); a victim set found by preemption is valid only when
+     * fits says so too (gangs: devices of the cluster only), and a nominated pod takes its
+     * node only when fits says so. allows should leave them out for pods preemption is to
+     * weigh them for (a node allows refuses is never searched). */
+    void (*give)(void *ctx, int run, bool gone);
+    bool (*fits)(void *ctx, int pod, int node);
     void *ctx;
 };
 

@@ -141,13 +141,25 @@ static bool set_valid(struct search *s, uint32_t mask, const int32_t *grp, int n
 
 static void set_bound(struct search *s, const struct group *G, int sign)
 {
+    const struct gs_preempt_extra *x = s->ctx->extra;
     for (int k = 0; k < G->nlocal; k++) {
-        const struct gs_running *v = &s->ctx->run[s->local[G->local0 + k]];
+        int r = s->local[G->local0 + k];
+        const struct gs_running *v = &s->ctx->run[r];
         if (sign > 0)
             gs_cluster_bind(s->c, &v->req, &v->alloc);
         else
             gs_cluster_unbind(s->c, &v->req, &v->alloc);
+        if (x && x->give)
+            x->give(x->ctx, r, sign < 0);
     }
+}
+
+/* Whether the preemptor fits node n as the cluster (and the caller's further resources)
+ * stand. */
+static bool fits_node(const struct search *s, int n)
+{
+    const struct gs_preempt_extra *x = s->ctx->extra;
+    return gs_engine_fits(s->c, n, s->p->req, NULL) && (!x || !x->fits || x->fits(x->ctx, n));
 }
 
 static bool cheaper(double cost, int pods, double bcost, int bpods)
@@ -233,7 +245,7 @@ static uint32_t search_node(struct search *s, int n, double *cost_out, int *pods
     /* can evicting every candidate make room at all? */
     for (int i = 0; i < ng; i++)
         set_bound(s, &s->g[ord[i]], -1);
-    bool room = gs_engine_fits(s->c, n, s->p->req, NULL);
+    bool room = fits_node(s, n);
     if (!room) {
         for (int i = 0; i < ng; i++)
             set_bound(s, &s->g[ord[i]], +1);
@@ -267,7 +279,7 @@ static uint32_t search_node(struct search *s, int n, double *cost_out, int *pods
                     set_bound(s, &s->g[ord[i]], want ? -1 : +1);
             }
             cur = m;
-            if (gs_engine_fits(s->c, n, s->p->req, NULL)) {
+            if (fits_node(s, n)) {
                 best = m;
                 bcost = cost;
                 bpods = pods;
@@ -285,13 +297,13 @@ static uint32_t search_node(struct search *s, int n, double *cost_out, int *pods
         for (i = 0; i < ng && i < 32; i++) {
             set_bound(s, &s->g[ord[i]], -1);
             m |= 1u << i;
-            if (gs_engine_fits(s->c, n, s->p->req, NULL))
+            if (fits_node(s, n))
                 break;
         }
         if (i < ng && i < 32) {
             for (int j = i; j >= 0; j--) {
                 set_bound(s, &s->g[ord[j]], +1);
-                if (gs_engine_fits(s->c, n, s->p->req, NULL))
+                if (fits_node(s, n))
                     m &= ~(1u << j);
                 else
                     set_bound(s, &s->g[ord[j]], -1);
@@ -515,6 +527,7 @@ int gs_gang_preempt(struct gs_engine *e, struct gs_cluster *c, struct gs_tenants
     }
     /* then victims for the rest, one member after another, never a pod chosen before */
     struct gs_preempt_ctx c2 = *ctx;
+    c2.extra = NULL; /* members' further resources are not modelled */
     c2.pdb_allowed = allowed;
     c2.taken = gone;
     for (int i = 0; i < n; i++) {

@@ -34,6 +34,17 @@ struct gs_running {
     struct gs_qvec demand;
 };
 
+/* What core does not model and the caller does (a driver's DRA devices), for one preemptor:
+ * give(ctx, run, true) gives running pod run's further resources back (it is a victim being
+ * tried), give(ctx, run, false) takes them again; fits(ctx, node) says whether the
+ * preemptor's further needs fit node as things stand. A set of victims is valid only when
+ * fits says so too. */
+struct gs_preempt_extra {
+    void (*give)(void *ctx, int32_t run, bool gone);
+    bool (*fits)(void *ctx, int32_t node);
+    void *ctx;
+};
+
 struct gs_preempt_ctx {
     const struct gs_running *run;
     int32_t nrun;
@@ -43,6 +54,7 @@ struct gs_preempt_ctx {
     const struct gs_tenants *tenants; /* NULL: priorities only */
     double now_s, min_runtime_s;
     const uint8_t *taken; /* per running pod: already chosen as a victim (NULL: none) */
+    const struct gs_preempt_extra *extra; /* NULL: devices core models only */
 };
 
 struct gs_preemptor {
@@ -72,7 +84,7 @@ int gs_preempt_plan(struct gs_engine *e, struct gs_cluster *c, const struct gs_p
  * and their share released from t (the same object as ctx->tenants, or NULL), and the
  * members placed so far in place. plans[i] is member i's node and devices and the victims
  * chosen for it (none when it fit). All or nothing: GS_ENOFIT when any member finds no
- * place. The cluster and t are as they were on return. */
+ * place. ctx->extra is not used. The cluster and t are as they were on return. */
 int gs_gang_preempt(struct gs_engine *e, struct gs_cluster *c, struct gs_tenants *t,
                     const struct gs_preempt_ctx *ctx, const struct gs_preemptor *p,
                     const struct gs_request *const *reqs, int n, struct gs_preempt_plan *plans);

@@ -777,3 +777,33 @@ json_t *gs_draobj_status_patch(const struct gs_draobj_claim *claim, const struct
     json_t *patch = json_pack("{s:o, s:o}", "metadata", md, "status", status);
     return patch;
 }
+
+json_t *gs_draobj_release_patch(const struct gs_draobj_claim *claim, const bool *keep)
+{
+    json_t *res = json_array();
+    int nkept = 0;
+    for (int i = 0; res && i < claim->nreserved && i < GS_DRAOBJ_MAX_RESERVED; i++) {
+        if (!keep[i])
+            continue;
+        nkept++;
+        json_array_append_new(
+            res, json_pack("{s:s, s:s, s:s}", "resource",
+                           claim->reserved[i].resource[0] ? claim->reserved[i].resource : "pods",
+                           "name", claim->reserved[i].name, "uid", claim->reserved[i].uid));
+    }
+    if (!res)
+        return NULL;
+    json_t *status;
+    if (nkept > 0) {
+        status = json_pack("{s:o}", "reservedFor", res);
+    } else {
+        json_decref(res);
+        status = json_pack("{s:n, s:n}", "reservedFor", "allocation");
+    }
+    json_t *md = json_object();
+    if (md && claim->uid[0])
+        json_object_set_new(md, "uid", json_string(claim->uid));
+    if (md && claim->rv[0])
+        json_object_set_new(md, "resourceVersion", json_string(claim->rv));
+    return json_pack("{s:o, s:o}", "metadata", md, "status", status);
+}

@@ -159,4 +159,10 @@ json_t *gs_draobj_status_patch(const struct gs_draobj_claim *claim, const struct
                                const struct gs_dra_result *alloc, const struct gs_dra_world *w,
                                const char *node, const char *pod_name, const char *pod_uid);
 
+/* The merge patch of the claim's status subresource that keeps only the reservedFor entries
+ * marked in keep (per entry of claim->reserved) and, when none is kept, clears the allocation
+ * (reservedFor and allocation null), with metadata.uid and resourceVersion as preconditions.
+ * NULL without memory. */
+json_t *gs_draobj_release_patch(const struct gs_draobj_claim *claim, const bool *keep);
+
 #endif

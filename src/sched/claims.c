@@ -40,7 +40,14 @@ static const struct kind {
 };
 
 struct assumed {
-    struct gs_draobj_claim c; /* status fields used only */
+    struct gs_draobj_claim c; /* status fields used only (and rv, released) */
+    double at;
+    bool released; /* held while the list shows the resourceVersion it was written against */
+};
+
+/* A reservedFor entry naming a pod the scheduler does not know, since when. */
+struct unknown {
+    char uid[64];
     double at;
 };
 
@@ -59,6 +66,8 @@ struct gs_claims {
     uint64_t gen;
     struct assumed *as;
     int nas, capas;
+    struct unknown *unk;
+    int nunk;
     struct kfeed kf[NK];
 };
 
@@ -202,6 +211,7 @@ void gs_claims_free(struct gs_claims *c)
         list_unref(c->cur[k]);
     }
     free(c->as);
+    free(c->unk);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
@@ -263,8 +273,9 @@ int gs_claims_view(struct gs_claims *c, struct gs_claims_view *v)
             if (strcmp(cl->uid, x->c.uid) != 0)
                 continue;
             found = true;
-            if (cl->allocated && cl->nreserved >= x->c.nreserved)
-                keep = false; /* the watch shows it */
+            if (x->released ? strcmp(cl->rv, x->c.rv) != 0
+                            : cl->allocated && cl->nreserved >= x->c.nreserved)
+                keep = false; /* the watch shows it (or a newer change) */
             else
                 overlay(cl, &x->c);
         }
@@ -290,7 +301,7 @@ void gs_claims_view_release(struct gs_claims_view *v)
     memset(v, 0, sizeof(*v));
 }
 
-void gs_claims_assume(struct gs_claims *c, const struct gs_draobj_claim *claim)
+static void assume(struct gs_claims *c, const struct gs_draobj_claim *claim, bool released)
 {
     pthread_mutex_lock(&c->mu);
     int a = 0;
@@ -308,8 +319,19 @@ void gs_claims_assume(struct gs_claims *c, const struct gs_draobj_claim *claim)
     if (a < c->nas) {
         c->as[a].c = *claim;
         c->as[a].at = gs_clock_mono();
+        c->as[a].released = released;
     }
     pthread_mutex_unlock(&c->mu);
+}
+
+void gs_claims_assume(struct gs_claims *c, const struct gs_draobj_claim *claim)
+{
+    assume(c, claim, false);
+}
+
+void gs_claims_assume_released(struct gs_claims *c, const struct gs_draobj_claim *claim)
+{
+    assume(c, claim, true);
 }
 
 void gs_claims_forget(struct gs_claims *c, const char *uid)
@@ -429,6 +451,128 @@ static int find_claim(const struct gs_claims_view *v, const char *ns, const char
         if (strcmp(v->claims[i].name, name) == 0 && strcmp(v->claims[i].ns, ns) == 0)
             return i;
     return -1;
+}
+
+int gs_claims_find(const struct gs_claims_cycle *cy, const char *ns, const char *name)
+{
+    return find_claim(&cy->v, ns, name);
+}
+
+/* Claim k's allocated devices given back (held false) or taken again. */
+static void hold(struct gs_claims_cycle *cy, int k, bool held)
+{
+    const struct gs_draobj_claim *cl = &cy->v.claims[k];
+    for (int r = 0; cl->allocated && r < cl->nresults; r++) {
+        int d = gs_dra_find(&cy->w.w, cl->results[r].driver, cl->results[r].pool,
+                            cl->results[r].device);
+        if (d < 0)
+            continue;
+        if (!held && cy->st.owner[d] == k)
+            gs_dra_give(&cy->st, d);
+        else if (held && cy->st.owner[d] < 0)
+            gs_dra_take(&cy->st, d, k);
+    }
+}
+
+void gs_claims_hold(struct gs_claims_cycle *cy, int k, bool held)
+{
+    if (k >= 0 && k < cy->v.nclaims)
+        hold(cy, k, held);
+}
+
+/* Since when the pod uid has been unknown (now, the first time); list the uid as seen in
+ * this pass (seen, nseen: at most cap). Called with c->mu held. */
+static double unknown_since(struct gs_claims *c, const char *uid, struct unknown *seen, int *nseen,
+                            int cap, double now)
+{
+    double at = now;
+    for (int k = 0; k < c->nunk; k++)
+        if (strcmp(c->unk[k].uid, uid) == 0)
+            at = c->unk[k].at;
+    bool dup = false;
+    for (int k = 0; k < *nseen && !dup; k++)
+        dup = strcmp(seen[k].uid, uid) == 0;
+    if (!dup && *nseen < cap) {
+        snprintf(seen[*nseen].uid, sizeof(seen[*nseen].uid), "%s", uid);
+        seen[(*nseen)++].at = at;
+    }
+    return at;
+}
+
+#define UNKNOWN_MAX 1024
+
+int gs_claims_release_stale(struct gs_claims_cycle *cy, struct gs_claims *c,
+                            int (*gone)(void *ctx, const char *ns,
+                                        const struct gs_draobj_reserved *r),
+                            void *ctx, json_t *writes)
+{
+    struct unknown *seen = calloc(UNKNOWN_MAX, sizeof(*seen));
+    bool *was = calloc((size_t)cy->v.nclaims + 1, sizeof(*was)); /* released here */
+    if (!seen || !was) {
+        free(seen);
+        free(was);
+        return GS_ENOMEM;
+    }
+    int nseen = 0, released = 0;
+    double now = gs_clock_mono();
+    pthread_mutex_lock(&c->mu);
+    for (int i = 0; i < cy->v.nclaims; i++) {
+        struct gs_draobj_claim *cl = &cy->v.claims[i];
+        if (!cl->allocated || cl->nreserved <= 0 || cl->nreserved > GS_DRAOBJ_MAX_RESERVED)
+            continue;
+        bool keep[GS_DRAOBJ_MAX_RESERVED];
+        int nkept = 0;
+        for (int r = 0; r < cl->nreserved; r++) {
+            int g = gone(ctx, cl->ns, &cl->reserved[r]);
+            if (g == 2)
+                g = now - unknown_since(c, cl->reserved[r].uid, seen, &nseen, UNKNOWN_MAX, now) >=
+                    GS_CLAIMS_STALE_S;
+            keep[r] = g == 0;
+            nkept += keep[r];
+        }
+        if (nkept == cl->nreserved)
+            continue;
+        json_t *body = gs_draobj_release_patch(cl, keep);
+        char path[600];
+        snprintf(path, sizeof(path),
+                 "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s/status", cl->ns,
+                 cl->name);
+        json_t *w = body ? json_pack("{s:s, s:o}", "path", path, "body", body) : NULL;
+        if (!w || json_array_append_new(writes, w)) {
+            pthread_mutex_unlock(&c->mu);
+            free(seen);
+            free(was);
+            return GS_ENOMEM;
+        }
+        GS_INFO("claims", "resourceclaim %s/%s: %d of %d reservedFor pods are gone%s", cl->ns,
+                cl->name, cl->nreserved - nkept, cl->nreserved,
+                nkept ? "" : ": its allocation is released");
+        /* the view as the API will show it, at once */
+        int n = 0;
+        for (int r = 0; r < cl->nreserved; r++)
+            if (keep[r])
+                cl->reserved[n++] = cl->reserved[r];
+        cl->nreserved = n;
+        if (n == 0) {
+            hold(cy, i, false);
+            cl->allocated = false;
+            cl->node[0] = '\0';
+            cl->nresults = 0;
+        }
+        was[i] = true;
+        released++;
+    }
+    /* the unknown pods of this pass are remembered, the others forgotten */
+    free(c->unk);
+    c->unk = seen;
+    c->nunk = nseen;
+    pthread_mutex_unlock(&c->mu);
+    /* assumed outside the lock (assume takes it) */
+    for (int i = 0; released && i < cy->v.nclaims; i++)
+        if (was[i])
+            assume(c, &cy->v.claims[i], true);
+    free(was);
+    return released;
 }
 
 /* One device as what it stands for: a MIG profile or a whole GPU. */

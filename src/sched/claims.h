@@ -11,7 +11,11 @@
  *     fragmentation-aware) beside every device other claims hold;
  *   - when the pod binds, each claim's status (allocation: results and nodeSelector; and
  *     reservedFor the pod) is written through resourceclaims/<name>/status before the
- *     Binding, and the allocation is assumed until the watch shows it.
+ *     Binding, and the allocation is assumed until the watch shows it;
+ *   - a claim reserved only for pods that are gone is released (gs_claims_release_stale), its
+ *     devices free in the same cycle;
+ *   - preemption gives a running pod's claimed devices back while it tries victims
+ *     (gs_claims_hold), so that a pending pod's claims can take them.
  * Quotas: a claimed device counts against the pod's queue as the resources it stands for: a
  * device with a "profile" attribute (a MIG instance or placement) as one
  * nvidia.com/mig-<profile>, any other device as one nvidia.com/gpu (and its GPU-equivalents
@@ -63,6 +67,10 @@ void gs_claims_view_release(struct gs_claims_view *v);
  * until a list shows it or 60 s pass; forget it when the write failed. Thread-safe. */
 void gs_claims_assume(struct gs_claims *c, const struct gs_draobj_claim *claim);
 void gs_claims_forget(struct gs_claims *c, const char *uid);
+/* Remember that the scheduler released claim (reservedFor entries dropped, the allocation
+ * cleared when none is left: the claim read, with its new status) until a list shows a newer
+ * resourceVersion or 60 s pass. Thread-safe. */
+void gs_claims_assume_released(struct gs_claims *c, const struct gs_draobj_claim *claim);
 
 /* One pending pod's claims in a cycle. */
 struct gs_claims_pod {
@@ -111,6 +119,29 @@ void gs_claims_pod_why(const struct gs_claims_cycle *cy, int i, char *out, size_
  * memory); each allocated claim is assumed in c. */
 json_t *gs_claims_pod_writes(struct gs_claims_cycle *cy, struct gs_claims *c, int i,
                              const char *node, const char *pod_name, const char *pod_uid);
+/* Stale reservations, as kube-controller-manager's resourceclaim controller drops them: an
+ * allocated claim whose status.reservedFor names pods that are gone (terminal, deleted, or
+ * another pod under the name) loses those entries, and its allocation when none is left.
+ * gone(ctx, ns, entry) says, for an entry: 0 the pod exists (kept), 1 it is gone for sure,
+ * 2 the caller does not know the pod (deleted, or not seen yet): gone once it has been
+ * unknown for GS_CLAIMS_STALE_S (c remembers since when). A claim with more entries than
+ * GS_DRAOBJ_MAX_RESERVED, or none, is left alone. Each released claim's devices are free in
+ * the cycle's state and its view shows the new status at once; its write is appended to
+ * writes (a JSON array of {path, body}: a merge patch of resourceclaims/<name>/status with
+ * the uid and resourceVersion as preconditions, reservedFor the entries kept, allocation null
+ * when none is) and assumed in c. Returns the claims released, or GS_ENOMEM. */
+#define GS_CLAIMS_STALE_S 2.0
+int gs_claims_release_stale(struct gs_claims_cycle *cy, struct gs_claims *c,
+                            int (*gone)(void *ctx, const char *ns,
+                                        const struct gs_draobj_reserved *r),
+                            void *ctx, json_t *writes);
+
+/* The index in the cycle's view of claim ns/name, or -1. */
+int gs_claims_find(const struct gs_claims_cycle *cy, const char *ns, const char *name);
+/* For preemption: give back (held false) or take again (held true) in the cycle's state the
+ * devices allocated to claim k (an index in the view; nothing for a claim not allocated). */
+void gs_claims_hold(struct gs_claims_cycle *cy, int k, bool held);
+
 /* What the allocated claims (ns, names) of a bound pod count for in t. */
 void gs_claims_bound_demand(const struct gs_claims_cycle *cy, const char *ns,
                             const char (*names)[GS_KNAME_MAX], int n, struct gs_tenants *t,

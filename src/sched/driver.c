@@ -425,6 +425,9 @@ struct hooks {
     bool kprepared;
     int *vol;  /* per cycle pod: nodes refused for a volume's node affinity */
     bool *dra; /* per cycle pod: a node was refused for its DRA claims */
+    /* per running pod (cy->ty.run) x GS_MAX_POD_DRA: its claims' indices in the DRA view
+     * (-1: none), for preemption; NULL without DRA */
+    int *runclaim;
 };
 
 static void hooks_settle(struct hooks *h)
@@ -471,7 +474,10 @@ static int hook_prepare(void *ctx, int pod, struct gs_kplace *k)
 }
 
 /* Whether the node may take the pod apart from its devices: taints, resources and volumes,
- * then its constraints (spec.nodeSelector alone is the engine's own selector filter). */
+ * then its constraints (spec.nodeSelector alone is the engine's own selector filter). A pod
+ * whose devices are all DRA claims (and not in a gang) is allowed apart from its claims too:
+ * preemption weighs them itself (hook_give, hook_fits); for the others the claims must fit
+ * as things stand (gangs and re-carving do not model them). */
 static bool hook_allows(void *ctx, int pod, int node)
 {
     struct hooks *h = ctx;
@@ -483,6 +489,10 @@ static bool hook_allows(void *ctx, int pod, int node)
     const struct gs_kube_pod *p = h->tc.p;
     struct tol_ctx t = h->tc;
     t.vol_refused = NULL;
+    if (h->runclaim && p->req.kind == GS_REQ_NONE && cy->ty.pod_gang[h->idx[pod]] < 0) {
+        t.pod = -1; /* claims apart */
+        t.dra_refused = NULL;
+    }
     if ((cy->sn->tainted && !gs_kube_tolerates(p, &cy->sn->nodes[node])) ||
         !node_has_room(&t, node))
         return false;
@@ -503,6 +513,112 @@ static void hook_placed(void *ctx, int pod, int node)
     if (cy->dra && p->ndra > 0 && gs_claims_pod_place(cy->dra, h->idx[pod], node))
         GS_WARN("scheduler", "%s/%s: its claims no longer fit node %s", p->ns, p->name,
                 cy->c->nodes[node].name);
+}
+
+/* Preemption of DRA claims (core/cycle.h): running pod v's claimed devices given back or
+ * taken again in the cycle's DRA state; whether pod's claims can be allocated on node now. */
+static void hook_give(void *ctx, int v, bool gone)
+{
+    struct hooks *h = ctx;
+    for (int k = 0; h->runclaim && k < GS_MAX_POD_DRA; k++)
+        gs_claims_hold(h->cy->dra, h->runclaim[(size_t)v * GS_MAX_POD_DRA + k], !gone);
+}
+
+static bool hook_fits(void *ctx, int pod, int node)
+{
+    struct hooks *h = ctx;
+    struct cycle *cy = h->cy;
+    const struct gs_kube_pod *p = &cy->sn->pods[h->idx[pod]].p;
+    return !cy->dra || p->ndra == 0 || gs_claims_pod_fits(cy->dra, h->idx[pod], node);
+}
+
+/* ---------- stale claims ---------- */
+
+struct by_uid {
+    const char *uid;
+    int pod; /* in the snapshot */
+};
+
+struct gone_ctx {
+    struct gs_sched *s;
+    const struct gs_snapshot *sn;
+    const struct by_uid *by_uid; /* snapshot pods sorted by uid */
+    int n;
+};
+
+static int cmp_uid(const void *a, const void *b)
+{
+    return strcmp(((const struct by_uid *)a)->uid, ((const struct by_uid *)b)->uid);
+}
+
+/* Whether the pod a claim is reserved for is gone (gs_claims_release_stale): 0 it exists, 1
+ * gone for sure (terminal, deleted before it was bound, seen deleted on the watch, a victim
+ * of ours the store no longer holds), 2 the store does not hold it. */
+static int pod_gone(void *ctx, const char *ns, const struct gs_draobj_reserved *r)
+{
+    const struct gone_ctx *g = ctx;
+    if (r->resource[0] && strcmp(r->resource, "pods") != 0)
+        return 0; /* not a pod: not ours to judge */
+    int lo = 0, hi = g->n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        const struct gs_kube_pod *p = &g->sn->pods[g->by_uid[mid].pod].p;
+        int c = strcmp(p->uid, r->uid);
+        if (c == 0) {
+            bool terminal = strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0;
+            return terminal || (p->terminating && !p->node[0]) ? 1 : 0;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    (void)ns;
+    struct gs_sched *s = g->s;
+    pthread_mutex_lock(&s->st.mu);
+    int sure = gs__store_pod_gone(&s->st, r->uid);
+    pthread_mutex_unlock(&s->st.mu);
+    pthread_mutex_lock(&s->mmu);
+    for (int k = 0; k < s->nevicted && !sure; k++)
+        sure = strcmp(s->evicted[k], r->uid) == 0;
+    pthread_mutex_unlock(&s->mmu);
+    return sure ? 1 : 2;
+}
+
+/* Release the claims reserved only for pods that are gone: free in this cycle's DRA world,
+ * their status written in the background. Only with a complete list of pods. */
+static int release_stale_claims(struct cycle *cy)
+{
+    struct gs_sched *s = cy->s;
+    pthread_mutex_lock(&s->st.mu);
+    bool synced = s->st.pods_synced;
+    pthread_mutex_unlock(&s->st.mu);
+    if (s->dry || !synced || !cy->dra)
+        return 0;
+    const struct gs_snapshot *sn = cy->sn;
+    struct by_uid *by_uid = malloc(sizeof(*by_uid) * ((size_t)sn->np + 1));
+    json_t *writes = json_array();
+    if (!by_uid || !writes) {
+        free(by_uid);
+        json_decref(writes);
+        return GS_ENOMEM;
+    }
+    for (int i = 0; i < sn->np; i++)
+        by_uid[i] = (struct by_uid){sn->pods[i].p.uid, i};
+    qsort(by_uid, (size_t)sn->np, sizeof(*by_uid), cmp_uid);
+    struct gone_ctx g = {s, sn, by_uid, sn->np};
+    int rc = gs_claims_release_stale(cy->dra, s->claims, pod_gone, &g, writes);
+    size_t wi;
+    json_t *w;
+    json_array_foreach(writes, wi, w)
+    {
+        gs__binder_write_later(s, "PATCH", json_string_value(json_object_get(w, "path")),
+                               "application/merge-patch+json",
+                               json_incref(json_object_get(w, "body")));
+    }
+    json_decref(writes);
+    free(by_uid);
+    return rc < 0 ? rc : 0;
 }
 
 /* Remember a layout asked for a node's GPU (the oldest note gives way). */
@@ -806,7 +922,22 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
             goto out;
         }
         cy.dra = &dra;
+        if (release_stale_claims(&cy)) {
+            rc = GS_ENOMEM;
+            goto out;
+        }
         charge_bound_claims(&cy);
+        h.runclaim = malloc(sizeof(int) * GS_MAX_POD_DRA * ((size_t)cy.ty.nrun + 1));
+        if (!h.runclaim) {
+            rc = GS_ENOMEM;
+            goto out;
+        }
+        for (int v = 0; v < cy.ty.nrun; v++) {
+            const struct gs_kube_pod *rp = &sn.pods[cy.ty.run_pod[v]].p;
+            for (int k = 0; k < GS_MAX_POD_DRA; k++)
+                h.runclaim[(size_t)v * GS_MAX_POD_DRA + k] =
+                    k < rp->ndra && rp->dra[k][0] ? gs_claims_find(&dra, rp->ns, rp->dra[k]) : -1;
+        }
     }
     if (!*engine || *engine_nodes < sn.c.nnodes) {
         gs_engine_free(*engine);
@@ -965,7 +1096,9 @@ int gs__driver_cycle(struct gs_sched *s, struct gs_engine **engine, int *engine_
                                    .recarve = s->o.dynamic_mig,
                                    .hold_s = s->o.recarve_hold_s,
                                    .min_runtime_s = s->o.min_runtime_s},
-                             .h = {hook_prepare, hook_allows, hook_placed, &h}};
+                             .h = {hook_prepare, hook_allows, hook_placed,
+                                   h.runclaim ? hook_give : NULL, h.runclaim ? hook_fits : NULL,
+                                   &h}};
     rc = gs_cycle_run(&in, &out);
     hooks_settle(&h);
     if (rc)
@@ -1229,6 +1362,7 @@ out:
     free(gangs);
     free(h.vol);
     free(h.dra);
+    free(h.runclaim);
     gs_claims_cycle_release(&dra);
     free(run_ns);
     free(fixed);

@@ -162,9 +162,23 @@ void gs__store_delete_pod(struct gs_store *s, const char *ns, const char *name)
 {
     int i = gs__store_find_pod(s, ns, name);
     if (i >= 0) {
+        if (s->pods[i].p.uid[0]) {
+            memcpy(s->gone[s->gone_next], s->pods[i].p.uid, sizeof(s->gone[0]));
+            s->gone_next = (s->gone_next + 1) % GS_STORE_GONE;
+            if (s->ngone < GS_STORE_GONE)
+                s->ngone++;
+        }
         gs_kube_pod_release(&s->pods[i].p);
         s->pods[i] = s->pods[--s->npods];
     }
+}
+
+bool gs__store_pod_gone(const struct gs_store *s, const char *uid)
+{
+    for (int k = 0; k < s->ngone; k++)
+        if (strcmp(s->gone[k], uid) == 0)
+            return true;
+    return false;
 }
 
 int gs__store_replace_nodes(struct gs_store *s, struct gs_kube_node *v, int n)

@@ -35,6 +35,8 @@ struct gs_store_pod {
     bool adopted; /* its status.nominatedNodeName was taken over once (after a restart) */
 };
 
+#define GS_STORE_GONE 1024
+
 struct gs_store {
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -44,6 +46,10 @@ struct gs_store {
     struct gs_store_pod *pods;
     int npods, cap_pods;
     bool nodes_synced, pods_synced;
+    /* the UIDs of the last GS_STORE_GONE pods the watch saw deleted (or turn terminal), for
+     * the claims reserved for them (sched/claims.h: gs_claims_release_stale) */
+    char gone[GS_STORE_GONE][64];
+    int ngone, gone_next;
     const struct gs_migparted *mp; /* the scheduler's --mig-config, or NULL */
     /* Events regarding nodes that changed how gpusched sees them, for the next cycle to post
      * (the informer holds the lock; writes go through the background queue) */
@@ -69,9 +75,11 @@ int gs__store_upsert_node(struct gs_store *s, struct gs_kube_node *n);
  * Returns 0 or GS_ENOMEM. */
 int gs__store_upsert_pod(struct gs_store *s, struct gs_kube_pod *p);
 
-/* Remove the node or pod so named, if there. */
+/* Remove the node or pod so named, if there (a pod's UID is remembered as gone). */
 void gs__store_delete_node(struct gs_store *s, const char *name);
 void gs__store_delete_pod(struct gs_store *s, const char *ns, const char *name);
+/* Whether the pod with this UID was seen deleted lately. */
+bool gs__store_pod_gone(const struct gs_store *s, const char *uid);
 /* Replace every node with the n in v (a complete list); takes what each owns (each is left
  * empty). Every node is reported as new (gs__store_upsert_node). Returns 0 or the first
  * error (the others are still stored). */
