@@ -476,7 +476,8 @@ static void hold(struct gs_claims_cycle *cy, int k, bool held)
 
 void gs_claims_hold(struct gs_claims_cycle *cy, int k, bool held)
 {
-    if (k >= 0 && k < cy->v.nclaims)
+    /* a claim shared with other pods stays theirs */
+    if (k >= 0 && k < cy->v.nclaims && cy->v.claims[k].nreserved <= 1)
         hold(cy, k, held);
 }
 
@@ -515,6 +516,20 @@ int gs_claims_release_stale(struct gs_claims_cycle *cy, struct gs_claims *c,
     }
     int nseen = 0, released = 0;
     double now = gs_clock_mono();
+    /* the caller's verdicts first, outside the feed's lock (gone may take locks of its own) */
+    int8_t *verdict = calloc((size_t)cy->v.nclaims * GS_DRAOBJ_MAX_RESERVED + 1, 1);
+    if (!verdict) {
+        free(seen);
+        free(was);
+        return GS_ENOMEM;
+    }
+    for (int i = 0; i < cy->v.nclaims; i++) {
+        const struct gs_draobj_claim *cl = &cy->v.claims[i];
+        for (int r = 0;
+             cl->allocated && cl->nreserved <= GS_DRAOBJ_MAX_RESERVED && r < cl->nreserved; r++)
+            verdict[(size_t)i * GS_DRAOBJ_MAX_RESERVED + (size_t)r] =
+                (int8_t)gone(ctx, cl->ns, &cl->reserved[r]);
+    }
     pthread_mutex_lock(&c->mu);
     for (int i = 0; i < cy->v.nclaims; i++) {
         struct gs_draobj_claim *cl = &cy->v.claims[i];
@@ -523,7 +538,7 @@ int gs_claims_release_stale(struct gs_claims_cycle *cy, struct gs_claims *c,
         bool keep[GS_DRAOBJ_MAX_RESERVED];
         int nkept = 0;
         for (int r = 0; r < cl->nreserved; r++) {
-            int g = gone(ctx, cl->ns, &cl->reserved[r]);
+            int g = verdict[(size_t)i * GS_DRAOBJ_MAX_RESERVED + (size_t)r];
             if (g == 2)
                 g = now - unknown_since(c, cl->reserved[r].uid, seen, &nseen, UNKNOWN_MAX, now) >=
                     GS_CLAIMS_STALE_S;
@@ -542,6 +557,7 @@ int gs_claims_release_stale(struct gs_claims_cycle *cy, struct gs_claims *c,
             pthread_mutex_unlock(&c->mu);
             free(seen);
             free(was);
+            free(verdict);
             return GS_ENOMEM;
         }
         GS_INFO("claims", "resourceclaim %s/%s: %d of %d reservedFor pods are gone%s", cl->ns,
@@ -572,6 +588,7 @@ int gs_claims_release_stale(struct gs_claims_cycle *cy, struct gs_claims *c,
         if (was[i])
             assume(c, &cy->v.claims[i], true);
     free(was);
+    free(verdict);
     return released;
 }
 

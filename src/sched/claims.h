@@ -124,7 +124,8 @@ json_t *gs_claims_pod_writes(struct gs_claims_cycle *cy, struct gs_claims *c, in
  * another pod under the name) loses those entries, and its allocation when none is left.
  * gone(ctx, ns, entry) says, for an entry: 0 the pod exists (kept), 1 it is gone for sure,
  * 2 the caller does not know the pod (deleted, or not seen yet): gone once it has been
- * unknown for GS_CLAIMS_STALE_S (c remembers since when). A claim with more entries than
+ * unknown for GS_CLAIMS_STALE_S (c remembers since when); it is called before c's lock is
+ * taken, once per entry of an allocated claim. A claim with more entries than
  * GS_DRAOBJ_MAX_RESERVED, or none, is left alone. Each released claim's devices are free in
  * the cycle's state and its view shows the new status at once; its write is appended to
  * writes (a JSON array of {path, body}: a merge patch of resourceclaims/<name>/status with
@@ -139,7 +140,8 @@ int gs_claims_release_stale(struct gs_claims_cycle *cy, struct gs_claims *c,
 /* The index in the cycle's view of claim ns/name, or -1. */
 int gs_claims_find(const struct gs_claims_cycle *cy, const char *ns, const char *name);
 /* For preemption: give back (held false) or take again (held true) in the cycle's state the
- * devices allocated to claim k (an index in the view; nothing for a claim not allocated). */
+ * devices allocated to claim k (an index in the view; nothing for a claim not allocated, nor
+ * for one reserved for more than one pod: the others keep it). */
 void gs_claims_hold(struct gs_claims_cycle *cy, int k, bool held);
 
 /* What the allocated claims (ns, names) of a bound pod count for in t. */
