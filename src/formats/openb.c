@@ -92,6 +92,10 @@ static int next_line(struct reader *r, const char **p, size_t *l, struct gs_erro
         if (n > GS_OPENB_LINE_MAX)
             return gs_error_set(err, GS_EINVAL, "%s:%d: line longer than %d bytes", r->name,
                                 r->lineno, GS_OPENB_LINE_MAX);
+        const char *nul = memchr(s, '\0', n);
+        if (nul)
+            return gs_error_set(err, GS_EINVAL, "%s:%d:%d: NUL byte in a CSV line", r->name,
+                                r->lineno, (int)(nul - s) + 1);
         *p = s;
         *l = n;
         return 1;

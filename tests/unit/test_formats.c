@@ -402,6 +402,21 @@ Test(openb, bad_rows_name_the_line)
     }
 }
 
+/* a NUL byte inside a row (found by the fuzzer: a name "\0\0x" was kept, and written back it
+ * read as an empty name) is refused with its line and column */
+Test(openb, a_nul_byte_in_a_row_is_refused_with_line_and_column)
+{
+    static const char doc[] = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,0,0\n"
+                              "p\0x,1,1,0,0\n";
+    struct gs_openb_pod *pods = (struct gs_openb_pod *)0x1;
+    struct gs_error err;
+    gs_error_init(&err);
+    int rc = gs_openb_parse_pods("pods.csv", doc, sizeof(doc) - 1, &pods, &err);
+    cr_assert_lt(rc, 0, "a NUL byte was accepted");
+    cr_assert_null(pods);
+    cr_assert(strstr(err.msg, "pods.csv:3:2: NUL byte") != NULL, "%s", err.msg);
+}
+
 Test(scenario, the_default_parses)
 {
     struct gs_scenario *sc = calloc(1, sizeof(*sc));
