@@ -621,7 +621,10 @@ static int64_t score_fgd(struct gs_engine *e, const struct gs_cluster *c, int no
 }
 
 /* gpusched: FGD's fragmentation gradient, bucketed as FGD buckets it (a score step is about
- * 40 milli-GPU of fragmentation), with two tie-breaks that FGD leaves to node order:
+ * 40 milli-GPU of fragmentation), measured over the shapes each node can host
+ * (GS_FRAG_HOSTABLE, core/frag.h: a pod that names another GPU model is not stranded by this
+ * node's idle GPUs, so unconstrained pods are not drawn to the scarce models that constrained
+ * pods need), with two tie-breaks that FGD leaves to node order:
  * CPU-only pods go where the least GPU sits idle, so their CPU does not strand GPUs; GPU
  * pods prefer nodes already in use, which keeps empty nodes whole for multi-GPU pods. MIG
  * requests pack slots onto nodes and GPUs already in use. Measured on the openb traces
@@ -718,8 +721,10 @@ struct gs_engine *gs_engine_new(const struct gs_policy *policy, const struct gs_
     if (!e->typ)
         e->typ = &empty;
 
-    if (e->policy->score == score_fgd || e->policy->score == score_gpusched)
-        e->memo = gs_frag_memo_new();
+    if (e->policy->score == score_fgd)
+        e->memo = gs_frag_memo_new(GS_FRAG_FGD);
+    else if (e->policy->score == score_gpusched)
+        e->memo = gs_frag_memo_new(GS_FRAG_HOSTABLE);
     if (!e->scores || !e->feasible || !e->choices || !e->rank ||
         (e->policy->score != score_random && (!e->memo_shapes || !memo_ok))) {
         gs_engine_free(e);

@@ -2,6 +2,7 @@
  * and gpusched placement policies (engine.c) call it for every candidate node. */
 #include "frag.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,8 +85,8 @@ int gs_typical_build(const struct gs_request *reqs, int n, int threshold_pct,
     return i;
 }
 
-double gs_frag_state(const struct gs_typical *t, int model, int64_t cpu_free, const int16_t *free,
-                     int ngpus)
+double gs_frag_state(const struct gs_typical *t, enum gs_frag_mode mode, int model,
+                     int64_t cpu_free, const int16_t *free, int ngpus)
 {
     int64_t total = 0;
     for (int g = 0; g < ngpus; g++)
@@ -95,7 +96,10 @@ double gs_frag_state(const struct gs_typical *t, int model, int64_t cpu_free, co
     double f = 0;
     for (int k = 0; k < t->n; k++) {
         const struct gs_shape *s = &t->s[k];
-        if (s->milli == 0 || (s->model_mask && (model < 0 || !(s->model_mask & (1u << model))))) {
+        bool foreign = s->model_mask && (model < 0 || !(s->model_mask & (1u << model)));
+        if (foreign && mode == GS_FRAG_HOSTABLE)
+            continue;
+        if (s->milli == 0 || foreign) {
             f += s->freq * (double)total;
             continue;
         }
@@ -130,13 +134,15 @@ struct memo_entry {
 struct gs_frag_memo {
     struct memo_entry *e;
     uint32_t used;
+    enum gs_frag_mode mode;
 };
 
-struct gs_frag_memo *gs_frag_memo_new(void)
+struct gs_frag_memo *gs_frag_memo_new(enum gs_frag_mode mode)
 {
     struct gs_frag_memo *m = calloc(1, sizeof(*m));
     if (!m)
         return NULL;
+    m->mode = mode;
     m->e = calloc(MEMO_SIZE, sizeof(*m->e));
     if (!m->e) {
         free(m);
@@ -157,7 +163,7 @@ double gs_frag_memo_get(struct gs_frag_memo *m, const struct gs_typical *t, int 
                         int64_t cpu_free, const int16_t *free, int ngpus)
 {
     if (ngpus > 8 || !m)
-        return gs_frag_state(t, model, cpu_free, free, ngpus);
+        return gs_frag_state(t, m ? m->mode : GS_FRAG_FGD, model, cpu_free, free, ngpus);
     int16_t g[8];
     memcpy(g, free, sizeof(int16_t) * (size_t)ngpus);
     /* insertion sort, descending: the measure ignores GPU order */
@@ -188,7 +194,7 @@ double gs_frag_memo_get(struct gs_frag_memo *m, const struct gs_typical *t, int 
             return e->v;
         idx = (idx + 1) & (MEMO_SIZE - 1);
     }
-    double v = gs_frag_state(t, model, cpu_free, g, ngpus);
+    double v = gs_frag_state(t, m->mode, model, cpu_free, g, ngpus);
     if (m->used > MEMO_SIZE / 10 * 7) {
         memset(m->e, 0, sizeof(*m->e) * MEMO_SIZE);
         m->used = 0;

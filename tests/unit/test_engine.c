@@ -201,15 +201,45 @@ Test(frag, measure_matches_hand_computation)
     cr_assert_eq(gs_typical_build(reqs, 4, 95, &t), 2);
     int16_t fr[2] = {1000, 300};
     /* whole shape: fits (one free GPU): fragment = 300; share shape: fits: fragment = 300 */
-    cr_assert_float_eq(gs_frag_state(&t, 0, 8000, fr, 2), 300, 1e-9);
+    cr_assert_float_eq(gs_frag_state(&t, GS_FRAG_FGD, 0, 8000, fr, 2), 300, 1e-9);
     /* not enough CPU for either: every idle milli is fragment */
-    cr_assert_float_eq(gs_frag_state(&t, 0, 1000, fr, 2), 1300, 1e-9);
+    cr_assert_float_eq(gs_frag_state(&t, GS_FRAG_FGD, 0, 1000, fr, 2), 1300, 1e-9);
     int16_t fr2[2] = {600, 300};
     /* whole shape cannot fit: 900; share shape fits on 600: fragment 300 -> 0.5*900+0.5*300 */
-    cr_assert_float_eq(gs_frag_state(&t, 0, 8000, fr2, 2), 600, 1e-9);
-    struct gs_frag_memo *m = gs_frag_memo_new();
+    cr_assert_float_eq(gs_frag_state(&t, GS_FRAG_FGD, 0, 8000, fr2, 2), 600, 1e-9);
+    struct gs_frag_memo *m = gs_frag_memo_new(GS_FRAG_FGD);
     int16_t swapped[2] = {300, 600};
     cr_assert_float_eq(gs_frag_memo_get(m, &t, 0, 8000, swapped, 2), 600, 1e-9);
     cr_assert_float_eq(gs_frag_memo_get(m, &t, 0, 8000, fr2, 2), 600, 1e-9);
     gs_frag_memo_free(m);
+}
+
+/* A shape that names another GPU model: FGD counts all the node's idle GPU against it,
+ * hostable mode leaves it out (the node is no supply of it); shapes the node hosts count
+ * alike in both modes, and both memos give their mode's value. */
+Test(frag, hostable_mode_leaves_out_shapes_naming_another_model)
+{
+    struct gs_request reqs[4] = {0};
+    for (int i = 0; i < 4; i++) {
+        reqs[i].kind = GS_REQ_GPU;
+        reqs[i].gpus = 1;
+        reqs[i].milli = 1000;
+        reqs[i].cpu_milli = 4000;
+    }
+    reqs[2].model_mask = reqs[3].model_mask = 1u << 1; /* half the pods name model 1 */
+    struct gs_typical t;
+    cr_assert_eq(gs_typical_build(reqs, 4, 95, &t), 2);
+    int16_t fr[2] = {1000, 300};
+    /* on model 0: the unconstrained shape strands 300 (weight 0.5); the model-1 shape cannot
+     * run here at all: FGD adds 0.5 x 1300, hostable mode nothing */
+    cr_assert_float_eq(gs_frag_state(&t, GS_FRAG_FGD, 0, 8000, fr, 2), 150 + 650, 1e-9);
+    cr_assert_float_eq(gs_frag_state(&t, GS_FRAG_HOSTABLE, 0, 8000, fr, 2), 150, 1e-9);
+    /* on model 1 both shapes run: the modes agree */
+    cr_assert_float_eq(gs_frag_state(&t, GS_FRAG_FGD, 1, 8000, fr, 2), 300, 1e-9);
+    cr_assert_float_eq(gs_frag_state(&t, GS_FRAG_HOSTABLE, 1, 8000, fr, 2), 300, 1e-9);
+    struct gs_frag_memo *f = gs_frag_memo_new(GS_FRAG_FGD), *h = gs_frag_memo_new(GS_FRAG_HOSTABLE);
+    cr_assert_float_eq(gs_frag_memo_get(f, &t, 0, 8000, fr, 2), 800, 1e-9);
+    cr_assert_float_eq(gs_frag_memo_get(h, &t, 0, 8000, fr, 2), 150, 1e-9);
+    gs_frag_memo_free(f);
+    gs_frag_memo_free(h);
 }
