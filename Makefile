@@ -8,8 +8,10 @@ JOBS ?= $(shell nproc)
 # CI=true: a skipped test fails the run (GS_CI in CMakeLists.txt, skip() in the test helpers).
 # The mode is part of each build folder's configuration; a change of $CI configures again.
 GS_CI := $(if $(filter true,$(CI)),ON,OFF)
-# seconds each fuzz target runs in `make test` (`make fuzz`: FUZZ_SECONDS)
+# seconds each fuzz target runs in `make test` (`make fuzz`: FUZZ_SECONDS), and the fixed
+# libFuzzer seed it runs with there (`make fuzz` draws one per run)
 FUZZ_TEST_SECONDS ?= 15
+FUZZ_TEST_SEED ?= 1
 
 .PHONY: deps build build-asan build-tsan build-fuzz control-plane run test test-fast test-tsan \
 	test-fuzz e2e bench bench-e2e format clean fuzz image
@@ -79,14 +81,14 @@ test: build build-asan build-tsan build-fuzz control-plane
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		GS_TEST_SANITIZED=1 ctest --output-on-failure -j $(JOBS) -LE realnode
 	./scripts/tsan.sh $(TSAN_BUILD) $(JOBS)
-	./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS) $(JOBS)
+	FUZZ_SEED=$(FUZZ_TEST_SEED) ./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS) $(JOBS)
 
 # the threaded tests under ThreadSanitizer; every report (from any process) fails the run
 test-tsan: build-tsan
 	./scripts/tsan.sh $(TSAN_BUILD) $(JOBS)
 
 test-fuzz: build-fuzz
-	./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS) $(JOBS)
+	FUZZ_SEED=$(FUZZ_TEST_SEED) ./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS) $(JOBS)
 
 # end-to-end tests against a real kube-apiserver and etcd
 e2e: build control-plane

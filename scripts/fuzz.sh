@@ -5,7 +5,11 @@
 # outlives its time fails the run; the failing target's log (with its seed and the saved
 # input under build-dir/artifacts-NAME/) is printed. `make test` runs this briefly, `make fuzz`
 # for longer.
-#   usage: scripts/fuzz.sh BUILD-DIR SECONDS-PER-TARGET [PARALLEL]
+# FUZZ_SEED=N gives every target libFuzzer's -seed=N: the same mutations in the same order on
+# every run, which then differ only in how many inputs fit in the time (`make test` fixes the
+# seed, so its fuzzing is the same gate on every machine and a finding replays; `make fuzz`
+# draws a new seed each run and explores). Each target's log names the seed it ran with.
+#   usage: [FUZZ_SEED=N] scripts/fuzz.sh BUILD-DIR SECONDS-PER-TARGET [PARALLEL]
 set -uo pipefail
 build="$1"
 secs="$2"
@@ -28,7 +32,9 @@ run_one() {
     local t="$1" n="${1##*/fuzzer_}"
     mkdir -p "$build/corpus-$n" "$build/artifacts-$n"
     # the outer timeout catches a process that ignores -max_total_time (a hang outside an input)
-    timeout -k 5 $((secs + 30)) "$t" -max_total_time="$secs" -timeout=10 -max_len=65536 \
+    local seed=()
+    [ -n "${FUZZ_SEED:-}" ] && seed=(-seed="$FUZZ_SEED")
+    timeout -k 5 $((secs + 30)) "$t" "${seed[@]}" -max_total_time="$secs" -timeout=10 -max_len=65536 \
         -print_final_stats=1 -artifact_prefix="$build/artifacts-$n/" \
         "$build/corpus-$n" "$src/fuzz/corpus/$n" >"$build/fuzz-$n.log" 2>&1
 }
