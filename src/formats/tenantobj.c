@@ -524,6 +524,11 @@ static bool pv_req_matches(const struct gs_pv_req *r, const char *v)
     return gs_kop_matches((enum gs_kop)r->op, in, r->num, v);
 }
 
+/* As kube-scheduler's VolumeBinding (and the kubelet before it mounts) judges a volume:
+ * k8s.io/component-helpers/storage/volume.CheckNodeAffinity matches the terms against a node
+ * that holds the node's labels only, and nodeaffinity skips a term's matchFields for a node
+ * without a name (nodeSelectorTerm.match: len(nodeFields) > 0). So matchFields constrain
+ * nothing here, and a term of matchFields alone matches every node. */
 bool gs_kube_pv_node_matches(const struct gs_kube_pv *pv, const struct gs_kube_node *n)
 {
     if (pv->nterms == 0)
@@ -533,7 +538,8 @@ bool gs_kube_pv_node_matches(const struct gs_kube_pv *pv, const struct gs_kube_n
         bool ok = term->nreqs > 0; /* a term with no requirement matches no node */
         for (int i = 0; ok && i < term->nreqs; i++) {
             const struct gs_pv_req *r = &term->reqs[i];
-            ok = pv_req_matches(r, r->field ? n->name : gs_kube_label(n, r->key));
+            if (!r->field)
+                ok = pv_req_matches(r, gs_kube_label(n, r->key));
         }
         if (ok)
             return true;

@@ -12,8 +12,9 @@
  *     a pod that matches asks that MIG device instead of one whole GPU
  *   PersistentVolumeClaim (v1): metadata.namespace/name, spec.volumeName, status.phase
  *   PersistentVolume (v1): metadata.name, spec.nodeAffinity.required.nodeSelectorTerms
- *     (ORed terms of ANDed matchExpressions and matchFields, as a pod's node affinity):
- *     the nodes a pod using the volume may run on (kube-scheduler's VolumeBinding filter)
+ *     (ORed terms of ANDed matchExpressions and matchFields): the nodes a pod using the
+ *     volume may run on, judged on the node's labels as kube-scheduler's VolumeBinding
+ *     filter judges them (matchFields are read and checked, and constrain nothing)
  *
  * Resource names and quantities are kept as text for core/tenant.c to check; everything
  * else is checked here, and errors name the object and the field path. Plain structs, no
@@ -133,8 +134,10 @@ int gs_kube_pvc_read(const json_t *obj, struct gs_kube_pvc *out, struct gs_error
 /* Bounded: more than GS_PV_MAX_TERMS terms, GS_PV_MAX_REQS requirements in a term or
  * GS_PV_MAX_VALS values is GS_EINVAL naming the field path, as is an empty term list. */
 int gs_kube_pv_read(const json_t *obj, struct gs_kube_pv *out, struct gs_error *err);
-/* Whether node n may hold the volume: no required affinity, or any term whose every
- * requirement holds on its labels (metadata.name for matchFields). */
+/* Whether node n may hold the volume: no required affinity, or any non-empty term whose
+ * every matchExpressions requirement holds on its labels. matchFields are ignored, as
+ * kube-scheduler ignores them for a volume (it matches the terms against the node's labels
+ * alone), so a term of matchFields alone matches every node. */
 bool gs_kube_pv_node_matches(const struct gs_kube_pv *pv, const struct gs_kube_node *n);
 
 int gs_kube_migmgr_read(const json_t *obj, struct gs_kube_migmgr *out, struct gs_error *err);

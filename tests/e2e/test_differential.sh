@@ -4,23 +4,34 @@
 # H100 and L40S nodes and all-1g.10gb MIG nodes (layout from the agent's inventory
 # annotation) in three zones, CPU-only nodes in four, a few taints (a dedicated pool,
 # NoExecute maintenance, PreferNoSchedule), a cordoned GPU node and a cordoned CPU node,
-# InfiniBand and hugepages on some nodes. 365 pods, from 21 Deployment-like templates, a
-# DaemonSet-like node agent and 4 pods created with spec.nodeName before the scheduler
-# starts, mix required node affinity (In, NotIn, Exists, DoesNotExist, Gt, matchFields, ORed
-# terms), required pod affinity and anti-affinity (hostname and zone, across namespaces,
-# against existing pods), zone spreading with DoNotSchedule (minDomains, nodeAffinityPolicy
-# Ignore, nodeTaintsPolicy Honor, matchLabelKeys), host ports, tolerations (the cordon's
-# too), nvidia.com/gpu 1/2/4/8, nvidia.com/mig-1g.10gb, CPU, memory to the byte,
-# ephemeral-storage, hugepages, rdma/ib and native sidecars. Demand exceeds capacity, so
-# some pods stay pending.
+# InfiniBand and hugepages on some nodes. 394 pods, from 23 Deployment-like and 2
+# StatefulSet-like templates, a DaemonSet-like node agent and 4 pods created with spec.nodeName
+# before the scheduler starts, mix required node affinity (In, NotIn, Exists, DoesNotExist,
+# Gt, matchFields, ORed terms) and preferred node affinity, required pod affinity and
+# anti-affinity (hostname and zone, across namespaces, against existing pods) and preferred
+# pod affinity and anti-affinity, zone spreading with DoNotSchedule (minDomains,
+# nodeAffinityPolicy Ignore, nodeTaintsPolicy Honor, matchLabelKeys) and zone and host
+# spreading with ScheduleAnyway, host ports, tolerations (the cordon's too), nvidia.com/gpu
+# 1/2/4/8, nvidia.com/mig-1g.10gb, CPU, memory to the byte, ephemeral-storage, hugepages,
+# rdma/ib, native sidecars, and PersistentVolumeClaims bound to PersistentVolumes (17, made
+# before the pods as the PV controller leaves them bound): node-local volumes pinned by
+# hostname (one on the cordoned node) or by matchFields (which kube-scheduler ignores for a
+# volume), zonal EBS CSI volumes, an NFS dataset reachable from two zones' GPU nodes or one
+# named host (ORed terms; the zone b trainers need both), an NFS home without node affinity.
+# Demand exceeds capacity, so some pods stay pending.
 #
 # Once the number of bound pods has been stable for 10 s, tests/e2e/tools/kschedcheck (built
 # from k8s.io/kubernetes v1.37.2 by build-control-plane.sh) judges the final state: every
 # bound pod must pass PreFilter and Filter of NodeName, NodeUnschedulable, TaintToleration,
-# NodeAffinity, NodePorts, NodeResourcesFit, PodTopologySpread and InterPodAffinity against
-# all the other bound pods, and no node may pass them all for a pod gpusched left pending.
-# The final state stands for the state at each bind because nothing is deleted and every
-# spread selector matches only its own Deployment's pods (see kschedcheck's header).
+# NodeAffinity, NodePorts, NodeResourcesFit, VolumeRestrictions, NodeVolumeLimits,
+# VolumeBinding, VolumeZone, PodTopologySpread and InterPodAffinity against all the other
+# bound pods, and no node may pass them all for a pod gpusched left pending. The final state stands for the state at each bind because nothing is
+# deleted, every spread selector matches only its own Deployment's pods and volumes never
+# change (see kschedcheck's header). The preferred terms and ScheduleAnyway constraints only
+# score, so the filters judge them by what they must not do: hold a pod off a node. The
+# figures check that the mix is there (bound pods of every kind, bound and pending pods with
+# claims) and that upstream's VolumeBinding really judged the volumes (the nodes it alone
+# allows for a hostname-pinned, a matchFields-pinned and an unpinned volume).
 set -u
 GS="$1"; DRIVER="$2"
 . "$(dirname "$0")/cluster.sh"
@@ -155,7 +166,10 @@ def res(cpu=None, mem=None, eph=None, ext=None):
     limits = {k: v for k, v in r.items() if k != "cpu"}
     return {"requests": r, "limits": limits}
 def deploy(app, ns, replicas, resources, tolerations=(), affinity=None, spread=None, ports=None,
-           node_selector=None, sidecar=None, into=None, node_name=None, scheduler="gpusched"):
+           node_selector=None, sidecar=None, into=None, node_name=None, scheduler="gpusched",
+           claims=None, sts=False):
+    # claims: the claim names pod i mounts (a function of i, or a list for every pod); sts: named
+    # and labelled as a StatefulSet's pods (app-0, app-1, ...)
     h = "%010x" % rng.getrandbits(40)
     h = "".join("bcdfghjklmnpqrstvwxz2456789"[int(c, 16)] for c in h)
     for i in range(replicas):
@@ -165,6 +179,10 @@ def deploy(app, ns, replicas, resources, tolerations=(), affinity=None, spread=N
              "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"}
         if ports:
             c["ports"] = ports
+        mine = (claims(i) if callable(claims) else claims) or []
+        if mine:
+            c["volumeMounts"] = [{"name": "vol-%d" % k, "mountPath": "/data/%d" % k}
+                                 for k in range(len(mine))]
         spec = {"schedulerName": scheduler, "containers": [c], "restartPolicy": "Always",
                 "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
                 "serviceAccountName": "default", "enableServiceLinks": True,
@@ -177,11 +195,23 @@ def deploy(app, ns, replicas, resources, tolerations=(), affinity=None, spread=N
         if spread: spec["topologySpreadConstraints"] = spread
         if node_selector: spec["nodeSelector"] = node_selector
         if node_name: spec["nodeName"] = node_name(i)
+        if mine:
+            spec["volumes"] = [{"name": "vol-%d" % k, "persistentVolumeClaim": {"claimName": cl}}
+                               for k, cl in enumerate(mine)]
+        name = "%s-%d" % (app, i) if sts else "%s-%s-%s" % (app, h, suffix)
+        labels = {"app": app, "app.kubernetes.io/name": app}
+        if sts:
+            labels.update({"controller-revision-hash": "%s-%s" % (app, h),
+                           "statefulset.kubernetes.io/pod-name": name,
+                           "apps.kubernetes.io/pod-index": str(i)})
+            spec.update({"hostname": name, "subdomain": app})
+        else:
+            labels["pod-template-hash"] = h
         (pods if into is None else into).append({"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": "%s-%s-%s" % (app, h, suffix), "namespace": ns,
-                         "labels": {"app": app, "app.kubernetes.io/name": app, "pod-template-hash": h},
-                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                                              "name": "%s-%s" % (app, h),
+            "metadata": {"name": name, "namespace": ns, "labels": labels,
+                         "ownerReferences": [{"apiVersion": "apps/v1",
+                                              "kind": "StatefulSet" if sts else "ReplicaSet",
+                                              "name": app if sts else "%s-%s" % (app, h),
                                               "uid": "%08x-0000-4000-8000-%012x" % (rng.getrandbits(32), rng.getrandbits(48)),
                                               "controller": True, "blockOwnerDeletion": True}]},
             "spec": spec})
@@ -194,10 +224,19 @@ def spread(app, skew, **kw):
          "labelSelector": {"matchLabels": {"app": app}}}
     c.update(kw)
     return [c]
-def node_aff(*terms):
-    return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": k, "operator": op, **({"values": v} if v is not None else {})}
-                              for k, op, v in t]} for t in terms]}}
+def exprs(t):
+    return [{"key": k, "operator": op, **({"values": v} if v is not None else {})} for k, op, v in t]
+def node_aff(*terms, preferred=()):
+    a = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": exprs(t)} for t in terms]}} if terms else {}
+    if preferred:
+        a["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {"weight": w, "preference": {"matchExpressions": exprs(t)}} for w, t in preferred]
+    return a
+def preferred(weight, app, key=HOST, ns_sel=None):
+    return [{"weight": weight, "podAffinityTerm": anti(app, key, ns_sel)[0]}]
+def anyway(app, skew, key=ZONE, **kw):
+    return spread(app, skew, topologyKey=key, whenUnsatisfiable="ScheduleAnyway", **kw)
 A100, H100, L40S = "NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3", "NVIDIA-L40S"
 P = "nvidia.com/gpu.product"
 
@@ -215,11 +254,14 @@ deploy("node-agent", "monitoring", len(names), res("50m", "64Mi"),
                                                    "values": [names[i]]}]}]}}})
 # inference replicas on separate hosts, A100 or H100
 deploy("llm-serve", "ml", 12, res("8", "64Gi", ext={"nvidia.com/gpu": 1}), [GPU_TOL],
-       affinity={"nodeAffinity": node_aff([(P, "In", [A100, H100])]),
+       affinity={"nodeAffinity": node_aff([(P, "In", [A100, H100])],
+                                          preferred=[(100, [(P, "In", [H100])])]),
                  "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": anti("llm-serve")}})
-# a cache next to a replica
+# a cache next to a replica, caches preferably apart
 deploy("llm-cache", "ml", 8, res("2", "8Gi"), [GPU_TOL],
-       affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": anti("llm-serve")}})
+       affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": anti("llm-serve")},
+                 "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution":
+                                     preferred(50, "llm-cache")}})
 # 8-GPU training on A100 with InfiniBand, in the dedicated pool too
 deploy("trainer-8", "ml", 20, res("64", "512Gi", ext={"nvidia.com/gpu": 8, "rdma/ib": 1}),
        [GPU_TOL, {"key": "dedicated", "operator": "Equal", "value": "training", "effect": "NoSchedule"}],
@@ -236,10 +278,12 @@ deploy("batch-infer", "ml", 10, res("4", "32Gi", ext={"nvidia.com/gpu": 1}), [GP
 deploy("embed", "ml", 40, res("2", "16Gi", ext={"nvidia.com/mig-1g.10gb": 1}), [GPU_TOL],
        node_selector={"nvidia.com/mig.config": "all-1g.10gb"},
        spread=spread("embed", 1, matchLabelKeys=["pod-template-hash"]))
-# notebooks anywhere but A100: H100, or L40S in zones a and b
+# notebooks anywhere but A100: H100, or L40S in zones a and b; zone b and L40S preferred
 deploy("notebook", "ml", 24, res("4", "32Gi", ext={"nvidia.com/gpu": 1}), [GPU_TOL],
        affinity={"nodeAffinity": node_aff([(P, "NotIn", [A100]), (P, "In", [H100])],
-                                          [(P, "In", [L40S]), (ZONE, "In", ["eu-west-1a", "eu-west-1b"])])})
+                                          [(P, "In", [L40S]), (ZONE, "In", ["eu-west-1a", "eu-west-1b"])],
+                                          preferred=[(80, [(ZONE, "In", ["eu-west-1b"])]),
+                                                     (20, [(P, "In", [L40S])])])})
 # one renderer per L40S node (host port)
 deploy("render", "ml", 10, res("4", "16Gi", ext={"nvidia.com/gpu": 1}), [GPU_TOL],
        node_selector={P: L40S},
@@ -253,10 +297,13 @@ deploy("exporter", "monitoring", 16, res("100m", "128Mi"),
        [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}],
        node_selector={"nodepool": "general"},
        ports=[{"containerPort": 9400, "hostPort": 9400, "protocol": "TCP"}])
-# web replicas spread over the general and edge pools
+# web replicas spread over the general and edge pools (zones strictly, hosts if they can),
+# preferably not two on a host
 deploy("web-frontend", "web", 40, res("2", "4Gi", "2Gi"),
-       affinity={"nodeAffinity": node_aff([("nodepool", "In", ["general", "edge"])])},
-       spread=spread("web-frontend", 1))
+       affinity={"nodeAffinity": node_aff([("nodepool", "In", ["general", "edge"])]),
+                 "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution":
+                                     preferred(100, "web-frontend")}},
+       spread=spread("web-frontend", 1) + anyway("web-frontend", 1, HOST))
 # gateways in the general pool, but every zone counts (nodeAffinityPolicy Ignore): the edge
 # zone holds none, so at most two per zone
 deploy("api-gateway", "web", 12, res("2", "4Gi"), node_selector={"nodepool": "general"},
@@ -266,9 +313,15 @@ deploy("api-gateway", "web", 12, res("2", "4Gi"), node_selector={"nodepool": "ge
 deploy("db", "web", 6, res("2", "16Gi", "40Gi"),
        affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
                                      anti("db") + anti("web-frontend")}})
-# service-mesh apps with a native sidecar (restartPolicy Always init container)
+# service-mesh apps with a native sidecar (restartPolicy Always init container), spread over
+# zones and hosts if they can, preferably in a database's zone and not beside each other
 deploy("mesh", "web", 20, res("3", "6Gi"),
-       sidecar={"name": "proxy", "image": "registry.example.com/proxy:1.22", "resources": res("1", "1Gi")})
+       sidecar={"name": "proxy", "image": "registry.example.com/proxy:1.22", "resources": res("1", "1Gi")},
+       affinity={"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution":
+                                 preferred(20, "db", ZONE, {})},
+                 "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution":
+                                     preferred(10, "mesh")}},
+       spread=anyway("mesh", 2, ZONE) + anyway("mesh", 1, HOST))
 # scratch-heavy batch: one fits a node's ephemeral storage, two do not
 deploy("scratch", "web", 16, res("1", "2Gi", "50Gi"))
 # a pod sized to what the maintenance node has left beside its node agent, to the byte
@@ -280,7 +333,9 @@ deploy("spot-batch", "ml", 16, res("2", "4Gi"),
        [{"key": "maintenance", "operator": "Exists", "effect": "NoExecute"},
         {"key": "spot", "operator": "Equal", "value": "true", "effect": "PreferNoSchedule"}],
        affinity={"nodeAffinity": node_aff([(ZONE, "NotIn", ["eu-west-1a"]),
-                                           ("node.kubernetes.io/instance-type", "Exists", None)])})
+                                           ("node.kubernetes.io/instance-type", "Exists", None)],
+                                          preferred=[(50, [("nodepool", "In", ["edge"])]),
+                                                     (10, [(HOST, "In", ["cpu-b3"])])])})
 # one per zone
 deploy("singleton", "web", 5, res("500m", "1Gi"),
        affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": anti("singleton", ZONE)}})
@@ -294,10 +349,99 @@ deploy("dpdk-gw", "web", 3, res("2", "2Gi", ext={"hugepages-2Mi": "512Mi"}))
 deploy("feature-cache", "ml", 6, res("2", "8Gi"), [GPU_TOL],
        affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": anti("trainer-4", ZONE)},
                  "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": anti("feature-cache")}})
+
+# PersistentVolumes bound to claims as the PV controller leaves them: the claim names the
+# volume (spec.volumeName) and carries pv.kubernetes.io/bind-completed, the volume's claimRef
+# names the claim (its uid filled in once the claim exists), both phases Bound (set by the
+# test: no controller runs here). Classes as a cluster has them; nothing is provisioned.
+classes, volumes, claims = [], [], []
+def sclass(name, provisioner, mode):
+    classes.append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                    "metadata": {"name": name}, "provisioner": provisioner,
+                    "reclaimPolicy": "Delete", "volumeBindingMode": mode,
+                    "allowVolumeExpansion": provisioner != "kubernetes.io/no-provisioner"})
+sclass("local-nvme", "kubernetes.io/no-provisioner", "WaitForFirstConsumer")
+sclass("ebs-gp3", "ebs.csi.aws.com", "WaitForFirstConsumer")
+sclass("nfs-datasets", "nfs.csi.k8s.io", "Immediate")
+def uid():
+    return "%08x-%04x-4%03x-8%03x-%012x" % (rng.getrandbits(32), rng.getrandbits(16),
+                                            rng.getrandbits(12), rng.getrandbits(12), rng.getrandbits(48))
+def volume(ns, claim, size, modes, cls, source, terms=None, provisioner=None, name=None):
+    pv = name or "pvc-" + uid()
+    v = {"apiVersion": "v1", "kind": "PersistentVolume",
+         "metadata": {"name": pv, "finalizers": ["kubernetes.io/pv-protection"], "annotations": {}},
+         "spec": dict(source, capacity={"storage": size}, accessModes=modes, storageClassName=cls,
+                      volumeMode="Filesystem",
+                      persistentVolumeReclaimPolicy="Delete" if provisioner else "Retain",
+                      claimRef={"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                                "namespace": ns, "name": claim})}
+    c = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+         "metadata": {"name": claim, "namespace": ns, "finalizers": ["kubernetes.io/pvc-protection"],
+                      "annotations": {"pv.kubernetes.io/bind-completed": "yes",
+                                      "pv.kubernetes.io/bound-by-controller": "yes"}},
+         "spec": {"accessModes": modes, "resources": {"requests": {"storage": size}},
+                  "storageClassName": cls, "volumeMode": "Filesystem", "volumeName": pv}}
+    if provisioner:
+        v["metadata"]["annotations"]["pv.kubernetes.io/provisioned-by"] = provisioner
+        for k in ("volume.beta.kubernetes.io/storage-provisioner", "volume.kubernetes.io/storage-provisioner"):
+            c["metadata"]["annotations"][k] = provisioner
+    if terms is not None:
+        v["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": terms}}
+    volumes.append(v)
+    claims.append(c)
+# a vector database (GPU nodes tolerated), one node-local NVMe volume per replica, pinned by
+# hostname as the static local provisioner writes it, one of them on the cordoned cpu-c3; and
+# one on cpu-c3 pinned by matchFields metadata.name as local-path-provisioner v0.0.29 writes
+# it: kube-scheduler (and the kubelet) check a volume's node affinity against the node's labels
+# only, and a selector term's matchFields are ignored for a node without a name, so that pin
+# constrains nothing
+local_on = ["cpu-a1", "cpu-b1", "cpu-c0", "cpu-d1", "cpu-c3", "cpu-c3"]
+for i, nm in enumerate(local_on):
+    terms = [{"matchExpressions": [{"key": HOST, "operator": "In", "values": [nm]}]}]
+    if i == 5:
+        terms = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [nm]}]}]
+    volume("web", "data-vector-db-%d" % i, "500Gi", ["ReadWriteOnce"], "local-nvme",
+           {"local": {"path": "/mnt/disks/nvme%d" % (i % 2)}}, terms,
+           name="local-pv-%08x" % rng.getrandbits(32))
+deploy("vector-db", "web", len(local_on), res("2", "8Gi"), [GPU_TOL], sts=True,
+       claims=lambda i: ["data-vector-db-%d" % i])
+# a shared dataset over NFS, reachable from GPU nodes in zones a and c, and from one H100 node
+# in zone b (ORed terms)
+volume("ml", "datasets", "20Ti", ["ReadWriteMany"], "nfs-datasets",
+       {"csi": {"driver": "nfs.csi.k8s.io", "volumeHandle": "nfs.example.com#datasets#",
+                "volumeAttributes": {"server": "nfs.example.com", "share": "/datasets"}}},
+       [{"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["eu-west-1a", "eu-west-1c"]},
+                              {"key": "nvidia.com/gpu.present", "operator": "Exists"}]},
+        {"matchExpressions": [{"key": HOST, "operator": "In", "values": ["gpu-h100-b0"]}]}],
+       provisioner="nfs.csi.k8s.io")
+deploy("eval", "ml", 10, res("4", "32Gi", ext={"nvidia.com/gpu": 1}), [GPU_TOL],
+       claims=["datasets"])
+# checkpointing trainers: a zonal EBS volume each (zones in turn) and the dataset: the zone b
+# ones can only run on gpu-h100-b0, where both volumes are reachable
+for i in range(9):
+    volume("ml", "ckpt-ckpt-trainer-%d" % i, "200Gi", ["ReadWriteOnce"], "ebs-gp3",
+           {"csi": {"driver": "ebs.csi.aws.com", "fsType": "ext4",
+                    "volumeHandle": "vol-0%016x" % rng.getrandbits(64),
+                    "volumeAttributes": {"storage.kubernetes.io/csiProvisionerIdentity":
+                                         "1767225600000-8081-ebs.csi.aws.com"}}},
+           [{"matchExpressions": [{"key": ZONE, "operator": "In", "values": [ZONES[i % 3]]}]}],
+           provisioner="ebs.csi.aws.com")
+deploy("ckpt-trainer", "ml", 9, res("8", "64Gi", ext={"nvidia.com/gpu": 1}), [GPU_TOL], sts=True,
+       affinity={"nodeAffinity": node_aff([(P, "In", [A100, H100])],
+                                          preferred=[(30, [(P, "In", [H100])])])},
+       claims=lambda i: ["ckpt-ckpt-trainer-%d" % i, "datasets"])
+# a shared home over NFS without node affinity
+volume("web", "shared-home", "1Ti", ["ReadWriteMany"], "",
+       {"nfs": {"server": "nfs.example.com", "path": "/home"}}, name="nfs-home")
+deploy("reports", "web", 4, res("1", "2Gi"), claims=["shared-home"])
+
 rng.shuffle(pods)
+for f, items in (("classes", classes), ("volumes", volumes), ("claims", claims)):
+    json.dump({"apiVersion": "v1", "kind": "List", "items": items}, open(os.path.join(out, f + ".json"), "w"))
 json.dump({"apiVersion": "v1", "kind": "List", "items": pinned}, open(os.path.join(out, "pinned.json"), "w"))
 json.dump({"apiVersion": "v1", "kind": "List", "items": pods}, open(os.path.join(out, "pods.json"), "w"))
-print("generated %d nodes, %d pods (%d with spec.nodeName)" % (len(nodes), len(pods) + len(pinned), len(pinned)))
+print("generated %d nodes, %d pods (%d with spec.nodeName), %d volumes bound to claims" % (
+    len(nodes), len(pods) + len(pinned), len(pinned), len(volumes)))
 PY
 
 for ns in ml web monitoring; do "$K" create namespace $ns >/dev/null || exit 1; done
@@ -309,6 +453,49 @@ for f in "$E2E_DIR"/gen/nodes/*.json; do
     "$K" patch node "$n" --subresource=status --type=merge \
         -p "$(cat "$E2E_DIR/gen/nodes/$n.status")" >/dev/null || exit 1
 done
+# claims, then volumes whose claimRef holds the claim's uid, then both statuses Bound
+"$K" create -f "$E2E_DIR/gen/classes.json" >/dev/null || exit 1
+"$K" create -f "$E2E_DIR/gen/claims.json" -o json > "$E2E_DIR/gen/claims.out" || exit 1
+python3 - "$E2E_DIR/gen" <<'PY' || exit 1
+import json, os, sys
+g = sys.argv[1]
+# kubectl prints each created object, one JSON document after the other
+text, made, at, dec = open(os.path.join(g, "claims.out")).read(), [], 0, json.JSONDecoder()
+while True:
+    while at < len(text) and text[at].isspace():
+        at += 1
+    if at == len(text):
+        break
+    o, at = dec.raw_decode(text, at)
+    made += o.get("items", [o])
+uids = {(c["metadata"]["namespace"], c["metadata"]["name"]): c["metadata"]["uid"] for c in made}
+vols = json.load(open(os.path.join(g, "volumes.json")))
+with open(os.path.join(g, "status.txt"), "w") as st:
+    for v in vols["items"]:
+        ref = v["spec"]["claimRef"]
+        ref["uid"] = uids[(ref["namespace"], ref["name"])]
+        st.write("pv %s - %s\n" % (v["metadata"]["name"], json.dumps({"status": {"phase": "Bound"}})))
+    for c in json.load(open(os.path.join(g, "claims.json")))["items"]:
+        sp = c["spec"]
+        st.write("pvc %s %s %s\n" % (c["metadata"]["name"], c["metadata"]["namespace"], json.dumps(
+            {"status": {"phase": "Bound", "accessModes": sp["accessModes"],
+                        "capacity": sp["resources"]["requests"]}}, separators=(",", ":"))))
+json.dump(vols, open(os.path.join(g, "volumes.json"), "w"))
+PY
+"$K" create -f "$E2E_DIR/gen/volumes.json" >/dev/null || exit 1
+while read -r kind name ns status; do
+    if [ "$kind" = pv ]; then
+        "$K" patch pv "$name" --subresource=status --type=merge -p "$status" >/dev/null || exit 1
+    else
+        "$K" patch pvc "$name" -n "$ns" --subresource=status --type=merge -p "$status" >/dev/null ||
+            exit 1
+    fi
+done < "$E2E_DIR/gen/status.txt"
+unbound="$("$K" get pv,pvc -A -o json | python3 -c '
+import json, sys
+print(" ".join(o["metadata"]["name"] for o in json.load(sys.stdin)["items"]
+               if o.get("status", {}).get("phase") != "Bound"))')"
+[ -z "$unbound" ] || { echo "FAIL: not Bound: $unbound"; exit 1; }
 "$K" create -f "$E2E_DIR/gen/pinned.json" >/dev/null || exit 1
 
 port=$(e2e_free_port)
@@ -344,19 +531,24 @@ kill -0 "$(cat "$E2E_DIR/scheduler.pid")" 2>/dev/null || fail "the scheduler die
 "$K" get nodes -o json > "$E2E_DIR/nodes.out"
 "$K" get pods -A -o json > "$E2E_DIR/pods.out"
 "$K" get namespaces -o json > "$E2E_DIR/ns.out"
+"$K" get pv -o json > "$E2E_DIR/pv.out"
+"$K" get pvc -A -o json > "$E2E_DIR/pvc.out"
+"$K" get storageclasses -o json > "$E2E_DIR/sc.out"
 python3 - "$E2E_DIR" <<'PY' || exit 1
 import json, os, sys
 d = sys.argv[1]
 def items(f): return json.load(open(os.path.join(d, f)))["items"]
-json.dump({"nodes": items("nodes.out"), "pods": items("pods.out"), "namespaces": items("ns.out")},
+json.dump({"nodes": items("nodes.out"), "pods": items("pods.out"), "namespaces": items("ns.out"),
+           "persistentVolumes": items("pv.out"), "persistentVolumeClaims": items("pvc.out"),
+           "storageClasses": items("sc.out")},
           open(os.path.join(d, "dump.json"), "w"))
 PY
 "$CHECK" -reasons "$E2E_DIR/dump.json" > "$E2E_DIR/check.out" 2>&1
 rc=$?
 grep -v '^pending ' "$E2E_DIR/check.out"
 [ $rc -eq 0 ] || fail "kube-scheduler's filters disagree with gpusched (exit $rc)"
-python3 - "$E2E_DIR/dump.json" <<'PY' || fail "figures"
-import collections, json, sys
+python3 - "$E2E_DIR/dump.json" "$E2E_DIR/check.out" <<'PY' || fail "figures"
+import collections, json, re, sys
 d = json.load(open(sys.argv[1]))
 mine = [p for p in d["pods"] if p["spec"].get("schedulerName") == "gpusched"]
 bound = [p for p in mine if p["spec"].get("nodeName")]
@@ -366,6 +558,56 @@ print("nodes %d, pods %d (gpusched %d): bound %d, pending %d" % (len(d["nodes"])
 print("per app (bound/pending): " + ", ".join("%s %d/%d" % (a, apps[(a, True)], apps[(a, False)])
       for a in sorted({a for a, _ in apps})))
 ok = len(d["nodes"]) >= 50 and len(mine) >= 300 and len(bound) > 0 and len(mine) > len(bound)
+# the mix as created: every kind of constraint is on pods of gpusched (bound and pending for
+# the claims)
+def aff(p, kind, when):
+    return bool(p["spec"].get("affinity", {}).get(kind, {}).get(when + "DuringSchedulingIgnoredDuringExecution"))
+kinds = {
+    "required node affinity": lambda p: aff(p, "nodeAffinity", "required"),
+    "preferred node affinity": lambda p: aff(p, "nodeAffinity", "preferred"),
+    "required pod affinity": lambda p: aff(p, "podAffinity", "required"),
+    "preferred pod affinity": lambda p: aff(p, "podAffinity", "preferred"),
+    "required pod anti-affinity": lambda p: aff(p, "podAntiAffinity", "required"),
+    "preferred pod anti-affinity": lambda p: aff(p, "podAntiAffinity", "preferred"),
+    "spread DoNotSchedule": lambda p: any(c["whenUnsatisfiable"] == "DoNotSchedule"
+                                          for c in p["spec"].get("topologySpreadConstraints", [])),
+    "spread ScheduleAnyway": lambda p: any(c["whenUnsatisfiable"] == "ScheduleAnyway"
+                                           for c in p["spec"].get("topologySpreadConstraints", [])),
+    "host ports": lambda p: any(pt.get("hostPort") for c in p["spec"]["containers"]
+                                for pt in c.get("ports", [])),
+    "claims": lambda p: any("persistentVolumeClaim" in v for v in p["spec"].get("volumes", [])),
+}
+for k, f in kinds.items():
+    n = [p for p in mine if f(p)]
+    b = sum(1 for p in n if p["spec"].get("nodeName"))
+    print("  %s: %d pods, %d bound" % (k, len(n), b))
+    if b == 0 or (k == "claims" and b == len(n)):
+        print("FAIL: the mix lacks bound%s pods with %s" % (" and pending" if k == "claims" else "", k))
+        ok = False
+affine = [v for v in d["persistentVolumes"] if v["spec"].get("nodeAffinity")]
+print("volumes %d (%d with node affinity), claims %d" % (len(d["persistentVolumes"]), len(affine),
+      len(d["persistentVolumeClaims"])))
+# upstream's VolumeBinding really judged the claims: the nodes it alone allows, per pod
+lets = {}
+for line in open(sys.argv[2]):
+    m = re.match(r"volumes (\S+): VolumeBinding lets it onto (\d+)/(\d+) nodes: (.*)$", line)
+    if m:
+        lets[m.group(1)] = (int(m.group(2)), m.group(4))
+want = {"web/vector-db-0": (1, "cpu-a1"), "web/vector-db-4": (1, "cpu-c3"),
+        "web/vector-db-5": (len(d["nodes"]), None)}  # matchFields: no constraint upstream
+for p in mine:
+    if kinds["claims"](p):
+        k = p["metadata"]["namespace"] + "/" + p["metadata"]["name"]
+        app = p["metadata"]["labels"]["app"]
+        if k not in lets:
+            print("FAIL: kschedcheck did not judge the volumes of %s" % k); ok = False
+        elif app == "reports" and lets[k][0] != len(d["nodes"]):
+            print("FAIL: %s: a volume without node affinity allows %d nodes" % (k, lets[k][0])); ok = False
+        elif k in want and (lets[k][0] != want[k][0] or want[k][1] not in (None, lets[k][1])):
+            print("FAIL: %s: VolumeBinding allows %s, want %s" % (k, lets[k], want[k])); ok = False
+for k in want:
+    if k not in lets:
+        print("FAIL: no verdict on the volumes of %s" % k); ok = False
 sys.exit(0 if ok else 1)
 PY
 if [ $fails -ne 0 ]; then

@@ -652,6 +652,36 @@ Test(yaml, broken_bytes_in_a_configmap_are_refused_before_libfyaml, .timeout = 1
     }
 }
 
+/* The --monitor-config reader takes the same ConfigMap-wrapped files: the same broken text is
+ * refused with its line and column before libfyaml sees it (a hang fails the timeout), and the
+ * output is left untouched. The file is written as it is, NUL bytes included. */
+Test(yaml, broken_bytes_in_a_monitor_configmap_are_refused_before_libfyaml, .timeout = 10)
+{
+    char dir[] = "/tmp/gs-mon-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof(path), "%s/t.yaml", dir);
+    for (size_t i = 0; i < sizeof(broken_text) / sizeof(broken_text[0]); i++) {
+        const char *d = broken_text[i].doc;
+        size_t len = broken_text[i].len ? broken_text[i].len : strlen(d);
+        FILE *f = fopen(path, "wb");
+        cr_assert_not_null(f);
+        cr_assert_eq(fwrite(d, 1, len, f), len);
+        fclose(f);
+        struct gs_monitor_config c;
+        memset(&c, 0x5a, sizeof(c));
+        struct gs_error err;
+        gs_error_init(&err);
+        int rc = gs_monitor_config_load(path, mon_known, mon_reserved, &c, &err);
+        cr_assert_eq(rc, GS_EINVAL, "case %zu: got %d want %d (GS_EINVAL)", i, rc, GS_EINVAL);
+        cr_assert(strstr(err.msg, broken_text[i].want), "case %zu: '%s' lacks '%s'", i, err.msg,
+                  broken_text[i].want);
+        cr_assert_eq(c.nmetrics, 0x5a5a5a5a, "case %zu: the output was touched", i);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
 /* ---------- dynamic MIG: the desired layout and what became of it ---------- */
 
 #define DESIRED_EXAMPLE                                                                            \

@@ -1,6 +1,7 @@
 /* PersistentVolumeClaims and PersistentVolumes as the API server serves them: the claim's
  * volume and phase, a volume's required node affinity (bounds and errors with the field
- * path), matching it on a node's labels and name, and the claims a pod's volumes use. */
+ * path), matching it on a node's labels as kube-scheduler does (matchFields constrain
+ * nothing), and the claims a pod's volumes use. */
 #include "base/error.h"
 #include "formats/kubeobj.h"
 #include "formats/tenantobj.h"
@@ -110,15 +111,15 @@ Test(volumes, affinity_terms_are_ored_requirements_anded)
 {
     struct gs_kube_pv pv;
     struct gs_error err;
-    cr_assert_eq(read_pv("{\"metadata\":{\"name\":\"pv\"},\"spec\":{\"nodeAffinity\":{\"required\":"
-                         "{\"nodeSelectorTerms\":["
-                         "{\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/zone\","
-                         "\"operator\":\"In\",\"values\":[\"a\"]},{\"key\":\"rack\",\"operator\":"
-                         "\"Gt\",\"values\":[\"3\"]}]},"
-                         "{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\","
-                         "\"values\":[\"special\"]}]}]}}}}",
-                         &pv, &err),
-                 0, "%s", err.msg);
+    cr_assert_eq(
+        read_pv("{\"metadata\":{\"name\":\"pv\"},\"spec\":{\"nodeAffinity\":{\"required\":"
+                "{\"nodeSelectorTerms\":["
+                "{\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/zone\","
+                "\"operator\":\"In\",\"values\":[\"a\"]},{\"key\":\"rack\",\"operator\":"
+                "\"Gt\",\"values\":[\"3\"]}]},"
+                "{\"matchExpressions\":[{\"key\":\"special\",\"operator\":\"Exists\"}]}]}}}}",
+                &pv, &err),
+        0, "%s", err.msg);
     cr_assert_eq(pv.nterms, 2);
     struct {
         const char *name, *labels;
@@ -128,13 +129,63 @@ Test(volumes, affinity_terms_are_ored_requirements_anded)
         {"a2", "\"topology.kubernetes.io/zone\":\"a\",\"rack\":\"2\"", false},
         {"a-norack", "\"topology.kubernetes.io/zone\":\"a\"", false},
         {"b5", "\"topology.kubernetes.io/zone\":\"b\",\"rack\":\"5\"", false},
-        {"special", "\"topology.kubernetes.io/zone\":\"b\"", true},
+        {"special", "\"topology.kubernetes.io/zone\":\"b\",\"special\":\"yes\"", true},
     };
     for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
         struct gs_kube_node n;
         node_of(nodes[i].name, nodes[i].labels, &n);
         cr_assert_eq(gs_kube_pv_node_matches(&pv, &n), nodes[i].want, "node %s: got %d want %d",
                      nodes[i].name, !nodes[i].want, nodes[i].want);
+        gs_kube_node_release(&n);
+    }
+}
+
+/* kube-scheduler's VolumeBinding checks a bound volume with CheckNodeAffinity
+ * (k8s.io/component-helpers/storage/volume), which matches the terms against a node holding
+ * only the node's labels; nodeaffinity skips matchFields for a node without a name. A volume
+ * pinned by matchFields alone (as local-path-provisioner v0.0.29 writes it) fits every node,
+ * and beside matchExpressions only the expressions count (the e2e differential test found
+ * gpusched holding such a pod pending where kube-scheduler places it). */
+Test(volumes, matchfields_constrain_nothing_as_kube_scheduler_judges_volumes)
+{
+    static const struct {
+        const char *terms;
+        const char *node, *labels;
+        bool want;
+    } cases[] = {
+        {"{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":"
+         "[\"n1\"]}]}",
+         "n2", "\"z\":\"a\"", true},
+        {"{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":"
+         "[\"n1\"]}]}",
+         "n1", "\"z\":\"a\"", true},
+        {"{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"NotIn\","
+         "\"values\":[\"n1\"]}]}",
+         "n1", "\"z\":\"a\"", true},
+        /* beside expressions, only they decide */
+        {"{\"matchExpressions\":[{\"key\":\"z\",\"operator\":\"In\",\"values\":[\"a\"]}],"
+         "\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":"
+         "[\"n1\"]}]}",
+         "n2", "\"z\":\"a\"", true},
+        {"{\"matchExpressions\":[{\"key\":\"z\",\"operator\":\"In\",\"values\":[\"a\"]}],"
+         "\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":"
+         "[\"n1\"]}]}",
+         "n1", "\"z\":\"b\"", false},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char text[1024];
+        snprintf(text, sizeof(text),
+                 "{\"metadata\":{\"name\":\"pv\"},\"spec\":{\"nodeAffinity\":{\"required\":"
+                 "{\"nodeSelectorTerms\":[%s]}}}}",
+                 cases[i].terms);
+        struct gs_kube_pv pv;
+        struct gs_error err;
+        cr_assert_eq(read_pv(text, &pv, &err), 0, "case %zu: %s", i, err.msg);
+        struct gs_kube_node n;
+        node_of(cases[i].node, cases[i].labels, &n);
+        bool got = gs_kube_pv_node_matches(&pv, &n);
+        cr_assert_eq(got, cases[i].want, "case %zu (node %s): got %d want %d", i, cases[i].node,
+                     got, cases[i].want);
         gs_kube_node_release(&n);
     }
 }

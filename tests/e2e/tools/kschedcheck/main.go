@@ -2,14 +2,24 @@
 // (k8s.io/kubernetes v1.37.2, pkg/scheduler/framework/plugins, feature gates at their v1.37
 // defaults, plugin arguments as the default KubeSchedulerConfiguration gives them): NodeName,
 // NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit,
-// PodTopologySpread and InterPodAffinity, in the default profile's order, over a snapshot
-// built by the scheduler's own cache.NewSnapshot, the way the plugins' unit tests run them.
+// VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, PodTopologySpread and
+// InterPodAffinity, in the default profile's order (every filter of it but DynamicResources),
+// over a snapshot built by the scheduler's own cache.NewSnapshot, the way the plugins' unit
+// tests run them. The volume plugins read claims, volumes and storage classes from informers
+// over a fake clientset holding the dump's, as the scheduler's informers would serve them
+// (there are no CSINode, CSIDriver or VolumeAttachment objects: no attach limits). For a claim
+// bound to a volume (spec.volumeName and the pv.kubernetes.io/bind-completed annotation, as
+// the PV controller leaves it) VolumeBinding checks the volume's spec.nodeAffinity with
+// k8s.io/component-helpers/storage/volume.CheckNodeAffinity, which sees the node's labels
+// only.
 //
 //	kschedcheck [-scheduler-name gpusched] [-reasons] DUMP.json
 //
-// DUMP.json is {"nodes": [...], "pods": [...], "namespaces": [...]} with the items of
-// `kubectl get nodes|pods|namespaces -o json` (namespaces are optional: their labels serve
-// namespace selectors in pod affinity terms). Two judgements, for the pods of the scheduler:
+// DUMP.json is {"nodes": [...], "pods": [...], "namespaces": [...],
+// "persistentVolumes": [...], "persistentVolumeClaims": [...], "storageClasses": [...]} with
+// the items of `kubectl get nodes|pods|namespaces|pv|pvc|storageclasses -o json` (all but nodes
+// and pods optional: namespaces' labels serve namespace selectors in pod affinity terms).
+// Two judgements, for the pods of the scheduler:
 //
 //	bound   P on node N: with a snapshot of every OTHER bound pod, PreFilter and Filter of
 //	        every plugin must let P onto N.
@@ -20,12 +30,15 @@
 // their labels and host ports only accumulate; each topology spread constraint's selector
 // matches only its own Deployment's pods, so its domain counts only grow and the minimum
 // that a placement was judged against can only rise; required affinity to other pods that
-// existed at bind time still exists; anti-affinity is symmetric. Pods created with
+// existed at bind time still exists; anti-affinity is symmetric; claims, volumes and their
+// node affinity are created before the pods and never change. Pods created with
 // spec.nodeName (never scheduled) are judged the same way: they must fit too, and
 // the test creates them before the scheduler starts.
 //
-// Every disagreement is printed with the pod, node, plugin and upstream's reason, then a
-// summary line; the exit status is 1 on any disagreement, 2 on bad input.
+// Every disagreement is printed with the pod, node, plugin and upstream's reason; for every pod
+// of the scheduler that uses a claim, a line says which nodes VolumeBinding alone lets it onto
+// ("volumes NS/POD: VolumeBinding lets it onto K/N nodes: ..."); then a summary line. The exit
+// status is 1 on any disagreement, 2 on bad input.
 package main
 
 import (
@@ -38,6 +51,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
@@ -48,12 +62,13 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 )
 
-// The filter plugins of the default profile that judge a pod without volumes or DRA claims,
-// in the order the profile runs them.
+// The filter plugins of the default profile that judge a pod without DRA claims, in the order
+// the profile runs them.
 var filterPlugins = []string{
 	names.NodeName,
 	names.NodeUnschedulable,
@@ -61,21 +76,30 @@ var filterPlugins = []string{
 	names.NodeAffinity,
 	names.NodePorts,
 	names.NodeResourcesFit,
+	names.VolumeRestrictions,
+	names.NodeVolumeLimits,
+	names.VolumeBinding,
+	names.VolumeZone,
 	names.PodTopologySpread,
 	names.InterPodAffinity,
 }
 
 type dump struct {
-	Nodes      []*v1.Node      `json:"nodes"`
-	Pods       []*v1.Pod       `json:"pods"`
-	Namespaces []*v1.Namespace `json:"namespaces"`
+	Nodes          []*v1.Node                  `json:"nodes"`
+	Pods           []*v1.Pod                   `json:"pods"`
+	Namespaces     []*v1.Namespace             `json:"namespaces"`
+	PVs            []*v1.PersistentVolume      `json:"persistentVolumes"`
+	PVCs           []*v1.PersistentVolumeClaim `json:"persistentVolumeClaims"`
+	StorageClasses []*storagev1.StorageClass   `json:"storageClasses"`
 }
 
 type checker struct {
 	ctx      context.Context
 	registry frameworkruntime.Registry
 	args     map[string]runtime.Object
+	client   *fake.Clientset
 	informer informers.SharedInformerFactory
+	csi      fwk.CSIManager
 	nodes    []*v1.Node
 }
 
@@ -92,7 +116,9 @@ type plugin struct {
 func (c *checker) pluginsFor(snap *cache.Snapshot) ([]plugin, error) {
 	h, err := frameworkruntime.NewFramework(c.ctx, nil, nil,
 		frameworkruntime.WithSnapshotSharedLister(snap),
-		frameworkruntime.WithInformerFactory(c.informer))
+		frameworkruntime.WithClientSet(c.client),
+		frameworkruntime.WithInformerFactory(c.informer),
+		frameworkruntime.WithSharedCSIManager(c.csi))
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +216,31 @@ func (c *checker) judge(pr *prepared, pod *v1.Pod, node string) (string, string)
 
 func key(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
 
+// volumeNodes lists the nodes that VolumeBinding's PreFilter and Filter alone let pod onto.
+func (c *checker) volumeNodes(pr *prepared, pod *v1.Pod) ([]string, error) {
+	for i, pl := range pr.pls {
+		if pl.name != names.VolumeBinding {
+			continue
+		}
+		var out []string
+		v := pr.pre[i]
+		for _, n := range c.nodes {
+			if v.status != nil || (!v.skip && !v.only.AllNodes() && !v.only.NodeNames.Has(n.Name)) {
+				continue
+			}
+			ni, err := pr.snap.NodeInfos().Get(n.Name)
+			if err != nil {
+				return nil, err
+			}
+			if v.skip || pl.filt.Filter(c.ctx, pr.state, pod, ni).IsSuccess() {
+				out = append(out, n.Name)
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("plugin %s not made", names.VolumeBinding)
+}
+
 // overAllocated lists the resources whose requests on a node exceed its allocatable.
 func overAllocated(ni fwk.NodeInfo) string {
 	req, alloc := ni.GetRequested(), ni.GetAllocatable()
@@ -277,7 +328,19 @@ func main() {
 			objs = append(objs, ns)
 		}
 	}
-	c.informer = informers.NewSharedInformerFactory(fake.NewClientset(objs...), 0)
+	for _, pv := range d.PVs {
+		objs = append(objs, pv)
+	}
+	for _, pvc := range d.PVCs {
+		objs = append(objs, pvc)
+	}
+	for _, sc := range d.StorageClasses {
+		objs = append(objs, sc)
+	}
+	c.client = fake.NewClientset(objs...)
+	c.informer = informers.NewSharedInformerFactory(c.client, 0)
+	// NodeVolumeLimits reads CSINodes through the manager the scheduler shares among profiles
+	c.csi = nodevolumelimits.NewCSIManager(c.informer.Storage().V1().CSINodes().Lister())
 	// make the plugins once so that every informer they use is registered, then start them
 	if _, err := c.pluginsFor(cache.NewSnapshot(nil, d.Nodes)); err != nil {
 		fmt.Fprintln(os.Stderr, "kschedcheck:", err)
@@ -371,6 +434,34 @@ func main() {
 				strings.Join(reasons, " | "))
 		}
 	}
+	// the pods with claims: the nodes their volumes allow, by upstream's VolumeBinding alone
+	claimed := 0
+	for _, p := range append(append([]*v1.Pod{}, mine...), pending...) {
+		uses := false
+		for _, vol := range p.Spec.Volumes {
+			uses = uses || vol.PersistentVolumeClaim != nil
+		}
+		if !uses {
+			continue
+		}
+		claimed++
+		pr, err := c.prepare(snap, p)
+		if err == nil {
+			var ok []string
+			if ok, err = c.volumeNodes(pr, p); err == nil {
+				list := strings.Join(ok, ", ")
+				if len(ok) > 5 {
+					list = strings.Join(ok[:5], ", ") + fmt.Sprintf(" and %d more", len(ok)-5)
+				}
+				fmt.Printf("volumes %s: VolumeBinding lets it onto %d/%d nodes: %s\n", key(p),
+					len(ok), len(d.Nodes), list)
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kschedcheck:", err)
+			os.Exit(2)
+		}
+	}
 	// one over-allocated node makes every pod on it a disagreement: say which nodes and by what
 	for _, n := range d.Nodes {
 		ni, err := snap.NodeInfos().Get(n.Name)
@@ -391,9 +482,10 @@ func main() {
 	if len(kinds) > 0 {
 		detail = " (" + strings.Join(kinds, ", ") + ")"
 	}
-	fmt.Printf("kschedcheck: %d nodes, %d pods: %d bound (%d of %s checked), %d pending checked; "+
-		"%d disagreements%s\n", len(d.Nodes), len(d.Pods), len(bound), len(mine), *schedName,
-		len(pending), disagree, detail)
+	fmt.Printf("kschedcheck: %d nodes, %d pods, %d volumes, %d claims: %d bound (%d of %s "+
+		"checked), %d pending checked, %d of them with claims; %d disagreements%s\n",
+		len(d.Nodes), len(d.Pods), len(d.PVs), len(d.PVCs), len(bound), len(mine), *schedName,
+		len(pending), claimed, disagree, detail)
 	if disagree > 0 {
 		os.Exit(1)
 	}
