@@ -14,7 +14,10 @@
 # published, no device is in two claims and no two placements of a GPU overlap. A claim whose
 # selector uses .matches() stays pending, and /debug/pending, gpusched explain and the Event
 # name the expression; a GPUQueue whose limit is 1 nvidia.com/gpu keeps a pod claiming 2 whole
-# GPUs pending for quota, with the counts.
+# GPUs pending for quota, with the counts. Then claimed devices of bound pods count as the
+# queue's use: a pod of team-q whose claim gets one whole GPU binds, a second one-GPU claim's
+# pod stays pending for quota with "used 1 + requested 1 > limit 1", and binds once the first
+# pod is deleted.
 set -u
 GS="$1"
 . "$(dirname "$0")/cluster.sh"
@@ -149,6 +152,10 @@ for n, dv in claims.items():
 json.dump({"apiVersion": "v1", "kind": "List", "items": [
     claim("team-q", "c-two", {"requests": [{"name": "gpus", "exactly": exactly("gpu.gpusched.io", None, 2)}]}),
     pod("team-q", "p-two", "c-two")]}, open(d + "/dra-quota.json", "w"))
+for n in ("one-a", "one-b"):
+    json.dump({"apiVersion": "v1", "kind": "List", "items": [
+        claim("team-q", "c-" + n, {"requests": [{"name": "gpu", "exactly": exactly("gpu.gpusched.io")}]}),
+        pod("team-q", "p-" + n, "c-" + n)]}, open(d + "/dra-%s.json" % n, "w"))
 P
 "$K" create namespace ai > /dev/null
 "$K" create namespace team-q > /dev/null
@@ -265,5 +272,54 @@ else:
 sys.exit(0 if ok else 1)
 P
 
+# claimed devices of bound pods are the queue's use: p-one-a's claim takes team-q's one GPU,
+# p-one-b's claim is then refused for quota with used 1, and admitted once p-one-a is gone
+verdict() { # NS POD: the pod's entry in /debug/pending as "reason<TAB>message", or nothing
+    curl -sf "http://127.0.0.1:$TN_PORT/debug/pending" | python3 -c '
+import json, sys
+r = [r for r in json.load(sys.stdin) if (r["namespace"], r["pod"]) == (sys.argv[1], sys.argv[2])]
+print("%s\t%s" % (r[0]["reason"], r[0]["message"]) if r else "")' "$1" "$2"
+}
+# allocated NS CLAIM POD: the claim is allocated and reserved for the pod, which is bound to the
+# allocation's node; prints the claim's devices
+allocated() {
+    "$K" get resourceclaim -n "$1" "$2" -o json > "$E2E_DIR/claim.json" &&
+        "$K" get pod -n "$1" "$3" -o json > "$E2E_DIR/pod.json" || return 1
+    python3 - "$E2E_DIR/claim.json" "$E2E_DIR/pod.json" <<'P'
+import json, sys
+c, p = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+a = c.get("status", {}).get("allocation")
+if not a:
+    sys.exit(1)
+node = a["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"][0]
+rf = [(x["name"], x["uid"]) for x in c["status"].get("reservedFor") or []]
+print("%s %s" % (node, ",".join(x["device"] for x in a["devices"]["results"])))
+sys.exit(0 if rf == [(p["metadata"]["name"], p["metadata"]["uid"])] and
+         p["spec"].get("nodeName") == node else 1)
+P
+}
+quota_used1() { verdict team-q p-one-b | grep -qF "queue team-q: nvidia.com/gpu used 1 + requested 1 > limit 1"; }
+"$K" create -f "$E2E_DIR/dra-one-a.json" > /dev/null || tn_fail "create claim and pod one-a"
+if tn_wait 30 bound team-q p-one-a && got=$(allocated team-q c-one-a p-one-a); then
+    show "team-q/p-one-a bound, its claim c-one-a allocated on $got (team-q: 1 of its limit 1 nvidia.com/gpu)"
+    "$K" create -f "$E2E_DIR/dra-one-b.json" > /dev/null || tn_fail "create claim and pod one-b"
+    if tn_wait 30 quota_used1; then
+        show "team-q/p-one-b: $(verdict team-q p-one-b)"
+    else
+        tn_fail "team-q/p-one-b: want reason quota with 'used 1 + requested 1 > limit 1', have '$(verdict team-q p-one-b)'"
+    fi
+    [ "$(verdict team-q p-one-b | cut -f1)" = quota ] || tn_fail "team-q/p-one-b: reason '$(verdict team-q p-one-b | cut -f1)', want quota"
+    bound team-q p-one-b && tn_fail "team-q/p-one-b was bound beside p-one-a, over the queue's limit"
+    [ -z "$("$K" get resourceclaim -n team-q c-one-b -o jsonpath='{.status.allocation}')" ] ||
+        tn_fail "claim team-q/c-one-b was allocated over the queue's limit"
+    "$K" delete pod -n team-q p-one-a --grace-period=0 --force > /dev/null 2>&1
+    if tn_wait 30 bound team-q p-one-b && got=$(allocated team-q c-one-b p-one-b); then
+        show "team-q/p-one-a deleted: team-q/p-one-b bound, its claim c-one-b allocated on $got"
+    else
+        tn_fail "team-q/p-one-b was not admitted after p-one-a was deleted (/debug/pending: '$(verdict team-q p-one-b)')"
+    fi
+else
+    tn_fail "team-q/p-one-a (one whole GPU, within the queue's limit) was not bound with its claim allocated"
+fi
 [ "$TN_OK" = 0 ] || { echo "scheduler log:"; tail -30 "$E2E_DIR/scheduler.log"; }
 tn_done
