@@ -7,9 +7,14 @@
 # is checked against the API: every Node is shown; every MIG slice of the gpusched agent's
 # inventory is shown, and each pod holds exactly the slices (or GPUs, or replicas) its
 # gpusched.io/devices annotation names, no other slice has a holder; the waiting pod is
-# listed with the reason /debug/pending gives; both queues are shown; the page loaded
-# nothing from anywhere but the scheduler. Then a pod that fits is created: the page, still
-# open and never reloaded, shows it on the slice its annotation names and lists its bind. With
+# listed with the reason /debug/pending gives; both queues are shown, each resource row with
+# the deserved, used and borrowed figures (data attributes and the text) that /ui/state reports
+# and that follow from the API: deserved from the GPUQueue's spec, used from the bound pods of
+# its namespaces (GPUs, MIG instances, GPU-equivalents: a MIG profile's larger share of a GPU's
+# 7 compute and 8 memory slices), borrowed what is used beyond deserved (team-a borrows 0.5
+# GPU-equivalents, team-b 1 GPU); the page loaded nothing from anywhere but the scheduler.
+# Then a pod that fits is created: the page, still open and never reloaded, shows it on the
+# slice its annotation names, lists its bind and its queue's new figures. With
 # every 3g.40gb slot taken, a gpu-critical pod preempts: the page lists the preemption and its
 # victims.
 # A screenshot of the page is kept as a test artifact (test-artifacts/dashboard.png beside
@@ -120,10 +125,85 @@ return {
   pending: q('[data-pending-pod]').map(e => ({pod: e.dataset.pendingPod, reason: e.dataset.reason,
                                                text: e.textContent})),
   queues: q('[data-queue]').map(e => e.dataset.queue),
+  qres: q('[data-queue] [data-resource]').map(e => ({queue: e.closest('[data-queue]').dataset.queue,
+        resource: e.dataset.resource, deserved: e.dataset.deserved, used: e.dataset.used,
+        borrowed: e.dataset.borrowed, text: e.textContent,
+        borrowing: e.closest('[data-queue]').dataset.borrowing})),
   events: q('[data-event]').map(e => ({kind: e.dataset.event, text: e.textContent})),
   resources: performance.getEntriesByType('resource').map(r => r.name),
 };
 """
+
+# GPU-equivalents of a MIG instance: the larger of its shares of the GPU's 7 compute and 8
+# memory slices (the A100's and H100's geometry), counted in thousandths per pod
+UNITS = {"3g.40gb": max(3 / 7, 4 / 8), "1g.10gb": max(1 / 7, 1 / 8)}
+def api_queues():
+    """From the API: queue -> resource -> (deserved, used, borrowed)."""
+    pods = kget("pods", "-A")["items"]
+    out = {}
+    for q in kget("gpuqueues")["items"]:
+        spec = q["spec"]
+        des = {k: float(v) for k, v in spec.get("deserved", {}).items()}
+        used = {}
+        for p in pods:
+            if p["metadata"]["namespace"] not in spec.get("namespaces", []) or \
+                    not p["spec"].get("nodeName") or p["status"].get("phase") in ("Succeeded", "Failed"):
+                continue
+            for c in p["spec"]["containers"]:
+                for k, v in c.get("resources", {}).get("limits", {}).items():
+                    if k == "nvidia.com/gpu":
+                        u = int(v)
+                    elif k.startswith("nvidia.com/mig-"):
+                        u = int(v) * UNITS[k[len("nvidia.com/mig-"):]]
+                    else:
+                        continue
+                    used[k] = used.get(k, 0) + int(v)
+                    g = "gpusched.io/gpu-units"
+                    used[g] = used.get(g, 0) + int(u * 1000 + 0.5) / 1000
+        out[q["metadata"]["name"]] = {
+            r: (des.get(r, 0), used.get(r, 0), max(used.get(r, 0) - des.get(r, 0), 0))
+            for r in set(des) | set(spec.get("limit", {})) | {k for k, v in used.items() if v}}
+    return out
+
+def fmt(v):  # the page's number format
+    return str(round(v)) if abs(v - round(v)) < 1e-9 else "%.2f" % v
+
+def queues_match(dom):
+    """The page's queue rows against /ui/state and the API: (ok, page, state, api)."""
+    st = json.load(urllib.request.urlopen(base + "/ui/state"))
+    state = {q["name"]: {r["resource"]: (r["deserved"], r["used"], r["borrowed"]) for r in q["resources"]}
+             for q in st["queues"]}
+    page, text_ok = {}, True
+    for r in dom["qres"]:
+        v = (float(r["deserved"]), float(r["used"]), float(r["borrowed"]))
+        page.setdefault(r["queue"], {})[r["resource"]] = v
+        text_ok &= (fmt(v[1]) + " / " + fmt(v[0])) in r["text"] and \
+            ((" (+" + fmt(v[2]) + ")") in r["text"]) == (v[2] > 0)
+    borrowing = {r["queue"]: r["borrowing"] for r in dom["qres"]}
+    api = api_queues()
+    def same(a, b):
+        return a.keys() == b.keys() and all(
+            a[q].keys() == b[q].keys() and
+            all(abs(x - y) < 1e-6 for r in a[q] for x, y in zip(a[q][r], b[q][r])) for q in a)
+    ok = same(page, state) and same(state, api) and text_ok and all(
+        borrowing.get(q) == ("true" if any(v[2] > 0 for v in rows.values()) else "false")
+        for q, rows in page.items())
+    return ok, page, state, api
+
+def show_queues(rows):
+    return "; ".join("%s: %s" % (q, ", ".join("%s used %s / deserved %s, borrowed %s" %
+                     (r, fmt(v[1]), fmt(v[0]), fmt(v[2])) for r, v in sorted(rows[q].items())))
+                     for q in sorted(rows))
+
+def wait_queues(b, seconds):
+    """Poll the open page until its queue figures agree with /ui/state and the API."""
+    end = time.time() + seconds
+    while True:
+        dom = b.script(JS)
+        ok, page, state, api = queues_match(dom)
+        if ok or time.time() > end:
+            return ok, page, state, api
+        time.sleep(0.3)
 
 def dom_matches(dom, slices, shares):
     got = {(s["node"], s["slice"]): s["holder"] for s in dom["slices"] if s["holder"]}
@@ -164,6 +244,13 @@ with Browser(chromedriver, chromium, log=d + "/chromedriver.log") as b:
     want_msg = next((r["message"] for r in pend if r["pod"] == "b200"), None)
     check(want_msg and want_msg in msg, "with /debug/pending's message: %s" % want_msg)
     check(sorted(dom["queues"]) == ["team-a", "team-b"], "queues shown: %s" % dom["queues"])
+    ok, page, state, api = wait_queues(b, 10)
+    check(ok and page.get("team-a", {}).get("gpusched.io/gpu-units", (0, 0, 0))[2] > 0 and
+          page.get("team-b", {}).get("nvidia.com/gpu", (0, 0, 0))[2] > 0,
+          "the queues' figures on the page are /ui/state's and the API's: %s" % show_queues(page))
+    if not ok:
+        print("   page  %s\n   state %s\n   api   %s" % (page, state, api))
+        print("   rows  %s" % [(r["queue"], r["resource"], r["text"]) for r in dom["qres"]])
     foreign = [r for r in dom["resources"] if not r.startswith(base + "/")]
     check(not foreign, "the page loaded only from the scheduler (%d requests; others: %s)"
           % (len(dom["resources"]), foreign))
@@ -195,6 +282,11 @@ with Browser(chromedriver, chromium, log=d + "/chromedriver.log") as b:
     check(dom["marker"] == 42, "without a reload")
     check(any(e["kind"] == "bind" and "team-a/late" in e["text"] for e in dom["events"]),
           "its bind is listed among the recent events")
+    ok, page, state, api = wait_queues(b, 10)
+    check(ok and api["team-a"].get("nvidia.com/mig-3g.40gb", (0, 0, 0))[1] == 4,
+          "its queue's new figures on the open page: %s" % show_queues({"team-a": page.get("team-a", {})}))
+    if not ok:
+        print("   page  %s\n   state %s\n   api   %s" % (page, state, api))
     slices, shares = expected()
     ok, got, gsh = dom_matches(dom, slices, shares)
     check(ok, "every holder still matches the API")

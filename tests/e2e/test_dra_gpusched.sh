@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
-# DRA allocated by gpusched itself on the real control plane. Two nodes publish ResourceSlices
-# of the driver gpu.gpusched.io as the agent does (written here by hand, in its shape):
-# dra-0 has a partitionable A100-80GB (GPU 0: a counter set of 7 compute slices and 8 memory
-# slices, the whole GPU and its MIG placements consuming them) and a GPU 1 with static MIG
-# 3g.40gb instances at 0 and 4; dra-1 has two whole A100-80GB and one H100-80GB. The classes
-# gpu.gpusched.io and mig.gpusched.io select by type. Pods with schedulerName gpusched name
-# ResourceClaims: a whole H100 (selector on productName), a 3g.40gb MIG device, a dynamic
-# 2g.20gb placement, two whole GPUs with matchAttribute productName, and a firstAvailable
-# claim whose first alternative (a 7g.80gb placement) cannot fit the counters left. Each
-# claim's status.allocation (results, nodeSelector) and reservedFor are checked in the API,
-# each pod is bound to its allocation's node, no device is in two claims and no two
-# placements of a GPU overlap. A claim whose selector uses .matches() stays pending, and
-# /debug/pending, gpusched explain and the Event name the expression; a GPUQueue whose limit
-# is 1 nvidia.com/gpu keeps a pod claiming 2 whole GPUs pending for quota, with the counts.
+# DRA allocated by gpusched itself on the real control plane, from the ResourceSlices the agent
+# publishes. Two nodes each run the gpusched agent as the DRA driver gpu.gpusched.io (agent run
+# --dra) on fake GPUs; deploy/dra/ gives the DeviceClasses gpu.gpusched.io and mig.gpusched.io
+# (they select by type). dra-0 (--dra-dynamic-mig) has a partitionable A100-80GB (GPU 0, in MIG
+# mode without instances: a counter set of 7 compute slices and 8 memory slices, the whole GPU
+# and its MIG placements consuming them) and a GPU 1 with static MIG 3g.40gb instances at 0 and
+# 4; dra-1 has two whole A100-80GB, one H100-80GB, one L40S-48GB and one RTX4090-24GB. Pods with
+# schedulerName gpusched name ResourceClaims: a whole H100 (selector on productName), a 3g.40gb
+# MIG device, a dynamic 2g.20gb placement, two whole GPUs with matchAttribute productName, and a
+# firstAvailable claim whose first alternative (a 7g.80gb placement) cannot fit the counters
+# left. Each claim's status.allocation (results, nodeSelector) and reservedFor are checked in
+# the API, each pod is bound to its allocation's node, every result is a device the agent
+# published, no device is in two claims and no two placements of a GPU overlap. A claim whose
+# selector uses .matches() stays pending, and /debug/pending, gpusched explain and the Event
+# name the expression; a GPUQueue whose limit is 1 nvidia.com/gpu keeps a pod claiming 2 whole
+# GPUs pending for quota, with the counts. Then claimed devices of bound pods count as the
+# queue's use: a pod of team-q whose claim gets one whole GPU binds, a second one-GPU claim's
+# pod stays pending for quota with "used 1 + requested 1 > limit 1", and binds once the first
+# pod is deleted.
 set -u
 GS="$1"
 . "$(dirname "$0")/cluster.sh"
@@ -37,57 +42,78 @@ Y
                       "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}' > /dev/null || exit 1
 done
 
-# the slices, the classes, the claims and the pods
+# the agent's identity and RBAC as deploy/ ships them (agent.yaml, and deploy/dra/ for DRA:
+# its DeviceClasses and the ClusterRole its ServiceAccount is bound to)
+tn_agent_user || exit 1
+for f in "$E2E_SRC"/../../deploy/dra/*.yaml; do
+    "$K" apply -f "$f" > /dev/null || { tn_fail "kubectl apply $f"; tn_done; }
+done
+"$K" create clusterrolebinding e2e-agent-dra --clusterrole gpusched-agent-dra \
+    --user gpusched-agent > /dev/null || exit 1
+"$K" get deviceclass gpu.gpusched.io mig.gpusched.io > /dev/null ||
+    { tn_fail "DeviceClasses gpu.gpusched.io and mig.gpusched.io not there"; tn_done; }
+
+# the agents, the DRA driver on each node, on fake GPUs
+python3 - "$E2E_DIR" <<'G' || exit 1
+import json, sys
+d = sys.argv[1]
+json.dump({"gpus": [{"model": "A100-80GB", "mig": True, "instances": []},
+                    {"model": "A100-80GB", "mig": True,
+                     "instances": [{"profile": "3g.40gb", "start": 0}, {"profile": "3g.40gb", "start": 4}]}]},
+          open(d + "/gpus-dra-0.json", "w"))
+json.dump({"gpus": [{"model": "A100-80GB"}, {"model": "A100-80GB"}, {"model": "H100-80GB"},
+                    {"model": "L40S-48GB"}, {"model": "RTX4090-24GB"}]}, open(d + "/gpus-dra-1.json", "w"))
+G
+for n in dra-0 dra-1; do
+    mkdir -p "$E2E_DIR/$n/plugins" "$E2E_DIR/$n/registry" "$E2E_DIR/$n/cdi"
+    dyn=""
+    [ $n = dra-0 ] && dyn=--dra-dynamic-mig
+    "$GS" --log-level info agent run --fake "$E2E_DIR/gpus-$n.json" --node $n --interval 0.5 \
+        --kubeconfig "$E2E_DIR/agent.kubeconfig" --metrics-port 0 --auto-cordon false \
+        --dra $dyn --dra-plugins-dir "$E2E_DIR/$n/plugins" --dra-registry-dir "$E2E_DIR/$n/registry" \
+        --cdi-dir "$E2E_DIR/$n/cdi" > "$E2E_DIR/agent-$n.log" 2>&1 &
+    echo $! > "$E2E_DIR/agent-$n.pid"
+done
+# pools NODE DEVICE...: the node's slices form one complete pool (one generation, every slice
+# there) with these devices among them
+pools() {
+    local n="$1"
+    shift
+    "$K" get resourceslices -o json --field-selector "spec.driver=gpu.gpusched.io,spec.nodeName=$n" |
+        python3 -c '
+import json, sys
+items, node, want = json.load(sys.stdin)["items"], sys.argv[1], set(sys.argv[2:])
+names = {d["name"] for s in items for d in s["spec"].get("devices") or []}
+ok = items and len({s["spec"]["pool"]["generation"] for s in items}) == 1
+ok = ok and {s["spec"]["pool"]["resourceSliceCount"] for s in items} == {len(items)}
+ok = ok and all(s["spec"]["pool"]["name"] == node for s in items) and want <= names
+sys.exit(0 if ok else 1)' "$n" "$@"
+}
+tn_wait 30 pools dra-0 gpu-0 gpu-0-part-2g-20gb-0 gpu-0-part-7g-80gb-0 gpu-1-mig-3g-40gb-0 \
+    gpu-1-mig-3g-40gb-4 ||
+    { tn_fail "the agent of dra-0 did not publish its pool"; tail -20 "$E2E_DIR/agent-dra-0.log"; tn_done; }
+tn_wait 30 pools dra-1 gpu-0 gpu-1 gpu-2 gpu-3 gpu-4 ||
+    { tn_fail "the agent of dra-1 did not publish its pool"; tail -20 "$E2E_DIR/agent-dra-1.log"; tn_done; }
+"$K" get resourceslices -o json > "$E2E_DIR/slices.json"
+python3 - "$E2E_DIR/slices.json" <<'P'
+import json, sys
+by = {}
+for s in json.load(open(sys.argv[1]))["items"]:
+    b = by.setdefault(s["spec"]["pool"]["name"], {"slices": 0, "devices": [], "sets": []})
+    b["slices"] += 1
+    b["devices"] += [d["name"] for d in s["spec"].get("devices") or []]
+    b["sets"] += [c["name"] for c in s["spec"].get("sharedCounters") or []]
+for node, b in sorted(by.items()):
+    parts = [n for n in b["devices"] if "-part-" in n]
+    print("  the agent of %s published %d ResourceSlices: %d devices (%d partitionable placements), "
+          "counter sets %s: %s" % (node, b["slices"], len(b["devices"]), len(parts), b["sets"],
+                                  " ".join(sorted(n for n in b["devices"] if "-part-" not in n))))
+P
+
+# the claims and the pods
 python3 - "$E2E_DIR" <<'P' || exit 1
 import json, sys
 d = sys.argv[1]
-DRV = "gpu.gpusched.io"
-def s(v): return {"string": v}
-def i(v): return {"int": v}
-def slice_(name, node, spec):
-    spec.update({"driver": DRV, "pool": {"name": node, "generation": 1, "resourceSliceCount": 2},
-                 "nodeName": node})
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-            "metadata": {"name": name}, "spec": spec}
-def gpu(idx, uuid, product, mem="80Gi"):
-    return {"name": "gpu-%d" % idx, "attributes": {"type": s("gpu"), "uuid": s(uuid),
-            "productName": s(product), "index": i(idx)}, "capacity": {"memory": {"value": mem}}}
-# A100-80GB placements: profile, compute slices, memory slices, starts
-PROFILES = [("1g.10gb", 1, 1, range(7)), ("2g.20gb", 2, 2, [0, 2, 4]),
-            ("3g.40gb", 3, 4, [0, 4]), ("4g.40gb", 4, 4, [0]), ("7g.80gb", 7, 8, [0])]
-cs = "gpu-0-counters"
-counters = {"compute-slices": {"value": "7"}}
-counters.update({"memory-slice-%d" % k: {"value": "1"} for k in range(8)})
-whole = gpu(0, "GPU-d0-0", "A100-80GB")
-whole["consumesCounters"] = [{"counterSet": cs, "counters": counters}]
-devs = [whole]
-for prof, c, m, starts in PROFILES:
-    for st in starts:
-        use = {"compute-slices": {"value": str(c)}}
-        use.update({"memory-slice-%d" % k: {"value": "1"} for k in range(st, st + m)})
-        devs.append({"name": "gpu-0-part-%s-%d" % (prof.replace(".", "-"), st),
-                     "attributes": {"type": s("mig"), "profile": s(prof), "parentUUID": s("GPU-d0-0"),
-                                    "productName": s("A100-80GB"), "placementStart": i(st),
-                                    "dynamic": {"bool": True}},
-                     "capacity": {"memory": {"value": "%dGi" % (10 * m)}},
-                     "consumesCounters": [{"counterSet": cs, "counters": use}]})
-for st in (0, 4):
-    devs.append({"name": "gpu-1-mig-3g-40gb-%d" % st,
-                 "attributes": {"type": s("mig"), "profile": s("3g.40gb"), "uuid": s("MIG-d0-1-%d" % st),
-                                "parentUUID": s("GPU-d0-1"), "productName": s("A100-80GB"),
-                                "placementStart": i(st)},
-                 "capacity": {"memory": {"value": "40Gi"}}})
-objs = [slice_("dra-0-counters", "dra-0", {"sharedCounters": [{"name": cs, "counters": counters}]}),
-        slice_("dra-0-devices", "dra-0", {"devices": devs}),
-        slice_("dra-1-devices", "dra-1", {"devices": [gpu(0, "GPU-d1-0", "A100-80GB"),
-                                                       gpu(1, "GPU-d1-1", "A100-80GB"),
-                                                       gpu(2, "GPU-d1-2", "H100-80GB")]})]
-objs[2]["spec"]["pool"]["resourceSliceCount"] = 1
-for cls, t in (("gpu.gpusched.io", "gpu"), ("mig.gpusched.io", "mig")):
-    objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": cls},
-                 "spec": {"selectors": [{"cel": {"expression":
-                     "device.driver == '%s' && device.attributes['%s'].type == '%s'" % (DRV, DRV, t)}}]}})
-json.dump({"apiVersion": "v1", "kind": "List", "items": objs}, open(d + "/dra-setup.json", "w"))
 A = "device.attributes['gpu.gpusched.io']"
 def exactly(cls, sel=None, count=None):
     e = {"deviceClassName": cls}
@@ -106,7 +132,7 @@ claims = {
              "selectors": [{"cel": {"expression": A + ".profile == '7g.80gb'"}}]},
             {"name": "small", "deviceClassName": "mig.gpusched.io",
              "selectors": [{"cel": {"expression": A + ".profile == '1g.10gb' && " +
-                            "device.capacity['gpu.gpusched.io'].memory.compareTo(quantity('10Gi')) >= 0"}}]}]}]},
+                            "device.capacity['gpu.gpusched.io'].memory.compareTo(quantity('9Gi')) >= 0"}}]}]}]},
   "bad": {"requests": [{"name": "gpu", "exactly": exactly("gpu.gpusched.io",
           A + ".productName.matches('A100.*')")}]},
 }
@@ -126,11 +152,13 @@ for n, dv in claims.items():
 json.dump({"apiVersion": "v1", "kind": "List", "items": [
     claim("team-q", "c-two", {"requests": [{"name": "gpus", "exactly": exactly("gpu.gpusched.io", None, 2)}]}),
     pod("team-q", "p-two", "c-two")]}, open(d + "/dra-quota.json", "w"))
+for n in ("one-a", "one-b"):
+    json.dump({"apiVersion": "v1", "kind": "List", "items": [
+        claim("team-q", "c-" + n, {"requests": [{"name": "gpu", "exactly": exactly("gpu.gpusched.io")}]}),
+        pod("team-q", "p-" + n, "c-" + n)]}, open(d + "/dra-%s.json" % n, "w"))
 P
 "$K" create namespace ai > /dev/null
 "$K" create namespace team-q > /dev/null
-"$K" create -f "$E2E_DIR/dra-setup.json" > /dev/null || { tn_fail "the API refused the slices or classes"; tn_done; }
-show "created 3 ResourceSlices (dra-0: counters + $(python3 -c "import json;print(len(json.load(open('$E2E_DIR/dra-setup.json'))['items'][1]['spec']['devices']))") devices, dra-1: 3 GPUs) and DeviceClasses gpu.gpusched.io, mig.gpusched.io"
 "$K" apply -f - > /dev/null <<'Q' || exit 1
 apiVersion: gpusched.io/v1alpha1
 kind: GPUQueue
@@ -151,7 +179,6 @@ done
 sleep 3
 "$K" get resourceclaims -A -o json > "$E2E_DIR/claims.json"
 "$K" get pods -A -o json > "$E2E_DIR/pods.json"
-"$K" get resourceslices -o json > "$E2E_DIR/slices.json"
 curl -sf "http://127.0.0.1:$TN_PORT/debug/pending" > "$E2E_DIR/pending.json" || tn_fail "/debug/pending"
 "$GS" explain --kubeconfig "$E2E_DIR/scheduler.kubeconfig" --output json > "$E2E_DIR/explain.json" ||
     tn_fail "gpusched explain failed"
@@ -244,5 +271,55 @@ else:
     print("ok   FailedScheduling Event of ai/p-bad: %s" % note(ev[-1]))
 sys.exit(0 if ok else 1)
 P
+
+# claimed devices of bound pods are the queue's use: p-one-a's claim takes team-q's one GPU,
+# p-one-b's claim is then refused for quota with used 1, and admitted once p-one-a is gone
+verdict() { # NS POD: the pod's entry in /debug/pending as "reason<TAB>message", or nothing
+    curl -sf "http://127.0.0.1:$TN_PORT/debug/pending" | python3 -c '
+import json, sys
+r = [r for r in json.load(sys.stdin) if (r["namespace"], r["pod"]) == (sys.argv[1], sys.argv[2])]
+print("%s\t%s" % (r[0]["reason"], r[0]["message"]) if r else "")' "$1" "$2"
+}
+# allocated NS CLAIM POD: the claim is allocated and reserved for the pod, which is bound to the
+# allocation's node; prints the claim's devices
+allocated() {
+    "$K" get resourceclaim -n "$1" "$2" -o json > "$E2E_DIR/claim.json" &&
+        "$K" get pod -n "$1" "$3" -o json > "$E2E_DIR/pod.json" || return 1
+    python3 - "$E2E_DIR/claim.json" "$E2E_DIR/pod.json" <<'P'
+import json, sys
+c, p = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+a = c.get("status", {}).get("allocation")
+if not a:
+    sys.exit(1)
+node = a["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"][0]
+rf = [(x["name"], x["uid"]) for x in c["status"].get("reservedFor") or []]
+print("%s %s" % (node, ",".join(x["device"] for x in a["devices"]["results"])))
+sys.exit(0 if rf == [(p["metadata"]["name"], p["metadata"]["uid"])] and
+         p["spec"].get("nodeName") == node else 1)
+P
+}
+quota_used1() { verdict team-q p-one-b | grep -qF "queue team-q: nvidia.com/gpu used 1 + requested 1 > limit 1"; }
+"$K" create -f "$E2E_DIR/dra-one-a.json" > /dev/null || tn_fail "create claim and pod one-a"
+if tn_wait 30 bound team-q p-one-a && got=$(allocated team-q c-one-a p-one-a); then
+    show "team-q/p-one-a bound, its claim c-one-a allocated on $got (team-q: 1 of its limit 1 nvidia.com/gpu)"
+    "$K" create -f "$E2E_DIR/dra-one-b.json" > /dev/null || tn_fail "create claim and pod one-b"
+    if tn_wait 30 quota_used1; then
+        show "team-q/p-one-b: $(verdict team-q p-one-b)"
+    else
+        tn_fail "team-q/p-one-b: want reason quota with 'used 1 + requested 1 > limit 1', have '$(verdict team-q p-one-b)'"
+    fi
+    [ "$(verdict team-q p-one-b | cut -f1)" = quota ] || tn_fail "team-q/p-one-b: reason '$(verdict team-q p-one-b | cut -f1)', want quota"
+    bound team-q p-one-b && tn_fail "team-q/p-one-b was bound beside p-one-a, over the queue's limit"
+    [ -z "$("$K" get resourceclaim -n team-q c-one-b -o jsonpath='{.status.allocation}')" ] ||
+        tn_fail "claim team-q/c-one-b was allocated over the queue's limit"
+    "$K" delete pod -n team-q p-one-a --grace-period=0 --force > /dev/null 2>&1
+    if tn_wait 30 bound team-q p-one-b && got=$(allocated team-q c-one-b p-one-b); then
+        show "team-q/p-one-a deleted: team-q/p-one-b bound, its claim c-one-b allocated on $got"
+    else
+        tn_fail "team-q/p-one-b was not admitted after p-one-a was deleted (/debug/pending: '$(verdict team-q p-one-b)')"
+    fi
+else
+    tn_fail "team-q/p-one-a (one whole GPU, within the queue's limit) was not bound with its claim allocated"
+fi
 [ "$TN_OK" = 0 ] || { echo "scheduler log:"; tail -30 "$E2E_DIR/scheduler.log"; }
 tn_done

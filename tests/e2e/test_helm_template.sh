@@ -9,13 +9,19 @@
 #    Service and a kube-scheduler calling that Service, and no standalone scheduler; the agent's
 #    device plugin dir under agent.kubeletDir, its ConfigMaps rendered and none optional, its
 #    node selector not a label it sets itself; the fake backend's ConfigMap and --fake; RBAC
-#    with no '*' and nothing beyond deploy/rbac.yaml and deploy/agent.yaml; the release labels
-#    and release-derived names on every object, so two releases share none;
+#    with no '*' and nothing beyond deploy/rbac.yaml, deploy/agent.yaml and deploy/dra/rbac.yaml;
+#    the release labels and release-derived names on every object (but the DeviceClasses, named
+#    after the driver), so two releases share none; with dra.enabled (examples/dra.yaml) the
+#    DeviceClasses gpu.gpusched.io and mig.gpusched.io of driver gpu.gpusched.io, as
+#    deploy/dra/deviceclasses.yaml has them, the agent's --dra flags on the kubelet's plugins/
+#    and plugins_registry/ and the CDI folder, each mounted from the same host path, and its RBAC
+#    on ResourceSlices; without it none of these;
 #  - what is rendered runs, with the chart's own ServiceAccounts and RBAC (applied for real,
 #    tokens from the TokenRequest API): the mig-parted config passes `gpusched mig validate`;
 #    the agent, on its rendered command line with its ConfigMaps as files (the fake spec, or a
 #    stand-in for NVML), publishes its Node's inventory and serves the monitor config's labels;
-#    the scheduler and the extender become ready (the scheduler takes its Lease); the stock
+#    with dra.enabled the agent registers its DRA plugin's sockets and publishes its Node's
+#    ResourceSlices; the scheduler and the extender become ready (the scheduler takes its Lease); the stock
 #    kube-scheduler accepts its rendered config and takes its Lease; none is refused anything
 #    (no 403 in their logs);
 #  - the metrics path: the PodMonitors select the chart's pods on a port they declare; every
@@ -103,7 +109,7 @@ done
 # the expectations on the objects, per values set; also writes what the runs below need into
 # $E2E_DIR/r/<set>.run/ (ConfigMap data as files, each container's args)
 python3 - "$E2E_DIR/r" "$REL" "$NS" "$ROOT" $sets > "$E2E_DIR/expect.out" <<'PY'
-import json, os, re, sys
+import json, os, re, sys, yaml
 
 rdir, rel, ns, root, sets = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
 fails = 0
@@ -138,7 +144,9 @@ def kubectl_yaml_rules(path):
     return out
 
 allowed = kubectl_yaml_rules(os.path.join(root, "deploy/rbac.yaml")) | \
-    kubectl_yaml_rules(os.path.join(root, "deploy/agent.yaml"))
+    kubectl_yaml_rules(os.path.join(root, "deploy/agent.yaml")) | \
+    kubectl_yaml_rules(os.path.join(root, "deploy/dra/rbac.yaml"))
+DRA_CLASSES = ("gpu.gpusched.io", "mig.gpusched.io")
 agent_src = open(os.path.join(root, "src/agent/agent.c")).read()
 agent_labels = set(re.findall(r'"(nvidia\.com/[a-z.-]+)"', agent_src))
 fullname = rel + "-gpusched"
@@ -173,9 +181,11 @@ for s in sets:
            o["metadata"]["labels"].get("app.kubernetes.io/name") != "gpusched"]
     check(p + "every object carries app.kubernetes.io/{name,instance,managed-by} and helm.sh/chart",
           not bad, bad)
-    cluster_scoped = {"ClusterRole", "ClusterRoleBinding", "PriorityClass"}
+    # PriorityClasses and DeviceClasses are named as pods and claims name them
+    cluster_scoped = {"ClusterRole", "ClusterRoleBinding", "PriorityClass", "DeviceClass"}
     bad = [o["kind"] + "/" + o["metadata"]["name"] for o in objs
-           if (o["kind"] in cluster_scoped and o["kind"] != "PriorityClass" and
+           if (o["kind"] == "DeviceClass" and o["metadata"]["name"] not in DRA_CLASSES) or
+           (o["kind"] in cluster_scoped and o["kind"] not in ("PriorityClass", "DeviceClass") and
                not o["metadata"]["name"].startswith(ns + "-" + fullname + "-")) or
            (o["kind"] not in cluster_scoped and
             (o["metadata"].get("namespace") != ns or
@@ -194,8 +204,8 @@ for s in sets:
     extra = sorted({(n, g, res, v) for n, r in rules for g in r.get("apiGroups", [])
                     for res in r.get("resources", []) for v in r.get("verbs", [])
                     if (g, res, v) not in allowed})
-    check(p + "RBAC: every rule is one deploy/rbac.yaml or deploy/agent.yaml grants", not extra,
-          extra)
+    check(p + "RBAC: every rule is one deploy/rbac.yaml, deploy/agent.yaml or deploy/dra/rbac.yaml "
+          "grants", not extra, extra)
     named = [r for n, r in rules if "leases" in r.get("resources", []) and
              set(r["verbs"]) & {"get", "update", "patch", "delete"}]
     check(p + "RBAC: get/update on Leases only with resourceNames",
@@ -230,7 +240,7 @@ for s in sets:
 
     sched = comp(objs, "Deployment", "scheduler")
     pdbs = [o for o in objs if o["kind"] == "PodDisruptionBudget"]
-    if s in ("defaults", "fake-gpus", "mps", "nvidia-stack", "small-cluster"):
+    if s in ("defaults", "dra", "fake-gpus", "mps", "nvidia-stack", "small-cluster"):
         check(p + "one standalone scheduler Deployment, no extender, no kube-scheduler",
               len(sched) == 1 and not comp(objs, "Deployment", "extender") and not ks)
     if sched:
@@ -273,7 +283,7 @@ for s in sets:
         check(p + "the scheduler has resources and priorityClassName system-cluster-critical",
               c.get("resources", {}).get("requests") and
               spec.get("priorityClassName") == "system-cluster-critical")
-        dyn = s in ("defaults", "fake-gpus")
+        dyn = s in ("defaults", "dra", "fake-gpus")
         check(p + "dynamic MIG %s (--dynamic-mig=%s)" % ("on" if dyn else "off", arg(args, "--dynamic-mig")),
               arg(args, "--dynamic-mig") == ("true" if dyn else "false") and
               (arg(args, "--recarve-hold") is not None) == dyn)
@@ -362,6 +372,57 @@ for s in sets:
             check(p + "time-slicing in the device plugin config, migStrategy mixed, MIG manager on",
                   "timeSlicing:" in dpc and "migStrategy: mixed" in dpc and
                   arg(args, "--mig-config") is not None, dpc)
+    # DRA: the DeviceClasses, the agent's flags, mounts and RBAC, only with dra.enabled
+    dra = s == "dra"
+    dcs = {o["metadata"]["name"]: o for o in objs if o["kind"] == "DeviceClass"}
+    agent_rules = [r for o in objs if o["kind"] == "ClusterRole" and
+                   o["metadata"]["name"].endswith("-agent") for r in o.get("rules", [])]
+    slice_rules = [r for r in agent_rules if "resource.k8s.io" in r.get("apiGroups", [])]
+    if not dra:
+        check(p + "dra.enabled false: no DeviceClass, no --dra on the agent, no RBAC on resource.k8s.io",
+              not dcs and not slice_rules and not (ds and "--dra" in
+                  ds[0]["spec"]["template"]["spec"]["containers"][0]["args"]), (sorted(dcs), slice_rules))
+    else:
+        want = {d["metadata"]["name"]: d["spec"] for d in
+                yaml.safe_load_all(open(os.path.join(root, "deploy/dra/deviceclasses.yaml"))) if d}
+        exprs = {n: [x["cel"]["expression"] for x in o["spec"].get("selectors", [])]
+                 for n, o in dcs.items()}
+        check(p + "the DeviceClasses %s, resource.k8s.io/v1, each selecting driver gpu.gpusched.io "
+              "and its type: %s" % (sorted(dcs), exprs),
+              sorted(dcs) == sorted(DRA_CLASSES) and
+              all(o["apiVersion"] == "resource.k8s.io/v1" for o in dcs.values()) and
+              all(len(e) == 1 and "device.driver == 'gpu.gpusched.io'" in e[0] and
+                  "device.attributes['gpu.gpusched.io'].type == '%s'" % n.split(".")[0] in e[0]
+                  for n, e in exprs.items()), exprs)
+        check(p + "the DeviceClasses are deploy/dra/deviceclasses.yaml's (%s)" % sorted(want),
+              {n: o["spec"] for n, o in dcs.items()} == want,
+              ({n: o["spec"] for n, o in dcs.items()}, want))
+        c = ds[0]["spec"]["template"]["spec"]["containers"][0]
+        args = c["args"]
+        vols = {v["name"]: v for v in ds[0]["spec"]["template"]["spec"]["volumes"]}
+        flags = {f: arg(args, f) for f in ("--dra-plugins-dir", "--dra-registry-dir", "--cdi-dir")}
+        check(p + "the agent runs the DRA driver: --dra --dra-dynamic-mig %s" %
+              " ".join("%s %s" % kv for kv in flags.items()),
+              "--dra" in args and "--dra-dynamic-mig" in args and flags == {
+                  "--dra-plugins-dir": "/var/lib/kubelet/plugins",
+                  "--dra-registry-dir": "/var/lib/kubelet/plugins_registry",
+                  "--cdi-dir": "/var/run/cdi"}, args)
+        mounted = {m["mountPath"]: vols[m["name"]].get("hostPath", {}).get("path")
+                   for m in c["volumeMounts"] if not m.get("readOnly")}
+        check(p + "each of them is mounted writable from the same host path: %s" %
+              {f: mounted.get(v) for f, v in flags.items()},
+              all(v and mounted.get(v) == v for v in flags.values()), mounted)
+        verbs = {(res, v) for r in slice_rules for res in r.get("resources", []) for v in r["verbs"]}
+        check(p + "the agent's ClusterRole may list, watch, create, update and delete ResourceSlices "
+              "and get ResourceClaims",
+              {("resourceslices", v) for v in ("get", "list", "watch", "create", "update", "delete")} |
+              {("resourceclaims", "get")} <= verbs, sorted(verbs))
+        with open(os.path.join(run, "dra-rbac.json"), "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "List", "items": [
+                {"apiVersion": o["apiVersion"], "kind": o["kind"], "rules": o["rules"],
+                 "metadata": {k: v for k, v in o["metadata"].items() if k in ("name", "labels")}}
+                for o in objs if o["kind"] == "ClusterRole" and
+                o["metadata"]["name"].endswith("-agent")]}, f)
     pcs = {o["metadata"]["name"]: o["value"] for o in objs if o["kind"] == "PriorityClass"}
     if s != "nvidia-stack":
         check(p + "the article's PriorityClasses: %s" % pcs,
@@ -440,10 +501,12 @@ mapped_args() { # SET CONTAINER COMPONENT
         -e "s#/etc/gpusched/monitor/#$cm-monitor-config/#" \
         -e "s#/etc/gpusched/fake/#$cm-fake-gpus/#" \
         -e "s#^/var/lib/kubelet/#$E2E_DIR/kubelet/#" \
+        -e "s#^/var/run/cdi\$#$E2E_DIR/cdi#" \
         -e 's#^--identity=$(POD_NAME)$#--identity=helm-test-0#' \
         "$run/$2.args"
 }
-mkdir -p "$E2E_DIR/kubelet/device-plugins" "$E2E_DIR/kubelet/pod-resources"
+mkdir -p "$E2E_DIR/kubelet/device-plugins" "$E2E_DIR/kubelet/pod-resources" \
+    "$E2E_DIR/kubelet/plugins" "$E2E_DIR/kubelet/plugins_registry" "$E2E_DIR/cdi"
 readyz() { # PORT SECONDS: /readyz answers 200 within SECONDS
     local end=$(( $(date +%s) + $2 ))
     while [ "$(date +%s)" -le $end ]; do
@@ -473,6 +536,9 @@ for v in $sets; do
 {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "$node",
  "labels": {"kubernetes.io/hostname": "$node", "feature.node.kubernetes.io/pci-10de.present": "true"}}}
 N
+        # the agent's ClusterRole as this set renders it (with dra.enabled: ResourceSlices)
+        [ -f "$run/dra-rbac.json" ] && check "[$v] the agent's ClusterRole with DRA applies" \
+            '"$K" apply -f "$run/dra-rbac.json" > /dev/null'
         port=$(e2e_free_port)
         mapfile -t args < <(mapped_args $v agent agent | sed "s#^9400\$#$port#")
         grep -qx -- --fake "$run/agent.args" || args+=(--fake "$E2E_DIR/standin.json")
@@ -490,9 +556,40 @@ N
         curl -sf "http://127.0.0.1:$port/metrics" > "$E2E_DIR/scrape-agent-$v.txt"
         check "[$v] its /metrics carry the monitor config's labels (cluster=\"production\")" \
             'grep -q "^gpu_utilization{.*cluster=\"production\"" "$E2E_DIR/scrape-agent-$v.txt"'
+        if grep -qx -- --dra "$run/agent.args"; then
+            # the DRA driver: the kubelet finds its registration socket, the plugin's socket is
+            # where the registration says, and its Node's pool of ResourceSlices is published
+            drv=gpu.gpusched.io
+            check "[$v] the agent's DRA plugin sockets: plugins_registry/$drv-reg.sock and plugins/$drv/dra.sock" \
+                'for i in $(seq 1 50); do [ -S "$E2E_DIR/kubelet/plugins_registry/$drv-reg.sock" ] &&
+                     [ -S "$E2E_DIR/kubelet/plugins/$drv/dra.sock" ] && break; sleep 0.2; done
+                 [ -S "$E2E_DIR/kubelet/plugins_registry/$drv-reg.sock" ] && [ -S "$E2E_DIR/kubelet/plugins/$drv/dra.sock" ]'
+            draslices() {
+                "$K" get resourceslices -o json --field-selector "spec.driver=$drv,spec.nodeName=$node" |
+                    python3 -c '
+import json, sys
+items = json.load(sys.stdin)["items"]
+names = sorted(d["name"] for s in items for d in s["spec"].get("devices") or [])
+sets = sorted(c["name"] for s in items for c in s["spec"].get("sharedCounters") or [])
+whole = [n for n in names if "-" not in n[4:]]
+static = [n for n in names if "-mig-" in n]
+parts = [n for n in names if "-part-" in n]
+print("%d ResourceSlices in pool %s: %s, %s, %d placements on %s" % (len(items),
+      sorted({s["spec"]["pool"]["name"] for s in items}), whole, static, len(parts), sets))
+# the stand-in: GPU 0 carved 3g.40gb at 0 and 4 (static), GPU 1 whole (partitionable)
+ok = {s["spec"]["pool"]["name"] for s in items} == {sys.argv[1]} and whole == ["gpu-1"] and \
+    static == ["gpu-0-mig-3g-40gb-0", "gpu-0-mig-3g-40gb-4"] and sets == ["gpu-1-counters"] and \
+    "gpu-1-part-7g-80gb-0" in parts
+sys.exit(0 if ok else 1)' "$node"
+            }
+            for i in $(seq 1 50); do draslices > /dev/null && break; sleep 0.2; done
+            check "[$v] the agent publishes its Node's ResourceSlices: $(draslices)" draslices
+        fi
         check "[$v] the agent was refused nothing by the API server (no 403 in its log)" \
             '! grep -i "forbidden\|403" "$E2E_DIR/agent-$v.log"'
         stop $apid
+        # the next sets' agents run with the ClusterRole of the defaults again
+        [ -f "$run/dra-rbac.json" ] && "$K" apply -f "$E2E_DIR/rbac.json" > /dev/null
     fi
     if [ -f "$run/scheduler.args" ]; then
         port=$(e2e_free_port)
