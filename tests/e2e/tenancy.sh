@@ -122,6 +122,18 @@ tn_agent_user() { # the agent's RBAC from deploy/agent.yaml, a user bound to it,
         --user gpusched-agent > /dev/null
 }
 
+# tn_dra_agent_user: tn_agent_user, then deploy/dra/ as it ships (the DeviceClasses and the
+# ClusterRole of the DRA driver) with the agent's user bound to that role
+tn_dra_agent_user() {
+    tn_agent_user || return 1
+    local f
+    for f in "$E2E_SRC"/../../deploy/dra/*.yaml; do
+        "$K" apply -f "$f" > /dev/null || { echo "kubectl apply $f failed"; return 1; }
+    done
+    "$K" create clusterrolebinding e2e-agent-dra --clusterrole gpusched-agent-dra \
+        --user gpusched-agent > /dev/null
+}
+
 # tn_h100_node NAME GPUS ALLOCATABLE-JSON: create an H100 Node as NFD and NVIDIA's GPU feature
 # discovery label it before the agent runs (no mig.config), its allocatable and capacity
 # updated with ALLOCATABLE-JSON ({"nvidia.com/gpu": "1", "nvidia.com/mig-1g.10gb": "14"})

@@ -44,12 +44,7 @@ done
 
 # the agent's identity and RBAC as deploy/ ships them (agent.yaml, and deploy/dra/ for DRA:
 # its DeviceClasses and the ClusterRole its ServiceAccount is bound to)
-tn_agent_user || exit 1
-for f in "$E2E_SRC"/../../deploy/dra/*.yaml; do
-    "$K" apply -f "$f" > /dev/null || { tn_fail "kubectl apply $f"; tn_done; }
-done
-"$K" create clusterrolebinding e2e-agent-dra --clusterrole gpusched-agent-dra \
-    --user gpusched-agent > /dev/null || exit 1
+tn_dra_agent_user || { tn_fail "the agent's DRA identity and deploy/dra/"; tn_done; }
 "$K" get deviceclass gpu.gpusched.io mig.gpusched.io > /dev/null ||
     { tn_fail "DeviceClasses gpu.gpusched.io and mig.gpusched.io not there"; tn_done; }
 

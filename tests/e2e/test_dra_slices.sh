@@ -42,12 +42,7 @@ Y
   "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
                   "lastHeartbeatTime": "2026-01-01T00:00:00Z",
                   "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}' > /dev/null || exit 1
-tn_agent_user || exit 1
-for f in "$E2E_SRC"/../../deploy/dra/*.yaml; do
-    "$K" apply -f "$f" > /dev/null || { tn_fail "kubectl apply $f"; tn_done; }
-done
-"$K" create clusterrolebinding e2e-agent-dra --clusterrole gpusched-agent-dra \
-    --user gpusched-agent > /dev/null || exit 1
+tn_dra_agent_user || { tn_fail "the agent's DRA identity and deploy/dra/"; tn_done; }
 
 gpus() { # the fake GPUs; $1: XIDs of GPU 0
     python3 - "$1" <<'G'
