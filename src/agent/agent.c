@@ -35,30 +35,15 @@ static const uint64_t default_ignored[] = {13, 31, 43, 45, 68, 109};
 
 int gs_agent_devices(const char *ann, int *gpu, int *mig_start, int cap)
 {
-    const char *eq = ann ? strchr(ann, '=') : NULL;
-    if (!eq)
+    struct gs_devices d;
+    if (!ann || gs_devices_parse(ann, strlen(ann), &d))
         return 0;
-    bool mig = strncmp(ann, "mig=", 4) == 0;
     int n = 0;
-    for (const char *p = eq + 1; *p && n < cap;) {
-        char *end;
-        long g = strtol(p, &end, 10);
-        if (end == p || g < 0 || g >= GS_AGENT_MAX_GPUS)
+    for (int k = 0; k < d.n && n < cap; k++) {
+        if (d.item[k].gpu >= GS_AGENT_MAX_GPUS)
             break;
-        gpu[n] = (int)g;
-        mig_start[n] = -1;
-        p = end;
-        if (*p == ':') { /* mig=0:3g.40gb@4 or milli=2:500 */
-            const char *at = strchr(p, '@'), *comma = strchr(p, ',');
-            if (mig && at && (!comma || at < comma))
-                mig_start[n] = (int)strtol(at + 1, NULL, 10);
-            p = comma ? comma : p + strlen(p);
-        }
-        n++;
-        if (*p == ',')
-            p++;
-        else
-            break;
+        gpu[n] = d.item[k].gpu;
+        mig_start[n++] = d.item[k].start;
     }
     return n;
 }
@@ -915,14 +900,16 @@ static int read_podresources(struct agent *a, struct pod_dev *pods)
 static bool truth_annotation(struct agent *a, const char *ann, const struct pod_dev *t, int nt,
                              char *out, size_t size)
 {
-    const char *eq = strchr(ann, '='), *colon = strchr(ann, ':');
-    if (!eq || eq - ann > 8)
+    struct gs_devices was, d;
+    if (gs_devices_parse(ann, strlen(ann), &was) || nt > GS_DEVICES_MAX)
         return false;
-    bool mig = strncmp(ann, "mig=", 4) == 0, milli = strncmp(ann, "milli=", 6) == 0;
-    size_t o = (size_t)snprintf(out, size, "%.*s=", (int)(eq - ann), ann);
-    for (int k = 0; k < nt && o < size; k++) {
-        int w;
-        if (mig) {
+    memset(&d, 0, sizeof(d));
+    d.kind = was.kind;
+    for (int k = 0; k < nt; k++) {
+        struct gs_devices_item *it = &d.item[d.n++];
+        it->gpu = t[k].gpu;
+        it->start = -1;
+        if (d.kind == GS_DEVICES_MIG) {
             const char *prof = NULL;
             for (int q = 0; q < a->ninst[t[k].gpu] && !prof; q++)
                 if ((int)a->inst[t[k].gpu][q].start == t[k].mig_start) {
@@ -933,21 +920,13 @@ static bool truth_annotation(struct agent *a, const char *ann, const struct pod_
                 }
             if (!prof || t[k].mig_start < 0)
                 return false;
-            w = snprintf(out + o, size - o, "%s%d:%s@%d", k ? "," : "", t[k].gpu, prof,
-                         t[k].mig_start);
-        } else if (milli) {
-            if (!colon)
-                return false;
-            w = snprintf(out + o, size - o, "%s%d%.*s", k ? "," : "", t[k].gpu,
-                         (int)strcspn(colon, ","), colon);
-        } else {
-            w = snprintf(out + o, size - o, "%s%d", k ? "," : "", t[k].gpu);
+            snprintf(it->profile, sizeof(it->profile), "%s", prof);
+            it->start = t[k].mig_start;
+        } else if (d.kind == GS_DEVICES_MILLI) {
+            it->milli = was.item[0].milli; /* keeps its share */
         }
-        if (w < 0 || (size_t)w >= size - o)
-            return false;
-        o += (size_t)w;
     }
-    return true;
+    return gs_devices_format(&d, out, size) > 0;
 }
 
 /* The kubelet, not the scheduler, picks the device among equal ones: the device plugin API

@@ -7,8 +7,10 @@
  * Topology keys are interned once per state: each node's value of the key as a dense id. */
 #include "constraints.h"
 
+#include "../base/arena.h"
 #include "../base/buf.h"
 #include "../base/error.h"
+#include "../base/hash.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -20,56 +22,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* ---- arena: the memory of a pod or a placed term, freed in one go ---- */
-
-struct blk {
-    struct blk *next;
-    size_t used, cap;
-    alignas(max_align_t) unsigned char data[];
-};
-
-static void *arena_alloc(struct blk **head, size_t n)
-{
-    n = (n + 15) & ~(size_t)15;
-    if (n == 0)
-        n = 16;
-    struct blk *b = *head;
-    if (!b || b->cap - b->used < n) {
-        size_t cap = n > 4096 ? n : 4096;
-        b = malloc(sizeof(*b) + cap);
-        if (!b)
-            return NULL;
-        b->next = *head;
-        b->used = 0;
-        b->cap = cap;
-        *head = b;
-    }
-    void *p = b->data + b->used;
-    b->used += n;
-    memset(p, 0, n);
-    return p;
-}
-
-static void arena_free(struct blk **head)
-{
-    struct blk *b = *head;
-    while (b) {
-        struct blk *n = b->next;
-        free(b);
-        b = n;
-    }
-    *head = NULL;
-}
-
-static char *arena_strdup(struct blk **head, const char *s)
-{
-    size_t l = strlen(s);
-    char *d = arena_alloc(head, l + 1);
-    if (d)
-        memcpy(d, s, l + 1);
-    return d;
-}
-
 void gs_kpod_init(struct gs_kpod *p)
 {
     memset(p, 0, sizeof(*p));
@@ -78,26 +30,19 @@ void gs_kpod_init(struct gs_kpod *p)
 
 void gs_kpod_release(struct gs_kpod *p)
 {
-    struct blk *b = p->arena;
-    arena_free(&b);
+    gs_arena_release(&p->arena);
     gs_labels_release(&p->labels);
     memset(p, 0, sizeof(*p));
 }
 
 void *gs_kpod_alloc(struct gs_kpod *p, size_t n)
 {
-    struct blk *b = p->arena;
-    void *r = arena_alloc(&b, n);
-    p->arena = b;
-    return r;
+    return gs_arena_alloc(&p->arena, n);
 }
 
 char *gs_kpod_strdup(struct gs_kpod *p, const char *s)
 {
-    struct blk *b = p->arena;
-    char *r = arena_strdup(&b, s);
-    p->arena = b;
-    return r;
+    return gs_arena_strdup(&p->arena, s);
 }
 
 /* ---- matching ---- */
@@ -227,114 +172,6 @@ static bool matches_all(const struct gs_kaff_term *t, uint32_t n, const struct g
 
 /* ---- small hash maps ---- */
 
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
-#define SMAP_TOMB ((char *)1)
-
-/* byte string -> int32, keys copied */
-struct smap {
-    char **k;
-    uint32_t *klen;
-    int32_t *v;
-    uint32_t cap, used; /* used: live + tombstones */
-};
-
-static void smap_release(struct smap *m)
-{
-    for (uint32_t i = 0; i < m->cap; i++)
-        if (m->k[i] && m->k[i] != SMAP_TOMB)
-            free(m->k[i]);
-    free(m->k);
-    free(m->klen);
-    free(m->v);
-    memset(m, 0, sizeof(*m));
-}
-
-static int32_t smap_get(const struct smap *m, const void *key, uint32_t len)
-{
-    if (!m->cap)
-        return -1;
-    for (uint32_t i = (uint32_t)hash_bytes(key, len) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        if (!m->k[i])
-            return -1;
-        if (m->k[i] != SMAP_TOMB && m->klen[i] == len && memcmp(m->k[i], key, len) == 0)
-            return m->v[i];
-    }
-}
-
-static int smap_grow(struct smap *m)
-{
-    uint32_t cap = m->cap ? m->cap * 2 : 16;
-    struct smap n = {calloc(cap, sizeof(char *)), calloc(cap, sizeof(uint32_t)),
-                     calloc(cap, sizeof(int32_t)), cap, 0};
-    if (!n.k || !n.klen || !n.v) {
-        free(n.k);
-        free(n.klen);
-        free(n.v);
-        return GS_ENOMEM;
-    }
-    for (uint32_t i = 0; i < m->cap; i++) {
-        if (!m->k[i] || m->k[i] == SMAP_TOMB)
-            continue;
-        uint32_t j = (uint32_t)hash_bytes(m->k[i], m->klen[i]) & (cap - 1);
-        while (n.k[j])
-            j = (j + 1) & (cap - 1);
-        n.k[j] = m->k[i];
-        n.klen[j] = m->klen[i];
-        n.v[j] = m->v[i];
-        n.used++;
-    }
-    free(m->k);
-    free(m->klen);
-    free(m->v);
-    *m = n;
-    return 0;
-}
-
-/* Insert a key not present. */
-static int smap_put(struct smap *m, const void *key, uint32_t len, int32_t v)
-{
-    if ((m->used + 1) * 4 >= m->cap * 3 && smap_grow(m))
-        return GS_ENOMEM;
-    char *k = malloc(len ? len : 1);
-    if (!k)
-        return GS_ENOMEM;
-    memcpy(k, key, len);
-    uint32_t i = (uint32_t)hash_bytes(key, len) & (m->cap - 1);
-    while (m->k[i] && m->k[i] != SMAP_TOMB)
-        i = (i + 1) & (m->cap - 1);
-    if (!m->k[i])
-        m->used++;
-    m->k[i] = k;
-    m->klen[i] = len;
-    m->v[i] = v;
-    return 0;
-}
-
-static void smap_del(struct smap *m, const void *key, uint32_t len)
-{
-    if (!m->cap)
-        return;
-    for (uint32_t i = (uint32_t)hash_bytes(key, len) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        if (!m->k[i])
-            return;
-        if (m->k[i] != SMAP_TOMB && m->klen[i] == len && memcmp(m->k[i], key, len) == 0) {
-            free(m->k[i]);
-            m->k[i] = SMAP_TOMB;
-            return;
-        }
-    }
-}
-
 /* node id -> count; entries that fall to 0 stay until the next rehash */
 struct nmap {
     int32_t *key, *cnt;
@@ -449,7 +286,7 @@ struct xterm {
     char *sig;
     uint32_t siglen;
     struct gs_kaff_term t; /* deep copy in arena */
-    struct blk *arena;
+    struct gs_arena arena;
     int32_t *cnt; /* per value id of key */
     int32_t nz;   /* values with cnt > 0 */
     int32_t refs;
@@ -480,20 +317,20 @@ struct gs_kstate {
     uint32_t stamp; /* tells this state from any other (preps cache per state) */
     struct tkey *keys;
     int nkeys, capkeys;
-    struct smap keymap;
+    struct gs_strmap keymap;
     struct pclass *cls;
     int ncls, capcls;
     int32_t *freecls;
     int nfreecls, capfreecls;
-    struct smap clsmap;
+    struct gs_strmap clsmap;
     struct nsent *ns;
     int nns, capns;
-    struct smap nsmap;
+    struct gs_strmap nsmap;
     struct xterm *x;
     int nx, capx;
     int32_t *freex;
     int nfreex, capfreex;
-    struct smap xmap;
+    struct gs_strmap xmap;
     int32_t *xlist[X_KINDS];
     int nxlist[X_KINDS], capxlist[X_KINDS];
     struct nports *ports; /* per node */
@@ -547,7 +384,7 @@ static void xterm_free(struct xterm *x)
 {
     free(x->sig);
     free(x->cnt);
-    arena_free(&x->arena);
+    gs_arena_release(&x->arena);
     memset(x, 0, sizeof(*x));
 }
 
@@ -560,23 +397,23 @@ void gs_kstate_free(struct gs_kstate *s)
         free(s->keys[i].val);
     }
     free(s->keys);
-    smap_release(&s->keymap);
+    gs_strmap_release(&s->keymap);
     for (int i = 0; i < s->ncls; i++)
         class_free(&s->cls[i]);
     free(s->cls);
     free(s->freecls);
-    smap_release(&s->clsmap);
+    gs_strmap_release(&s->clsmap);
     for (int i = 0; i < s->nns; i++) {
         free(s->ns[i].name);
         free(s->ns[i].cls);
     }
     free(s->ns);
-    smap_release(&s->nsmap);
+    gs_strmap_release(&s->nsmap);
     for (int i = 0; i < s->nx; i++)
         xterm_free(&s->x[i]);
     free(s->x);
     free(s->freex);
-    smap_release(&s->xmap);
+    gs_strmap_release(&s->xmap);
     for (int k = 0; k < X_KINDS; k++)
         free(s->xlist[k]);
     for (int i = 0; i < s->nnodes; i++)
@@ -598,7 +435,7 @@ int gs_kstate_npods(const struct gs_kstate *s)
 /* The id of a topology key, interning it (every node's value) on first use. */
 static int intern_key(struct gs_kstate *s, const struct gs_cluster *c, const char *name)
 {
-    int32_t id = smap_get(&s->keymap, name, (uint32_t)strlen(name));
+    int32_t id = gs_strmap_get(&s->keymap, name, (uint32_t)strlen(name));
     if (id >= 0)
         return id;
     if (s->nkeys == s->capkeys) {
@@ -610,7 +447,7 @@ static int intern_key(struct gs_kstate *s, const struct gs_cluster *c, const cha
     struct tkey k = {0};
     k.name = malloc(strlen(name) + 1);
     k.val = malloc((s->nnodes ? (size_t)s->nnodes : 1) * sizeof(int32_t));
-    struct smap vals = {0};
+    struct gs_strmap vals = {0};
     int ret = GS_ENOMEM;
     if (!k.name || !k.val)
         goto out;
@@ -622,21 +459,21 @@ static int intern_key(struct gs_kstate *s, const struct gs_cluster *c, const cha
             k.val[n] = -1;
             continue;
         }
-        int32_t vid = smap_get(&vals, v, (uint32_t)strlen(v));
+        int32_t vid = gs_strmap_get(&vals, v, (uint32_t)strlen(v));
         if (vid < 0) {
             vid = k.nvals;
-            if (smap_put(&vals, v, (uint32_t)strlen(v), vid))
+            if (gs_strmap_put(&vals, v, (uint32_t)strlen(v), vid))
                 goto out;
             k.nvals++;
         }
         k.val[n] = vid;
     }
-    if (smap_put(&s->keymap, name, (uint32_t)strlen(name), s->nkeys))
+    if (gs_strmap_put(&s->keymap, name, (uint32_t)strlen(name), s->nkeys))
         goto out;
     s->keys[s->nkeys] = k;
     ret = s->nkeys++;
 out:
-    smap_release(&vals);
+    gs_strmap_release(&vals);
     if (ret < 0) {
         free(k.name);
         free(k.val);
@@ -679,7 +516,7 @@ static void sig_sel(struct gs_buf *b, const struct gs_ksel *s)
 
 static int ns_id(struct gs_kstate *s, const char *ns)
 {
-    int32_t id = smap_get(&s->nsmap, ns, (uint32_t)strlen(ns));
+    int32_t id = gs_strmap_get(&s->nsmap, ns, (uint32_t)strlen(ns));
     if (id >= 0)
         return id;
     if (s->nns == s->capns) {
@@ -693,7 +530,7 @@ static int ns_id(struct gs_kstate *s, const char *ns)
     if (!e.name)
         return GS_ENOMEM;
     memcpy(e.name, ns, strlen(ns) + 1);
-    if (smap_put(&s->nsmap, ns, (uint32_t)strlen(ns), s->nns)) {
+    if (gs_strmap_put(&s->nsmap, ns, (uint32_t)strlen(ns), s->nns)) {
         free(e.name);
         return GS_ENOMEM;
     }
@@ -733,7 +570,7 @@ static int class_of(struct gs_kstate *s, const struct gs_kpod *p)
     if (!s->sig.data)
         return GS_ENOMEM;
     uint32_t len = (uint32_t)s->sig.len;
-    int32_t id = smap_get(&s->clsmap, s->sig.data, len);
+    int32_t id = gs_strmap_get(&s->clsmap, s->sig.data, len);
     if (id >= 0)
         return id;
     int nid = ns_id(s, ns);
@@ -751,7 +588,7 @@ static int class_of(struct gs_kstate *s, const struct gs_kpod *p)
         class_free(k);
         goto fail;
     }
-    if (smap_put(&s->clsmap, s->sig.data, len, id)) {
+    if (gs_strmap_put(&s->clsmap, s->sig.data, len, id)) {
         s->ns[nid].ncls--;
         class_free(k);
         goto fail;
@@ -778,27 +615,27 @@ static void class_drop(struct gs_kstate *s, int id)
         e->cls[k->npos] = last;
         s->cls[last].npos = k->npos;
     }
-    smap_del(&s->clsmap, k->sig, k->siglen);
+    gs_strmap_del(&s->clsmap, k->sig, k->siglen);
     class_free(k);
     push_i32(&s->freecls, &s->nfreecls, &s->capfreecls, id);
 }
 
-static int copy_sel(struct blk **a, struct gs_ksel *d, const struct gs_ksel *src)
+static int copy_sel(struct gs_arena *a, struct gs_ksel *d, const struct gs_ksel *src)
 {
     d->nothing = src->nothing;
     d->nreqs = src->nreqs;
-    d->reqs = arena_alloc(a, src->nreqs * sizeof(struct gs_kreq));
+    d->reqs = gs_arena_alloc(a, src->nreqs * sizeof(struct gs_kreq));
     if (!d->reqs)
         return GS_ENOMEM;
     for (uint32_t i = 0; i < src->nreqs; i++) {
         struct gs_kreq *r = &d->reqs[i];
         *r = src->reqs[i];
-        r->key = arena_strdup(a, src->reqs[i].key);
-        r->vals = arena_alloc(a, r->nvals * sizeof(char *));
+        r->key = gs_arena_strdup(a, src->reqs[i].key);
+        r->vals = gs_arena_alloc(a, r->nvals * sizeof(char *));
         if (!r->key || !r->vals)
             return GS_ENOMEM;
         for (uint32_t j = 0; j < r->nvals; j++)
-            if (!(r->vals[j] = arena_strdup(a, src->reqs[i].vals[j])))
+            if (!(r->vals[j] = gs_arena_strdup(a, src->reqs[i].vals[j])))
                 return GS_ENOMEM;
     }
     return 0;
@@ -823,7 +660,7 @@ static int xterm_of(struct gs_kstate *s, const struct gs_cluster *c, int kind, i
     if (!s->sig.data)
         return GS_ENOMEM;
     uint32_t len = (uint32_t)s->sig.len;
-    int32_t id = smap_get(&s->xmap, s->sig.data, len);
+    int32_t id = gs_strmap_get(&s->xmap, s->sig.data, len);
     if (id >= 0)
         return id;
     void *arr = s->x;
@@ -843,16 +680,16 @@ static int xterm_of(struct gs_kstate *s, const struct gs_cluster *c, int kind, i
         x->siglen = len;
         x->t = *t;
         x->t.weight = t->weight;
-        x->t.topology_key = arena_strdup(&x->arena, t->topology_key);
-        x->t.ns = arena_alloc(&x->arena, t->nns * sizeof(char *));
+        x->t.topology_key = gs_arena_strdup(&x->arena, t->topology_key);
+        x->t.ns = gs_arena_alloc(&x->arena, t->nns * sizeof(char *));
         ok = x->t.topology_key && x->t.ns && !copy_sel(&x->arena, &x->t.sel, &t->sel) &&
              !copy_sel(&x->arena, &x->t.ns_sel, &t->ns_sel);
         for (uint32_t i = 0; ok && i < t->nns; i++)
-            ok = (x->t.ns[i] = arena_strdup(&x->arena, t->ns[i])) != NULL;
+            ok = (x->t.ns[i] = gs_arena_strdup(&x->arena, t->ns[i])) != NULL;
     }
     if (ok)
         ok = !push_i32(&s->xlist[kind], &s->nxlist[kind], &s->capxlist[kind], id);
-    if (ok && smap_put(&s->xmap, x->sig, len, id)) {
+    if (ok && gs_strmap_put(&s->xmap, x->sig, len, id)) {
         s->nxlist[kind]--;
         ok = false;
     }
@@ -875,7 +712,7 @@ static void xterm_drop(struct gs_kstate *s, int id)
         s->xlist[kind][x->pos] = last;
         s->x[last].pos = x->pos;
     }
-    smap_del(&s->xmap, x->sig, x->siglen);
+    gs_strmap_del(&s->xmap, x->sig, x->siglen);
     xterm_free(x);
     push_i32(&s->freex, &s->nfreex, &s->capfreex, id);
 }
@@ -1215,7 +1052,7 @@ static int term_classes(struct gs_kprep *p, const struct gs_kstate *s, const str
         return n;
     }
     for (uint32_t i = 0; i < t->nns; i++) {
-        int32_t nid = smap_get(&s->nsmap, t->ns[i], (uint32_t)strlen(t->ns[i]));
+        int32_t nid = gs_strmap_get(&s->nsmap, t->ns[i], (uint32_t)strlen(t->ns[i]));
         if (nid < 0)
             continue;
         const struct nsent *e = &s->ns[nid];
@@ -1440,7 +1277,7 @@ static int prep_spread(struct gs_kprep *p, struct gs_kstate *s, const struct gs_
     }
     /* matching pods (same namespace, not terminating) on eligible nodes */
     int32_t nid =
-        smap_get(&s->nsmap, pod->ns ? pod->ns : "", (uint32_t)strlen(pod->ns ? pod->ns : ""));
+        gs_strmap_get(&s->nsmap, pod->ns ? pod->ns : "", (uint32_t)strlen(pod->ns ? pod->ns : ""));
     for (int i = 0; i < p->nspread && nid >= 0; i++) {
         struct kspread *ks = &p->spread[i];
         if (!spread_counts(&ks->c->sel))
@@ -1808,7 +1645,7 @@ static int score_spread(struct gs_kprep *p, struct gs_kstate *s, const struct gs
     double score_w[64];
     /* per constraint: counts per value (or per node for the hostname key) */
     int32_t nid =
-        smap_get(&s->nsmap, pod->ns ? pod->ns : "", (uint32_t)strlen(pod->ns ? pod->ns : ""));
+        gs_strmap_get(&s->nsmap, pod->ns ? pod->ns : "", (uint32_t)strlen(pod->ns ? pod->ns : ""));
     double *acc = calloc((size_t)(n ? n : 1), sizeof(double));
     if (!acc)
         return GS_ENOMEM;

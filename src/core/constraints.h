@@ -42,6 +42,7 @@
 #ifndef GS_CONSTRAINTS_H
 #define GS_CONSTRAINTS_H
 
+#include "../base/arena.h"
 #include "cluster.h"
 #include "labels.h"
 
@@ -146,7 +147,7 @@ struct gs_kpod {
     struct gs_kspread *spread;
     uint32_t nports;
     struct gs_kport *ports;
-    void *arena; /* owner of every pointer above except labels */
+    struct gs_arena arena; /* owner of every pointer above except labels */
 };
 
 void gs_kpod_init(struct gs_kpod *p);

@@ -10,6 +10,7 @@
 #include "engine.h"
 
 #include "../base/error.h"
+#include "../base/hash.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -224,28 +225,22 @@ bool gs_engine_fits(const struct gs_cluster *c, int node, const struct gs_reques
     return why < 0;
 }
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    return h * 0xff51afd7ed558ccdULL;
-}
-
 /* Signature of everything in a request that filters or scores read. */
 uint64_t gs_request_sig(const struct gs_request *r)
 {
-    uint64_t h = mix(0x6a09e667f3bcc908ULL, (uint64_t)r->cpu_milli);
-    h = mix(h, (uint64_t)r->mem_mib);
-    h = mix(h, (uint64_t)r->kind | (uint64_t)r->gpus << 8 | (uint64_t)(uint16_t)r->milli << 16 |
-                   (uint64_t)r->model_mask << 32);
-    h = mix(h, (uint64_t)(uint32_t)r->gpu_mem_mib | (uint64_t)r->nsel << 32);
+    uint64_t h = gs_hash_combine(0x6a09e667f3bcc908ULL, (uint64_t)r->cpu_milli);
+    h = gs_hash_combine(h, (uint64_t)r->mem_mib);
+    h = gs_hash_combine(h, (uint64_t)r->kind | (uint64_t)r->gpus << 8 |
+                               (uint64_t)(uint16_t)r->milli << 16 | (uint64_t)r->model_mask << 32);
+    h = gs_hash_combine(h, (uint64_t)(uint32_t)r->gpu_mem_mib | (uint64_t)r->nsel << 32);
     for (const char *p = r->mig; *p && p < r->mig + sizeof(r->mig); p++)
-        h = mix(h, (uint64_t)(unsigned char)*p);
+        h = gs_hash_combine(h, (uint64_t)(unsigned char)*p);
     for (int i = 0; i < r->nsel && i < GS_MAX_SELECTOR; i++) {
         for (const char *p = r->sel[i].key; *p && p < r->sel[i].key + GS_LABEL_KEY_MAX; p++)
-            h = mix(h, (uint64_t)(unsigned char)*p);
-        h = mix(h, '=');
+            h = gs_hash_combine(h, (uint64_t)(unsigned char)*p);
+        h = gs_hash_combine(h, '=');
         for (const char *p = r->sel[i].val; *p && p < r->sel[i].val + GS_LABEL_VAL_MAX; p++)
-            h = mix(h, (uint64_t)(unsigned char)*p);
+            h = gs_hash_combine(h, (uint64_t)(unsigned char)*p);
     }
     return h | 1; /* 0 marks an empty cache way */
 }

@@ -1,6 +1,7 @@
 /* frag.c - FGD's fragmentation measure and a per-thread memo keyed by node state; the fgd
  * and gpusched placement policies (engine.c) call it for every candidate node. */
 #include "frag.h"
+#include "../base/hash.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -176,11 +177,10 @@ double gs_frag_memo_get(struct gs_frag_memo *m, const struct gs_typical *t, int 
         }
         g[b + 1] = v;
     }
-    uint64_t h = 1469598103934665603ULL;
-    h = (h ^ (uint64_t)(model + 1)) * 1099511628211ULL;
-    h = (h ^ (uint64_t)cpu_free) * 1099511628211ULL;
+    uint64_t h = gs_hash_step(GS_HASH_FNV_OFFSET, (uint64_t)(model + 1));
+    h = gs_hash_step(h, (uint64_t)cpu_free);
     for (int i = 0; i < ngpus; i++)
-        h = (h ^ (uint64_t)(uint16_t)g[i]) * 1099511628211ULL;
+        h = gs_hash_step(h, (uint64_t)(uint16_t)g[i]);
     h ^= h >> 29;
     if (!h)
         h = 1;

@@ -6,6 +6,7 @@
 #include "mig.h"
 
 #include "../base/error.h"
+#include "../base/hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -455,9 +456,9 @@ static void add_weight(struct plan *pl, const uint32_t *w)
 
 static uint64_t memo_hash(const uint32_t *r, int np)
 {
-    uint64_t h = 1469598103934665603ULL;
+    uint64_t h = gs_hash_bytes(NULL, 0);
     for (int p = 0; p < np; p++)
-        h = (h ^ r[p]) * 1099511628211ULL;
+        h = gs_hash_step(h, r[p]);
     return h ^ (h >> 31);
 }
 

@@ -887,31 +887,27 @@ json_t *gs_kube_annotation_patch(const char *key, const char *value)
 void gs_kube_devices_str(const struct gs_cluster *c, const struct gs_alloc *a, char *out,
                          unsigned size)
 {
-    size_t o = 0;
     out[0] = '\0';
     const struct gs_node *n = &c->nodes[a->node];
     if (n->layout_guessed)
         return; /* physical indexes unknown: name none (the device plugin picks) */
-    const char *kind = a->kind == GS_REQ_MIG        ? "mig"
-                       : a->kind == GS_REQ_FRACTION ? "milli"
-                       : a->milli == 0              ? "replica"
-                                                    : "gpu";
-    int w = snprintf(out, size, "%s=", kind);
-    o = w > 0 ? (size_t)w : 0;
-    for (int k = 0; k < a->ndev && o + 1 < size; k++) {
-        int idx = a->gpu[k] - n->gpu0;
+    struct gs_devices d = {.kind = a->kind == GS_REQ_MIG        ? GS_DEVICES_MIG
+                                   : a->kind == GS_REQ_FRACTION ? GS_DEVICES_MILLI
+                                   : a->milli == 0              ? GS_DEVICES_REPLICA
+                                                                : GS_DEVICES_GPU};
+    for (int k = 0; k < a->ndev && d.n < GS_DEVICES_MAX; k++) {
+        struct gs_devices_item *it = &d.item[d.n++];
         const struct gs_gpu *g = &c->gpus[a->gpu[k]];
+        it->gpu = a->gpu[k] - n->gpu0;
+        it->start = -1;
         if (a->kind == GS_REQ_MIG) {
             const struct gs_mig_instance *in = &g->mig.inst[a->slot[k]];
-            w = snprintf(out + o, size - o, "%s%d:%s@%u", k ? "," : "", idx,
-                         gs_catalog_get(g->model)->profiles[in->profile].name, in->start);
+            snprintf(it->profile, sizeof(it->profile), "%s",
+                     gs_catalog_get(g->model)->profiles[in->profile].name);
+            it->start = in->start;
         } else if (a->kind == GS_REQ_FRACTION) {
-            w = snprintf(out + o, size - o, "%s%d:%d", k ? "," : "", idx, a->milli);
-        } else {
-            w = snprintf(out + o, size - o, "%s%d", k ? "," : "", idx);
+            it->milli = a->milli;
         }
-        if (w < 0)
-            break;
-        o += (size_t)w;
     }
+    (void)gs_devices_format(&d, out, size);
 }

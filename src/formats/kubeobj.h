@@ -16,6 +16,7 @@
 #include "../core/engine.h"
 #include "../core/workload.h"
 #include "../core/constraints.h"
+#include "devices.h"
 #include "inventory.h"
 #include "migdesired.h"
 
@@ -23,7 +24,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define GS_DEVICES_ANNOTATION   "gpusched.io/devices"
 #define GS_KNAME_MAX            254
 #define GS_MAX_TOLERATIONS      32
 #define GS_MAX_TAINTS           64
@@ -193,9 +193,9 @@ json_t *gs_kube_delete_options(const char *uid, long grace_s);
 json_t *gs_kube_node_patch(const char *label_key, const char *label_value, int unschedulable);
 /* Metadata patch setting one annotation. */
 json_t *gs_kube_annotation_patch(const char *key, const char *value);
-/* Devices annotation text for an allocation: "gpu=0,1" or "mig=0:3g.40gb@4" or
- * "milli=0:500" or "replica=2". GPU indexes are the node's physical indexes; on a node laid
- * out from counts (layout_guessed) they are unknown and the text is empty. */
+/* Devices annotation text for an allocation (formats/devices.h): "gpu=0,1" or
+ * "mig=0:3g.40gb@4" or "milli=0:500" or "replica=2". GPU indexes are the node's physical indexes;
+ * on a node laid out from counts (layout_guessed) they are unknown and the text is empty. */
 void gs_kube_devices_str(const struct gs_cluster *c, const struct gs_alloc *a, char *out,
                          unsigned size);
 

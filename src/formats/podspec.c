@@ -869,7 +869,7 @@ static int read_all(struct rd *r, const json_t *obj)
 
 int gs_podspec_read(const json_t *pod, struct gs_kpod *p, struct gs_error *err)
 {
-    if (p->arena || p->labels.buf)
+    if (p->arena.head || p->labels.buf)
         gs_kpod_release(p);
     gs_kpod_init(p);
     struct rd r = {.p = p, .err = err};

@@ -5,6 +5,7 @@
 
 #include "../base/buf.h"
 #include "../base/error.h"
+#include "../base/hash.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -90,14 +91,6 @@ static void put_double(struct gs_promtext *w, double v)
     puts_(w, s);
 }
 
-static uint64_t hash(const char *s)
-{
-    uint64_t h = 14695981039346656037ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 void gs_promtext_family(struct gs_promtext *w, const char *name, enum gs_prom_type type,
                         const char *help)
 {
@@ -109,7 +102,7 @@ void gs_promtext_family(struct gs_promtext *w, const char *name, enum gs_prom_ty
         w->err = GS_EINVAL;
         return;
     }
-    uint64_t h = hash(name);
+    uint64_t h = gs_hash_str(name);
     for (int i = 0; i < w->nseen; i++)
         if (w->seen[i] == h) {
             w->err = GS_EINVAL; /* a family cut in two is not a valid page */

@@ -357,48 +357,23 @@ int gs_cache_parse_devices(const struct gs_cluster *c, int node, const char *tex
     memset(a, 0, sizeof(*a));
     a->node = node;
     a->kind = req->kind;
-    const char *eq = strchr(text, '=');
-    if (!eq || strlen(text) > 250)
+    struct gs_devices d;
+    if (gs_devices_parse(text, strlen(text), &d) || d.n > GS_MAX_GPUS_NODE)
         return GS_EINVAL;
-    size_t kl = (size_t)(eq - text);
-    const char *p = eq + 1;
-    bool mig = kl == 3 && strncmp(text, "mig", 3) == 0;
-    bool milli = kl == 5 && strncmp(text, "milli", 5) == 0;
-    bool replica = kl == 7 && strncmp(text, "replica", 7) == 0;
-    bool gpu = kl == 3 && strncmp(text, "gpu", 3) == 0;
-    if (!mig && !milli && !replica && !gpu)
-        return GS_EINVAL;
-    a->milli = gpu ? GS_MILLI : 0;
-    while (*p) {
-        char *end;
-        long idx = strtol(p, &end, 10);
-        if (end == p || idx < 0 || idx >= n->ngpus || a->ndev >= GS_MAX_GPUS_NODE)
+    a->milli = d.kind == GS_DEVICES_GPU ? GS_MILLI : 0;
+    for (int k = 0; k < d.n; k++) {
+        const struct gs_devices_item *it = &d.item[k];
+        if (it->gpu >= n->ngpus)
             return GS_EINVAL;
-        a->gpu[a->ndev] = n->gpu0 + (int32_t)idx;
+        a->gpu[a->ndev] = n->gpu0 + it->gpu;
         a->slot[a->ndev] = -1;
-        p = end;
-        if (mig) {
-            /* :<profile>@<start> */
-            if (*p != ':')
-                return GS_EINVAL;
-            const char *at = strchr(p, '@');
-            if (!at)
-                return GS_EINVAL;
-            char prof[32];
-            size_t pl = (size_t)(at - p - 1);
-            if (pl == 0 || pl >= sizeof(prof))
-                return GS_EINVAL;
-            memcpy(prof, p + 1, pl);
-            prof[pl] = '\0';
-            long start = strtol(at + 1, &end, 10);
-            if (end == at + 1)
-                return GS_EINVAL;
+        if (d.kind == GS_DEVICES_MIG) {
             const struct gs_gpu *g = &c->gpus[a->gpu[a->ndev]];
             if (g->mode != GS_GPU_MIG)
                 return GS_EINVAL;
-            int pi = gs_catalog_find_profile(g->model, prof);
+            int pi = gs_catalog_find_profile(g->model, it->profile);
             for (int s = 0; s < g->mig.n; s++)
-                if (g->mig.inst[s].profile == pi && g->mig.inst[s].start == start &&
+                if (g->mig.inst[s].profile == pi && g->mig.inst[s].start == it->start &&
                     !(g->mig_used & (1u << s)))
                     a->slot[a->ndev] = (int8_t)s;
             if (a->slot[a->ndev] < 0) {
@@ -409,28 +384,18 @@ int gs_cache_parse_devices(const struct gs_cluster *c, int node, const char *tex
             }
             if (a->slot[a->ndev] < 0)
                 return GS_EINVAL;
-            p = end;
-        } else if (milli) {
-            if (*p != ':')
-                return GS_EINVAL;
-            long m = strtol(p + 1, &end, 10);
-            if (end == p + 1 || m <= 0 || m >= GS_MILLI)
-                return GS_EINVAL;
-            a->milli = (int16_t)m;
-            p = end;
+        } else if (d.kind == GS_DEVICES_MILLI) {
+            a->milli = (int16_t)it->milli;
         }
         a->ndev++;
-        if (*p == ',')
-            p++;
-        else if (*p)
-            return GS_EINVAL;
     }
     /* the annotation must match what the pod asks */
+    bool mig = d.kind == GS_DEVICES_MIG, milli = d.kind == GS_DEVICES_MILLI;
     if (req->kind == GS_REQ_MIG && (!mig || a->ndev != 1))
         return GS_EINVAL;
     if (req->kind == GS_REQ_FRACTION && (!milli || a->ndev != 1 || a->milli != req->milli))
         return GS_EINVAL;
-    if (req->kind == GS_REQ_GPU && ((!gpu && !replica) || a->ndev != req->gpus))
+    if (req->kind == GS_REQ_GPU && (mig || milli || a->ndev != req->gpus))
         return GS_EINVAL;
     return 0;
 }

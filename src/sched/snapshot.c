@@ -7,6 +7,7 @@
 #include "../core/recarve.h"
 #include "cache.h"
 #include "tenancy.h"
+#include "../base/hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,14 +33,6 @@ void gs__snapshot_release(struct gs_snapshot *sn)
     memset(sn, 0, sizeof(*sn));
 }
 
-static unsigned name_hash(const char *n)
-{
-    unsigned h = 2166136261u;
-    for (; *n; n++)
-        h = (h ^ (unsigned char)*n) * 16777619u;
-    return h;
-}
-
 int gs__snapshot_find_node(const struct gs_snapshot *sn, const char *name)
 {
     if (!sn->hidx) {
@@ -48,7 +41,7 @@ int gs__snapshot_find_node(const struct gs_snapshot *sn, const char *name)
                 return k;
         return -1;
     }
-    for (unsigned h = name_hash(name) & (sn->hcap - 1);; h = (h + 1) & (sn->hcap - 1)) {
+    for (unsigned h = (unsigned)gs_hash_str(name) & (sn->hcap - 1);; h = (h + 1) & (sn->hcap - 1)) {
         int k = sn->hidx[h];
         if (k < 0)
             return -1;
@@ -69,7 +62,7 @@ static void index_nodes(struct gs_snapshot *sn)
     sn->hcap = cap;
     memset(sn->hidx, 0xff, sizeof(*sn->hidx) * cap);
     for (int k = 0; k < sn->nn; k++) {
-        unsigned h = name_hash(sn->nodes[k].name) & (cap - 1);
+        unsigned h = (unsigned)gs_hash_str(sn->nodes[k].name) & (cap - 1);
         while (sn->hidx[h] >= 0)
             h = (h + 1) & (cap - 1);
         sn->hidx[h] = k;

@@ -8,6 +8,7 @@
 #include "../base/error.h"
 #include "../base/log.h"
 #include "../kube/informer.h"
+#include "../base/hash.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -35,9 +36,7 @@ static void warn_once(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    uint64_t h = 14695981039346656037ull;
-    for (const char *c = msg; *c; c++)
-        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    uint64_t h = gs_hash_str(msg);
     time_t now = time(NULL);
     pthread_mutex_lock(&mu);
     int slot = (int)(h % WARN_SLOTS);

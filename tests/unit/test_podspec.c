@@ -268,7 +268,7 @@ Test(podspec, invalid_input_is_refused_with_the_field_path)
                   err.msg, bads[i].want);
         cr_expect(strstr(err.msg, "pod ns/p: ") == err.msg, "%s: error '%s' names no pod",
                   bads[i].name, err.msg);
-        cr_expect_null(p.arena, "%s: a refused pod holds nothing", bads[i].name);
+        cr_expect_null(p.arena.head, "%s: a refused pod holds nothing", bads[i].name);
         gs_kpod_release(&p);
     }
 }
