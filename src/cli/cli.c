@@ -6,8 +6,11 @@
 #include "../base/error.h"
 #include "../formats/scenario.h"
 
+#include "../base/flag.h"
+
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +47,25 @@ int gs_cli_u64(const char *s, uint64_t *out)
     }
     *out = v;
     return 0;
+}
+
+static volatile int stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    gs_flag_set(&stop_flag, 1);
+}
+
+volatile int *gs_cli_stop_on_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    return &stop_flag;
 }
 
 int gs_cli_exit_code(int rc)

@@ -39,6 +39,8 @@ bool gs_cli_wants_help(int argc, char **argv);
 int gs_cli_number(const char *flag, const char *v, double lo, double hi, double *out);
 /* Decimal digits only, at most 19 of them: 0 or GS_EINVAL. Prints nothing. */
 int gs_cli_u64(const char *s, uint64_t *out);
+/* The daemons' stop flag: SIGINT and SIGTERM set it (from now on), SIGPIPE is ignored. */
+volatile int *gs_cli_stop_on_signals(void);
 /* exit code for an error code (GS_EINVAL & co -> 2, others -> 1) */
 int gs_cli_exit_code(int rc);
 

@@ -3,7 +3,6 @@
 #include "cli.h"
 #include "../formats/scenario.h"
 
-#include "../base/flag.h"
 #include "../base/error.h"
 #include "../base/log.h"
 #include "../core/engine.h"
@@ -16,14 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static volatile int stop_flag;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    gs_flag_set(&stop_flag, 1);
-}
 
 enum mode { M_SCHEDULER = 0, M_EXTENDER, M_EXPLAIN };
 
@@ -358,15 +349,9 @@ static int run_mode(int argc, char **argv, enum mode mode)
         return rc;
     if (mode == M_EXPLAIN)
         return explain(kc, &c.o, c.target, c.as_json);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
     struct gs_error err;
     gs_error_init(&err);
-    rc = gs_scheduler_run(kc, &c.o, &stop_flag, &err);
+    rc = gs_scheduler_run(kc, &c.o, gs_cli_stop_on_signals(), &err);
     if (rc) {
         fprintf(stderr, "gpusched scheduler: %s\n", err.msg);
         return GS_EXIT_FAILURE;
