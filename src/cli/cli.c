@@ -14,10 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool gs_cli_is_help(const char *arg)
+{
+    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
 bool gs_cli_wants_help(int argc, char **argv)
 {
     for (int i = 0; i < argc; i++)
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+        if (gs_cli_is_help(argv[i]))
             return true;
     return false;
 }

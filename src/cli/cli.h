@@ -32,6 +32,8 @@ int gs_cli_advise(int argc, char **argv);
 int gs_cli_dpconfig(int argc, char **argv);
 int gs_cli_top(int argc, char **argv);
 
+/* true when arg is -h or --help */
+bool gs_cli_is_help(const char *arg);
 /* true when argv has -h or --help */
 bool gs_cli_wants_help(int argc, char **argv);
 /* A number flag in lo..hi; on bad input prints "gpusched: FLAG 'V': expected a number in
