@@ -16,11 +16,7 @@ static int version(int argc, char **argv)
 }
 
 /* The subcommands: one row each, in the order usage lists them. */
-static const struct command {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    const char *help;
-} commands[] = {
+static const struct gs_cli_command commands[] = {
     {"scheduler", gs_cli_scheduler,
      "schedule pods with schedulerName gpusched on a Kubernetes cluster"},
     {"extender", gs_cli_extender,
@@ -47,6 +43,7 @@ static const struct command {
     {"dpconfig", gs_cli_dpconfig,
      "validate an NVIDIA device-plugin config (dpconfig validate FILE)"},
     {"version", version, "print gpusched's version"},
+    {NULL, NULL, NULL},
 };
 
 static void usage(FILE *f)
@@ -57,8 +54,8 @@ static void usage(FILE *f)
                "multi-tenant placement, with a simulator that runs the very same engine.\n"
                "\n"
                "commands:\n");
-    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
-        fprintf(f, "  %-9s  %s\n", commands[k].name, commands[k].help);
+    for (const struct gs_cli_command *c = commands; c->name; c++)
+        fprintf(f, "  %-9s  %s\n", c->name, c->help);
     fprintf(f, "\nexit codes: 0 ok, 1 runtime failure, 2 bad input\n");
 }
 
@@ -77,7 +74,7 @@ int main(int argc, char **argv)
             i += 2;
         } else if (strcmp(argv[i], "--version") == 0) {
             return version(0, NULL);
-        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+        } else if (gs_cli_is_help(argv[i])) {
             usage(stdout);
             return GS_EXIT_OK;
         } else {
@@ -91,9 +88,9 @@ int main(int argc, char **argv)
         return GS_EXIT_USAGE;
     }
     const char *cmd = argv[i];
-    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
-        if (strcmp(cmd, commands[k].name) == 0)
-            return commands[k].run(argc - i - 1, argv + i + 1);
+    const struct gs_cli_command *c = gs_cli_command_find(commands, cmd);
+    if (c)
+        return c->run(argc - i - 1, argv + i + 1);
     if (strcmp(cmd, "help") == 0) {
         usage(stdout);
         return GS_EXIT_OK;
