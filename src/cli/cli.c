@@ -232,11 +232,10 @@ int gs_cli_parse(const struct gs_cli_parser *p, int argc, char **argv)
             continue;
         }
         int rc = a[0] != '-' && p->positional ? p->positional(p->opts, a) : -1;
-        if (rc >= 0) {
-            if (rc)
-                return rc;
+        if (rc == 0)
             continue;
-        }
+        if (rc != -1)
+            return rc;
         if (!f || f->kind == GS_CLI_KSET) { /* a flag without value given one is unknown */
             if (p->how & GS_CLI_LENIENT)
                 continue;

@@ -146,6 +146,10 @@ struct gs_cli_flag {
         .name = (n), .kind = GS_CLI_KFUNC, .off = (o), .parse = (fn), .bare = true, .help = (h)    \
     }
 
+/* Returned by a parse function or a positional to end the parse there (an action such as
+ * --version, or a command word after global flags); gs_cli_parse then returns it. */
+#define GS_CLI_STOP (-2)
+
 /* gs_cli_parse's ways (bits) */
 enum {
     GS_CLI_INLINE = 1,          /* --flag=value too */
@@ -163,15 +167,15 @@ struct gs_cli_parser {
     unsigned how;
     const char *unknown, *incomplete, *suffix;
     void (*usage)(FILE *f);
-    /* an argument that does not start with '-': 0 taken, -1 not (then it is unknown), else
-     * the exit code (it has printed why) */
+    /* an argument that does not start with '-': 0 taken, -1 not (then it is unknown),
+     * GS_CLI_STOP, else the exit code (it has printed why) */
     int (*positional)(void *opts, const char *arg);
 };
 
 /* The row named name, or NULL. */
 const struct gs_cli_flag *gs_cli_flag_find(const struct gs_cli_flag *flags, const char *name);
-/* Reads argv[0..argc) into p->opts: 0, or the exit code once the first bad argument has been
- * reported. Fields of flags not given keep their values. */
+/* Reads argv[0..argc) into p->opts: 0, GS_CLI_STOP, or the exit code once the first bad
+ * argument has been reported. Fields of flags not given keep their values. */
 int gs_cli_parse(const struct gs_cli_parser *p, int argc, char **argv);
 
 #endif
