@@ -247,12 +247,11 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool cluster)
     const struct gs_cli_parser p = {
         .prog = "gpusched advise",
         .flags = cluster ? cluster_flags : advise_flags,
-        .opts = o,
         .unknown = "unknown or incomplete option",
         .incomplete = "unknown or incomplete option",
         .suffix = " (see --help)",
     };
-    return gs_cli_parse(&p, argc, argv);
+    return gs_cli_parse(&p, o, argc, argv);
 }
 
 static int advise_and_print(struct gs_scenario *sc, const struct opts *o, char *const *node_names)
@@ -441,14 +440,12 @@ static const struct gs_cli_command advise_commands[] = {
 
 int gs_cli_advise(int argc, char **argv)
 {
-    if (argc < 1 || gs_cli_wants_help(argc, argv)) {
-        usage(argc < 1 ? stderr : stdout);
-        return argc < 1 ? GS_EXIT_USAGE : GS_EXIT_OK;
-    }
-    const struct gs_cli_command *c = gs_cli_command_find(advise_commands, argv[0]);
-    if (c)
-        return c->run(argc - 1, argv + 1);
-    fprintf(stderr, "gpusched advise: unknown subcommand '%s' (scenario, cluster, sizes)\n",
-            argv[0]);
-    return GS_EXIT_USAGE;
+    static const struct gs_cli_commands d = {
+        .prog = "gpusched advise",
+        .commands = advise_commands,
+        .usage = usage,
+        .unknown = "unknown subcommand",
+        .suffix = " (scenario, cluster, sizes)",
+    };
+    return gs_cli_dispatch(&d, argc, argv);
 }

@@ -154,6 +154,14 @@ static const struct gs_cli_flag agent_flags[] = {
 };
 #undef A
 
+static const struct gs_cli_parser agent_parser = {
+    .prog = "gpusched agent",
+    .flags = agent_flags,
+    .how = GS_CLI_LAST_INCOMPLETE,
+    .unknown = "unknown option",
+    .incomplete = "unknown or incomplete option",
+};
+
 /* the defaults, the article's environment knobs, then the flags (which win) */
 static int parse_flags(int argc, char **argv, struct agent_cli *a)
 {
@@ -185,15 +193,7 @@ static int parse_flags(int argc, char **argv, struct agent_cli *a)
     if ((env = getenv("AUTO_CORDON")) && (rc = boolean("AUTO_CORDON", env, &o->auto_cordon)))
         return rc;
     a->interval_set = getenv("CHECK_INTERVAL") != NULL;
-    const struct gs_cli_parser p = {
-        .prog = "gpusched agent",
-        .flags = agent_flags,
-        .opts = a,
-        .how = GS_CLI_LAST_INCOMPLETE,
-        .unknown = "unknown option",
-        .incomplete = "unknown or incomplete option",
-    };
-    return gs_cli_parse(&p, argc, argv);
+    return gs_cli_parse(&agent_parser, a, argc, argv);
 }
 
 static int cmd_mig_plan(int argc, char **argv)
@@ -365,15 +365,12 @@ static const struct gs_cli_command agent_commands[] = {
 
 int gs_cli_agent(int argc, char **argv)
 {
-    if (argc < 1 || gs_cli_wants_help(argc, argv)) {
-        usage(argc < 1 ? stderr : stdout);
-        return argc < 1 ? GS_EXIT_USAGE : GS_EXIT_OK;
-    }
-    const struct gs_cli_command *c = gs_cli_command_find(agent_commands, argv[0]);
-    if (!c) {
-        fprintf(stderr, "gpusched agent: unknown command '%s'\n", argv[0]);
-        usage(stderr);
-        return GS_EXIT_USAGE;
-    }
-    return c->run(argc - 1, argv + 1);
+    static const struct gs_cli_commands d = {
+        .prog = "gpusched agent",
+        .commands = agent_commands,
+        .usage = usage,
+        .unknown = "unknown command",
+        .usage_on_unknown = true,
+    };
+    return gs_cli_dispatch(&d, argc, argv);
 }

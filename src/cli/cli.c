@@ -91,6 +91,21 @@ const struct gs_cli_command *gs_cli_command_find(const struct gs_cli_command *cm
     return NULL;
 }
 
+int gs_cli_dispatch(const struct gs_cli_commands *d, int argc, char **argv)
+{
+    if (argc < 1 || gs_cli_wants_help(argc, argv)) {
+        d->usage(argc < 1 ? stderr : stdout);
+        return argc < 1 ? GS_EXIT_USAGE : GS_EXIT_OK;
+    }
+    const struct gs_cli_command *c = gs_cli_command_find(d->commands, argv[0]);
+    if (c)
+        return c->run(argc - 1, argv + 1);
+    fprintf(stderr, "%s: %s '%s'%s\n", d->prog, d->unknown, argv[0], d->suffix ? d->suffix : "");
+    if (d->usage_on_unknown)
+        d->usage(stderr);
+    return GS_EXIT_USAGE;
+}
+
 const struct gs_cli_flag *gs_cli_flag_find(const struct gs_cli_flag *flags, const char *name)
 {
     for (; flags->name; flags++)
@@ -147,9 +162,10 @@ static int number(const struct gs_cli_flag *f, const char *v, void *field)
 }
 
 /* One flag's value into its field: 0 or the exit code. */
-static int set(const struct gs_cli_parser *p, const struct gs_cli_flag *f, const char *v)
+static int set(const struct gs_cli_parser *p, void *opts, const struct gs_cli_flag *f,
+               const char *v)
 {
-    void *field = (char *)p->opts + f->off;
+    void *field = (char *)opts + f->off;
     bool bad = false;
     double x = 0;
     uint64_t u = 0;
@@ -213,7 +229,7 @@ static int fail(const struct gs_cli_parser *p, const char *what, const char *arg
     return GS_EXIT_USAGE;
 }
 
-int gs_cli_parse(const struct gs_cli_parser *p, int argc, char **argv)
+int gs_cli_parse(const struct gs_cli_parser *p, void *opts, int argc, char **argv)
 {
     char name[64];
     for (int i = 0; i < argc; i++) {
@@ -228,10 +244,10 @@ int gs_cli_parse(const struct gs_cli_parser *p, int argc, char **argv)
         }
         const struct gs_cli_flag *f = gs_cli_flag_find(p->flags, a);
         if (f && f->kind == GS_CLI_KSET && !inline_value) {
-            *(bool *)((char *)p->opts + f->off) = true;
+            *(bool *)((char *)opts + f->off) = true;
             continue;
         }
-        int rc = a[0] != '-' && p->positional ? p->positional(p->opts, a) : -1;
+        int rc = a[0] != '-' && p->positional ? p->positional(opts, a) : -1;
         if (rc == 0)
             continue;
         if (rc != -1)
@@ -249,7 +265,7 @@ int gs_cli_parse(const struct gs_cli_parser *p, int argc, char **argv)
         }
         if (!inline_value && v)
             i++;
-        if ((rc = set(p, f, v)))
+        if ((rc = set(p, opts, f, v)))
             return rc;
     }
     return 0;

@@ -55,6 +55,18 @@ struct gs_cli_command {
 /* The row named name, or NULL. */
 const struct gs_cli_command *gs_cli_command_find(const struct gs_cli_command *cmds,
                                                  const char *name);
+/* A command made of subcommands: how it dispatches and words an unknown one. */
+struct gs_cli_commands {
+    const char *prog; /* "gpusched mig" */
+    const struct gs_cli_command *commands;
+    void (*usage)(FILE *f); /* on --help (stdout) and without a subcommand (stderr) */
+    const char *unknown;    /* "PROG: UNKNOWN 'WORD'SUFFIX" */
+    const char *suffix;
+    bool usage_on_unknown; /* usage(stderr) after that */
+};
+/* Usage with no argument (exit 2) or -h/--help anywhere (exit 0); else the subcommand
+ * argv[0] with the arguments after it, or the unknown message (exit 2). */
+int gs_cli_dispatch(const struct gs_cli_commands *d, int argc, char **argv);
 
 /* How a flag's value is read and what its field is. Number kinds without an expect text
  * complain as gs_cli_number does; the others as "PROG: NAME 'V': expected EXPECT". */
@@ -163,7 +175,6 @@ enum {
 struct gs_cli_parser {
     const char *prog; /* "gpusched sim openb" */
     const struct gs_cli_flag *flags;
-    void *opts; /* the options struct the rows' offsets point into */
     unsigned how;
     const char *unknown, *incomplete, *suffix;
     void (*usage)(FILE *f);
@@ -174,8 +185,9 @@ struct gs_cli_parser {
 
 /* The row named name, or NULL. */
 const struct gs_cli_flag *gs_cli_flag_find(const struct gs_cli_flag *flags, const char *name);
-/* Reads argv[0..argc) into p->opts: 0, GS_CLI_STOP, or the exit code once the first bad
- * argument has been reported. Fields of flags not given keep their values. */
-int gs_cli_parse(const struct gs_cli_parser *p, int argc, char **argv);
+/* Reads argv[0..argc) into opts (the options struct the rows' offsets point into): 0, GS_CLI_STOP,
+ * or the exit code once the first bad argument has been reported. Fields of flags not given keep
+ * their values. */
+int gs_cli_parse(const struct gs_cli_parser *p, void *opts, int argc, char **argv);
 
 #endif

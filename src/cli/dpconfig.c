@@ -51,14 +51,12 @@ static const struct gs_cli_command dpconfig_commands[] = {
 
 int gs_cli_dpconfig(int argc, char **argv)
 {
-    if (argc < 1 || gs_cli_wants_help(argc, argv)) {
-        usage(argc < 1 ? stderr : stdout);
-        return argc < 1 ? GS_EXIT_USAGE : GS_EXIT_OK;
-    }
-    const struct gs_cli_command *c = gs_cli_command_find(dpconfig_commands, argv[0]);
-    if (!c) {
-        fprintf(stderr, "gpusched dpconfig: unknown subcommand '%s' (validate)\n", argv[0]);
-        return GS_EXIT_USAGE;
-    }
-    return c->run(argc - 1, argv + 1);
+    static const struct gs_cli_commands d = {
+        .prog = "gpusched dpconfig",
+        .commands = dpconfig_commands,
+        .usage = usage,
+        .unknown = "unknown subcommand",
+        .suffix = " (validate)",
+    };
+    return gs_cli_dispatch(&d, argc, argv);
 }

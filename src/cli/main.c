@@ -100,19 +100,19 @@ static const struct gs_cli_flag global_flags[] = {
     {0},
 };
 
+static const struct gs_cli_parser global_parser = {
+    .prog = "gpusched",
+    .flags = global_flags,
+    .unknown = "unknown option",
+    .incomplete = "unknown option",
+    .usage = usage,
+    .positional = command_arg,
+};
+
 int main(int argc, char **argv)
 {
     struct global_cli g = {NULL};
-    const struct gs_cli_parser p = {
-        .prog = "gpusched",
-        .flags = global_flags,
-        .opts = &g,
-        .unknown = "unknown option",
-        .incomplete = "unknown option",
-        .usage = usage,
-        .positional = command_arg,
-    };
-    int rc = gs_cli_parse(&p, argc - 1, argv + 1);
+    int rc = gs_cli_parse(&global_parser, &g, argc - 1, argv + 1);
     if (rc == GS_CLI_STOP && !g.command)
         return GS_EXIT_OK; /* --version, --help */
     if (rc && rc != GS_CLI_STOP)

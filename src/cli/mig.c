@@ -92,13 +92,12 @@ static int mig_flags(int argc, char **argv, const struct gs_cli_flag *flags, str
     const struct gs_cli_parser p = {
         .prog = "gpusched mig validate",
         .flags = flags,
-        .opts = c,
         .how = validate ? 0 : GS_CLI_LENIENT,
         .unknown = "unexpected argument",
         .incomplete = "unexpected argument",
         .positional = validate ? file_arg : NULL,
     };
-    int rc = gs_cli_parse(&p, argc, argv);
+    int rc = gs_cli_parse(&p, c, argc, argv);
     if (rc)
         return rc;
     if (required && c->model < 0) {
@@ -294,14 +293,12 @@ static const struct gs_cli_command mig_commands[] = {
 
 int gs_cli_mig(int argc, char **argv)
 {
-    if (argc < 1 || gs_cli_wants_help(argc, argv)) {
-        mig_usage(argc < 1 ? stderr : stdout);
-        return argc < 1 ? GS_EXIT_USAGE : GS_EXIT_OK;
-    }
-    const struct gs_cli_command *c = gs_cli_command_find(mig_commands, argv[0]);
-    if (c)
-        return c->run(argc - 1, argv + 1);
-    fprintf(stderr, "gpusched mig: unknown subcommand '%s'\n", argv[0]);
-    mig_usage(stderr);
-    return GS_EXIT_USAGE;
+    static const struct gs_cli_commands d = {
+        .prog = "gpusched mig",
+        .commands = mig_commands,
+        .usage = mig_usage,
+        .unknown = "unknown subcommand",
+        .usage_on_unknown = true,
+    };
+    return gs_cli_dispatch(&d, argc, argv);
 }

@@ -57,6 +57,14 @@ static const struct gs_cli_flag scenario_flags[] = {
 };
 #undef C
 
+static const struct gs_cli_parser scenario_parser = {
+    .prog = "gpusched sim",
+    .flags = scenario_flags,
+    .unknown = "unknown or incomplete option",
+    .incomplete = "unknown or incomplete option",
+    .suffix = " (see --help)",
+};
+
 int gs_cli_sim_scenario(int argc, char **argv)
 {
     const char *file = NULL;
@@ -70,15 +78,7 @@ int gs_cli_sim_scenario(int argc, char **argv)
         file = argv[1];
         i = 2;
     }
-    const struct gs_cli_parser p = {
-        .prog = "gpusched sim",
-        .flags = scenario_flags,
-        .opts = &c,
-        .unknown = "unknown or incomplete option",
-        .incomplete = "unknown or incomplete option",
-        .suffix = " (see --help)",
-    };
-    int code = gs_cli_parse(&p, argc - i, argv + i);
+    int code = gs_cli_parse(&scenario_parser, &c, argc - i, argv + i);
     if (code)
         return code;
     const char *format = c.format, *report = c.report, *decisions = c.decisions;

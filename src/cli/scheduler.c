@@ -280,7 +280,6 @@ static int parse_flags(int argc, char **argv, struct sched_cli *c)
     const struct gs_cli_parser p = {
         .prog = "gpusched scheduler",
         .flags = c->mode == M_EXPLAIN ? explain_flags : sched_flags,
-        .opts = c,
         .how = GS_CLI_INLINE | GS_CLI_LAST_INCOMPLETE,
         .unknown = "unknown option",
         .incomplete = "unknown or incomplete option",
@@ -289,7 +288,7 @@ static int parse_flags(int argc, char **argv, struct sched_cli *c)
                                          : usage_scheduler,
         .positional = target_arg,
     };
-    int rc = gs_cli_parse(&p, argc, argv);
+    int rc = gs_cli_parse(&p, c, argc, argv);
     if (rc)
         return rc;
     if (c->o.renew_deadline_s >= c->o.lease_duration_s) {

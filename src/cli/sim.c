@@ -236,19 +236,19 @@ static int openb_run(const struct openb_cli *c, const struct gs_policy **pols, i
     return GS_EXIT_OK;
 }
 
+static const struct gs_cli_parser openb_parser = {
+    .prog = "gpusched sim openb",
+    .flags = openb_flags,
+    .unknown = "unknown or incomplete option",
+    .incomplete = "unknown or incomplete option",
+    .usage = sim_usage,
+};
+
 static int cmd_openb(int argc, char **argv)
 {
     struct openb_cli c = {
         .policy = "all", .format = "table", .seeds = {42, 51}, .vseed = 1, .tune = 1.3};
-    const struct gs_cli_parser p = {
-        .prog = "gpusched sim openb",
-        .flags = openb_flags,
-        .opts = &c,
-        .unknown = "unknown or incomplete option",
-        .incomplete = "unknown or incomplete option",
-        .usage = sim_usage,
-    };
-    int rc = gs_cli_parse(&p, argc, argv);
+    int rc = gs_cli_parse(&openb_parser, &c, argc, argv);
     if (rc)
         return rc;
     if (!c.nodes || !c.pods) {
@@ -316,18 +316,18 @@ static const struct gs_cli_flag dra_flags[] = {
 };
 #undef D
 
+static const struct gs_cli_parser dra_parser = {
+    .prog = "gpusched sim dra",
+    .flags = dra_flags,
+    .how = GS_CLI_LAST_INCOMPLETE,
+    .unknown = "unknown option",
+    .incomplete = "unknown or incomplete option",
+};
+
 static int cmd_dra(int argc, char **argv)
 {
     struct dra_cli c = {.sp = gs_drasim_default, .seeds = {42, 51}, .format = "table"};
-    const struct gs_cli_parser p = {
-        .prog = "gpusched sim dra",
-        .flags = dra_flags,
-        .opts = &c,
-        .how = GS_CLI_LAST_INCOMPLETE,
-        .unknown = "unknown option",
-        .incomplete = "unknown or incomplete option",
-    };
-    int rc = gs_cli_parse(&p, argc, argv);
+    int rc = gs_cli_parse(&dra_parser, &c, argc, argv);
     if (rc)
         return rc;
     struct gs_error err;
@@ -359,18 +359,18 @@ static const struct gs_cli_flag variant_flags[] = {
 };
 #undef V
 
+static const struct gs_cli_parser variant_parser = {
+    .prog = "gpusched sim openb-variant",
+    .flags = variant_flags,
+    .how = GS_CLI_LAST_INCOMPLETE,
+    .unknown = "unknown option",
+    .incomplete = "unknown or incomplete option",
+};
+
 static int cmd_openb_variant(int argc, char **argv)
 {
     struct variant_cli c = {.seed = 1};
-    const struct gs_cli_parser p = {
-        .prog = "gpusched sim openb-variant",
-        .flags = variant_flags,
-        .opts = &c,
-        .how = GS_CLI_LAST_INCOMPLETE,
-        .unknown = "unknown option",
-        .incomplete = "unknown or incomplete option",
-    };
-    int code = gs_cli_parse(&p, argc, argv);
+    int code = gs_cli_parse(&variant_parser, &c, argc, argv);
     if (code)
         return code;
     const char *nodes_path = c.nodes, *pods_path = c.pods, *variant = c.variant, *out_path = c.out;

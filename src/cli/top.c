@@ -117,6 +117,14 @@ static const struct gs_cli_flag top_flags[] = {
 };
 #undef T
 
+static const struct gs_cli_parser top_parser = {
+    .prog = "gpusched top",
+    .flags = top_flags,
+    .unknown = "unknown argument",
+    .incomplete = "missing value for",
+    .usage = usage,
+};
+
 int gs_cli_top(int argc, char **argv)
 {
     if (gs_cli_wants_help(argc, argv)) {
@@ -124,15 +132,7 @@ int gs_cli_top(int argc, char **argv)
         return GS_EXIT_OK;
     }
     struct top_cli c = {.server = "http://127.0.0.1:10259", .interval = 2};
-    const struct gs_cli_parser p = {
-        .prog = "gpusched top",
-        .flags = top_flags,
-        .opts = &c,
-        .unknown = "unknown argument",
-        .incomplete = "missing value for",
-        .usage = usage,
-    };
-    int rc = gs_cli_parse(&p, argc, argv);
+    int rc = gs_cli_parse(&top_parser, &c, argc, argv);
     if (rc)
         return rc;
     const char *server = c.server;
