@@ -11,6 +11,7 @@
 #include "advise_cluster.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,62 +210,48 @@ out:
 }
 
 struct opts {
-    const char *format, *report, *out, *kubeconfig, *save, *from;
+    const char *format, *report, *out, *kubeconfig, *save, *from, *print;
     double window_s;
     int budget, threads;
     int64_t seed;
 };
 
-static int parse_opts(int argc, char **argv, int i, struct opts *o, bool cluster)
+#define O struct opts
+/* the options of every subcommand; usage() words them */
+#define ADVISE_FLAGS                                                                               \
+    GS_CLI_CHOICE("--format", O, format, "table|json", "table or json", "table|json: output"),     \
+        GS_CLI_STR("--report", O, report, "FILE.html: an HTML report"),                            \
+        GS_CLI_STR("--out", O, out, "DIR: the recommended configs"),                               \
+        GS_CLI_NUM("--budget", O, budget, 1, 100000, "N: setups to simulate at most"),             \
+        GS_CLI_NUM("--threads", O, threads, 1, 64, "N: simulations at once"),                      \
+        GS_CLI_NUM("--seed", O, seed, 0, 9e15, "N: the arrivals' seed")
+
+static const struct gs_cli_flag advise_flags[] = {ADVISE_FLAGS, {0}};
+static const struct gs_cli_flag cluster_flags[] = {
+    ADVISE_FLAGS,
+    GS_CLI_STR("--kubeconfig", O, kubeconfig, "FILE: the kubeconfig"),
+    GS_CLI_STR("--from", O, from, "FILE.json: kubectl get nodes,pods -A -o json"),
+    GS_CLI_STR("--save-scenario", O, save, "FILE: the scenario made"),
+    GS_CLI_DURATION("--window", O, window_s, 600, INFINITY, "a duration of at least 10m",
+                    "DURATION: finished pods within"),
+    {0},
+};
+static const struct gs_cli_flag print_flag[] = {
+    GS_CLI_STR("--print-scenario", O, print, "small|medium|large|xlarge"),
+    {0},
+};
+#undef O
+
+static int parse_opts(int argc, char **argv, struct opts *o, bool cluster)
 {
-    for (; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        double d;
-        if (!v) {
-            fprintf(stderr, "gpusched advise: unknown or incomplete option '%s' (see --help)\n", a);
-            return GS_EXIT_USAGE;
-        }
-        if (strcmp(a, "--format") == 0) {
-            if (strcmp(v, "table") != 0 && strcmp(v, "json") != 0) {
-                fprintf(stderr, "gpusched advise: --format '%s': expected table or json\n", v);
-                return GS_EXIT_USAGE;
-            }
-            o->format = v;
-        } else if (strcmp(a, "--report") == 0) {
-            o->report = v;
-        } else if (strcmp(a, "--out") == 0) {
-            o->out = v;
-        } else if (strcmp(a, "--budget") == 0) {
-            if (gs_cli_number(a, v, 1, 100000, &d))
-                return GS_EXIT_USAGE;
-            o->budget = (int)d;
-        } else if (strcmp(a, "--threads") == 0) {
-            if (gs_cli_number(a, v, 1, 64, &d))
-                return GS_EXIT_USAGE;
-            o->threads = (int)d;
-        } else if (strcmp(a, "--seed") == 0) {
-            if (gs_cli_number(a, v, 0, 9e15, &d))
-                return GS_EXIT_USAGE;
-            o->seed = (int64_t)d;
-        } else if (cluster && strcmp(a, "--kubeconfig") == 0) {
-            o->kubeconfig = v;
-        } else if (cluster && strcmp(a, "--from") == 0) {
-            o->from = v;
-        } else if (cluster && strcmp(a, "--save-scenario") == 0) {
-            o->save = v;
-        } else if (cluster && strcmp(a, "--window") == 0) {
-            if (gs_parse_duration(v, &o->window_s) || o->window_s < 600) {
-                fprintf(stderr,
-                        "gpusched advise: --window '%s': expected a duration of at least 10m\n", v);
-                return GS_EXIT_USAGE;
-            }
-        } else {
-            fprintf(stderr, "gpusched advise: unknown or incomplete option '%s' (see --help)\n", a);
-            return GS_EXIT_USAGE;
-        }
-        i++;
-    }
-    return 0;
+    const struct gs_cli_parser p = {
+        .prog = "gpusched advise",
+        .flags = cluster ? cluster_flags : advise_flags,
+        .unknown = "unknown or incomplete option",
+        .incomplete = "unknown or incomplete option",
+        .suffix = " (see --help)",
+    };
+    return gs_cli_parse(&p, o, argc, argv);
 }
 
 static int advise_and_print(struct gs_scenario *sc, const struct opts *o, char *const *node_names)
@@ -320,12 +307,12 @@ static int advise_and_print(struct gs_scenario *sc, const struct opts *o, char *
 
 static int cmd_scenario(int argc, char **argv)
 {
-    if (argc < 2 || argv[1][0] == '-') {
+    if (argc < 1 || argv[0][0] == '-') {
         fprintf(stderr, "gpusched advise scenario: FILE is required\n");
         return GS_EXIT_USAGE;
     }
     struct opts o = {.format = "table", .seed = -1};
-    int code = parse_opts(argc, argv, 2, &o, false);
+    int code = parse_opts(argc - 1, argv + 1, &o, false);
     if (code)
         return code;
     struct gs_scenario *sc = calloc(1, sizeof(*sc));
@@ -333,7 +320,7 @@ static int cmd_scenario(int argc, char **argv)
         return GS_EXIT_FAILURE;
     struct gs_error err;
     gs_error_init(&err);
-    int rc = gs_scenario_load(argv[1], sc, &err);
+    int rc = gs_scenario_load(argv[0], sc, &err);
     if (rc) {
         fprintf(stderr, "gpusched advise: %s\n", err.msg);
         free(sc);
@@ -347,21 +334,21 @@ static int cmd_scenario(int argc, char **argv)
 
 static int cmd_sizes(int argc, char **argv)
 {
-    if (argc == 3 && strcmp(argv[1], "--print-scenario") == 0) {
+    if (argc == 2 && gs_cli_flag_find(print_flag, argv[0])) {
         static const char *const names[GS_ADV_SIZES] = {"small", "medium", "large", "xlarge"};
         for (int i = 0; i < GS_ADV_SIZES; i++)
-            if (strcmp(argv[2], names[i]) == 0) {
+            if (strcmp(argv[1], names[i]) == 0) {
                 fputs(gs_adv_size_yaml(i), stdout);
                 return GS_EXIT_OK;
             }
         fprintf(stderr,
                 "gpusched advise sizes: --print-scenario '%s': expected small, medium, "
                 "large or xlarge\n",
-                argv[2]);
+                argv[1]);
         return GS_EXIT_USAGE;
     }
     struct opts o = {.format = "table", .seed = -1};
-    int code = parse_opts(argc, argv, 1, &o, false);
+    int code = parse_opts(argc, argv, &o, false);
     if (code)
         return code;
     if (o.report || o.out || o.seed >= 0) {
@@ -404,7 +391,7 @@ static int cmd_sizes(int argc, char **argv)
 static int cmd_cluster(int argc, char **argv)
 {
     struct opts o = {.format = "table", .seed = -1, .window_s = 86400};
-    int code = parse_opts(argc, argv, 1, &o, true);
+    int code = parse_opts(argc, argv, &o, true);
     if (code)
         return code;
     if (o.from && o.kubeconfig) {
@@ -444,19 +431,21 @@ out:
     return code;
 }
 
+static const struct gs_cli_command advise_commands[] = {
+    {"scenario", cmd_scenario, "a scenario file"},
+    {"sizes", cmd_sizes, "the article's cluster-size table"},
+    {"cluster", cmd_cluster, "the live cluster"},
+    {NULL, NULL, NULL},
+};
+
 int gs_cli_advise(int argc, char **argv)
 {
-    if (argc < 1 || gs_cli_wants_help(argc, argv)) {
-        usage(argc < 1 ? stderr : stdout);
-        return argc < 1 ? GS_EXIT_USAGE : GS_EXIT_OK;
-    }
-    if (strcmp(argv[0], "scenario") == 0)
-        return cmd_scenario(argc, argv);
-    if (strcmp(argv[0], "sizes") == 0)
-        return cmd_sizes(argc, argv);
-    if (strcmp(argv[0], "cluster") == 0)
-        return cmd_cluster(argc, argv);
-    fprintf(stderr, "gpusched advise: unknown subcommand '%s' (scenario, cluster, sizes)\n",
-            argv[0]);
-    return GS_EXIT_USAGE;
+    static const struct gs_cli_commands d = {
+        .prog = "gpusched advise",
+        .commands = advise_commands,
+        .usage = usage,
+        .unknown = "unknown subcommand",
+        .suffix = " (scenario, cluster, sizes)",
+    };
+    return gs_cli_dispatch(&d, argc, argv);
 }

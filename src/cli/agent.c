@@ -2,7 +2,6 @@
 #include "../agent/agent.h"
 #include "../agent/migmgr.h"
 #include "../agent/podresources.h"
-#include "../base/flag.h"
 #include "../base/error.h"
 #include "../base/log.h"
 #include "../kube/config.h"
@@ -14,14 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static volatile int stop_flag;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    gs_flag_set(&stop_flag, 1);
-}
 
 static void usage(FILE *f)
 {
@@ -91,267 +82,270 @@ static int open_backend(const char *fake, struct gs_gpu_backend **b)
     return 0;
 }
 
-int gs_cli_agent(int argc, char **argv)
-{
-    if (argc < 1 || gs_cli_wants_help(argc, argv)) {
-        usage(argc < 1 ? stderr : stdout);
-        return argc < 1 ? GS_EXIT_USAGE : GS_EXIT_OK;
-    }
-    const char *cmd = argv[0];
-    if (strcmp(cmd, "inspect") != 0 && strcmp(cmd, "run") != 0 && strcmp(cmd, "mig-plan") != 0) {
-        fprintf(stderr, "gpusched agent: unknown command '%s'\n", cmd);
-        usage(stderr);
-        return GS_EXIT_USAGE;
-    }
+/* what the flags (and the environment) of agent inspect, run and mig-plan fill */
+struct agent_cli {
     struct gs_agent_opts o;
-    memset(&o, 0, sizeof(o));
-    o.interval_s = 60;
-    o.ecc_threshold = 10;
-    o.temp_threshold = 90;
-    o.auto_cordon = true;
-    o.xid_hold_s = 300;
-    o.metrics_port = 9400;
-    o.node = getenv("NODE_NAME");
+    const char *fake, *kubeconfig, *monitor, *migcfg, *dpcfg, *plan_cfg;
+    bool in_cluster, insecure, interval_set;
+};
+
+static int interval_flag(const struct gs_cli_flag *f, const char *v, void *field)
+{
+    struct agent_cli *a = field;
+    a->interval_set = true;
+    return gs_cli_number(f->name, v, f->lo, f->hi, &a->o.interval_s);
+}
+
+static int cordon_flag(const struct gs_cli_flag *f, const char *v, void *field)
+{
+    return boolean(f->name, v, field);
+}
+
+static int ignore_xids_flag(const struct gs_cli_flag *f, const char *v, void *field)
+{
+    struct gs_agent_opts *o = field;
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", v);
+    char *save = NULL;
+    double x;
+    for (char *t = strtok_r(buf, ",", &save); t && o->nignore < 16;
+         t = strtok_r(NULL, ",", &save)) {
+        if (gs_cli_number(f->name, t, f->lo, f->hi, &x))
+            return GS_EXIT_USAGE;
+        o->ignore_xids[o->nignore++] = (uint64_t)x;
+    }
+    return 0;
+}
+
+#define A struct agent_cli
+static const struct gs_cli_flag agent_flags[] = {
+    GS_CLI_SET("--in-cluster", A, in_cluster, "the service account's credentials"),
+    GS_CLI_SET("--insecure-skip-tls-verify", A, insecure, "do not verify the API server"),
+    GS_CLI_SET("--dcgm-names", A, o.dcgm_names, "metrics by DCGM's names"),
+    GS_CLI_SET("--mig-dry-run", A, o.mig_dry_run, "plan MIG changes, apply none"),
+    GS_CLI_SET("--mig-force", A, o.mig_force, "destroy MIG instances pods hold"),
+    GS_CLI_SET("--dra", A, o.dra, "the DRA driver gpu.gpusched.io"),
+    GS_CLI_SET("--dra-dynamic-mig", A, o.dra_dynamic_mig, "partitionable GPUs"),
+    GS_CLI_STR("--fake", A, fake, "FILE: fake GPUs instead of NVML"),
+    GS_CLI_STR("--node", A, o.node, "NAME: this node (NODE_NAME)"),
+    GS_CLI_STR("--kubeconfig", A, kubeconfig, "FILE: the kubeconfig"),
+    GS_CLI_FN("--interval", 0, interval_flag, 0.05, 86400, NULL, "S: between checks"),
+    GS_CLI_NUM("--memory-error-threshold", A, o.ecc_threshold, 0, 1e12, "N: ECC errors"),
+    GS_CLI_NUM("--temperature-threshold", A, o.temp_threshold, 0, 200, "C: too hot"),
+    GS_CLI_FN("--auto-cordon", offsetof(A, o.auto_cordon), cordon_flag, 0, 0, NULL,
+              "true|false: cordon on a fault"),
+    GS_CLI_NUM("--xid-hold", A, o.xid_hold_s, 0, 86400 * 30, "S: an XID's hold"),
+    GS_CLI_FN("--ignore-xids", offsetof(A, o), ignore_xids_flag, 0, 1e9, NULL, "48,63: XIDs"),
+    GS_CLI_NUM("--metrics-port", A, o.metrics_port, 0, 65535, "PORT: /metrics (0: none)"),
+    GS_CLI_STR("--metrics-bind", A, o.metrics_bind, "ADDR: /metrics address"),
+    GS_CLI_STR("--monitor-config", A, monitor, "FILE: gpu-metrics.json"),
+    GS_CLI_STR("--mig-config", A, migcfg, "FILE: mig-parted config"),
+    GS_CLI_STR("--config", A, plan_cfg, "NAME: mig-plan's config"),
+    GS_CLI_STR("--dp-config", A, dpcfg, "FILE: device-plugin config"),
+    GS_CLI_STR("--pods-file", A, o.pods_file, "FILE: pods without a cluster"),
+    GS_CLI_STR("--device-plugin-dir", A, o.dp_dir, "DIR: the kubelet's device plugins"),
+    GS_CLI_STR("--pod-resources-socket", A, o.podres_socket, "SOCKET: the kubelet's"),
+    GS_CLI_STR("--proc-root", A, o.proc_root, "DIR: the host's /proc"),
+    GS_CLI_STR("--dra-plugins-dir", A, o.dra_plugins_dir, "DIR: the kubelet's plugins"),
+    GS_CLI_STR("--dra-registry-dir", A, o.dra_registry_dir, "DIR: plugin registration"),
+    GS_CLI_STR("--cdi-dir", A, o.cdi_dir, "DIR: CDI specs"),
+    GS_CLI_NUM("--duration", A, o.max_seconds, 0, 1e9, "S: stop after (0: never)"),
+    {0},
+};
+#undef A
+
+static const struct gs_cli_parser agent_parser = {
+    .prog = "gpusched agent",
+    .flags = agent_flags,
+    .how = GS_CLI_LAST_INCOMPLETE,
+    .unknown = "unknown option",
+    .incomplete = "unknown or incomplete option",
+};
+
+/* the defaults, the article's environment knobs, then the flags (which win) */
+static int parse_flags(int argc, char **argv, struct agent_cli *a)
+{
+    memset(a, 0, sizeof(*a));
+    struct gs_agent_opts *o = &a->o;
+    o->interval_s = 60;
+    o->ecc_threshold = 10;
+    o->temp_threshold = 90;
+    o->auto_cordon = true;
+    o->xid_hold_s = 300;
+    o->metrics_port = 9400;
+    o->node = getenv("NODE_NAME");
     double x;
     const char *env;
     int rc = 0;
     if ((env = getenv("CHECK_INTERVAL")) &&
-        (rc = gs_cli_number("CHECK_INTERVAL", env, 0.05, 86400, &o.interval_s)))
+        (rc = gs_cli_number("CHECK_INTERVAL", env, 0.05, 86400, &o->interval_s)))
         return rc;
     if ((env = getenv("MEMORY_ERROR_THRESHOLD")) &&
         (rc = gs_cli_number("MEMORY_ERROR_THRESHOLD", env, 0, 1e12, &x)) == 0)
-        o.ecc_threshold = (uint64_t)x;
+        o->ecc_threshold = (uint64_t)x;
     if (rc)
         return rc;
     if ((env = getenv("TEMPERATURE_THRESHOLD")) &&
         (rc = gs_cli_number("TEMPERATURE_THRESHOLD", env, 0, 200, &x)) == 0)
-        o.temp_threshold = (uint32_t)x;
+        o->temp_threshold = (uint32_t)x;
     if (rc)
         return rc;
-    if ((env = getenv("AUTO_CORDON")) && (rc = boolean("AUTO_CORDON", env, &o.auto_cordon)))
+    if ((env = getenv("AUTO_CORDON")) && (rc = boolean("AUTO_CORDON", env, &o->auto_cordon)))
         return rc;
-    const char *fake = NULL, *kubeconfig = NULL, *monitor = NULL, *migcfg = NULL, *dpcfg = NULL,
-               *plan_cfg = NULL;
-    bool in_cluster = false, insecure = false, interval_set = getenv("CHECK_INTERVAL") != NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--in-cluster") == 0) {
-            in_cluster = true;
-            continue;
-        }
-        if (strcmp(a, "--insecure-skip-tls-verify") == 0) {
-            insecure = true;
-            continue;
-        }
-        if (strcmp(a, "--dcgm-names") == 0) {
-            o.dcgm_names = true;
-            continue;
-        }
-        if (strcmp(a, "--mig-dry-run") == 0) {
-            o.mig_dry_run = true;
-            continue;
-        }
-        if (strcmp(a, "--mig-force") == 0) {
-            o.mig_force = true;
-            continue;
-        }
-        if (strcmp(a, "--dra") == 0) {
-            o.dra = true;
-            continue;
-        }
-        if (strcmp(a, "--dra-dynamic-mig") == 0) {
-            o.dra_dynamic_mig = true;
-            continue;
-        }
-        if (!v) {
-            fprintf(stderr, "gpusched agent: unknown or incomplete option '%s'\n", a);
-            return GS_EXIT_USAGE;
-        }
-        i++;
-        if (strcmp(a, "--fake") == 0)
-            fake = v;
-        else if (strcmp(a, "--node") == 0)
-            o.node = v;
-        else if (strcmp(a, "--kubeconfig") == 0)
-            kubeconfig = v;
-        else if (strcmp(a, "--interval") == 0) {
-            rc = gs_cli_number(a, v, 0.05, 86400, &o.interval_s);
-            interval_set = true;
-        } else if (strcmp(a, "--memory-error-threshold") == 0 &&
-                   !(rc = gs_cli_number(a, v, 0, 1e12, &x)))
-            o.ecc_threshold = (uint64_t)x;
-        else if (strcmp(a, "--temperature-threshold") == 0 &&
-                 !(rc = gs_cli_number(a, v, 0, 200, &x)))
-            o.temp_threshold = (uint32_t)x;
-        else if (strcmp(a, "--auto-cordon") == 0)
-            rc = boolean(a, v, &o.auto_cordon);
-        else if (strcmp(a, "--xid-hold") == 0)
-            rc = gs_cli_number(a, v, 0, 86400 * 30, &o.xid_hold_s);
-        else if (strcmp(a, "--ignore-xids") == 0) {
-            char buf[256];
-            snprintf(buf, sizeof(buf), "%s", v);
-            char *save = NULL;
-            for (char *t = strtok_r(buf, ",", &save); t && o.nignore < 16;
-                 t = strtok_r(NULL, ",", &save)) {
-                if ((rc = gs_cli_number(a, t, 0, 1e9, &x)))
-                    break;
-                o.ignore_xids[o.nignore++] = (uint64_t)x;
-            }
-        } else if (strcmp(a, "--metrics-port") == 0 && !(rc = gs_cli_number(a, v, 0, 65535, &x)))
-            o.metrics_port = (int)x;
-        else if (strcmp(a, "--metrics-bind") == 0)
-            o.metrics_bind = v;
-        else if (strcmp(a, "--monitor-config") == 0)
-            monitor = v;
-        else if (strcmp(a, "--mig-config") == 0)
-            migcfg = v;
-        else if (strcmp(a, "--config") == 0)
-            plan_cfg = v;
-        else if (strcmp(a, "--dp-config") == 0)
-            dpcfg = v;
-        else if (strcmp(a, "--pods-file") == 0)
-            o.pods_file = v;
-        else if (strcmp(a, "--device-plugin-dir") == 0)
-            o.dp_dir = v;
-        else if (strcmp(a, "--pod-resources-socket") == 0)
-            o.podres_socket = v;
-        else if (strcmp(a, "--proc-root") == 0)
-            o.proc_root = v;
-        else if (strcmp(a, "--dra-plugins-dir") == 0)
-            o.dra_plugins_dir = v;
-        else if (strcmp(a, "--dra-registry-dir") == 0)
-            o.dra_registry_dir = v;
-        else if (strcmp(a, "--cdi-dir") == 0)
-            o.cdi_dir = v;
-        else if (strcmp(a, "--duration") == 0)
-            rc = gs_cli_number(a, v, 0, 1e9, &o.max_seconds);
-        else if (!rc) {
-            fprintf(stderr, "gpusched agent: unknown option '%s'\n", a);
-            return GS_EXIT_USAGE;
-        }
-        if (rc)
-            return rc;
-    }
-    if (strcmp(cmd, "mig-plan") == 0 && (!migcfg || !plan_cfg)) {
+    a->interval_set = getenv("CHECK_INTERVAL") != NULL;
+    return gs_cli_parse(&agent_parser, a, argc, argv);
+}
+
+static int cmd_mig_plan(int argc, char **argv)
+{
+    struct agent_cli a;
+    struct gs_gpu_backend *b = NULL;
+    int rc = parse_flags(argc, argv, &a);
+    if (rc)
+        return rc;
+    if (!a.migcfg || !a.plan_cfg) {
         fprintf(stderr,
                 "gpusched agent mig-plan: --mig-config FILE and --config NAME are required\n");
         return GS_EXIT_USAGE;
     }
-    struct gs_gpu_backend *b = NULL;
-    if ((rc = open_backend(fake, &b)))
+    if ((rc = open_backend(a.fake, &b)))
         return rc;
-    if (strcmp(cmd, "mig-plan") == 0) {
-        struct gs_error perr;
-        gs_error_init(&perr);
-        struct gs_migparted *pmp = NULL;
-        static struct gs_migmgr_plan plan;
-        static char text[16384];
-        rc = gs_migparted_load(migcfg, &pmp, &perr);
-        if (!rc)
-            rc = gs_migmgr_plan(b, pmp, plan_cfg, NULL, 0, false, &plan, &perr);
-        if (!rc) {
-            gs_migmgr_plan_str(&plan, text, sizeof(text));
-            fputs(text, stdout);
-        } else {
-            fprintf(stderr, "gpusched agent mig-plan: %s\n", perr.msg);
-        }
-        gs_migparted_free(pmp);
-        gs_gpu_close(b);
-        return rc ? gs_cli_exit_code(rc) : GS_EXIT_OK;
-    }
-    if (strcmp(cmd, "inspect") == 0) {
-        static char text[65536];
-        int mism = gs_agent_inspect(b, text, sizeof(text));
+    struct gs_error perr;
+    gs_error_init(&perr);
+    struct gs_migparted *pmp = NULL;
+    static struct gs_migmgr_plan plan;
+    static char text[16384];
+    rc = gs_migparted_load(a.migcfg, &pmp, &perr);
+    if (!rc)
+        rc = gs_migmgr_plan(b, pmp, a.plan_cfg, NULL, 0, false, &plan, &perr);
+    if (!rc) {
+        gs_migmgr_plan_str(&plan, text, sizeof(text));
         fputs(text, stdout);
-        gs_gpu_close(b);
-        if (o.podres_socket) {
-            /* what the kubelet says each container holds (its pod-resources List) */
-            static struct gs_podres pr[1024];
-            char why[512];
-            int n = gs_podres_list(o.podres_socket, pr, 1024, why, sizeof(why));
-            if (n < 0) {
-                fprintf(stderr, "gpusched agent inspect: pod-resources %s: %s\n", o.podres_socket,
-                        why);
-                return GS_EXIT_FAILURE;
-            }
-            printf("kubelet pod-resources: %d device%s held\n", n, n == 1 ? "" : "s");
-            for (int k = 0; k < n; k++)
-                printf("  pod %s/%s container %s: %s %s\n", pr[k].ns, pr[k].pod, pr[k].container,
-                       pr[k].resource, pr[k].device);
-        }
-        if (mism > 0)
-            fprintf(stderr, "gpusched agent: %d MIG profile%s differ from the catalog\n", mism,
-                    mism == 1 ? "" : "s");
-        return mism > 0 ? GS_EXIT_FAILURE : GS_EXIT_OK;
+    } else {
+        fprintf(stderr, "gpusched agent mig-plan: %s\n", perr.msg);
     }
-    struct gs_error err;
-    gs_error_init(&err);
-    struct gs_migparted *mp = NULL;
+    gs_migparted_free(pmp);
+    gs_gpu_close(b);
+    return rc ? gs_cli_exit_code(rc) : GS_EXIT_OK;
+}
+
+static int cmd_inspect(int argc, char **argv)
+{
+    struct agent_cli a;
+    struct gs_gpu_backend *b = NULL;
+    int rc = parse_flags(argc, argv, &a);
+    if (rc || (rc = open_backend(a.fake, &b)))
+        return rc;
+    static char text[65536];
+    int mism = gs_agent_inspect(b, text, sizeof(text));
+    fputs(text, stdout);
+    gs_gpu_close(b);
+    const char *sock = a.o.podres_socket;
+    if (sock) {
+        /* what the kubelet says each container holds (its pod-resources List) */
+        static struct gs_podres pr[1024];
+        char why[512];
+        int n = gs_podres_list(sock, pr, 1024, why, sizeof(why));
+        if (n < 0) {
+            fprintf(stderr, "gpusched agent inspect: pod-resources %s: %s\n", sock, why);
+            return GS_EXIT_FAILURE;
+        }
+        printf("kubelet pod-resources: %d device%s held\n", n, n == 1 ? "" : "s");
+        for (int k = 0; k < n; k++)
+            printf("  pod %s/%s container %s: %s %s\n", pr[k].ns, pr[k].pod, pr[k].container,
+                   pr[k].resource, pr[k].device);
+    }
+    if (mism > 0)
+        fprintf(stderr, "gpusched agent: %d MIG profile%s differ from the catalog\n", mism,
+                mism == 1 ? "" : "s");
+    return mism > 0 ? GS_EXIT_FAILURE : GS_EXIT_OK;
+}
+
+/* What run's flags name must exist and go together. */
+static int check_run(const struct agent_cli *a, struct gs_error *err)
+{
     /* a config the agent is told to use and cannot read is an error, never a feature silently
      * off (deploy/agent.yaml mounts its ConfigMaps as required: the kubelet keeps the pod
      * from starting, with a FailedMount Event, until they exist) */
-    const char **files[3] = {&monitor, &migcfg, &dpcfg};
+    const char *files[3] = {a->monitor, a->migcfg, a->dpcfg};
     const char *flags[3] = {"--monitor-config", "--mig-config", "--dp-config"};
     for (int k = 0; k < 3; k++)
-        if (*files[k] && access(*files[k], R_OK) != 0) {
-            rc = gs_error_set(&err, GS_EINVAL, "%s %s: %s (the ConfigMap it names is missing?)",
-                              flags[k], *files[k], strerror(errno));
-            goto bad;
-        }
-    if (!o.dra && (o.dra_dynamic_mig || o.dra_plugins_dir || o.dra_registry_dir || o.cdi_dir)) {
-        rc = gs_error_set(&err, GS_EINVAL,
-                          "--dra-dynamic-mig, --dra-plugins-dir, --dra-registry-dir and --cdi-dir "
-                          "go with --dra");
-        goto bad;
-    }
-    if (o.dra && !o.node) {
-        rc = gs_error_set(&err, GS_EINVAL, "--dra needs --node (or NODE_NAME)");
-        goto bad;
-    }
-    if (o.proc_root && access(o.proc_root, R_OK | X_OK) != 0) {
-        rc = gs_error_set(&err, GS_EINVAL, "--proc-root %s: %s (the host's /proc, mounted?)",
-                          o.proc_root, strerror(errno));
-        goto bad;
-    }
+        if (files[k] && access(files[k], R_OK) != 0)
+            return gs_error_set(err, GS_EINVAL, "%s %s: %s (the ConfigMap it names is missing?)",
+                                flags[k], files[k], strerror(errno));
+    const struct gs_agent_opts *o = &a->o;
+    if (!o->dra && (o->dra_dynamic_mig || o->dra_plugins_dir || o->dra_registry_dir || o->cdi_dir))
+        return gs_error_set(err, GS_EINVAL,
+                            "--dra-dynamic-mig, --dra-plugins-dir, --dra-registry-dir and "
+                            "--cdi-dir go with --dra");
+    if (o->dra && !o->node)
+        return gs_error_set(err, GS_EINVAL, "--dra needs --node (or NODE_NAME)");
+    if (o->proc_root && access(o->proc_root, R_OK | X_OK) != 0)
+        return gs_error_set(err, GS_EINVAL, "--proc-root %s: %s (the host's /proc, mounted?)",
+                            o->proc_root, strerror(errno));
+    return 0;
+}
+
+/* The monitor, MIG and device-plugin configs into a->o (*mp: the MIG config, caller frees). */
+static int load_configs(struct agent_cli *a, struct gs_migparted **mp, struct gs_error *err)
+{
     static struct gs_dpconfig dp;
-    double interval = o.interval_s;
-    if (monitor && (rc = gs_agent_monitor_config(monitor, &o, &err)))
-        goto bad;
-    if (interval_set) /* CHECK_INTERVAL or --interval win over the scrape interval */
-        o.interval_s = interval;
-    if (migcfg && (rc = gs_migparted_load(migcfg, &mp, &err)))
-        goto bad;
-    o.mig = mp;
-    if (dpcfg) {
-        if ((rc = gs_dpconfig_load(dpcfg, &dp, &err)))
-            goto bad;
-        o.dp = &dp;
+    double interval = a->o.interval_s;
+    int rc;
+    if (a->monitor && (rc = gs_agent_monitor_config(a->monitor, &a->o, err)))
+        return rc;
+    if (a->interval_set) /* CHECK_INTERVAL or --interval win over the scrape interval */
+        a->o.interval_s = interval;
+    if (a->migcfg && (rc = gs_migparted_load(a->migcfg, mp, err)))
+        return rc;
+    a->o.mig = *mp;
+    if (a->dpcfg) {
+        if ((rc = gs_dpconfig_load(a->dpcfg, &dp, err)))
+            return rc;
+        a->o.dp = &dp;
     }
+    return 0;
+}
+
+/* The cluster's client when a kubeconfig or --in-cluster is given, else NULL. */
+static int kube_client(const struct agent_cli *a, struct gs_kube_client **kc, struct gs_error *err)
+{
+    *kc = NULL;
+    if (!a->kubeconfig && !a->in_cluster)
+        return 0;
+    if (!a->o.node)
+        return gs_error_set(err, GS_EINVAL, "--node (or NODE_NAME) is required with a cluster");
+    struct gs_kube_config cfg;
+    int rc = a->in_cluster ? gs_kube_config_in_cluster("", &cfg, err)
+                           : gs_kube_config_load(a->kubeconfig, NULL, &cfg, err);
+    if (rc)
+        return rc;
+    cfg.insecure |= a->insecure;
+    struct gs_kube_client_opts copts = {.qps = 20, .burst = 40, .timeout_s = 15};
+    if ((rc = gs_kube_client_new(&cfg, &copts, kc, err)))
+        gs_kube_config_release(&cfg);
+    return rc;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    struct agent_cli a;
+    struct gs_gpu_backend *b = NULL;
+    int rc = parse_flags(argc, argv, &a);
+    if (rc || (rc = open_backend(a.fake, &b)))
+        return rc;
+    struct gs_error err;
+    gs_error_init(&err);
+    struct gs_migparted *mp = NULL;
     struct gs_kube_client *kc = NULL;
-    if (kubeconfig || in_cluster) {
-        if (!o.node) {
-            rc = gs_error_set(&err, GS_EINVAL, "--node (or NODE_NAME) is required with a cluster");
-            goto bad;
-        }
-        struct gs_kube_config cfg;
-        rc = in_cluster ? gs_kube_config_in_cluster("", &cfg, &err)
-                        : gs_kube_config_load(kubeconfig, NULL, &cfg, &err);
-        if (rc)
-            goto bad;
-        cfg.insecure |= insecure;
-        struct gs_kube_client_opts copts = {.qps = 20, .burst = 40, .timeout_s = 15};
-        if ((rc = gs_kube_client_new(&cfg, &copts, &kc, &err))) {
-            gs_kube_config_release(&cfg);
-            goto bad;
-        }
+    if ((rc = check_run(&a, &err)) || (rc = load_configs(&a, &mp, &err)) ||
+        (rc = kube_client(&a, &kc, &err))) {
+        fprintf(stderr, "gpusched agent: %s\n", err.msg);
+        gs_migparted_free(mp);
+        gs_gpu_close(b);
+        return gs_cli_exit_code(rc);
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    rc = gs_agent_run(b, kc, &o, &stop_flag, &err);
+    rc = gs_agent_run(b, kc, &a.o, gs_cli_stop_on_signals(), &err);
     gs_kube_client_free(kc);
     gs_migparted_free(mp);
     gs_gpu_close(b);
@@ -360,9 +354,23 @@ int gs_cli_agent(int argc, char **argv)
         return gs_cli_exit_code(rc);
     }
     return GS_EXIT_OK;
-bad:
-    fprintf(stderr, "gpusched agent: %s\n", err.msg);
-    gs_migparted_free(mp);
-    gs_gpu_close(b);
-    return gs_cli_exit_code(rc);
+}
+
+static const struct gs_cli_command agent_commands[] = {
+    {"inspect", cmd_inspect, "what the GPU backend sees"},
+    {"run", cmd_run, "the node agent"},
+    {"mig-plan", cmd_mig_plan, "what the MIG manager would do for a config"},
+    {NULL, NULL, NULL},
+};
+
+int gs_cli_agent(int argc, char **argv)
+{
+    static const struct gs_cli_commands d = {
+        .prog = "gpusched agent",
+        .commands = agent_commands,
+        .usage = usage,
+        .unknown = "unknown command",
+        .usage_on_unknown = true,
+    };
+    return gs_cli_dispatch(&d, argc, argv);
 }

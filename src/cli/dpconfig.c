@@ -19,21 +19,13 @@ static void usage(FILE *f)
                "error.\n");
 }
 
-int gs_cli_dpconfig(int argc, char **argv)
+static int cmd_validate(int argc, char **argv)
 {
-    if (argc < 1 || gs_cli_wants_help(argc, argv)) {
-        usage(argc < 1 ? stderr : stdout);
-        return argc < 1 ? GS_EXIT_USAGE : GS_EXIT_OK;
-    }
-    if (strcmp(argv[0], "validate") != 0) {
-        fprintf(stderr, "gpusched dpconfig: unknown subcommand '%s' (validate)\n", argv[0]);
-        return GS_EXIT_USAGE;
-    }
-    if (argc < 2) {
+    if (argc < 1) {
         fprintf(stderr, "gpusched dpconfig validate: FILE is required\n");
         return GS_EXIT_USAGE;
     }
-    for (int i = 1; i < argc; i++) {
+    for (int i = 0; i < argc; i++) {
         static struct gs_dpconfig dp;
         struct gs_error err;
         gs_error_init(&err);
@@ -50,4 +42,21 @@ int gs_cli_dpconfig(int argc, char **argv)
         printf("%s\n", dp.sharing != GS_SHARING_NONE && sh->nresources ? ")" : "");
     }
     return GS_EXIT_OK;
+}
+
+static const struct gs_cli_command dpconfig_commands[] = {
+    {"validate", cmd_validate, "read device-plugin configs, print what they configure"},
+    {NULL, NULL, NULL},
+};
+
+int gs_cli_dpconfig(int argc, char **argv)
+{
+    static const struct gs_cli_commands d = {
+        .prog = "gpusched dpconfig",
+        .commands = dpconfig_commands,
+        .usage = usage,
+        .unknown = "unknown subcommand",
+        .suffix = " (validate)",
+    };
+    return gs_cli_dispatch(&d, argc, argv);
 }

@@ -16,11 +16,7 @@ static int version(int argc, char **argv)
 }
 
 /* The subcommands: one row each, in the order usage lists them. */
-static const struct command {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    const char *help;
-} commands[] = {
+static const struct gs_cli_command commands[] = {
     {"scheduler", gs_cli_scheduler,
      "schedule pods with schedulerName gpusched on a Kubernetes cluster"},
     {"extender", gs_cli_extender,
@@ -47,6 +43,7 @@ static const struct command {
     {"dpconfig", gs_cli_dpconfig,
      "validate an NVIDIA device-plugin config (dpconfig validate FILE)"},
     {"version", version, "print gpusched's version"},
+    {NULL, NULL, NULL},
 };
 
 static void usage(FILE *f)
@@ -57,43 +54,80 @@ static void usage(FILE *f)
                "multi-tenant placement, with a simulator that runs the very same engine.\n"
                "\n"
                "commands:\n");
-    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
-        fprintf(f, "  %-9s  %s\n", commands[k].name, commands[k].help);
+    for (const struct gs_cli_command *c = commands; c->name; c++)
+        fprintf(f, "  %-9s  %s\n", c->name, c->help);
     fprintf(f, "\nexit codes: 0 ok, 1 runtime failure, 2 bad input\n");
 }
 
+/* what the global flags fill */
+struct global_cli {
+    const char *command; /* the first argument that is not a flag */
+};
+
+static int log_level_flag(const struct gs_cli_flag *f, const char *v, void *field)
+{
+    enum gs_log_level lv;
+    if (gs_log_parse_level(v, &lv))
+        return GS_EXIT_USAGE;
+    gs_log_set_level(lv);
+    return 0;
+}
+
+static int version_flag(const struct gs_cli_flag *f, const char *v, void *field)
+{
+    version(0, NULL);
+    return GS_CLI_STOP;
+}
+
+static int help_flag(const struct gs_cli_flag *f, const char *v, void *field)
+{
+    usage(stdout);
+    return GS_CLI_STOP;
+}
+
+static int command_arg(void *opts, const char *arg)
+{
+    ((struct global_cli *)opts)->command = arg;
+    return GS_CLI_STOP;
+}
+
+static const struct gs_cli_flag global_flags[] = {
+    GS_CLI_FN("--log-level", 0, log_level_flag, 0, 0, "error, warn, info or debug",
+              "LEVEL: error, warn, info or debug"),
+    GS_CLI_FN_BARE("--version", 0, version_flag, "print gpusched's version"),
+    GS_CLI_FN_BARE("-h", 0, help_flag, "this help"),
+    GS_CLI_FN_BARE("--help", 0, help_flag, "this help"),
+    {0},
+};
+
+static const struct gs_cli_parser global_parser = {
+    .prog = "gpusched",
+    .flags = global_flags,
+    .unknown = "unknown option",
+    .incomplete = "unknown option",
+    .usage = usage,
+    .positional = command_arg,
+};
+
 int main(int argc, char **argv)
 {
-    int i = 1;
-    while (i < argc && argv[i][0] == '-') {
-        if (strcmp(argv[i], "--log-level") == 0 && i + 1 < argc) {
-            enum gs_log_level lv;
-            if (gs_log_parse_level(argv[i + 1], &lv)) {
-                fprintf(stderr, "gpusched: --log-level '%s': expected error, warn, info or debug\n",
-                        argv[i + 1]);
-                return GS_EXIT_USAGE;
-            }
-            gs_log_set_level(lv);
-            i += 2;
-        } else if (strcmp(argv[i], "--version") == 0) {
-            return version(0, NULL);
-        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            return GS_EXIT_OK;
-        } else {
-            fprintf(stderr, "gpusched: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return GS_EXIT_USAGE;
-        }
-    }
-    if (i >= argc) {
+    struct global_cli g = {NULL};
+    int rc = gs_cli_parse(&global_parser, &g, argc - 1, argv + 1);
+    if (rc == GS_CLI_STOP && !g.command)
+        return GS_EXIT_OK; /* --version, --help */
+    if (rc && rc != GS_CLI_STOP)
+        return rc;
+    if (!g.command) {
         usage(stderr);
         return GS_EXIT_USAGE;
     }
+    int i = 1;
+    while (argv[i] != g.command)
+        i++;
     const char *cmd = argv[i];
-    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
-        if (strcmp(cmd, commands[k].name) == 0)
-            return commands[k].run(argc - i - 1, argv + i + 1);
+    const struct gs_cli_command *c = gs_cli_command_find(commands, cmd);
+    if (c)
+        return c->run(argc - i - 1, argv + i + 1);
     if (strcmp(cmd, "help") == 0) {
         usage(stdout);
         return GS_EXIT_OK;

@@ -21,31 +21,90 @@ static void mig_usage(FILE *f)
                "A100-SXM4-40GB, H100-80GB, H100-NVL-94GB, H200-141GB.\n");
 }
 
-static int model_arg(int argc, char **argv, int *model, bool required)
+static int need_mig(int model);
+
+/* what the subcommands' flags fill */
+struct mig_cli {
+    int model; /* -1: no --gpu */
+    bool all;
+    const char *demand, *config, *file;
+};
+
+/* --gpu MODEL: the first one counts */
+static int gpu_flag(const struct gs_cli_flag *f, const char *v, void *field)
 {
-    *model = -1;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--gpu") != 0)
-            continue;
-        if (i + 1 >= argc) {
-            fprintf(stderr, "gpusched mig: --gpu needs a model name\n");
-            return GS_EXIT_USAGE;
-        }
-        *model = gs_catalog_find(argv[i + 1]);
-        if (*model < 0) {
-            fprintf(stderr, "gpusched mig: --gpu '%s': unknown GPU model (known:", argv[i + 1]);
-            for (int m = 0; m < gs_catalog_count(); m++)
-                fprintf(stderr, " %s", gs_catalog_get(m)->name);
-            fprintf(stderr, ")\n");
-            return GS_EXIT_USAGE;
-        }
+    int *model = field;
+    if (*model >= 0)
         return 0;
+    if (!v) {
+        fprintf(stderr, "gpusched mig: --gpu needs a model name\n");
+        return GS_EXIT_USAGE;
     }
-    if (required) {
-        fprintf(stderr, "gpusched mig: --gpu MODEL is required\n");
+    *model = gs_catalog_find(v);
+    if (*model < 0) {
+        fprintf(stderr, "gpusched mig: --gpu '%s': unknown GPU model (known:", v);
+        for (int m = 0; m < gs_catalog_count(); m++)
+            fprintf(stderr, " %s", gs_catalog_get(m)->name);
+        fprintf(stderr, ")\n");
         return GS_EXIT_USAGE;
     }
     return 0;
+}
+
+/* validate's FILE */
+static int file_arg(void *opts, const char *arg)
+{
+    struct mig_cli *c = opts;
+    if (c->file)
+        return -1;
+    c->file = arg;
+    return 0;
+}
+
+#define M        struct mig_cli
+#define GPU_FLAG GS_CLI_FN_BARE("--gpu", offsetof(M, model), gpu_flag, "MODEL: the GPU model")
+static const struct gs_cli_flag profiles_flags[] = {GPU_FLAG, {0}};
+static const struct gs_cli_flag layouts_flags[] = {
+    GPU_FLAG,
+    GS_CLI_SET("--all", M, all, "every valid layout, not only the maximal ones"),
+    {0},
+};
+static const struct gs_cli_flag validate_flags[] = {
+    GPU_FLAG,
+    GS_CLI_STR("--config", M, config, "NAME: only this config"),
+    {0},
+};
+static const struct gs_cli_flag plan_flags[] = {
+    GPU_FLAG,
+    GS_CLI_STR("--demand", M, demand, "PROFILE=N[,PROFILE=N...]: the instances wanted"),
+    {0},
+};
+#undef GPU_FLAG
+#undef M
+
+/* Reads argv into c (validate: strictly; the others skip what they do not know); with
+ * required, --gpu must name a MIG-capable model. */
+static int mig_flags(int argc, char **argv, const struct gs_cli_flag *flags, struct mig_cli *c,
+                     bool required)
+{
+    bool validate = flags == validate_flags;
+    *c = (struct mig_cli){.model = -1};
+    const struct gs_cli_parser p = {
+        .prog = "gpusched mig validate",
+        .flags = flags,
+        .how = validate ? 0 : GS_CLI_LENIENT,
+        .unknown = "unexpected argument",
+        .incomplete = "unexpected argument",
+        .positional = validate ? file_arg : NULL,
+    };
+    int rc = gs_cli_parse(&p, c, argc, argv);
+    if (rc)
+        return rc;
+    if (required && c->model < 0) {
+        fprintf(stderr, "gpusched mig: --gpu MODEL is required\n");
+        return GS_EXIT_USAGE;
+    }
+    return required ? need_mig(c->model) : 0;
 }
 
 static int need_mig(int model)
@@ -59,9 +118,11 @@ static int need_mig(int model)
 
 static int cmd_profiles(int argc, char **argv)
 {
-    int model, rc;
-    if ((rc = model_arg(argc, argv, &model, true)) || (rc = need_mig(model)))
+    struct mig_cli c;
+    int rc = mig_flags(argc, argv, profiles_flags, &c, true);
+    if (rc)
         return rc;
+    int model = c.model;
     const struct gs_gpu_model *m = gs_catalog_get(model);
     printf("%s (%u MiB, %u SMs): MIG GPU-instance profiles\n", m->name, m->mem_mib, m->sms);
     printf("%-12s %4s %7s %8s %-15s %4s %5s %9s %s\n", "profile", "id", "compute", "mem-sl",
@@ -82,12 +143,12 @@ static int cmd_profiles(int argc, char **argv)
 
 static int cmd_layouts(int argc, char **argv)
 {
-    int model, rc;
-    if ((rc = model_arg(argc, argv, &model, true)) || (rc = need_mig(model)))
+    struct mig_cli c;
+    int rc = mig_flags(argc, argv, layouts_flags, &c, true);
+    if (rc)
         return rc;
-    bool all = false;
-    for (int i = 0; i < argc; i++)
-        all |= strcmp(argv[i], "--all") == 0;
+    int model = c.model;
+    bool all = c.all;
     static struct gs_mig_layout ls[4096];
     int n =
         all ? gs_mig_enumerate_valid(model, ls, 4096) : gs_mig_enumerate_maximal(model, ls, 4096);
@@ -110,22 +171,12 @@ static int cmd_layouts(int argc, char **argv)
 
 static int cmd_validate(int argc, char **argv)
 {
-    const char *file = NULL, *config = NULL;
-    int model, rc;
-    if ((rc = model_arg(argc, argv, &model, false)))
+    struct mig_cli mc;
+    int rc = mig_flags(argc, argv, validate_flags, &mc, false);
+    if (rc)
         return rc;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--gpu") == 0) {
-            i++;
-        } else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
-            config = argv[++i];
-        } else if (argv[i][0] != '-' && !file) {
-            file = argv[i];
-        } else {
-            fprintf(stderr, "gpusched mig validate: unexpected argument '%s'\n", argv[i]);
-            return GS_EXIT_USAGE;
-        }
-    }
+    const char *file = mc.file, *config = mc.config;
+    int model = mc.model;
     if (!file) {
         fprintf(stderr, "gpusched mig validate: FILE is required\n");
         return GS_EXIT_USAGE;
@@ -182,13 +233,12 @@ static int cmd_validate(int argc, char **argv)
 
 static int cmd_plan(int argc, char **argv)
 {
-    int model, rc;
-    if ((rc = model_arg(argc, argv, &model, true)) || (rc = need_mig(model)))
+    struct mig_cli c;
+    int rc = mig_flags(argc, argv, plan_flags, &c, true);
+    if (rc)
         return rc;
-    const char *demand = NULL;
-    for (int i = 0; i + 1 < argc; i++)
-        if (strcmp(argv[i], "--demand") == 0)
-            demand = argv[i + 1];
+    int model = c.model;
+    const char *demand = c.demand;
     if (!demand) {
         fprintf(stderr, "gpusched mig plan: --demand PROFILE=N[,...] is required\n");
         return GS_EXIT_USAGE;
@@ -233,26 +283,22 @@ static int cmd_plan(int argc, char **argv)
     return GS_EXIT_OK;
 }
 
+static const struct gs_cli_command mig_commands[] = {
+    {"profiles", cmd_profiles, "a model's GPU-instance profiles"},
+    {"layouts", cmd_layouts, "a model's maximal (or all valid) layouts"},
+    {"validate", cmd_validate, "check a mig-parted config"},
+    {"plan", cmd_plan, "the fewest GPUs for a demand"},
+    {NULL, NULL, NULL},
+};
+
 int gs_cli_mig(int argc, char **argv)
 {
-    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
-        mig_usage(argc < 1 ? stderr : stdout);
-        return argc < 1 ? GS_EXIT_USAGE : GS_EXIT_OK;
-    }
-    if (gs_cli_wants_help(argc, argv)) {
-        mig_usage(stdout);
-        return GS_EXIT_OK;
-    }
-    const char *sub = argv[0];
-    if (strcmp(sub, "profiles") == 0)
-        return cmd_profiles(argc - 1, argv + 1);
-    if (strcmp(sub, "layouts") == 0)
-        return cmd_layouts(argc - 1, argv + 1);
-    if (strcmp(sub, "validate") == 0)
-        return cmd_validate(argc - 1, argv + 1);
-    if (strcmp(sub, "plan") == 0)
-        return cmd_plan(argc - 1, argv + 1);
-    fprintf(stderr, "gpusched mig: unknown subcommand '%s'\n", sub);
-    mig_usage(stderr);
-    return GS_EXIT_USAGE;
+    static const struct gs_cli_commands d = {
+        .prog = "gpusched mig",
+        .commands = mig_commands,
+        .usage = mig_usage,
+        .unknown = "unknown subcommand",
+        .usage_on_unknown = true,
+    };
+    return gs_cli_dispatch(&d, argc, argv);
 }

@@ -27,11 +27,48 @@ static void print_decision(void *ctx, double t, const char *line)
         printf("t=%.3f %s\n", t, line);
 }
 
+struct scenario_cli {
+    const char *format, *report, *decisions;
+    double until;
+    int64_t seed;
+};
+
+static int seed_flag(const struct gs_cli_flag *f, const char *v, void *field)
+{
+    char *end;
+    errno = 0;
+    long long s = strtoll(v, &end, 10);
+    if (errno || *end || s < 0)
+        return GS_EINVAL;
+    *(int64_t *)field = s;
+    return 0;
+}
+
+#define C struct scenario_cli
+static const struct gs_cli_flag scenario_flags[] = {
+    GS_CLI_STR("--format", C, format, "table|json"),
+    GS_CLI_STR("--report", C, report, "OUT.html: an HTML report"),
+    GS_CLI_STR("--decisions", C, decisions, "STRATEGY: its decisions per cycle"),
+    GS_CLI_DURATION("--until", C, until, 0, 1e9, "a duration (0s, 10m)",
+                    "DURATION: decisions up to"),
+    GS_CLI_FN("--seed", offsetof(C, seed), seed_flag, 0, 0, "a non-negative integer",
+              "N: the arrivals' seed"),
+    {0},
+};
+#undef C
+
+static const struct gs_cli_parser scenario_parser = {
+    .prog = "gpusched sim",
+    .flags = scenario_flags,
+    .unknown = "unknown or incomplete option",
+    .incomplete = "unknown or incomplete option",
+    .suffix = " (see --help)",
+};
+
 int gs_cli_sim_scenario(int argc, char **argv)
 {
-    const char *file = NULL, *format = "table", *report = NULL, *decisions = NULL;
-    struct trace tr = {1e18};
-    int64_t seed = -1;
+    const char *file = NULL;
+    struct scenario_cli c = {.format = "table", .until = 1e18, .seed = -1};
     int i = 0;
     if (argc > 0 && strcmp(argv[0], "scenario") == 0) {
         if (argc < 2 || argv[1][0] == '-') {
@@ -41,38 +78,12 @@ int gs_cli_sim_scenario(int argc, char **argv)
         file = argv[1];
         i = 2;
     }
-    for (; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--format") == 0 && v) {
-            format = v;
-            i++;
-        } else if (strcmp(a, "--report") == 0 && v) {
-            report = v;
-            i++;
-        } else if (strcmp(a, "--decisions") == 0 && v) {
-            decisions = v;
-            i++;
-        } else if (strcmp(a, "--until") == 0 && v) {
-            if (gs_parse_duration(v, &tr.until)) {
-                fprintf(stderr, "gpusched sim: --until '%s': expected a duration (0s, 10m)\n", v);
-                return GS_EXIT_USAGE;
-            }
-            i++;
-        } else if (strcmp(a, "--seed") == 0 && v) {
-            char *end;
-            errno = 0;
-            long long s = strtoll(v, &end, 10);
-            if (errno || *end || s < 0) {
-                fprintf(stderr, "gpusched sim: --seed '%s': expected a non-negative integer\n", v);
-                return GS_EXIT_USAGE;
-            }
-            seed = s;
-            i++;
-        } else {
-            fprintf(stderr, "gpusched sim: unknown or incomplete option '%s' (see --help)\n", a);
-            return GS_EXIT_USAGE;
-        }
-    }
+    int code = gs_cli_parse(&scenario_parser, &c, argc - i, argv + i);
+    if (code)
+        return code;
+    const char *format = c.format, *report = c.report, *decisions = c.decisions;
+    struct trace tr = {c.until};
+    int64_t seed = c.seed;
     bool json = strcmp(format, "json") == 0;
     if (!json && strcmp(format, "table") != 0) {
         fprintf(stderr, "gpusched sim: --format '%s': expected table or json\n", format);
@@ -91,7 +102,7 @@ int gs_cli_sim_scenario(int argc, char **argv)
     int rc = file ? gs_scenario_load(file, sc, &err)
                   : gs_scenario_parse("embedded default scenario", gs_default_scenario_yaml,
                                       strlen(gs_default_scenario_yaml), sc, &err);
-    int code = GS_EXIT_OK;
+    code = GS_EXIT_OK;
     if (rc) {
         fprintf(stderr, "gpusched sim: %s\n", err.msg);
         code = rc == GS_EIO || rc == GS_EINVAL ? GS_EXIT_USAGE : GS_EXIT_FAILURE;

@@ -3,7 +3,6 @@
 #include "cli.h"
 #include "../formats/scenario.h"
 
-#include "../base/flag.h"
 #include "../base/error.h"
 #include "../base/log.h"
 #include "../core/engine.h"
@@ -16,14 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static volatile int stop_flag;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    gs_flag_set(&stop_flag, 1);
-}
 
 enum mode { M_SCHEDULER = 0, M_EXTENDER, M_EXPLAIN };
 
@@ -147,188 +138,187 @@ static int explain(struct gs_kube_client *kc, const struct gs_scheduler_opts *o,
 /* --mig-config, loaded while the flags are read; freed when the command returns */
 static struct gs_migparted *mig_config;
 
-static int run_mode(int argc, char **argv, enum mode mode)
+/* what the flags of the three modes fill */
+struct sched_cli {
+    struct gs_scheduler_opts o;
+    struct gs_kube_client_opts copts;
+    const char *kubeconfig, *context, *target;
+    bool in_cluster, insecure, as_json;
+    enum mode mode;
+    char identity[256];
+};
+
+static int mig_config_flag(const struct gs_cli_flag *f, const char *v, void *field)
 {
-    bool extender = mode == M_EXTENDER;
-    const char *target = NULL;
-    bool as_json = false;
-    if (gs_cli_wants_help(argc, argv)) {
-        usage(stdout, mode);
-        return GS_EXIT_OK;
+    struct sched_cli *c = field;
+    struct gs_error merr;
+    gs_error_init(&merr);
+    gs_migparted_free(mig_config);
+    mig_config = NULL;
+    if (gs_migparted_load(v, &mig_config, &merr) || gs_migparted_check(mig_config, -1, &merr)) {
+        fprintf(stderr, "gpusched %s: --mig-config: %s\n",
+                c->mode == M_EXPLAIN    ? "explain"
+                : c->mode == M_EXTENDER ? "extender"
+                                        : "scheduler",
+                merr.msg);
+        gs_migparted_free(mig_config);
+        mig_config = NULL;
+        return GS_EXIT_USAGE;
     }
-    const char *kubeconfig = NULL, *context = NULL;
-    bool in_cluster = false, insecure = false;
-    char host[128] = "gpusched", identity[256];
+    c->o.mig_config = mig_config;
+    return 0;
+}
+
+static int policy_flag(const struct gs_cli_flag *f, const char *v, void *field)
+{
+    if (!gs_policy_find(v)) {
+        fprintf(stderr, "gpusched scheduler: --policy '%s': unknown policy\n", v);
+        return GS_EXIT_USAGE;
+    }
+    *(const char **)field = v;
+    return 0;
+}
+
+static int output_flag(const struct gs_cli_flag *f, const char *v, void *field)
+{
+    struct sched_cli *c = field;
+    if (strcmp(v, "json") && strcmp(v, "text") && strcmp(v, "decisions")) {
+        fprintf(stderr, "gpusched explain: --output '%s': expected text, json or decisions\n", v);
+        return GS_EXIT_USAGE;
+    }
+    c->as_json = strcmp(v, "json") == 0;
+    c->o.explain_decisions = strcmp(v, "decisions") == 0;
+    return 0;
+}
+
+/* explain's NAMESPACE/POD */
+static int target_arg(void *opts, const char *arg)
+{
+    struct sched_cli *c = opts;
+    if (c->mode != M_EXPLAIN || c->target)
+        return -1;
+    c->target = arg;
+    if (!strchr(arg, '/')) {
+        fprintf(stderr, "gpusched explain: '%s': expected NAMESPACE/POD\n", arg);
+        return GS_EXIT_USAGE;
+    }
+    return 0;
+}
+
+#define S struct sched_cli
+/* the flags of all three modes; usage() words them */
+#define SCHED_FLAGS                                                                                \
+    GS_CLI_SET("--insecure-skip-tls-verify", S, insecure, "do not verify the API server"),         \
+        GS_CLI_SET("--in-cluster", S, in_cluster, "the service account's credentials"),            \
+        GS_CLI_STR("--kubeconfig", S, kubeconfig, "FILE: the kubeconfig"),                         \
+        GS_CLI_STR("--context", S, context, "NAME: the kubeconfig's context"),                     \
+        GS_CLI_STR("--scheduler-name", S, o.scheduler_name, "NAME: pods' spec.schedulerName"),     \
+        GS_CLI_FN("--mig-config", 0, mig_config_flag, 0, 0, NULL, "FILE: mig-parted config"),      \
+        GS_CLI_FN("--policy", offsetof(S, o.policy), policy_flag, 0, 0, NULL, "NAME: policy"),     \
+        GS_CLI_NUM("--qps", S, copts.qps, 0.1, 100000, "API requests per second"),                 \
+        GS_CLI_NUM("--burst", S, copts.burst, 1, 100000, "API request burst"),                     \
+        GS_CLI_TRUEFALSE("--leader-elect", S, o.leader_elect, "true|false"),                       \
+        GS_CLI_STR("--lease-namespace", S, o.lease_namespace, "NS: the Lease's namespace"),        \
+        GS_CLI_STR("--lease-name", S, o.lease_name, "NAME: the Lease"),                            \
+        GS_CLI_STR("--identity", S, o.identity, "NAME: this replica in the Lease"),                \
+        GS_CLI_NUM("--lease-duration", S, o.lease_duration_s, 1, 3600, "S: lease duration"),       \
+        GS_CLI_NUM("--renew-deadline", S, o.renew_deadline_s, 1, 3600, "S: renew deadline"),       \
+        GS_CLI_NUM("--retry-period", S, o.retry_period_s, 0.1, 3600, "S: retry period"),           \
+        GS_CLI_NUM("--http-port", S, o.http_port, 0, 65535, "PORT: HTTP (0: none)"),               \
+        GS_CLI_STR("--http-bind", S, o.http_bind, "ADDR: HTTP address"),                           \
+        GS_CLI_NUM("--min-runtime", S, o.min_runtime_s, 0, 86400 * 30, "S: no preemption before"), \
+        GS_CLI_TRUEFALSE("--dynamic-mig", S, o.dynamic_mig, "true|false: re-carve MIG GPUs"),      \
+        GS_CLI_DURATION("--recarve-hold", S, o.recarve_hold_s, 0, 86400,                           \
+                        "a duration up to 1d (30s, 10m)", "DURATION: a re-carved GPU's rest")
+
+static const struct gs_cli_flag sched_flags[] = {SCHED_FLAGS, {0}};
+static const struct gs_cli_flag explain_flags[] = {
+    SCHED_FLAGS,
+    GS_CLI_FN("--output", 0, output_flag, 0, 0, NULL, "text|json|decisions"),
+    {0},
+};
+#undef S
+
+static void usage_scheduler(FILE *f)
+{
+    usage(f, M_SCHEDULER);
+}
+
+static void usage_extender(FILE *f)
+{
+    usage(f, M_EXTENDER);
+}
+
+static void usage_explain(FILE *f)
+{
+    usage(f, M_EXPLAIN);
+}
+
+/* the defaults of the mode, then the flags */
+static int parse_flags(int argc, char **argv, struct sched_cli *c)
+{
+    char host[128] = "gpusched";
     gethostname(host, sizeof(host) - 1);
-    snprintf(identity, sizeof(identity), "%s_%d", host, (int)getpid());
-    struct gs_scheduler_opts o = {
+    snprintf(c->identity, sizeof(c->identity), "%s_%d", host, (int)getpid());
+    bool extender = c->mode == M_EXTENDER;
+    c->o = (struct gs_scheduler_opts){
         .scheduler_name = "gpusched",
         .policy = "gpusched",
-        .leader_elect = true,
+        .leader_elect = !extender, /* every extender replica answers kube-scheduler */
         .lease_namespace = "kube-system",
         .lease_name = "gpusched",
-        .identity = identity,
+        .identity = c->identity,
         .lease_duration_s = 15,
         .renew_deadline_s = 10,
         .retry_period_s = 2,
-        .http_port = 10259,
+        .http_port = extender ? 8888 : 10259,
         .max_backoff_s = 60,
         .extender = extender,
         .recarve_hold_s = 600,
     };
-    if (extender) {
-        o.leader_elect = false; /* every replica answers kube-scheduler */
-        o.http_port = 8888;
-    }
-    struct gs_kube_client_opts copts = {.qps = 50, .burst = 100, .timeout_s = 30};
-    char flag[64];
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        const char *eqs = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
-        bool inline_value = eqs && (size_t)(eqs - a) < sizeof(flag);
-        if (inline_value) { /* --flag=value */
-            snprintf(flag, sizeof(flag), "%.*s", (int)(eqs - a), a);
-            a = flag;
-            v = eqs + 1;
-            i--; /* the value is not a separate argument */
-        }
-        double x;
-        int rc = 0;
-        if (strcmp(a, "--insecure-skip-tls-verify") == 0) {
-            insecure = true;
-            continue;
-        }
-        if (mode == M_EXPLAIN && a[0] != '-' && !target) {
-            target = a;
-            if (!strchr(target, '/')) {
-                fprintf(stderr, "gpusched explain: '%s': expected NAMESPACE/POD\n", target);
-                return GS_EXIT_USAGE;
-            }
-            continue;
-        }
-        if (!v && strcmp(a, "--in-cluster") != 0) {
-            fprintf(stderr, "gpusched scheduler: unknown or incomplete option '%s'\n", a);
-            usage(stderr, mode);
-            return GS_EXIT_USAGE;
-        }
-        if (strcmp(a, "--in-cluster") == 0) {
-            in_cluster = true;
-            continue;
-        }
-        i++;
-        if (strcmp(a, "--kubeconfig") == 0)
-            kubeconfig = v;
-        else if (strcmp(a, "--context") == 0)
-            context = v;
-        else if (strcmp(a, "--scheduler-name") == 0)
-            o.scheduler_name = v;
-        else if (strcmp(a, "--mig-config") == 0) {
-            struct gs_error merr;
-            gs_error_init(&merr);
-            gs_migparted_free(mig_config);
-            mig_config = NULL;
-            if (gs_migparted_load(v, &mig_config, &merr) ||
-                gs_migparted_check(mig_config, -1, &merr)) {
-                fprintf(stderr, "gpusched %s: --mig-config: %s\n",
-                        mode == M_EXPLAIN ? "explain"
-                        : extender        ? "extender"
-                                          : "scheduler",
-                        merr.msg);
-                gs_migparted_free(mig_config);
-                return GS_EXIT_USAGE;
-            }
-            o.mig_config = mig_config;
-        } else if (strcmp(a, "--policy") == 0) {
-            if (!gs_policy_find(v)) {
-                fprintf(stderr, "gpusched scheduler: --policy '%s': unknown policy\n", v);
-                return GS_EXIT_USAGE;
-            }
-            o.policy = v;
-        } else if (strcmp(a, "--qps") == 0)
-            rc = gs_cli_number(a, v, 0.1, 100000, &copts.qps);
-        else if (strcmp(a, "--burst") == 0) {
-            rc = gs_cli_number(a, v, 1, 100000, &x);
-            copts.burst = (int)x;
-        } else if (strcmp(a, "--leader-elect") == 0) {
-            if (strcmp(v, "true") && strcmp(v, "false")) {
-                fprintf(stderr, "gpusched scheduler: --leader-elect '%s': expected true or false\n",
-                        v);
-                return GS_EXIT_USAGE;
-            }
-            o.leader_elect = strcmp(v, "true") == 0;
-        } else if (strcmp(a, "--lease-namespace") == 0)
-            o.lease_namespace = v;
-        else if (strcmp(a, "--lease-name") == 0)
-            o.lease_name = v;
-        else if (strcmp(a, "--identity") == 0)
-            o.identity = v;
-        else if (strcmp(a, "--lease-duration") == 0)
-            rc = gs_cli_number(a, v, 1, 3600, &o.lease_duration_s);
-        else if (strcmp(a, "--renew-deadline") == 0)
-            rc = gs_cli_number(a, v, 1, 3600, &o.renew_deadline_s);
-        else if (strcmp(a, "--retry-period") == 0)
-            rc = gs_cli_number(a, v, 0.1, 3600, &o.retry_period_s);
-        else if (strcmp(a, "--http-port") == 0) {
-            rc = gs_cli_number(a, v, 0, 65535, &x);
-            o.http_port = (int)x;
-        } else if (strcmp(a, "--http-bind") == 0)
-            o.http_bind = v;
-        else if (strcmp(a, "--min-runtime") == 0)
-            rc = gs_cli_number(a, v, 0, 86400 * 30, &o.min_runtime_s);
-        else if (strcmp(a, "--dynamic-mig") == 0) {
-            if (strcmp(v, "true") && strcmp(v, "false")) {
-                fprintf(stderr, "gpusched scheduler: --dynamic-mig '%s': expected true or false\n",
-                        v);
-                return GS_EXIT_USAGE;
-            }
-            o.dynamic_mig = strcmp(v, "true") == 0;
-        } else if (strcmp(a, "--recarve-hold") == 0) {
-            if (gs_parse_duration(v, &o.recarve_hold_s) || o.recarve_hold_s > 86400) {
-                fprintf(stderr,
-                        "gpusched scheduler: --recarve-hold '%s': expected a duration up to 1d "
-                        "(30s, 10m)\n",
-                        v);
-                return GS_EXIT_USAGE;
-            }
-        } else if (mode == M_EXPLAIN && strcmp(a, "--output") == 0) {
-            if (strcmp(v, "json") && strcmp(v, "text") && strcmp(v, "decisions")) {
-                fprintf(stderr,
-                        "gpusched explain: --output '%s': expected text, json or decisions\n", v);
-                return GS_EXIT_USAGE;
-            }
-            as_json = strcmp(v, "json") == 0;
-            o.explain_decisions = strcmp(v, "decisions") == 0;
-        } else {
-            fprintf(stderr, "gpusched scheduler: unknown option '%s'\n", a);
-            usage(stderr, mode);
-            return GS_EXIT_USAGE;
-        }
-        if (rc)
-            return rc;
-    }
-    if (o.renew_deadline_s >= o.lease_duration_s) {
+    c->copts = (struct gs_kube_client_opts){.qps = 50, .burst = 100, .timeout_s = 30};
+    const struct gs_cli_parser p = {
+        .prog = "gpusched scheduler",
+        .flags = c->mode == M_EXPLAIN ? explain_flags : sched_flags,
+        .how = GS_CLI_INLINE | GS_CLI_LAST_INCOMPLETE,
+        .unknown = "unknown option",
+        .incomplete = "unknown or incomplete option",
+        .usage = c->mode == M_EXPLAIN    ? usage_explain
+                 : c->mode == M_EXTENDER ? usage_extender
+                                         : usage_scheduler,
+        .positional = target_arg,
+    };
+    int rc = gs_cli_parse(&p, c, argc, argv);
+    if (rc)
+        return rc;
+    if (c->o.renew_deadline_s >= c->o.lease_duration_s) {
         fprintf(stderr,
                 "gpusched scheduler: --renew-deadline must be less than --lease-duration\n");
         return GS_EXIT_USAGE;
     }
+    return 0;
+}
+
+/* A client for the API server the flags name, checked with one request. */
+static int api_connect(const struct sched_cli *c, struct gs_kube_client **kc)
+{
     struct gs_error err;
     gs_error_init(&err);
     struct gs_kube_config cfg;
-    int rc = in_cluster ? gs_kube_config_in_cluster("", &cfg, &err)
-                        : gs_kube_config_load(kubeconfig, context, &cfg, &err);
+    int rc = c->in_cluster ? gs_kube_config_in_cluster("", &cfg, &err)
+                           : gs_kube_config_load(c->kubeconfig, c->context, &cfg, &err);
     if (rc) {
         fprintf(stderr, "gpusched scheduler: %s\n", err.msg);
         return GS_EXIT_USAGE;
     }
-    if (insecure) {
+    if (c->insecure) {
         cfg.insecure = true;
         GS_WARN("scheduler", "TLS verification of the API server is off "
                              "(--insecure-skip-tls-verify)");
     }
-    GS_INFO("scheduler", "using %s, scheduler name '%s', policy '%s'", cfg.source, o.scheduler_name,
-            o.policy);
-    struct gs_kube_client *kc = NULL;
-    rc = gs_kube_client_new(&cfg, &copts, &kc, &err);
+    GS_INFO("scheduler", "using %s, scheduler name '%s', policy '%s'", cfg.source,
+            c->o.scheduler_name, c->o.policy);
+    rc = gs_kube_client_new(&cfg, &c->copts, kc, &err);
     if (rc) {
         gs_kube_config_release(&cfg);
         fprintf(stderr, "gpusched scheduler: %s\n", err.msg);
@@ -336,21 +326,31 @@ static int run_mode(int argc, char **argv, enum mode mode)
     }
     /* fail fast on an unreachable or forbidden API server */
     long status = 0;
-    rc = gs_kube_request(kc, "GET", "/api/v1/nodes?limit=1", NULL, NULL, NULL, &status, &err);
+    rc = gs_kube_request(*kc, "GET", "/api/v1/nodes?limit=1", NULL, NULL, NULL, &status, &err);
     if (rc) {
         fprintf(stderr, "gpusched scheduler: %s\n", err.msg);
-        gs_kube_client_free(kc);
+        gs_kube_client_free(*kc);
         return GS_EXIT_FAILURE;
     }
+    return 0;
+}
+
+static int run_mode(int argc, char **argv, enum mode mode)
+{
+    if (gs_cli_wants_help(argc, argv)) {
+        usage(stdout, mode);
+        return GS_EXIT_OK;
+    }
+    struct sched_cli c = {.mode = mode};
+    struct gs_kube_client *kc = NULL;
+    int rc = parse_flags(argc, argv, &c);
+    if (rc || (rc = api_connect(&c, &kc)))
+        return rc;
     if (mode == M_EXPLAIN)
-        return explain(kc, &o, target, as_json);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    rc = gs_scheduler_run(kc, &o, &stop_flag, &err);
+        return explain(kc, &c.o, c.target, c.as_json);
+    struct gs_error err;
+    gs_error_init(&err);
+    rc = gs_scheduler_run(kc, &c.o, gs_cli_stop_on_signals(), &err);
     if (rc) {
         fprintf(stderr, "gpusched scheduler: %s\n", err.msg);
         return GS_EXIT_FAILURE;

@@ -47,152 +47,244 @@ static void sim_usage(FILE *f)
     fprintf(f, " (or 'all')\n");
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-    if (!s || !*s || strlen(s) > 19)
-        return GS_EINVAL;
-    uint64_t v = 0;
-    for (const char *p = s; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return GS_EINVAL;
-        v = v * 10 + (uint64_t)(*p - '0');
-    }
-    *out = v;
-    return 0;
-}
+/* --seeds N or LO-HI: at most f->hi + 1 seeds */
+struct seeds {
+    uint64_t lo, hi;
+};
 
-static int parse_seeds(const char *s, uint64_t *lo, uint64_t *hi)
+static int seeds_flag(const struct gs_cli_flag *f, const char *s, void *field)
 {
+    struct seeds *sd = field;
     char a[32];
     const char *dash = strchr(s, '-');
-    if (!dash)
-        return parse_u64(s, lo) ? GS_EINVAL : (*hi = *lo, 0);
-    size_t l = (size_t)(dash - s);
-    if (l == 0 || l >= sizeof(a))
-        return GS_EINVAL;
-    memcpy(a, s, l);
-    a[l] = '\0';
-    if (parse_u64(a, lo) || parse_u64(dash + 1, hi) || *hi < *lo)
-        return GS_EINVAL;
-    return 0;
+    if (!dash) {
+        if (gs_cli_u64(s, &sd->lo))
+            return GS_EINVAL;
+        sd->hi = sd->lo;
+    } else {
+        size_t l = (size_t)(dash - s);
+        if (l == 0 || l >= sizeof(a))
+            return GS_EINVAL;
+        memcpy(a, s, l);
+        a[l] = '\0';
+        if (gs_cli_u64(a, &sd->lo) || gs_cli_u64(dash + 1, &sd->hi) || sd->hi < sd->lo)
+            return GS_EINVAL;
+    }
+    return (double)(sd->hi - sd->lo) > f->hi ? GS_EINVAL : 0;
 }
 
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v))
-        return GS_EINVAL;
-    *out = v;
-    return 0;
-}
+struct openb_cli {
+    const char *nodes, *pods, *policy, *format, *variant;
+    uint64_t vseed, threads;
+    struct seeds seeds;
+    double tune;
+};
 
-static int cmd_openb(int argc, char **argv)
+#define O struct openb_cli
+static const struct gs_cli_flag openb_flags[] = {
+    GS_CLI_STR("--nodes", O, nodes, "FILE: openb node list"),
+    GS_CLI_STR("--pods", O, pods, "FILE: openb pod list"),
+    GS_CLI_STR("--policy", O, policy, "NAME[,NAME...]: policies, or all"),
+    GS_CLI_STR("--format", O, format, "table|json"),
+    GS_CLI_STR("--variant", O, variant, "KIND=PCT[,...]: a workload variant"),
+    GS_CLI_UINT("--variant-seed", O, vseed, 1e20, "N", "N: the variant's seed"),
+    GS_CLI_FN("--seeds", offsetof(O, seeds), seeds_flag, 0, 1e20, "N or LO-HI", "LO-HI: seeds"),
+    GS_CLI_REAL("--tune", O, tune, 0, 100, "a number in 0..100", "X: arrival tuning"),
+    GS_CLI_UINT("--threads", O, threads, 64, "0..64", "N: threads (0: CPUs)"),
+    {0},
+};
+#undef O
+
+/* The policies --policy names into pols (32 at most): their count, or -1 (said why). */
+static int openb_policies(const char *pol, const struct gs_policy **pols)
 {
-    const char *nodes_path = NULL, *pods_path = NULL, *pol = "all", *format = "table";
-    const char *variant = NULL;
-    uint64_t lo = 42, hi = 51, vseed = 1;
-    double tune = 1.3;
-    int threads = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--nodes") == 0 && v)
-            nodes_path = v, i++;
-        else if (strcmp(a, "--pods") == 0 && v)
-            pods_path = v, i++;
-        else if (strcmp(a, "--policy") == 0 && v)
-            pol = v, i++;
-        else if (strcmp(a, "--format") == 0 && v)
-            format = v, i++;
-        else if (strcmp(a, "--variant") == 0 && v)
-            variant = v, i++;
-        else if (strcmp(a, "--variant-seed") == 0 && v) {
-            if (parse_u64(v, &vseed)) {
-                fprintf(stderr, "gpusched sim openb: --variant-seed '%s': expected N\n", v);
-                return GS_EXIT_USAGE;
-            }
-            i++;
-        } else if (strcmp(a, "--seeds") == 0 && v) {
-            if (parse_seeds(v, &lo, &hi)) {
-                fprintf(stderr, "gpusched sim openb: --seeds '%s': expected N or LO-HI\n", v);
-                return GS_EXIT_USAGE;
-            }
-            i++;
-        } else if (strcmp(a, "--tune") == 0 && v) {
-            if (parse_double(v, &tune) || tune < 0 || tune > 100) {
-                fprintf(stderr, "gpusched sim openb: --tune '%s': expected a number in 0..100\n",
-                        v);
-                return GS_EXIT_USAGE;
-            }
-            i++;
-        } else if (strcmp(a, "--threads") == 0 && v) {
-            uint64_t t;
-            if (parse_u64(v, &t) || t > 64) {
-                fprintf(stderr, "gpusched sim openb: --threads '%s': expected 0..64\n", v);
-                return GS_EXIT_USAGE;
-            }
-            threads = (int)t;
-            i++;
-        } else {
-            fprintf(stderr, "gpusched sim openb: unknown or incomplete option '%s'\n", a);
-            sim_usage(stderr);
-            return GS_EXIT_USAGE;
-        }
-    }
-    if (!nodes_path || !pods_path) {
-        fprintf(stderr, "gpusched sim openb: --nodes and --pods are required\n");
-        sim_usage(stderr);
-        return GS_EXIT_USAGE;
-    }
-    bool json = strcmp(format, "json") == 0;
-    if (!json && strcmp(format, "table") != 0) {
-        fprintf(stderr, "gpusched sim openb: --format '%s': expected table or json\n", format);
-        return GS_EXIT_USAGE;
-    }
-    const struct gs_policy *pols[32];
     int np = 0;
     if (strcmp(pol, "all") == 0) {
         for (int i = 0; i < gs_policy_count(); i++)
             pols[np++] = gs_policy_get(i);
         pols[np++] = gs_openb_offline_policy();
-    } else {
-        char buf[256];
-        snprintf(buf, sizeof(buf), "%s", pol);
-        char *save = NULL;
-        for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-            const struct gs_policy *p =
-                strcmp(t, "offline") == 0 ? gs_openb_offline_policy() : gs_policy_find(t);
-            if (!p || np >= 32) {
-                fprintf(stderr, "gpusched sim openb: --policy: unknown policy '%s'\n", t);
-                sim_usage(stderr);
-                return GS_EXIT_USAGE;
-            }
-            pols[np++] = p;
-        }
+        return np;
     }
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", pol);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const struct gs_policy *p =
+            strcmp(t, "offline") == 0 ? gs_openb_offline_policy() : gs_policy_find(t);
+        if (!p || np >= 32) {
+            fprintf(stderr, "gpusched sim openb: --policy: unknown policy '%s'\n", t);
+            sim_usage(stderr);
+            return -1;
+        }
+        pols[np++] = p;
+    }
+    return np;
+}
+
+static void openb_json(const struct openb_cli *c, const struct gs_openb_result *res, int np)
+{
+    json_t *root = json_object();
+    json_object_set_new(root, "nodes_file", json_string(c->nodes));
+    json_object_set_new(root, "pods_file", json_string(c->pods));
+    json_object_set_new(root, "seeds",
+                        json_sprintf("%llu-%llu", (unsigned long long)c->seeds.lo,
+                                     (unsigned long long)c->seeds.hi));
+    json_object_set_new(root, "tune", json_real(c->tune));
+    if (c->variant) {
+        json_object_set_new(root, "variant", json_string(c->variant));
+        json_object_set_new(root, "variant_seed", json_integer((json_int_t)c->vseed));
+    }
+    json_t *arr = json_array();
+    for (int p = 0; p < np; p++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "policy", json_string(res[p].policy->name));
+        json_object_set_new(o, "unallocated_gpu_pct_at_100", json_real(res[p].unalloc_mean));
+        json_object_set_new(o, "unallocated_gpu_pct_at_100_std", json_real(res[p].unalloc_std));
+        bool off = res[p].policy == gs_openb_offline_policy();
+        if (off) {
+            json_object_set_new(o, "lower_bound_unallocated_gpu_pct_at_100",
+                                json_real(res[p].bound_mean));
+            json_object_set_new(o, "lower_bound_unallocated_gpu_pct_at_100_std",
+                                json_real(res[p].bound_std));
+        }
+        json_t *per = json_array();
+        for (int s = 0; s < res[p].nruns; s++) {
+            json_t *so = json_object();
+            json_object_set_new(so, "seed", json_integer((json_int_t)res[p].runs[s].seed));
+            json_object_set_new(so, "unallocated_gpu_pct_at_100",
+                                json_real(res[p].runs[s].unalloc_at_100));
+            if (off)
+                json_object_set_new(so, "lower_bound_unallocated_gpu_pct_at_100",
+                                    json_real(res[p].runs[s].bound_at_100));
+            json_object_set_new(so, "pods", json_integer(res[p].runs[s].pods));
+            json_object_set_new(so, "failed_pods", json_integer(res[p].runs[s].failed));
+            json_array_append_new(per, so);
+        }
+        json_object_set_new(o, "runs", per);
+        json_t *curve = json_array();
+        for (int b = 0; b < GS_OPENB_CURVE; b++) {
+            json_t *pt = json_object();
+            json_object_set_new(pt, "arrived_pct", json_integer(b));
+            json_object_set_new(pt, "allocated_pct",
+                                isnan(res[p].curve_mean[b]) ? json_null()
+                                                            : json_real(res[p].curve_mean[b]));
+            json_array_append_new(curve, pt);
+        }
+        json_object_set_new(o, "curve", curve);
+        json_array_append_new(arr, o);
+    }
+    json_object_set_new(root, "results", arr);
+    char *s = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
+    if (s)
+        puts(s);
+    free(s);
+    json_decref(root);
+}
+
+static void openb_table(const struct openb_cli *c, const struct gs_openb_result *res, int np,
+                        int nn, int npods)
+{
+    printf("openb: %d nodes, %d pods, tune %.2f, seeds %llu-%llu\n", nn, npods, c->tune,
+           (unsigned long long)c->seeds.lo, (unsigned long long)c->seeds.hi);
+    if (c->variant)
+        printf("variant %s (variant seed %llu)\n", c->variant, (unsigned long long)c->vseed);
+    printf("%-12s %22s %8s %10s\n", "policy", "unallocated@100% (%)", "std", "alloc@130%");
+    for (int p = 0; p < np; p++) {
+        if (res[p].policy != gs_openb_offline_policy()) {
+            printf("%-12s %22.2f %8.2f %10.2f\n", res[p].policy->name, res[p].unalloc_mean,
+                   res[p].unalloc_std, res[p].curve_mean[130]);
+            continue;
+        }
+        printf("%-12s %22.2f %8.2f %10s  offline packer (achievable)\n", "offline",
+               res[p].unalloc_mean, res[p].unalloc_std, "-");
+        printf("%-12s %22.2f %8.2f %10s  lower bound (proven)\n", "offline", res[p].bound_mean,
+               res[p].bound_std, "-");
+    }
+    printf("wall time %.2f s\n", np ? res[0].seconds : 0.0);
+}
+
+/* The experiment on the loaded lists; takes nodes and pods. */
+static int openb_run(const struct openb_cli *c, const struct gs_policy **pols, int np,
+                     struct gs_openb_node *nodes, int nn, struct gs_openb_pod *pods, int npods)
+{
+    struct gs_error err;
+    gs_error_init(&err);
+    struct gs_openb_spec spec = {.nodes = nodes,
+                                 .nnodes = nn,
+                                 .pods = pods,
+                                 .npods = npods,
+                                 .tune = c->tune,
+                                 .seed_lo = c->seeds.lo,
+                                 .seed_hi = c->seeds.hi,
+                                 .threads = (int)c->threads};
+    struct gs_openb_result res[32];
+    int rc = gs_openb_experiment(&spec, pols, np, res, &err);
+    if (rc) {
+        fprintf(stderr, "gpusched sim openb: %s\n", err.msg);
+        free(nodes);
+        free(pods);
+        return gs_cli_exit_code(rc);
+    }
+    if (strcmp(c->format, "json") == 0)
+        openb_json(c, res, np);
+    else
+        openb_table(c, res, np, nn, npods);
+    for (int p = 0; p < np; p++)
+        gs_openb_result_release(&res[p]);
+    free(nodes);
+    free(pods);
+    return GS_EXIT_OK;
+}
+
+static const struct gs_cli_parser openb_parser = {
+    .prog = "gpusched sim openb",
+    .flags = openb_flags,
+    .unknown = "unknown or incomplete option",
+    .incomplete = "unknown or incomplete option",
+    .usage = sim_usage,
+};
+
+static int cmd_openb(int argc, char **argv)
+{
+    struct openb_cli c = {
+        .policy = "all", .format = "table", .seeds = {42, 51}, .vseed = 1, .tune = 1.3};
+    int rc = gs_cli_parse(&openb_parser, &c, argc, argv);
+    if (rc)
+        return rc;
+    if (!c.nodes || !c.pods) {
+        fprintf(stderr, "gpusched sim openb: --nodes and --pods are required\n");
+        sim_usage(stderr);
+        return GS_EXIT_USAGE;
+    }
+    if (strcmp(c.format, "json") != 0 && strcmp(c.format, "table") != 0) {
+        fprintf(stderr, "gpusched sim openb: --format '%s': expected table or json\n", c.format);
+        return GS_EXIT_USAGE;
+    }
+    const struct gs_policy *pols[32];
+    int np = openb_policies(c.policy, pols);
+    if (np < 0)
+        return GS_EXIT_USAGE;
     struct gs_error err;
     gs_error_init(&err);
     struct gs_openb_node *nodes = NULL;
     struct gs_openb_pod *pods = NULL;
-    int nn = gs_openb_load_nodes(nodes_path, &nodes, &err);
+    int nn = gs_openb_load_nodes(c.nodes, &nodes, &err);
     if (nn < 0) {
         fprintf(stderr, "gpusched sim openb: %s\n", err.msg);
         return gs_cli_exit_code(nn == GS_EIO ? GS_EINVAL : nn);
     }
-    int npods = gs_openb_load_pods(pods_path, &pods, &err);
+    int npods = gs_openb_load_pods(c.pods, &pods, &err);
     if (npods < 0) {
         free(nodes);
         fprintf(stderr, "gpusched sim openb: %s\n", err.msg);
         return gs_cli_exit_code(npods == GS_EIO ? GS_EINVAL : npods);
     }
-    if (variant) {
+    if (c.variant) {
         struct gs_openbvar vt[GS_OPENBVAR_MAX];
         struct gs_openb_pod *vp = NULL;
-        int nvt = gs_openbvar_parse(variant, vt, &err);
+        int nvt = gs_openbvar_parse(c.variant, vt, &err);
         int nvp =
-            nvt < 0 ? nvt : gs_openbvar_apply(vt, nvt, nodes, nn, pods, npods, vseed, &vp, &err);
+            nvt < 0 ? nvt : gs_openbvar_apply(vt, nvt, nodes, nn, pods, npods, c.vseed, &vp, &err);
         if (nvp < 0) {
             fprintf(stderr, "gpusched sim openb: --variant: %s\n", err.msg);
             free(nodes);
@@ -203,149 +295,46 @@ static int cmd_openb(int argc, char **argv)
         pods = vp;
         npods = nvp;
     }
-    struct gs_openb_spec spec = {.nodes = nodes,
-                                 .nnodes = nn,
-                                 .pods = pods,
-                                 .npods = npods,
-                                 .tune = tune,
-                                 .seed_lo = lo,
-                                 .seed_hi = hi,
-                                 .threads = threads};
-    struct gs_openb_result res[32];
-    int rc = gs_openb_experiment(&spec, pols, np, res, &err);
-    if (rc) {
-        fprintf(stderr, "gpusched sim openb: %s\n", err.msg);
-        free(nodes);
-        free(pods);
-        return gs_cli_exit_code(rc);
-    }
-    if (json) {
-        json_t *root = json_object();
-        json_object_set_new(root, "nodes_file", json_string(nodes_path));
-        json_object_set_new(root, "pods_file", json_string(pods_path));
-        json_object_set_new(
-            root, "seeds",
-            json_sprintf("%llu-%llu", (unsigned long long)lo, (unsigned long long)hi));
-        json_object_set_new(root, "tune", json_real(tune));
-        if (variant) {
-            json_object_set_new(root, "variant", json_string(variant));
-            json_object_set_new(root, "variant_seed", json_integer((json_int_t)vseed));
-        }
-        json_t *arr = json_array();
-        for (int p = 0; p < np; p++) {
-            json_t *o = json_object();
-            json_object_set_new(o, "policy", json_string(res[p].policy->name));
-            json_object_set_new(o, "unallocated_gpu_pct_at_100", json_real(res[p].unalloc_mean));
-            json_object_set_new(o, "unallocated_gpu_pct_at_100_std", json_real(res[p].unalloc_std));
-            bool off = res[p].policy == gs_openb_offline_policy();
-            if (off) {
-                json_object_set_new(o, "lower_bound_unallocated_gpu_pct_at_100",
-                                    json_real(res[p].bound_mean));
-                json_object_set_new(o, "lower_bound_unallocated_gpu_pct_at_100_std",
-                                    json_real(res[p].bound_std));
-            }
-            json_t *per = json_array();
-            for (int s = 0; s < res[p].nruns; s++) {
-                json_t *so = json_object();
-                json_object_set_new(so, "seed", json_integer((json_int_t)res[p].runs[s].seed));
-                json_object_set_new(so, "unallocated_gpu_pct_at_100",
-                                    json_real(res[p].runs[s].unalloc_at_100));
-                if (off)
-                    json_object_set_new(so, "lower_bound_unallocated_gpu_pct_at_100",
-                                        json_real(res[p].runs[s].bound_at_100));
-                json_object_set_new(so, "pods", json_integer(res[p].runs[s].pods));
-                json_object_set_new(so, "failed_pods", json_integer(res[p].runs[s].failed));
-                json_array_append_new(per, so);
-            }
-            json_object_set_new(o, "runs", per);
-            json_t *curve = json_array();
-            for (int b = 0; b < GS_OPENB_CURVE; b++) {
-                json_t *pt = json_object();
-                json_object_set_new(pt, "arrived_pct", json_integer(b));
-                json_object_set_new(pt, "allocated_pct",
-                                    isnan(res[p].curve_mean[b]) ? json_null()
-                                                                : json_real(res[p].curve_mean[b]));
-                json_array_append_new(curve, pt);
-            }
-            json_object_set_new(o, "curve", curve);
-            json_array_append_new(arr, o);
-        }
-        json_object_set_new(root, "results", arr);
-        char *s = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
-        if (s)
-            puts(s);
-        free(s);
-        json_decref(root);
-    } else {
-        printf("openb: %d nodes, %d pods, tune %.2f, seeds %llu-%llu\n", nn, npods, tune,
-               (unsigned long long)lo, (unsigned long long)hi);
-        if (variant)
-            printf("variant %s (variant seed %llu)\n", variant, (unsigned long long)vseed);
-        printf("%-12s %22s %8s %10s\n", "policy", "unallocated@100% (%)", "std", "alloc@130%");
-        for (int p = 0; p < np; p++) {
-            if (res[p].policy != gs_openb_offline_policy()) {
-                printf("%-12s %22.2f %8.2f %10.2f\n", res[p].policy->name, res[p].unalloc_mean,
-                       res[p].unalloc_std, res[p].curve_mean[130]);
-                continue;
-            }
-            printf("%-12s %22.2f %8.2f %10s  offline packer (achievable)\n", "offline",
-                   res[p].unalloc_mean, res[p].unalloc_std, "-");
-            printf("%-12s %22.2f %8.2f %10s  lower bound (proven)\n", "offline", res[p].bound_mean,
-                   res[p].bound_std, "-");
-        }
-        printf("wall time %.2f s\n", np ? res[0].seconds : 0.0);
-    }
-    for (int p = 0; p < np; p++)
-        gs_openb_result_release(&res[p]);
-    free(nodes);
-    free(pods);
-    return GS_EXIT_OK;
+    return openb_run(&c, pols, np, nodes, nn, pods, npods);
 }
+
+struct dra_cli {
+    struct gs_drasim_spec sp;
+    struct seeds seeds;
+    const char *format;
+};
+
+#define D struct dra_cli
+static const struct gs_cli_flag dra_flags[] = {
+    GS_CLI_FN("--seeds", offsetof(D, seeds), seeds_flag, 0, 999, "N or LO-HI (at most 1000 seeds)",
+              "LO-HI: seeds"),
+    GS_CLI_NUM("--nodes", D, sp.nodes, 1, 1000, "N: nodes"),
+    GS_CLI_NUM("--gpus", D, sp.gpus, 1, 16, "G: GPUs per node"),
+    GS_CLI_STR("--model", D, sp.model, "M: the GPU model"),
+    GS_CLI_CHOICE("--format", D, format, "table|json", "table or json", "table|json"),
+    {0},
+};
+#undef D
+
+static const struct gs_cli_parser dra_parser = {
+    .prog = "gpusched sim dra",
+    .flags = dra_flags,
+    .how = GS_CLI_LAST_INCOMPLETE,
+    .unknown = "unknown option",
+    .incomplete = "unknown or incomplete option",
+};
 
 static int cmd_dra(int argc, char **argv)
 {
-    struct gs_drasim_spec sp = gs_drasim_default;
-    uint64_t lo = 42, hi = 51;
-    bool json = false;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        double d;
-        if (!v) {
-            fprintf(stderr, "gpusched sim dra: unknown or incomplete option '%s'\n", a);
-            return GS_EXIT_USAGE;
-        }
-        if (strcmp(a, "--seeds") == 0) {
-            if (parse_seeds(v, &lo, &hi) || hi - lo > 999) {
-                fprintf(stderr,
-                        "gpusched sim dra: --seeds '%s': expected N or LO-HI (at most "
-                        "1000 seeds)\n",
-                        v);
-                return GS_EXIT_USAGE;
-            }
-        } else if (strcmp(a, "--nodes") == 0 || strcmp(a, "--gpus") == 0) {
-            bool nodes = a[2] == 'n';
-            if (gs_cli_number(a, v, 1, nodes ? 1000 : 16, &d))
-                return GS_EXIT_USAGE;
-            *(nodes ? &sp.nodes : &sp.gpus) = (int)d;
-        } else if (strcmp(a, "--model") == 0) {
-            sp.model = v;
-        } else if (strcmp(a, "--format") == 0) {
-            if (strcmp(v, "json") != 0 && strcmp(v, "table") != 0) {
-                fprintf(stderr, "gpusched sim dra: --format '%s': expected table or json\n", v);
-                return GS_EXIT_USAGE;
-            }
-            json = strcmp(v, "json") == 0;
-        } else {
-            fprintf(stderr, "gpusched sim dra: unknown option '%s'\n", a);
-            return GS_EXIT_USAGE;
-        }
-        i++;
-    }
+    struct dra_cli c = {.sp = gs_drasim_default, .seeds = {42, 51}, .format = "table"};
+    int rc = gs_cli_parse(&dra_parser, &c, argc, argv);
+    if (rc)
+        return rc;
     struct gs_error err;
     gs_error_init(&err);
     struct gs_buf b;
     gs_buf_init(&b, 0);
-    int rc = gs_drasim_report(&sp, lo, hi, json, &b, &err);
+    rc = gs_drasim_report(&c.sp, c.seeds.lo, c.seeds.hi, strcmp(c.format, "json") == 0, &b, &err);
     if (rc)
         fprintf(stderr, "gpusched sim dra: %s\n", err.msg);
     else
@@ -354,35 +343,38 @@ static int cmd_dra(int argc, char **argv)
     return rc ? gs_cli_exit_code(rc) : GS_EXIT_OK;
 }
 
+struct variant_cli {
+    const char *nodes, *pods, *variant, *out;
+    uint64_t seed;
+};
+
+#define V struct variant_cli
+static const struct gs_cli_flag variant_flags[] = {
+    GS_CLI_STR("--nodes", V, nodes, "FILE: openb node list"),
+    GS_CLI_STR("--pods", V, pods, "FILE: openb pod list"),
+    GS_CLI_STR("--variant", V, variant, "KIND=PCT[,...]: the variation"),
+    GS_CLI_STR("--out", V, out, "FILE: the variant pod list"),
+    GS_CLI_UINT("--seed", V, seed, 1e20, "N", "N: the variant's seed"),
+    {0},
+};
+#undef V
+
+static const struct gs_cli_parser variant_parser = {
+    .prog = "gpusched sim openb-variant",
+    .flags = variant_flags,
+    .how = GS_CLI_LAST_INCOMPLETE,
+    .unknown = "unknown option",
+    .incomplete = "unknown or incomplete option",
+};
+
 static int cmd_openb_variant(int argc, char **argv)
 {
-    const char *nodes_path = NULL, *pods_path = NULL, *variant = NULL, *out_path = NULL;
-    uint64_t seed = 1;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!v) {
-            fprintf(stderr, "gpusched sim openb-variant: unknown or incomplete option '%s'\n", a);
-            return GS_EXIT_USAGE;
-        }
-        if (strcmp(a, "--nodes") == 0)
-            nodes_path = v;
-        else if (strcmp(a, "--pods") == 0)
-            pods_path = v;
-        else if (strcmp(a, "--variant") == 0)
-            variant = v;
-        else if (strcmp(a, "--out") == 0)
-            out_path = v;
-        else if (strcmp(a, "--seed") == 0) {
-            if (parse_u64(v, &seed)) {
-                fprintf(stderr, "gpusched sim openb-variant: --seed '%s': expected N\n", v);
-                return GS_EXIT_USAGE;
-            }
-        } else {
-            fprintf(stderr, "gpusched sim openb-variant: unknown option '%s'\n", a);
-            return GS_EXIT_USAGE;
-        }
-        i++;
-    }
+    struct variant_cli c = {.seed = 1};
+    int code = gs_cli_parse(&variant_parser, &c, argc, argv);
+    if (code)
+        return code;
+    const char *nodes_path = c.nodes, *pods_path = c.pods, *variant = c.variant, *out_path = c.out;
+    uint64_t seed = c.seed;
     if (!nodes_path || !pods_path || !variant || !out_path) {
         fprintf(stderr, "gpusched sim openb-variant: --nodes, --pods, --variant and --out are "
                         "required\n");
@@ -435,32 +427,26 @@ static int cmd_openb_variant(int argc, char **argv)
                   : GS_EXIT_OK;
 }
 
+/* the subcommands beside a scenario (scenario.c) */
+static const struct gs_cli_command sim_commands[] = {
+    {"openb-variant", cmd_openb_variant, "a variant of an openb pod list"},
+    {"openb", cmd_openb, "the openb trace experiment"},
+    {"dra", cmd_dra, "DRA on partitionable GPUs"},
+    {NULL, NULL, NULL},
+};
+
 int gs_cli_sim(int argc, char **argv)
 {
-    if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
+    if (argc >= 1 && gs_cli_is_help(argv[0])) {
         sim_usage(stdout);
         return GS_EXIT_OK;
     }
-    if (argc >= 1 && strcmp(argv[0], "openb-variant") == 0) {
-        if (gs_cli_wants_help(argc - 1, argv + 1)) {
-            sim_usage(stdout);
-            return GS_EXIT_OK;
-        }
-        return cmd_openb_variant(argc - 1, argv + 1);
+    const struct gs_cli_command *c = argc >= 1 ? gs_cli_command_find(sim_commands, argv[0]) : NULL;
+    if (!c)
+        return gs_cli_sim_scenario(argc, argv);
+    if (gs_cli_wants_help(argc - 1, argv + 1)) {
+        sim_usage(stdout);
+        return GS_EXIT_OK;
     }
-    if (argc >= 1 && strcmp(argv[0], "openb") == 0) {
-        if (gs_cli_wants_help(argc - 1, argv + 1)) {
-            sim_usage(stdout);
-            return GS_EXIT_OK;
-        }
-        return cmd_openb(argc - 1, argv + 1);
-    }
-    if (argc >= 1 && strcmp(argv[0], "dra") == 0) {
-        if (gs_cli_wants_help(argc - 1, argv + 1)) {
-            sim_usage(stdout);
-            return GS_EXIT_OK;
-        }
-        return cmd_dra(argc - 1, argv + 1);
-    }
-    return gs_cli_sim_scenario(argc, argv);
+    return c->run(argc - 1, argv + 1);
 }

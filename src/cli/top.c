@@ -101,37 +101,43 @@ static void nap(double s)
     }
 }
 
+struct top_cli {
+    const char *server;
+    double interval, width;
+    bool once;
+};
+
+#define T struct top_cli
+static const struct gs_cli_flag top_flags[] = {
+    GS_CLI_STR("--server", T, server, "URL: the scheduler's HTTP address"),
+    GS_CLI_NUM("--interval", T, interval, 0.2, 3600, "S: seconds between frames"),
+    GS_CLI_SET("--once", T, once, "print one frame and exit"),
+    GS_CLI_NUM("--width", T, width, 40, 1000, "N: columns"),
+    {0},
+};
+#undef T
+
+static const struct gs_cli_parser top_parser = {
+    .prog = "gpusched top",
+    .flags = top_flags,
+    .unknown = "unknown argument",
+    .incomplete = "missing value for",
+    .usage = usage,
+};
+
 int gs_cli_top(int argc, char **argv)
 {
     if (gs_cli_wants_help(argc, argv)) {
         usage(stdout);
         return GS_EXIT_OK;
     }
-    const char *server = "http://127.0.0.1:10259";
-    double interval = 2, width = 0;
-    bool once = false;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        bool has = i + 1 < argc;
-        if (strcmp(a, "--once") == 0) {
-            once = true;
-        } else if (strcmp(a, "--server") == 0 && has) {
-            server = argv[++i];
-        } else if (strcmp(a, "--interval") == 0 && has) {
-            if (gs_cli_number("--interval", argv[++i], 0.2, 3600, &interval))
-                return GS_EXIT_USAGE;
-        } else if (strcmp(a, "--width") == 0 && has) {
-            if (gs_cli_number("--width", argv[++i], 40, 1000, &width))
-                return GS_EXIT_USAGE;
-        } else {
-            bool takes = strcmp(a, "--server") == 0 || strcmp(a, "--interval") == 0 ||
-                         strcmp(a, "--width") == 0;
-            fprintf(stderr, "gpusched top: %s '%s'\n",
-                    takes ? "missing value for" : "unknown argument", a);
-            usage(stderr);
-            return GS_EXIT_USAGE;
-        }
-    }
+    struct top_cli c = {.server = "http://127.0.0.1:10259", .interval = 2};
+    int rc = gs_cli_parse(&top_parser, &c, argc, argv);
+    if (rc)
+        return rc;
+    const char *server = c.server;
+    double interval = c.interval, width = c.width;
+    bool once = c.once;
     if (strncmp(server, "http://", 7) != 0 && strncmp(server, "https://", 8) != 0) {
         fprintf(stderr, "gpusched top: --server '%s': expected an http:// or https:// URL\n",
                 server);

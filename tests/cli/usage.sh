@@ -20,4 +20,18 @@ expect 0 "$GS" version && has "$TMP/out" "gpusched $v"
 expect 0 "$GS" --version && has "$TMP/out" "gpusched $v"
 grep -qx "appVersion: \"\?$v\"\?" "$SRC/charts/gpusched/Chart.yaml" && ok ||
     fail "charts/gpusched/Chart.yaml appVersion is not $v"
+# Every flag in a command's table (src/cli) is in its --help, but for those left out on purpose.
+undocumented=" agent:--config agent:--device-plugin-dir main:--version main:-h main:--help "
+for pair in main: scheduler:scheduler,extender,explain agent:agent sim:sim scenario:sim \
+    advise:advise mig:mig top:top; do
+    file="${pair%%:*}"; cmds="${pair#*:}"; : > "$TMP/help"
+    if [ -z "$cmds" ]; then "$GS" --help >> "$TMP/help"; fi
+    for c in ${cmds//,/ }; do "$GS" "$c" --help >> "$TMP/help"; done
+    flags="$(grep -o 'GS_CLI_[A-Z_]*("-[-a-z0-9]*"' "$SRC/src/cli/$file.c" | sed 's/.*("//; s/"$//' | sort -u)"
+    [ -n "$flags" ] || fail "no flag table found in src/cli/$file.c"
+    for f in $flags; do
+        case "$undocumented" in *" $file:$f "*) continue ;; esac
+        if grep -qE -- "(^|[^a-z0-9-])$f([^a-z0-9-]|$)" "$TMP/help"; then ok; else fail "$f of src/cli/$file.c is not in its --help"; fi
+    done
+done
 finish
