@@ -456,3 +456,34 @@ struct gs_kcache_items *gs_kcache_items_get(struct gs_kcache *c)
     pthread_mutex_unlock(&c->mu);
     return l;
 }
+
+int gs_kcache_open(struct gs_kube_client *kc, struct gs_kcache_kind *kinds, int n, bool watch,
+                   double resync_s, struct gs_kcache **out, struct gs_error *err)
+{
+    memset(out, 0, sizeof(*out) * (size_t)n);
+    for (int k = 0; k < n; k++) {
+        kinds[k].resync_s = watch ? resync_s : 0;
+        int rc = watch ? gs_kcache_start(kc, &kinds[k], &kinds[k], NULL, &out[k], err)
+                       : gs_kcache_list_once(kc, &kinds[k], &kinds[k], &out[k], err);
+        if (rc) {
+            gs_kcache_close(out, k);
+            memset(out, 0, sizeof(*out) * (size_t)n);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+void gs_kcache_close(struct gs_kcache **c, int n)
+{
+    for (int k = 0; k < n; k++)
+        gs_kcache_free(c[k]);
+}
+
+uint64_t gs_kcache_gen_sum(struct gs_kcache **c, int n)
+{
+    uint64_t g = 0;
+    for (int k = 0; k < n; k++)
+        g += gs_kcache_gen(c[k]);
+    return g;
+}

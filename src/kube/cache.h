@@ -70,6 +70,19 @@ struct gs_kcache_kind {
     void (*removed)(void *user, const void *rec);
 };
 
+/* A kind's decode (release) callback made from a typed reader int fn(const json_t *, T *,
+ * struct gs_error *) (a typed void fn(T *)). */
+#define GS_KCACHE_DECODER(name, fn)                                                                \
+    static int name(const json_t *obj, void *rec, struct gs_error *err)                            \
+    {                                                                                              \
+        return fn(obj, rec, err);                                                                  \
+    }
+#define GS_KCACHE_RELEASER(name, fn)                                                               \
+    static void name(void *rec)                                                                    \
+    {                                                                                              \
+        fn(rec);                                                                                   \
+    }
+
 /* A published list (GS_KCACHE_LISTS): n records of the kind's size, in the list's order. */
 struct gs_kcache_items {
     int n;
@@ -91,6 +104,17 @@ int gs_kcache_list_once(struct gs_kube_client *kc, const struct gs_kcache_kind *
                         struct gs_kcache **out, struct gs_error *err);
 /* Stop the informer, release every record and free c. NULL is a no-op. */
 void gs_kcache_free(struct gs_kcache *c);
+
+/* Several kinds at once (a component's feed): kinds[0..n) (the caller's copies, which must
+ * outlive the caches) get resync_s with watch, 0 without, and cache k, with user &kinds[k],
+ * is started (watch; no changed callback) or listed once into out[k]. Returns 0, or the first
+ * error with every cache already opened freed (out zeroed). */
+int gs_kcache_open(struct gs_kube_client *kc, struct gs_kcache_kind *kinds, int n, bool watch,
+                   double resync_s, struct gs_kcache **out, struct gs_error *err);
+/* Free c[0..n) (NULL entries are skipped). */
+void gs_kcache_close(struct gs_kcache **c, int n);
+/* The sum of the generations of c[0..n): it changes when any of them changes. */
+uint64_t gs_kcache_gen_sum(struct gs_kcache **c, int n);
 
 /* The generation (complete lists and applied events so far). */
 uint64_t gs_kcache_gen(struct gs_kcache *c);

@@ -22,30 +22,12 @@ enum { KCLASS = 0, KSLICE, KCLAIM, NK };
 #define ASSUME_S   60
 #define ASSUME_MAX 1024
 
-static int rd_class(const json_t *obj, void *rec, struct gs_error *err)
-{
-    return gs_draobj_class_read(obj, rec, err);
-}
-static int rd_slice(const json_t *obj, void *rec, struct gs_error *err)
-{
-    return gs_draobj_slice_read(obj, rec, err);
-}
-static int rd_claim(const json_t *obj, void *rec, struct gs_error *err)
-{
-    return gs_draobj_claim_read(obj, rec, err);
-}
-static void rel_class(void *rec)
-{
-    gs_draobj_class_release(rec);
-}
-static void rel_slice(void *rec)
-{
-    gs_draobj_slice_release(rec);
-}
-static void rel_claim(void *rec)
-{
-    gs_draobj_claim_release(rec);
-}
+GS_KCACHE_DECODER(rd_class, gs_draobj_class_read)
+GS_KCACHE_DECODER(rd_slice, gs_draobj_slice_read)
+GS_KCACHE_DECODER(rd_claim, gs_draobj_claim_read)
+GS_KCACHE_RELEASER(rel_class, gs_draobj_class_release)
+GS_KCACHE_RELEASER(rel_slice, gs_draobj_slice_release)
+GS_KCACHE_RELEASER(rel_claim, gs_draobj_claim_release)
 
 static void bad_object(void *user, const struct gs_error *err)
 {
@@ -106,15 +88,10 @@ struct gs_claims *gs_claims_new(struct gs_kube_client *kc, bool watch, double re
     if (!c)
         return NULL;
     pthread_mutex_init(&c->mu, NULL);
-    for (int k = 0; k < NK; k++) {
-        c->kind[k] = kinds[k];
-        c->kind[k].resync_s = resync_s;
-        int rc = watch ? gs_kcache_start(kc, &c->kind[k], &c->kind[k], NULL, &c->kc[k], err)
-                       : gs_kcache_list_once(kc, &c->kind[k], &c->kind[k], &c->kc[k], err);
-        if (rc) {
-            gs_claims_free(c);
-            return NULL;
-        }
+    memcpy(c->kind, kinds, sizeof(kinds));
+    if (gs_kcache_open(kc, c->kind, NK, watch, resync_s, c->kc, err)) {
+        gs_claims_free(c);
+        return NULL;
     }
     return c;
 }
@@ -123,8 +100,7 @@ void gs_claims_free(struct gs_claims *c)
 {
     if (!c)
         return;
-    for (int k = 0; k < NK; k++)
-        gs_kcache_free(c->kc[k]);
+    gs_kcache_close(c->kc, NK);
     free(c->as);
     free(c->unk);
     pthread_mutex_destroy(&c->mu);
@@ -133,10 +109,7 @@ void gs_claims_free(struct gs_claims *c)
 
 uint64_t gs_claims_gen(struct gs_claims *c)
 {
-    uint64_t g = 0;
-    for (int k = 0; k < NK; k++)
-        g += gs_kcache_gen(c->kc[k]);
-    return g;
+    return gs_kcache_gen_sum(c->kc, NK);
 }
 
 static void overlay(struct gs_draobj_claim *to, const struct gs_draobj_claim *from)

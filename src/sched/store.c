@@ -44,15 +44,9 @@ struct gs_store {
 
 /* ---------- the two kinds ---------- */
 
-static int node_decode(const json_t *obj, void *rec, struct gs_error *err)
-{
-    return gs_kube_node_read(obj, rec, err);
-}
+GS_KCACHE_DECODER(node_decode, gs_kube_node_read)
 
-static void node_release(void *rec)
-{
-    gs_kube_node_release(rec);
-}
+GS_KCACHE_RELEASER(node_release, gs_kube_node_release)
 
 static void node_key(const void *rec, char *out, size_t n)
 {

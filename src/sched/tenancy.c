@@ -50,34 +50,13 @@ static void warn_once(const char *fmt, ...)
         GS_WARN("tenancy", "%s", msg);
 }
 
-static int rd_queue(const json_t *o, void *out, struct gs_error *e)
-{
-    return gs_kube_queue_read(o, out, e);
-}
-static int rd_rquota(const json_t *o, void *out, struct gs_error *e)
-{
-    return gs_kube_rquota_read(o, out, e);
-}
-static int rd_group(const json_t *o, void *out, struct gs_error *e)
-{
-    return gs_kube_podgroup_read(o, out, e);
-}
-static int rd_pdb(const json_t *o, void *out, struct gs_error *e)
-{
-    return gs_kube_pdb_read(o, out, e);
-}
-static int rd_migmgr(const json_t *o, void *out, struct gs_error *e)
-{
-    return gs_kube_migmgr_read(o, out, e);
-}
-static int rd_pvc(const json_t *o, void *out, struct gs_error *e)
-{
-    return gs_kube_pvc_read(o, out, e);
-}
-static int rd_pv(const json_t *o, void *out, struct gs_error *e)
-{
-    return gs_kube_pv_read(o, out, e);
-}
+GS_KCACHE_DECODER(rd_queue, gs_kube_queue_read)
+GS_KCACHE_DECODER(rd_rquota, gs_kube_rquota_read)
+GS_KCACHE_DECODER(rd_group, gs_kube_podgroup_read)
+GS_KCACHE_DECODER(rd_pdb, gs_kube_pdb_read)
+GS_KCACHE_DECODER(rd_migmgr, gs_kube_migmgr_read)
+GS_KCACHE_DECODER(rd_pvc, gs_kube_pvc_read)
+GS_KCACHE_DECODER(rd_pv, gs_kube_pv_read)
 
 static void bad_object(void *user, const struct gs_error *err)
 {
@@ -200,14 +179,6 @@ static int take_lists(struct gs_policy_feed *f, struct gs_policy_objs *out)
     return rc;
 }
 
-static uint64_t feed_gen(struct gs_policy_feed *f)
-{
-    uint64_t g = 0;
-    for (int k = 0; k < NKINDS; k++)
-        g += gs_kcache_gen(f->kc[k]);
-    return g;
-}
-
 struct gs_policy_feed *gs_policy_feed_new(struct gs_kube_client *kc, bool watch, double resync_s,
                                           struct gs_error *err)
 {
@@ -217,13 +188,8 @@ struct gs_policy_feed *gs_policy_feed_new(struct gs_kube_client *kc, bool watch,
         return NULL;
     }
     pthread_mutex_init(&f->mu, NULL);
-    int rc = 0;
-    for (int k = 0; k < NKINDS && !rc; k++) {
-        f->kind[k] = kinds[k];
-        f->kind[k].resync_s = watch ? resync_s : 0;
-        rc = watch ? gs_kcache_start(kc, &f->kind[k], &f->kind[k], NULL, &f->kc[k], err)
-                   : gs_kcache_list_once(kc, &f->kind[k], &f->kind[k], &f->kc[k], err);
-    }
+    memcpy(f->kind, kinds, sizeof(kinds));
+    int rc = gs_kcache_open(kc, f->kind, NKINDS, watch, resync_s, f->kc, err);
     if (!rc && !watch && (rc = take_lists(f, &f->cur)) == 0)
         f->ready = true;
     if (rc) {
@@ -239,8 +205,7 @@ void gs_policy_feed_free(struct gs_policy_feed *f)
 {
     if (!f)
         return;
-    for (int k = 0; k < NKINDS; k++)
-        gs_kcache_free(f->kc[k]);
+    gs_kcache_close(f->kc, NKINDS);
     gs_policy_objs_release(&f->cur);
     pthread_mutex_destroy(&f->mu);
     free(f);
@@ -256,7 +221,7 @@ uint64_t gs_policy_feed_lists(struct gs_policy_feed *f)
 
 int gs_policy_feed_refresh(struct gs_policy_feed *f, struct gs_error *err)
 {
-    uint64_t gen = feed_gen(f);
+    uint64_t gen = gs_kcache_gen_sum(f->kc, NKINDS);
     pthread_mutex_lock(&f->mu);
     bool seen = gen == f->synced_gen;
     pthread_mutex_unlock(&f->mu);
