@@ -89,20 +89,19 @@ struct gs_claims *gs_claims_new(struct gs_kube_client *kc, bool watch, double re
         return NULL;
     pthread_mutex_init(&c->mu, NULL);
     memcpy(c->kind, kinds, sizeof(kinds));
-    if (gs_kcache_open(kc, c->kind, NK, watch, resync_s, c->kc, err)) {
-        gs_claims_free(c);
-        return NULL;
-    }
-    return c;
+    if (gs_kcache_open(kc, c->kind, NK, watch, resync_s, c->kc, err) == 0)
+        return c;
+    gs_claims_free(c);
+    return NULL;
 }
 
 void gs_claims_free(struct gs_claims *c)
 {
     if (!c)
         return;
-    gs_kcache_close(c->kc, NK);
     free(c->as);
     free(c->unk);
+    gs_kcache_close(c->kc, NK);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }

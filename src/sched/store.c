@@ -159,26 +159,19 @@ static void pod_removed(void *user, const void *rec)
         st->ngone++;
 }
 
+/* The two kinds, one row each. */
 static const struct gs_kcache_kind nodes_kind = {
-    .path = "/api/v1/nodes",
-    .what = "nodes",
-    .size = sizeof(struct gs_kube_node),
-    .decode = node_decode,
-    .release = node_release,
-    .key = node_key,
-    .merge = node_merge,
-};
-
+    "/api/v1/nodes",         "nodes",         sizeof(struct gs_kube_node), .decode = node_decode,
+    .release = node_release, .key = node_key, .merge = node_merge};
 static const struct gs_kcache_kind pods_kind = {
-    .path = "/api/v1/pods?fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed",
-    .what = "pods",
-    .size = sizeof(struct gs_store_pod),
+    "/api/v1/pods?fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed",
+    "pods",
+    sizeof(struct gs_store_pod),
     .decode = pod_decode,
     .release = pod_release,
     .key = pod_key,
     .merge = pod_merge,
-    .removed = pod_removed,
-};
+    .removed = pod_removed};
 
 /* ---------- the store ---------- */
 
