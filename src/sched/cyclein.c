@@ -376,10 +376,14 @@ void gs__cycle_release(struct gs__cycle *cy)
     memset(cy, 0, sizeof(*cy));
 }
 
-void gs__cycle_settle(struct gs__cycle *cy)
+int gs__cycle_run(struct gs__cycle *cy, struct gs_engine *(*engine)(void *ctx, int nodes),
+                  void *ctx, struct gs_cycle_out *out)
 {
-    if (cy->h)
-        hooks_settle(cy->h);
+    if (!(cy->in.e = engine(ctx, cy->c->nnodes)))
+        return GS_ENOMEM;
+    int rc = gs_cycle_run(&cy->in, out);
+    hooks_settle(cy->h);
+    return rc;
 }
 
 int gs__cycle_vol_refused(const struct gs__cycle *cy, int k)
@@ -566,7 +570,7 @@ static int prepare_pods(struct gs__cycle *cy)
     return 0;
 }
 
-int gs__cycle_prepare(struct gs__cycle *cy, struct gs_engine *e)
+int gs__cycle_prepare(struct gs__cycle *cy)
 {
     const struct gs__cycle_deps *d = cy->d;
     struct gs_snapshot *sn = &cy->sn;
@@ -611,7 +615,6 @@ int gs__cycle_prepare(struct gs__cycle *cy, struct gs_engine *e)
             memset(cy->fixed + c->nodes[n].gpu0, 1, (size_t)c->nodes[n].ngpus);
     struct gs__hooks *h = cy->h;
     cy->in = (struct gs_cycle_in){.c = c,
-                                  .e = e,
                                   .t = &cy->ty.t,
                                   .pods = cy->cpods,
                                   .npods = cy->ncp,

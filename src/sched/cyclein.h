@@ -78,11 +78,13 @@ struct gs__cycle {
 /* Take the snapshot and the tenancy objects (cy zeroed first). Returns 0 or GS_ENOMEM (cy is
  * then released). */
 int gs__cycle_take(struct gs__cycle *cy, const struct gs__cycle_deps *d);
-/* Build cy->in on engine e from what gs__cycle_take took (and what the output marked on the
- * snapshot since: re-carves in flight). Returns 0 or GS_ENOMEM. */
-int gs__cycle_prepare(struct gs__cycle *cy, struct gs_engine *e);
-/* Settle the hooks once the cycle ran (the counts below are final then). */
-void gs__cycle_settle(struct gs__cycle *cy);
+/* Build cy->in from what gs__cycle_take took (and what the output marked on the snapshot
+ * since: re-carves in flight). Returns 0 or GS_ENOMEM. */
+int gs__cycle_prepare(struct gs__cycle *cy);
+/* Run core/cycle.h on the engine engine(ctx, nodes) gives for the cluster (NULL: no memory),
+ * then settle the hooks (the counts below are final then). Returns 0 or GS_ENOMEM. */
+int gs__cycle_run(struct gs__cycle *cy, struct gs_engine *(*engine)(void *ctx, int nodes),
+                  void *ctx, struct gs_cycle_out *out);
 void gs__cycle_release(struct gs__cycle *cy);
 
 /* The volumes bound to a pending pod's claims whose required node affinity its node must

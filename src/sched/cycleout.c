@@ -332,8 +332,9 @@ static void note_recarve(struct gs__cycleout *s, const char *node, int gpu, int6
 /* The notes in the snapshot: a GPU changed lately keeps its change time (hysteresis); one
  * whose change the Node does not show yet (the watch lags the write) is busy. Notes older
  * than the hold time, or than 2 minutes once the Node shows them, are dropped. */
-void gs__cycleout_mark(struct gs__cycleout *s, struct gs_snapshot *sn)
+void gs__cycleout_mark(struct gs__cycleout *s, struct gs__cycle *cy)
 {
+    struct gs_snapshot *sn = &cy->sn;
     double now = gs_clock_mono();
     for (int k = 0; k < s->nnotes; k++) {
         struct gs__recarve_note *x = &s->notes[k];

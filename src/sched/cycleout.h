@@ -42,9 +42,10 @@ struct gs__cycleout_deps {
 struct gs__cycleout *gs__cycleout_new(const struct gs__cycleout_deps *d);
 void gs__cycleout_free(struct gs__cycleout *o);
 
-/* The recarve notes on a fresh snapshot: a GPU changed lately keeps its change time
- * (hysteresis); one whose change the Node does not show yet is busy. Old notes are dropped. */
-void gs__cycleout_mark(struct gs__cycleout *o, struct gs_snapshot *sn);
+/* The recarve notes on a cycle's fresh snapshot (gs__cycle_take): a GPU changed lately keeps its
+ * change time (hysteresis); one whose change the Node does not show yet is busy. Old notes are
+ * dropped. */
+void gs__cycleout_mark(struct gs__cycleout *o, struct gs__cycle *cy);
 /* Post the Events the store queued about nodes (taken; NULL: none). */
 void gs__cycleout_node_events(struct gs__cycleout *o, json_t *events);
 /* Apply one cycle: cy's waits and stale claim writes, then out's decisions, then the gauges and

@@ -63,9 +63,10 @@ json_t *gs__driver_decision_lines(struct gs_driver *dr)
     return gs__cycleout_decision_lines(dr->out);
 }
 
-/* The engine, grown for a cluster of n nodes. */
-static struct gs_engine *engine_for(struct gs_driver *dr, int n)
+/* The engine, grown for a cluster of n nodes (gs__cycle_run's callback). */
+static struct gs_engine *engine_for(void *ctx, int n)
 {
+    struct gs_driver *dr = ctx;
     if (!dr->engine || dr->engine_nodes < n) {
         gs_engine_free(dr->engine);
         dr->engine_nodes = gs_cycle_engine_nodes(n);
@@ -82,18 +83,12 @@ int gs__driver_cycle(struct gs_driver *dr)
     int rc = gs__cycle_take(&cy, &dr->in);
     if (rc)
         return rc;
-    gs__cycleout_mark(dr->out, &cy.sn);
+    gs__cycleout_mark(dr->out, &cy);
     struct gs_cycle_out out;
     gs_cycle_out_init(&out);
-    struct gs_engine *e = NULL;
-    rc = gs__cycle_prepare(&cy, NULL);
-    if (!rc && !(e = engine_for(dr, cy.c->nnodes)))
-        rc = GS_ENOMEM;
-    if (!rc) {
-        cy.in.e = e;
-        rc = gs_cycle_run(&cy.in, &out);
-        gs__cycle_settle(&cy);
-    }
+    rc = gs__cycle_prepare(&cy);
+    if (!rc)
+        rc = gs__cycle_run(&cy, engine_for, dr, &out);
     if (!rc)
         rc = gs__cycleout_apply(dr->out, &cy, &out);
     gs_cycle_out_release(&out);
