@@ -1,9 +1,9 @@
 /* claims.c - DRA in the scheduler (see claims.h): a feed of DeviceClasses, ResourceSlices and
- * ResourceClaims (one kube/informer.h informer per kind, or one list each for explain) into
+ * ResourceClaims (a kube/cache.h cache per kind, or one list each for explain) into
  * immutable, counted lists; views with the allocations the scheduler wrote but the watch does
  * not show yet; and one cycle's allocation of pending pods' claims with core/dra.c, prepared
- * by formats/draobj.c. sched/driver.c calls it from its hooks and writes what it returns
- * through sched/binder.c before each Binding. */
+ * by formats/draobj.c. sched/cyclein.c calls it from its hooks; sched/cycleout.c writes what
+ * it returns through sched/binder.c before each Binding. */
 #include "claims.h"
 
 #include "../base/buf.h"

@@ -1,6 +1,6 @@
 /* tenancy.c - GPUQueues, ResourceQuotas, PodGroups and PDBs for a scheduling cycle, and the
- * feed that lists and watches them with MigManagers, PersistentVolumeClaims and
- * PersistentVolumes (see tenancy.h). */
+ * feed (a kube/cache.h cache per kind) that keeps them current with MigManagers,
+ * PersistentVolumeClaims and PersistentVolumes (see tenancy.h). */
 #include "tenancy.h"
 
 #include "../base/flag.h"
