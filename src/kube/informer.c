@@ -1,7 +1,7 @@
 /* informer.c - list, then watch, one kind of object (kube/informer.h) over kube/client.c: the
- * scheduler's Nodes and Pods (sched/scheduler.c) and its tenancy kinds (sched/tenancy.c) each
- * run one. The loop keeps the resourceVersion the watch goes on from and decides when to list
- * again; what the objects mean stays with the callbacks. */
+ * caches of kube/cache.c (the scheduler's Nodes, Pods, DRA and tenancy kinds) each run one. The
+ * loop keeps the resourceVersion the watch goes on from and decides when to list again; what the
+ * objects mean stays with the callbacks. */
 #include "informer.h"
 
 #include "../base/clock.h"

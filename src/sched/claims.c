@@ -1,16 +1,16 @@
 /* claims.c - DRA in the scheduler (see claims.h): a feed of DeviceClasses, ResourceSlices and
- * ResourceClaims (one kube/informer.h informer per kind, or one list each for explain) into
+ * ResourceClaims (a kube/cache.h cache per kind, or one list each for explain) into
  * immutable, counted lists; views with the allocations the scheduler wrote but the watch does
  * not show yet; and one cycle's allocation of pending pods' claims with core/dra.c, prepared
- * by formats/draobj.c. sched/driver.c calls it from its hooks and writes what it returns
- * through sched/binder.c before each Binding. */
+ * by formats/draobj.c. sched/cyclein.c calls it from its hooks; sched/cycleout.c writes what
+ * it returns through sched/binder.c before each Binding. */
 #include "claims.h"
 
 #include "../base/buf.h"
 #include "../base/clock.h"
 #include "../base/error.h"
 #include "../base/log.h"
-#include "../kube/informer.h"
+#include "../kube/cache.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -22,21 +22,40 @@ enum { KCLASS = 0, KSLICE, KCLAIM, NK };
 #define ASSUME_S   60
 #define ASSUME_MAX 1024
 
-/* A complete list of one kind: immutable once published, freed with its last reference. */
-struct list {
-    long refs;
-    int kind;
-    int n, cap;
-    void *items;
-};
+GS_KCACHE_DECODER(rd_class, gs_draobj_class_read)
+GS_KCACHE_DECODER(rd_slice, gs_draobj_slice_read)
+GS_KCACHE_DECODER(rd_claim, gs_draobj_claim_read)
+GS_KCACHE_RELEASER(rel_class, gs_draobj_class_release)
+GS_KCACHE_RELEASER(rel_slice, gs_draobj_slice_release)
+GS_KCACHE_RELEASER(rel_claim, gs_draobj_claim_release)
 
-static const struct kind {
-    const char *path, *what;
-    size_t size;
-} kinds[NK] = {
-    {"/apis/resource.k8s.io/v1/deviceclasses", "DeviceClasses", sizeof(struct gs_draobj_class)},
-    {"/apis/resource.k8s.io/v1/resourceslices", "ResourceSlices", sizeof(struct gs_draobj_slice)},
-    {"/apis/resource.k8s.io/v1/resourceclaims", "ResourceClaims", sizeof(struct gs_draobj_claim)},
+static void bad_object(void *user, const struct gs_error *err)
+{
+    GS_WARN("claims", "ignored: %s", err->msg);
+}
+
+/* Forbidden or failing: as good as absent (pods with claims then wait, saying so). */
+static int list_failed(void *user, int rc, const struct gs_error *err)
+{
+    const struct gs_kcache_kind *k = user;
+    GS_WARN("claims", "listing %s: %s", k->what, err->msg);
+    return 0;
+}
+
+/* The three kinds: whole lists (kube/cache.h, GS_KCACHE_LISTS) that views hold. */
+#define KIND(p, w, type, rd, rel)                                                                  \
+    {                                                                                              \
+        .path = p, .what = w, .size = sizeof(type), .mode = GS_KCACHE_LISTS, .lane2 = true,        \
+        .absent_retry_s = 5, .decode = rd, .release = rel, .bad = bad_object,                      \
+        .failed = list_failed                                                                      \
+    }
+static const struct gs_kcache_kind kinds[NK] = {
+    KIND("/apis/resource.k8s.io/v1/deviceclasses", "DeviceClasses", struct gs_draobj_class,
+         rd_class, rel_class),
+    KIND("/apis/resource.k8s.io/v1/resourceslices", "ResourceSlices", struct gs_draobj_slice,
+         rd_slice, rel_slice),
+    KIND("/apis/resource.k8s.io/v1/resourceclaims", "ResourceClaims", struct gs_draobj_claim,
+         rd_claim, rel_claim),
 };
 
 struct assumed {
@@ -51,130 +70,15 @@ struct unknown {
     double at;
 };
 
-struct kfeed {
-    struct gs_claims *c;
-    int k;
-    struct list *staging;
-    struct gs_informer *inf;
-};
-
 struct gs_claims {
+    struct gs_kcache_kind kind[NK]; /* kinds[], with the feed's resync_s */
+    struct gs_kcache *kc[NK];
     pthread_mutex_t mu;
     /* under mu: */
-    struct list *cur[NK];
-    bool listed[NK], absent[NK];
-    uint64_t gen;
     struct assumed *as;
     int nas, capas;
     struct unknown *unk;
     int nunk;
-    struct kfeed kf[NK];
-};
-
-static void item_release(int kind, void *item)
-{
-    if (kind == KCLASS)
-        gs_draobj_class_release(item);
-    else if (kind == KSLICE)
-        gs_draobj_slice_release(item);
-    else
-        gs_draobj_claim_release(item);
-}
-
-static void list_free(struct list *l)
-{
-    if (!l)
-        return;
-    for (int i = 0; i < l->n; i++)
-        item_release(l->kind, (char *)l->items + kinds[l->kind].size * (size_t)i);
-    free(l->items);
-    free(l);
-}
-
-/* Drop a reference; called with c->mu held. */
-static void list_unref(struct list *l)
-{
-    if (l && --l->refs == 0)
-        list_free(l);
-}
-
-static void kf_begin(void *user)
-{
-    struct kfeed *kf = user;
-    list_free(kf->staging);
-    kf->staging = calloc(1, sizeof(*kf->staging));
-    if (kf->staging)
-        kf->staging->kind = kf->k;
-}
-
-static int kf_item(const json_t *obj, void *user)
-{
-    struct kfeed *kf = user;
-    struct list *l = kf->staging;
-    if (!l)
-        return GS_ENOMEM;
-    size_t size = kinds[kf->k].size;
-    if (l->n == l->cap) {
-        void *v = gs_grow(l->items, &l->cap, size, 16);
-        if (!v)
-            return GS_ENOMEM;
-        l->items = v;
-    }
-    void *item = (char *)l->items + size * (size_t)l->n;
-    struct gs_error err;
-    gs_error_init(&err);
-    int rc = kf->k == KCLASS   ? gs_draobj_class_read(obj, item, &err)
-             : kf->k == KSLICE ? gs_draobj_slice_read(obj, item, &err)
-                               : gs_draobj_claim_read(obj, item, &err);
-    if (rc == GS_ENOMEM)
-        return rc;
-    if (rc) {
-        GS_WARN("claims", "ignored: %s", err.msg);
-        return 0;
-    }
-    l->n++;
-    return 0;
-}
-
-static int kf_end(const char *rv, int n, bool absent, void *user)
-{
-    struct kfeed *kf = user;
-    struct gs_claims *c = kf->c;
-    struct list *l = kf->staging;
-    kf->staging = NULL;
-    if (!l && !(l = calloc(1, sizeof(*l))))
-        return GS_ENOMEM;
-    l->kind = kf->k;
-    l->refs = 1;
-    pthread_mutex_lock(&c->mu);
-    list_unref(c->cur[kf->k]);
-    c->cur[kf->k] = l;
-    c->listed[kf->k] = true;
-    c->absent[kf->k] = absent;
-    c->gen++;
-    pthread_mutex_unlock(&c->mu);
-    return 0;
-}
-
-/* Forbidden or failing: as good as absent (pods with claims then wait, saying so). */
-static int kf_failed(int rc, const struct gs_error *err, void *user)
-{
-    struct kfeed *kf = user;
-    GS_WARN("claims", "listing %s: %s", kinds[kf->k].what, err->msg);
-    return kf_end("", 0, true, user);
-}
-
-static int kf_event(const char *type, const json_t *obj, void *user)
-{
-    return GS_INFORMER_RELIST;
-}
-
-static const struct gs_informer_ops kf_ops = {
-    .list_begin = kf_begin,
-    .list_item = kf_item,
-    .list_end = kf_end,
-    .list_failed = kf_failed,
-    .event = kf_event,
 };
 
 struct gs_claims *gs_claims_new(struct gs_kube_client *kc, bool watch, double resync_s,
@@ -184,44 +88,27 @@ struct gs_claims *gs_claims_new(struct gs_kube_client *kc, bool watch, double re
     if (!c)
         return NULL;
     pthread_mutex_init(&c->mu, NULL);
-    for (int k = 0; k < NK; k++) {
-        c->kf[k] = (struct kfeed){.c = c, .k = k};
-        struct gs_informer_opts o = {.path = kinds[k].path,
-                                     .what = kinds[k].what,
-                                     .lane2 = true,
-                                     .resync_s = resync_s,
-                                     .absent_retry_s = 5};
-        int rc = watch ? gs_informer_start(kc, &o, &kf_ops, &c->kf[k], &c->kf[k].inf, err)
-                       : gs_informer_list(kc, &o, &kf_ops, &c->kf[k], err);
-        if (rc) {
-            gs_claims_free(c);
-            return NULL;
-        }
-    }
-    return c;
+    memcpy(c->kind, kinds, sizeof(kinds));
+    if (gs_kcache_open(kc, c->kind, NK, watch, resync_s, c->kc, err) == 0)
+        return c;
+    gs_claims_free(c);
+    return NULL;
 }
 
 void gs_claims_free(struct gs_claims *c)
 {
     if (!c)
         return;
-    for (int k = 0; k < NK; k++) {
-        gs_informer_stop(c->kf[k].inf);
-        list_free(c->kf[k].staging);
-        list_unref(c->cur[k]);
-    }
     free(c->as);
     free(c->unk);
+    gs_kcache_close(c->kc, NK);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
 
 uint64_t gs_claims_gen(struct gs_claims *c)
 {
-    pthread_mutex_lock(&c->mu);
-    uint64_t g = c->gen;
-    pthread_mutex_unlock(&c->mu);
-    return g;
+    return gs_kcache_gen_sum(c->kc, NK);
 }
 
 static void overlay(struct gs_draobj_claim *to, const struct gs_draobj_claim *from)
@@ -238,14 +125,12 @@ int gs_claims_view(struct gs_claims *c, struct gs_claims_view *v)
 {
     memset(v, 0, sizeof(*v));
     v->from = c;
-    pthread_mutex_lock(&c->mu);
     for (int k = 0; k < NK; k++) {
-        v->ref[k] = c->cur[k];
-        if (c->cur[k])
-            c->cur[k]->refs++;
-        v->absent |= !c->listed[k] || c->absent[k];
+        v->ref[k] = gs_kcache_items_get(c->kc[k]);
+        v->absent |= !gs_kcache_synced(c->kc[k]) || gs_kcache_absent(c->kc[k]);
     }
-    struct list *lc = v->ref[KCLASS], *ls = v->ref[KSLICE], *lk = v->ref[KCLAIM];
+    struct gs_kcache_items *lc = v->ref[KCLASS], *ls = v->ref[KSLICE], *lk = v->ref[KCLAIM];
+    pthread_mutex_lock(&c->mu);
     if (lc) {
         v->classes = lc->items;
         v->nclasses = lc->n;
@@ -291,12 +176,8 @@ int gs_claims_view(struct gs_claims *c, struct gs_claims_view *v)
 
 void gs_claims_view_release(struct gs_claims_view *v)
 {
-    if (v->from) {
-        pthread_mutex_lock(&v->from->mu);
-        for (int k = 0; k < NK; k++)
-            list_unref(v->ref[k]);
-        pthread_mutex_unlock(&v->from->mu);
-    }
+    for (int k = 0; k < NK; k++)
+        gs_kcache_items_put(v->ref[k]);
     free(v->claims);
     memset(v, 0, sizeof(*v));
 }

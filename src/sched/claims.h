@@ -22,7 +22,7 @@
  * accordingly). A pending claim counts as its first alternative with matching devices asks
  * (All: the matching devices of one node); an allocated one as its devices.
  *
- * Threads: the feed lists and watches on threads of its own (kube/informer.h), one per kind;
+ * Threads: the feed lists and watches on threads of its own (a kube/cache.h cache per kind);
  * gs_claims_view and gs_claims_assume may be called from any thread. A cycle belongs to the
  * thread that runs it. */
 #ifndef GS_SCHED_CLAIMS_H
@@ -39,8 +39,8 @@
 
 struct gs_claims;
 
-/* A daemon's feed (watch true: informers, relisted every resync_s) or one list of each kind
- * (watch false: explain). A kind whose API is not served leaves the view absent. Returns NULL
+/* A daemon's feed (watch true: kube/cache.h caches, relisted every resync_s) or one list of each
+ * kind (watch false: explain). A kind whose API is not served leaves the view absent. Returns NULL
  * without memory or threads (or, without watch, when a list fails: err says why). */
 struct gs_claims *gs_claims_new(struct gs_kube_client *kc, bool watch, double resync_s,
                                 struct gs_error *err);

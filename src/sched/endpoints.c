@@ -7,8 +7,9 @@
 #include "../base/error.h"
 #include "../formats/promtext.h"
 #include "extender.h"
+#include "../base/flag.h"
 #include "metrics.h"
-#include "sched_internal.h"
+#include "store.h"
 #include "uistate.h"
 
 #include <stdlib.h>
@@ -16,44 +17,36 @@
 
 int gs__endpoints_handle(void *cls, const struct gs_httpd_request *req, struct gs_httpd_reply *rep)
 {
-    struct gs_sched *s = cls;
+    const struct gs_endpoints *s = cls;
     const char *method = req->method, *url = req->url;
     bool ui = strcmp(url, "/ui") == 0 || strcmp(url, "/ui/") == 0 || strcmp(url, "/ui/state") == 0;
     if (ui && strcmp(method, "GET") != 0)
         return gs_httpd_reply(rep, 405, "text/plain",
                               "method not allowed: the dashboard is read only\n");
-    if (strcmp(method, "POST") == 0 && s->o.extender)
-        return gs__extender_answer(s, req, rep);
+    if (strcmp(method, "POST") == 0 && s->extender)
+        return gs__extender_answer(s->extender, req, rep);
     if (strcmp(method, "GET") != 0)
         return gs_httpd_reply(rep, 405, "text/plain", "method not allowed\n");
     if (strcmp(url, "/healthz") == 0)
-        return s->fatal ? gs_httpd_reply(rep, 500, "text/plain", "fatal\n")
-                        : gs_httpd_reply(rep, 200, "text/plain", "ok\n");
+        return gs_flag_get(s->fatal) ? gs_httpd_reply(rep, 500, "text/plain", "fatal\n")
+                                     : gs_httpd_reply(rep, 200, "text/plain", "ok\n");
     if (strcmp(url, "/readyz") == 0) {
-        pthread_mutex_lock(&s->st.mu);
-        bool ready = s->st.nodes_synced && s->st.pods_synced && !s->fatal;
-        pthread_mutex_unlock(&s->st.mu);
+        bool ready = gs__store_synced(s->ui.store) && !gs_flag_get(s->fatal);
         return ready ? gs_httpd_reply(rep, 200, "text/plain", "ok\n")
                      : gs_httpd_reply(rep, 503, "text/plain", "informers not synced\n");
     }
-    if (strcmp(url, "/debug/pending") == 0) {
-        pthread_mutex_lock(&s->mmu);
-        int rc = s->pending_report
-                     ? gs_httpd_reply_json(rep, 200, s->pending_report, JSON_INDENT(1))
-                     : gs_httpd_reply(rep, 200, "application/json", "[]");
-        pthread_mutex_unlock(&s->mmu);
-        return rc;
-    }
+    if (strcmp(url, "/debug/pending") == 0)
+        return gs__metrics_reply_pending(s->ui.metrics, rep);
     if (strcmp(url, "/metrics") == 0) {
         /* a page cut short by a failed allocation is no answer */
-        if (gs__metrics_write(s, &rep->body))
+        if (gs__metrics_write(s->ui.metrics, &rep->body))
             return GS_ENOMEM;
         rep->type = GS_PROMTEXT_CONTENT_TYPE;
         return 0;
     }
     if (strcmp(url, "/ui/state") == 0) {
         json_t *doc;
-        int rc = gs__uistate_build(s, &doc);
+        int rc = gs__uistate_build(&s->ui, &doc);
         if (rc)
             return rc;
         rc = gs_httpd_reply_json(rep, 200, doc, JSON_COMPACT);

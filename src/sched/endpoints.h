@@ -36,13 +36,23 @@
  *                       extender mode only.
  * Other methods get 405 (on /ui and /ui/state in extender mode too: the dashboard is read
  * only), other paths 404. Thread-safe: the server calls it from many threads
- * at once; it takes the daemon's locks as it reads. */
+ * at once; it reads through the components' APIs, each taking its own lock. */
 #ifndef GS_SCHED_ENDPOINTS_H
 #define GS_SCHED_ENDPOINTS_H
 
 #include "../kube/httpd.h"
+#include "uistate.h"
 
-/* A gs_httpd_fn; cls is the daemon's struct gs_sched. */
+struct gs_extender;
+
+/* What the endpoints answer from (none owned; all outlive the server). */
+struct gs_endpoints {
+    const volatile int *fatal;    /* base/flag.h: the daemon hit a fatal error */
+    struct gs_extender *extender; /* extender mode: answers POST; else NULL */
+    struct gs_uistate_src ui;     /* its store, metrics... serve the other endpoints too */
+};
+
+/* A gs_httpd_fn; cls is a struct gs_endpoints. */
 int gs__endpoints_handle(void *cls, const struct gs_httpd_request *req, struct gs_httpd_reply *rep);
 
 #endif

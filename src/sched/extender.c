@@ -1,28 +1,60 @@
 /* extender.c - kube-scheduler's extender verbs (sched/extender.h): each call takes a snapshot
  * of the store (sched/snapshot.c) and asks the engine (core/engine.c) about the pod on the
  * candidate nodes; a bind goes straight to the API server (kube/client.c) from the HTTP
- * thread and is assumed in the store (sched/store.c). */
+ * thread and is assumed in the store (sched/store.c). The extender owns its engine and the
+ * lock that orders its binds. */
 #include "extender.h"
 
 #include "../base/error.h"
 #include "../base/log.h"
 #include "metrics.h"
-#include "sched_internal.h"
 #include "snapshot.h"
+#include "store.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static struct gs_engine *x_engine(struct gs_sched *s, int nodes)
+struct gs_extender {
+    struct gs_kube_client *kc;
+    struct gs_store *st;
+    struct gs_metrics *m;
+    const char *policy;
+    pthread_mutex_t mu; /* the engine, and a bind from its snapshot until the store has it */
+    struct gs_engine *engine;
+    int engine_nodes;
+};
+
+struct gs_extender *gs__extender_new(struct gs_kube_client *kc, struct gs_store *st,
+                                     struct gs_metrics *m, const char *policy)
 {
-    if (!s->xengine || s->xengine_nodes < nodes) {
-        gs_engine_free(s->xengine);
-        s->xengine_nodes = nodes > 64 ? nodes * 2 : 128;
-        s->xengine = gs_engine_new(gs_policy_find(s->o.policy), NULL, s->xengine_nodes, 42);
+    struct gs_extender *x = calloc(1, sizeof(*x));
+    if (!x)
+        return NULL;
+    *x = (struct gs_extender){.kc = kc, .st = st, .m = m, .policy = policy};
+    pthread_mutex_init(&x->mu, NULL);
+    return x;
+}
+
+void gs__extender_free(struct gs_extender *x)
+{
+    if (!x)
+        return;
+    gs_engine_free(x->engine);
+    pthread_mutex_destroy(&x->mu);
+    free(x);
+}
+
+static struct gs_engine *x_engine(struct gs_extender *s, int nodes)
+{
+    if (!s->engine || s->engine_nodes < nodes) {
+        gs_engine_free(s->engine);
+        s->engine_nodes = nodes > 64 ? nodes * 2 : 128;
+        s->engine = gs_engine_new(gs_policy_find(s->policy), NULL, s->engine_nodes, 42);
     }
-    return s->xengine;
+    return s->engine;
 }
 
 /* Candidate node names: NodeNames, or the names in Nodes.items. */
@@ -45,7 +77,7 @@ static json_t *x_candidates(const json_t *args)
     return names;
 }
 
-static json_t *x_filter_or_prioritize(struct gs_sched *s, const json_t *args, bool prioritize,
+static json_t *x_filter_or_prioritize(struct gs_extender *s, const json_t *args, bool prioritize,
                                       char *errbuf, size_t errsize)
 {
     struct gs_kube_pod pod;
@@ -56,7 +88,7 @@ static json_t *x_filter_or_prioritize(struct gs_sched *s, const json_t *args, bo
         return NULL;
     }
     struct gs_snapshot sn;
-    if (gs__snapshot_take(&s->st, &sn, NULL)) {
+    if (gs__snapshot_take(s->st, &sn, NULL)) {
         snprintf(errbuf, errsize, "out of memory");
         return NULL;
     }
@@ -73,7 +105,7 @@ static json_t *x_filter_or_prioritize(struct gs_sched *s, const json_t *args, bo
         gs__snapshot_release(&sn);
         return NULL;
     }
-    pthread_mutex_lock(&s->emu);
+    pthread_mutex_lock(&s->mu);
     struct gs_engine *e = x_engine(s, sn.c.nnodes);
     size_t i;
     const json_t *v;
@@ -105,7 +137,7 @@ static json_t *x_filter_or_prioritize(struct gs_sched *s, const json_t *args, bo
         if (scores[i] > hi)
             hi = scores[i];
     }
-    pthread_mutex_unlock(&s->emu);
+    pthread_mutex_unlock(&s->mu);
     json_t *out;
     if (prioritize) {
         json_array_foreach(cands, i, v)
@@ -135,12 +167,12 @@ static json_t *x_filter_or_prioritize(struct gs_sched *s, const json_t *args, bo
 /* Bind pod to node with the devices the engine picks there, and assume it in the store. Called
  * with s->emu held: the HTTP server answers requests concurrently, and one bind's devices must
  * be in the store before the next bind takes its snapshot, or two pods get the same slot. */
-static json_t *x_bind_locked(struct gs_sched *s, const struct gs_kube_pod *pod, const char *ns,
+static json_t *x_bind_locked(struct gs_extender *s, const struct gs_kube_pod *pod, const char *ns,
                              const char *name, const char *node)
 {
     char msg[1024] = "", path[600];
     struct gs_snapshot sn;
-    if (gs__snapshot_take(&s->st, &sn, NULL))
+    if (gs__snapshot_take(s->st, &sn, NULL))
         return json_pack("{s:s}", "Error", "out of memory");
     int id = gs__snapshot_find_node(&sn, node);
     char devices[256] = "";
@@ -175,20 +207,14 @@ static json_t *x_bind_locked(struct gs_sched *s, const struct gs_kube_pod *pod, 
     if (rc)
         return json_pack("{s:s}", "Error", err.msg);
     /* assume it until the watch reports it */
-    pthread_mutex_lock(&s->st.mu);
-    int i = gs__store_find_pod(&s->st, ns, name);
-    if (i >= 0 && !s->st.pods[i].p.node[0]) {
-        snprintf(s->st.pods[i].p.node, sizeof(s->st.pods[i].p.node), "%s", node);
-        snprintf(s->st.pods[i].p.devices, sizeof(s->st.pods[i].p.devices), "%s", devices);
-    }
-    s->st.gen++;
-    pthread_mutex_unlock(&s->st.mu);
-    gs__metrics_record_latency(s, 0, 0);
+    gs__store_assume(s->st, ns, name, NULL, node, devices, false);
+    gs__store_changed(s->st);
+    gs__metrics_record_latency(s->m, 0, 0);
     GS_INFO("extender", "%s/%s -> %s %s", ns, name, node, devices);
     return json_pack("{s:s}", "Error", "");
 }
 
-static json_t *x_bind(struct gs_sched *s, const json_t *args)
+static json_t *x_bind(struct gs_extender *s, const json_t *args)
 {
     const char *ns = json_string_value(json_object_get(args, "PodNamespace"));
     const char *name = json_string_value(json_object_get(args, "PodName"));
@@ -210,23 +236,20 @@ static json_t *x_bind(struct gs_sched *s, const json_t *args)
     json_decref(obj);
     if (uid && strcmp(uid, pod.uid) != 0)
         return json_pack("{s:s}", "Error", "pod UID changed");
-    pthread_mutex_lock(&s->emu);
+    pthread_mutex_lock(&s->mu);
     json_t *out = x_bind_locked(s, &pod, ns, name, node);
-    pthread_mutex_unlock(&s->emu);
+    pthread_mutex_unlock(&s->mu);
     return out;
 }
 
 /* The extender's verbs: a JSON body in, a JSON answer out. */
-int gs__extender_answer(struct gs_sched *s, const struct gs_httpd_request *req,
+int gs__extender_answer(struct gs_extender *s, const struct gs_httpd_request *req,
                         struct gs_httpd_reply *rep)
 {
     /* Until both caches hold the cluster, every node would look empty or unknown: a filter
      * answered now turns a pod unschedulable, and kube-scheduler may then leave it in its
      * unschedulable queue for minutes. An error instead makes it retry with backoff. */
-    pthread_mutex_lock(&s->st.mu);
-    bool synced = s->st.nodes_synced && s->st.pods_synced;
-    pthread_mutex_unlock(&s->st.mu);
-    if (!synced)
+    if (!gs__store_synced(s->st))
         return gs_httpd_reply(rep, 503, "application/json",
                               "{\"Error\":\"gpusched extender not ready: the node and pod "
                               "caches are not synced yet\"}");

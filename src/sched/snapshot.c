@@ -136,35 +136,20 @@ static void apply_desired(struct gs_snapshot *sn, int node)
 int gs__snapshot_take(struct gs_store *st, struct gs_snapshot *sn, const struct gs_policy_objs *po)
 {
     memset(sn, 0, sizeof(*sn));
-    pthread_mutex_lock(&st->mu);
-    sn->nn = st->nnodes;
-    sn->np = st->npods;
+    if (gs__store_copy(st, &sn->nodes, &sn->nn, &sn->pods, &sn->np))
+        return GS_ENOMEM;
     size_t ann = sn->nn > 0 ? (size_t)sn->nn : 1, anp = sn->np > 0 ? (size_t)sn->np : 1;
-    sn->nodes = calloc(ann, sizeof(*sn->nodes));
-    sn->pods = malloc(sizeof(*sn->pods) * anp);
     sn->alloc = calloc(anp, sizeof(*sn->alloc));
     sn->placed = calloc(anp, 1);
-    if (!sn->nodes || !sn->pods || !sn->alloc || !sn->placed) {
-        pthread_mutex_unlock(&st->mu);
+    if (!sn->alloc || !sn->placed) {
         gs__snapshot_release(sn);
         return GS_ENOMEM;
     }
-    for (int i = 0; i < sn->nn; i++)
-        if (gs_kube_node_copy(&sn->nodes[i], &st->nodes[i])) {
-            pthread_mutex_unlock(&st->mu);
-            gs__snapshot_release(sn);
-            return GS_ENOMEM;
-        }
-    if (sn->np > 0)
-        memcpy(sn->pods, st->pods, sizeof(*sn->pods) * (size_t)sn->np);
-    for (int i = 0; i < sn->np; i++)
-        gs_kube_pod_ref(&sn->pods[i].p);
-    pthread_mutex_unlock(&st->mu);
     map_mig_clients(sn, po);
     index_nodes(sn);
     gs_cluster_init(&sn->c);
     for (int i = 0; i < sn->nn; i++) {
-        gs_cache_add_node(&sn->c, &sn->nodes[i], st->mp, NULL, 0);
+        gs_cache_add_node(&sn->c, &sn->nodes[i], gs__store_migparted(st), NULL, 0);
         sn->tainted |= sn->nodes[i].ntaints > 0 || sn->nodes[i].unschedulable;
     }
     sn->mem_used = calloc(ann, sizeof(*sn->mem_used));

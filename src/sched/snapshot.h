@@ -43,9 +43,9 @@ struct gs_snapshot {
     uint8_t *node_busy;
 };
 
-/* Copy the store (locking it) and rebuild the engine's cluster from the copy: nodes, then
- * bound pods. po (may be NULL): the tenancy objects whose MigManagers' gpuClients turn a pod's
- * whole GPU into a MIG device. Returns 0, or GS_ENOMEM with sn released. */
+/* Copy the store (sched/store.h: gs__store_copy) and rebuild the engine's cluster from the copy:
+ * nodes, then bound pods. po (may be NULL): the tenancy objects whose MigManagers' gpuClients turn
+ * a pod's whole GPU into a MIG device. Returns 0, or GS_ENOMEM with sn released. */
 int gs__snapshot_take(struct gs_store *st, struct gs_snapshot *sn, const struct gs_policy_objs *po);
 /* The node's pending desired layout (its annotation's, when newer than its inventory), or
  * an empty one (generation 0). */

@@ -1,71 +1,75 @@
-/* store.c - the scheduler's store of Nodes and Pods (sched/store.h): the informers write it
- * (sched/scheduler.c), the binder and the extender assume binds in it, and every scheduling
- * cycle copies it into a snapshot (sched/snapshot.c). Node changes are read once here through
- * sched/cache.c, to say once per change of a Node why its GPUs are unusable. */
+/* store.c - the scheduler's feed of Nodes and Pods (sched/store.h): two kube/cache.h caches
+ * whose per-kind callbacks decode the objects (formats/kubeobj.c), carry what the scheduler
+ * knows of a pod over its updates, and say once per change of a Node why its GPUs are
+ * unusable (through sched/cache.c). The binder, the extender and the scheduling cycle change
+ * the pods' scheduler state through this API; every cycle copies the store into a snapshot
+ * (sched/snapshot.c). */
 #include "store.h"
 
-#include "../base/buf.h"
+#include "../base/clock.h"
 #include "../base/error.h"
 #include "../base/log.h"
+#include "../kube/cache.h"
 #include "cache.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-void gs__store_init(struct gs_store *st, const struct gs_migparted *mp)
-{
-    memset(st, 0, sizeof(*st));
-    st->mp = mp;
-    pthread_mutex_init(&st->mu, NULL);
-    pthread_cond_init(&st->cv, NULL);
-}
+#define GONE_MAX    1024 /* UIDs of pods the watch saw deleted lately */
+#define EVICTED_MAX 1024 /* victims we deleted, until the watch shows them gone */
+#define EVICTED_S   120
 
-void gs__store_release(struct gs_store *st)
-{
-    for (int i = 0; i < st->nnodes; i++)
-        gs_kube_node_release(&st->nodes[i]);
-    free(st->nodes);
-    json_decref(st->node_events);
-    for (int i = 0; i < st->npods; i++)
-        gs_kube_pod_release(&st->pods[i].p);
-    free(st->pods);
-    pthread_mutex_destroy(&st->mu);
-    pthread_cond_destroy(&st->cv);
-}
+struct gs_store {
+    struct gs_kcache *nodes, *pods;
+    const struct gs_migparted *mp;
+    double max_backoff_s;
+    /* under the pods cache's lock: */
+    uint64_t seq;
+    char gone[GONE_MAX][64];
+    int ngone, gone_next;
+    char evicted[EVICTED_MAX][64];
+    double evicted_at[EVICTED_MAX];
+    int nevicted;
+    uint64_t nevictions;
+    /* under the nodes cache's lock: Events for the next cycle to post */
+    json_t *node_events;
+    /* the change counter */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t gen;
+};
 
-int gs__store_find_node(const struct gs_store *s, const char *name)
-{
-    for (int i = 0; i < s->nnodes; i++)
-        if (strcmp(s->nodes[i].name, name) == 0)
-            return i;
-    return -1;
-}
+/* ---------- the two kinds ---------- */
 
-int gs__store_find_pod(const struct gs_store *s, const char *ns, const char *name)
+GS_KCACHE_DECODER(node_decode, gs_kube_node_read)
+
+GS_KCACHE_RELEASER(node_release, gs_kube_node_release)
+
+static void node_key(const void *rec, char *out, size_t n)
 {
-    for (int i = 0; i < s->npods; i++)
-        if (strcmp(s->pods[i].p.name, name) == 0 && strcmp(s->pods[i].p.ns, ns) == 0)
-            return i;
-    return -1;
+    snprintf(out, n, "%s", ((const struct gs_kube_node *)rec)->name);
 }
 
 /* Why a node offers no GPUs (or no new pods), said once per change of the Node object: the
- * store sees each version once, a snapshot sees it every cycle. */
-static void report_node(struct gs_store *st, const struct gs_kube_node *old,
-                        const struct gs_kube_node *n)
+ * store sees each version once, a snapshot sees it every cycle. A complete list reports every
+ * node as new. */
+static void node_merge(void *user, void *rec, const void *prev, bool listed)
 {
-    const struct gs_migparted *mp = st->mp;
+    struct gs_store *st = user;
+    const struct gs_kube_node *n = rec, *old = listed ? NULL : prev;
     if (old && strcmp(old->rv, n->rv) == 0)
         return;
     struct gs_cluster one;
     gs_cluster_init(&one);
     char note[256] = "", was[256] = "";
-    gs_cache_add_node(&one, n, mp, note, sizeof(note));
+    gs_cache_add_node(&one, n, st->mp, note, sizeof(note));
     gs_cluster_release(&one);
     if (old) {
         gs_cluster_init(&one);
-        gs_cache_add_node(&one, old, mp, was, sizeof(was));
+        gs_cache_add_node(&one, old, st->mp, was, sizeof(was));
         gs_cluster_release(&one);
     }
     json_t *ev = NULL;
@@ -89,130 +93,428 @@ static void report_node(struct gs_store *st, const struct gs_kube_node *old,
     }
 }
 
-/* Takes what n owns (n is left empty). */
-int gs__store_upsert_node(struct gs_store *s, struct gs_kube_node *n)
+static int pod_decode(const json_t *obj, void *rec, struct gs_error *err)
 {
-    int i = gs__store_find_node(s, n->name);
-    report_node(s, i >= 0 ? &s->nodes[i] : NULL, n);
-    if (i < 0) {
-        if (s->nnodes == s->cap_nodes) {
-            void *v = gs_grow(s->nodes, &s->cap_nodes, sizeof(*s->nodes), 64);
-            if (!v)
-                return GS_ENOMEM;
-            s->nodes = v;
-        }
-        i = s->nnodes++;
-        memset(&s->nodes[i], 0, sizeof(s->nodes[i]));
-    }
-    gs_kube_node_move(&s->nodes[i], n);
-    return 0;
+    struct gs_store_pod *e = rec;
+    int rc = gs_kube_pod_read(obj, &e->p, err);
+    if (rc == 0)
+        gs_kube_pod_read_constraints(obj, &e->p);
+    return rc;
 }
 
-/* Takes p's reference to its constraints (p->k is left NULL). */
-int gs__store_upsert_pod(struct gs_store *s, struct gs_kube_pod *p)
+static void pod_release(void *rec)
 {
-    int i = gs__store_find_pod(s, p->ns, p->name);
-    if (i >= 0 && strcmp(s->pods[i].p.uid, p->uid) == 0) {
-        struct gs_store_pod *e = &s->pods[i];
-        gs_kube_pod_release(&e->p);
-        if (e->assumed && !p->node[0]) {
-            /* an older view of a pod we just bound: keep what we bound it to */
-            char node[GS_KNAME_MAX], devices[256];
-            memcpy(node, e->p.node, sizeof(node));
-            memcpy(devices, e->p.devices, sizeof(devices));
-            e->p = *p;
-            p->k = NULL;
-            memcpy(e->p.node, node, sizeof(node));
-            memcpy(e->p.devices, devices, sizeof(devices));
-            return 0;
+    gs_kube_pod_release(&((struct gs_store_pod *)rec)->p);
+}
+
+static void pod_key(const void *rec, char *out, size_t n)
+{
+    const struct gs_kube_pod *p = &((const struct gs_store_pod *)rec)->p;
+    snprintf(out, n, "%s/%s", p->ns, p->name);
+}
+
+/* The same pod (same UID) keeps its order, backoff and nomination, and a bind of ours the
+ * update does not show yet; a new pod under an old name starts afresh. A complete list keeps
+ * only the order and backoff of the pods that stay. */
+static void pod_merge(void *user, void *rec, const void *prev, bool listed)
+{
+    struct gs_store *st = user;
+    struct gs_store_pod *e = rec;
+    const struct gs_store_pod *old = prev;
+    bool same = old && strcmp(old->p.uid, e->p.uid) == 0;
+    if (listed) {
+        e->seq = ++st->seq;
+        if (same) {
+            e->next_try = old->next_try;
+            e->backoff = old->backoff;
+            e->seq = old->seq;
         }
-        e->p = *p;
-        p->k = NULL;
-        e->assumed = false;
-        return 0;
+        return;
     }
-    if (i < 0) {
-        if (s->npods == s->cap_pods) {
-            void *v = gs_grow(s->pods, &s->cap_pods, sizeof(*s->pods), 256);
-            if (!v)
-                return GS_ENOMEM;
-            s->pods = v;
-        }
-        i = s->npods++;
+    if (!same) {
+        e->seq = ++st->seq;
+        return;
+    }
+    struct gs_kube_pod p = e->p;
+    *e = *old;
+    e->p = p;
+    if (old->assumed && !p.node[0]) {
+        /* an older view of a pod we just bound: keep what we bound it to */
+        memcpy(e->p.node, old->p.node, sizeof(e->p.node));
+        memcpy(e->p.devices, old->p.devices, sizeof(e->p.devices));
+        return;
+    }
+    e->assumed = false;
+}
+
+static void pod_removed(void *user, const void *rec)
+{
+    struct gs_store *st = user;
+    const struct gs_store_pod *e = rec;
+    if (!e->p.uid[0])
+        return;
+    memcpy(st->gone[st->gone_next], e->p.uid, sizeof(st->gone[0]));
+    st->gone_next = (st->gone_next + 1) % GONE_MAX;
+    if (st->ngone < GONE_MAX)
+        st->ngone++;
+}
+
+/* The two kinds, one row each. */
+static const struct gs_kcache_kind nodes_kind = {
+    "/api/v1/nodes",         "nodes",         sizeof(struct gs_kube_node), .decode = node_decode,
+    .release = node_release, .key = node_key, .merge = node_merge};
+static const struct gs_kcache_kind pods_kind = {
+    "/api/v1/pods?fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed",
+    "pods",
+    sizeof(struct gs_store_pod),
+    .decode = pod_decode,
+    .release = pod_release,
+    .key = pod_key,
+    .merge = pod_merge,
+    .removed = pod_removed};
+
+/* ---------- the store ---------- */
+
+static void on_change(void *user)
+{
+    gs__store_changed(user);
+}
+
+int gs__store_new(struct gs_kube_client *kc, enum gs_store_feed how, const struct gs_migparted *mp,
+                  double max_backoff_s, struct gs_store **out, struct gs_error *err)
+{
+    *out = NULL;
+    struct gs_store *st = calloc(1, sizeof(*st));
+    if (!st)
+        return gs_error_set(err, GS_ENOMEM, "out of memory");
+    st->mp = mp;
+    st->max_backoff_s = max_backoff_s;
+    pthread_mutex_init(&st->mu, NULL);
+    pthread_cond_init(&st->cv, NULL);
+    int rc;
+    if (how == GS_STORE_LIST) {
+        rc = gs_kcache_list_once(kc, &nodes_kind, st, &st->nodes, err);
+        if (!rc)
+            rc = gs_kcache_list_once(kc, &pods_kind, st, &st->pods, err);
     } else {
-        gs_kube_pod_release(&s->pods[i].p); /* a new pod under an old name */
+        struct gs_kube_client *k = how == GS_STORE_WATCH ? kc : NULL;
+        rc = gs_kcache_start(k, &nodes_kind, st, on_change, &st->nodes, err);
+        if (!rc)
+            rc = gs_kcache_start(k, &pods_kind, st, on_change, &st->pods, err);
     }
-    memset(&s->pods[i], 0, sizeof(s->pods[i]));
-    s->pods[i].p = *p;
-    p->k = NULL;
-    s->pods[i].seq = ++s->seq;
+    if (rc) {
+        gs__store_free(st);
+        return rc;
+    }
+    *out = st;
     return 0;
 }
 
-void gs__store_delete_node(struct gs_store *s, const char *name)
+void gs__store_free(struct gs_store *st)
 {
-    int i = gs__store_find_node(s, name);
-    if (i >= 0) {
-        gs_kube_node_release(&s->nodes[i]);
-        s->nodes[i] = s->nodes[--s->nnodes];
-    }
+    if (!st)
+        return;
+    gs_kcache_free(st->nodes);
+    gs_kcache_free(st->pods);
+    json_decref(st->node_events);
+    pthread_mutex_destroy(&st->mu);
+    pthread_cond_destroy(&st->cv);
+    free(st);
 }
 
-void gs__store_delete_pod(struct gs_store *s, const char *ns, const char *name)
+uint64_t gs__store_gen(struct gs_store *st)
 {
-    int i = gs__store_find_pod(s, ns, name);
-    if (i >= 0) {
-        if (s->pods[i].p.uid[0]) {
-            memcpy(s->gone[s->gone_next], s->pods[i].p.uid, sizeof(s->gone[0]));
-            s->gone_next = (s->gone_next + 1) % GS_STORE_GONE;
-            if (s->ngone < GS_STORE_GONE)
-                s->ngone++;
+    pthread_mutex_lock(&st->mu);
+    uint64_t g = st->gen;
+    pthread_mutex_unlock(&st->mu);
+    return g;
+}
+
+void gs__store_changed(struct gs_store *st)
+{
+    pthread_mutex_lock(&st->mu);
+    st->gen++;
+    pthread_cond_broadcast(&st->cv);
+    pthread_mutex_unlock(&st->mu);
+}
+
+uint64_t gs__store_wait(struct gs_store *st, uint64_t seen, double timeout_s)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    double end = (double)ts.tv_nsec / 1e9 + timeout_s;
+    ts.tv_sec += (time_t)end;
+    ts.tv_nsec = (long)((end - (double)(time_t)end) * 1e9);
+    pthread_mutex_lock(&st->mu);
+    if (st->gen == seen)
+        pthread_cond_timedwait(&st->cv, &st->mu, &ts);
+    uint64_t g = st->gen;
+    pthread_mutex_unlock(&st->mu);
+    return g;
+}
+
+bool gs__store_synced(struct gs_store *st)
+{
+    return gs_kcache_synced(st->nodes) && gs_kcache_synced(st->pods);
+}
+
+bool gs__store_pods_synced(struct gs_store *st)
+{
+    return gs_kcache_synced(st->pods);
+}
+
+const struct gs_migparted *gs__store_migparted(const struct gs_store *st)
+{
+    return st->mp;
+}
+
+int gs__store_copy(struct gs_store *st, struct gs_kube_node **nodes, int *nn,
+                   struct gs_store_pod **pods, int *np)
+{
+    *nodes = NULL;
+    *pods = NULL;
+    *nn = *np = 0;
+    gs_kcache_lock(st->nodes);
+    int n = gs_kcache_count(st->nodes);
+    struct gs_kube_node *v = calloc(n > 0 ? (size_t)n : 1, sizeof(*v));
+    for (int i = 0; v && i < n; i++)
+        if (gs_kube_node_copy(&v[i], gs_kcache_at(st->nodes, i))) {
+            for (int k = 0; k < i; k++)
+                gs_kube_node_release(&v[k]);
+            free(v);
+            v = NULL;
         }
-        gs_kube_pod_release(&s->pods[i].p);
-        s->pods[i] = s->pods[--s->npods];
+    gs_kcache_unlock(st->nodes);
+    if (!v)
+        return GS_ENOMEM;
+    gs_kcache_lock(st->pods);
+    int m = gs_kcache_count(st->pods);
+    struct gs_store_pod *p = malloc(sizeof(*p) * (m > 0 ? (size_t)m : 1));
+    for (int i = 0; p && i < m; i++) {
+        p[i] = *(const struct gs_store_pod *)gs_kcache_at(st->pods, i);
+        gs_kube_pod_ref(&p[i].p);
     }
+    gs_kcache_unlock(st->pods);
+    if (!p) {
+        for (int k = 0; k < n; k++)
+            gs_kube_node_release(&v[k]);
+        free(v);
+        return GS_ENOMEM;
+    }
+    *nodes = v;
+    *nn = n;
+    *pods = p;
+    *np = m;
+    return 0;
 }
 
-bool gs__store_pod_gone(const struct gs_store *s, const char *uid)
+bool gs__store_work_due(struct gs_store *st, const char *scheduler)
 {
-    for (int k = 0; k < s->ngone; k++)
-        if (strcmp(s->gone[k], uid) == 0)
-            return true;
-    return false;
+    double t = gs_clock_mono();
+    bool due = false;
+    gs_kcache_lock(st->pods);
+    for (int i = 0, n = gs_kcache_count(st->pods); i < n && !due; i++) {
+        const struct gs_store_pod *e = gs_kcache_at(st->pods, i);
+        due = !e->p.node[0] && !e->p.terminating && e->next_try <= t &&
+              strcmp(e->p.scheduler, scheduler) == 0;
+    }
+    gs_kcache_unlock(st->pods);
+    return due;
 }
 
-int gs__store_replace_nodes(struct gs_store *s, struct gs_kube_node *v, int n)
+json_t *gs__store_take_node_events(struct gs_store *st)
 {
-    int rc = 0;
-    for (int i = 0; i < s->nnodes; i++)
-        gs_kube_node_release(&s->nodes[i]);
-    s->nnodes = 0;
-    for (int i = 0; i < n; i++) {
-        int r = gs__store_upsert_node(s, &v[i]);
-        rc = rc ? rc : r;
-    }
-    return rc;
+    gs_kcache_lock(st->nodes);
+    json_t *ev = st->node_events;
+    st->node_events = NULL;
+    gs_kcache_unlock(st->nodes);
+    return ev;
 }
 
-int gs__store_replace_pods(struct gs_store *s, struct gs_kube_pod *v, int n)
+bool gs__store_pod_gone(struct gs_store *st, const char *uid)
 {
-    int rc = 0;
-    struct gs_store_pod *old = s->pods;
-    int nold = s->npods;
-    s->pods = NULL;
-    s->npods = s->cap_pods = 0;
-    for (int i = 0; i < n; i++) {
-        int r = gs__store_upsert_pod(s, &v[i]);
-        rc = rc ? rc : r;
-        for (int k = 0; k < nold && r == 0; k++)
-            if (strcmp(old[k].p.uid, v[i].uid) == 0) {
-                s->pods[s->npods - 1].next_try = old[k].next_try;
-                s->pods[s->npods - 1].backoff = old[k].backoff;
-                s->pods[s->npods - 1].seq = old[k].seq;
-            }
+    bool gone = false;
+    gs_kcache_lock(st->pods);
+    for (int k = 0; k < st->ngone && !gone; k++)
+        gone = strcmp(st->gone[k], uid) == 0;
+    for (int k = 0; k < st->nevicted && !gone; k++)
+        gone = strcmp(st->evicted[k], uid) == 0;
+    gs_kcache_unlock(st->pods);
+    return gone;
+}
+
+/* The pod so named, with the pods' lock held (the caller unlocks), or NULL. */
+static struct gs_store_pod *find_pod(struct gs_store *st, const char *ns, const char *name)
+{
+    char key[GS_KCACHE_KEY_MAX];
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    gs_kcache_lock(st->pods);
+    return gs_kcache_find(st->pods, key);
+}
+
+static void set_backoff(struct gs_store *st, struct gs_store_pod *e)
+{
+    double b = e->backoff ? e->backoff * 2 : 1;
+    if (b > st->max_backoff_s)
+        b = st->max_backoff_s;
+    e->backoff = b;
+    e->next_try = gs_clock_mono() + b;
+}
+
+bool gs__store_assume(struct gs_store *st, const char *ns, const char *name, const char *uid,
+                      const char *node, const char *devices, bool mark)
+{
+    struct gs_store_pod *e = find_pod(st, ns, name);
+    bool ok = e && (!uid || strcmp(e->p.uid, uid) == 0) && !e->p.node[0];
+    if (ok) {
+        snprintf(e->p.node, sizeof(e->p.node), "%s", node);
+        snprintf(e->p.devices, sizeof(e->p.devices), "%s", devices);
+        if (mark) {
+            e->assumed = true;
+            e->nominated[0] = '\0';
+        }
     }
-    for (int k = 0; k < nold; k++)
-        gs_kube_pod_release(&old[k].p);
-    free(old);
-    return rc;
+    gs_kcache_unlock(st->pods);
+    return ok;
+}
+
+void gs__store_unassume(struct gs_store *st, const char *ns, const char *name)
+{
+    struct gs_store_pod *e = find_pod(st, ns, name);
+    if (e && e->assumed) {
+        e->assumed = false;
+        e->p.node[0] = '\0';
+    }
+    gs_kcache_unlock(st->pods);
+}
+
+void gs__store_give_back(struct gs_store *st, const char *ns, const char *name, const char *uid)
+{
+    struct gs_store_pod *e = find_pod(st, ns, name);
+    bool changed = e && e->assumed && strcmp(e->p.uid, uid) == 0;
+    if (changed) {
+        e->assumed = false;
+        e->p.node[0] = '\0';
+        e->p.devices[0] = '\0';
+        set_backoff(st, e);
+    }
+    gs_kcache_unlock(st->pods);
+    if (changed)
+        gs__store_changed(st);
+}
+
+void gs__store_backoff(struct gs_store *st, const char *ns, const char *name, double retry_s)
+{
+    struct gs_store_pod *e = find_pod(st, ns, name);
+    if (e && retry_s > 0)
+        e->next_try = gs_clock_mono() + retry_s;
+    else if (e)
+        set_backoff(st, e);
+    gs_kcache_unlock(st->pods);
+}
+
+bool gs__store_nominate(struct gs_store *st, const char *ns, const char *name, const char *node,
+                        bool refresh)
+{
+    struct gs_store_pod *e = find_pod(st, ns, name);
+    bool again = e && strcmp(e->nominated, node) == 0;
+    if (e) {
+        snprintf(e->nominated, sizeof(e->nominated), "%s", node);
+        if (!again || refresh)
+            e->nominated_at = gs_clock_mono();
+        e->next_try = gs_clock_mono() + 0.25;
+    }
+    gs_kcache_unlock(st->pods);
+    return again;
+}
+
+void gs__store_adopt(struct gs_store *st, const char *ns, const char *name, const char *node,
+                     double t)
+{
+    struct gs_store_pod *e = find_pod(st, ns, name);
+    if (e && !e->nominated[0] && !e->adopted) {
+        snprintf(e->nominated, sizeof(e->nominated), "%s", node);
+        e->nominated_at = t;
+    }
+    if (e)
+        e->adopted = true;
+    gs_kcache_unlock(st->pods);
+}
+
+void gs__store_kick(struct gs_store *st, bool dra_only)
+{
+    gs_kcache_lock(st->pods);
+    for (int i = 0, n = gs_kcache_count(st->pods); i < n; i++) {
+        struct gs_store_pod *e = gs_kcache_at(st->pods, i);
+        if (!e->p.node[0] && (!dra_only || e->p.ndra > 0))
+            e->next_try = 0;
+    }
+    gs_kcache_unlock(st->pods);
+    gs__store_changed(st);
+}
+
+void gs__store_evicted(struct gs_store *st, const char *uid)
+{
+    gs_kcache_lock(st->pods);
+    int slot = st->nevicted < EVICTED_MAX ? st->nevicted++ : (int)(st->nevictions % EVICTED_MAX);
+    st->nevictions++;
+    snprintf(st->evicted[slot], sizeof(st->evicted[slot]), "%s", uid);
+    st->evicted_at[slot] = gs_clock_mono();
+    gs_kcache_unlock(st->pods);
+}
+
+void gs__store_evicted_prune(struct gs_store *st)
+{
+    gs_kcache_lock(st->pods);
+    for (int k = 0; k < st->nevicted; k++)
+        if (gs_clock_mono() - st->evicted_at[k] > EVICTED_S) {
+            st->evicted_at[k] = st->evicted_at[st->nevicted - 1];
+            memcpy(st->evicted[k], st->evicted[--st->nevicted], sizeof(st->evicted[k]));
+            k--;
+        }
+    gs_kcache_unlock(st->pods);
+}
+
+bool gs__store_is_evicted(struct gs_store *st, const char *uid)
+{
+    bool found = false;
+    gs_kcache_lock(st->pods);
+    for (int k = 0; k < st->nevicted && !found; k++)
+        found = strcmp(st->evicted[k], uid) == 0;
+    gs_kcache_unlock(st->pods);
+    return found;
+}
+
+int gs__store_upsert_node(struct gs_store *st, struct gs_kube_node *n)
+{
+    struct gs_kube_node rec = *n;
+    memset(n, 0, sizeof(*n));
+    return gs_kcache_put(st->nodes, &rec);
+}
+
+int gs__store_upsert_pod(struct gs_store *st, struct gs_kube_pod *p)
+{
+    struct gs_store_pod rec;
+    memset(&rec, 0, sizeof(rec));
+    rec.p = *p;
+    p->k = NULL;
+    return gs_kcache_put(st->pods, &rec);
+}
+
+int gs__store_load(struct gs_store *st, struct gs_kube_node *nodes, int nn,
+                   struct gs_kube_pod *pods, int np)
+{
+    struct gs_store_pod *v = calloc(np > 0 ? (size_t)np : 1, sizeof(*v));
+    if (!v)
+        return GS_ENOMEM;
+    for (int i = 0; i < np; i++) {
+        v[i].p = pods[i];
+        pods[i].k = NULL;
+    }
+    int rc = gs_kcache_replace(st->nodes, nodes, nn);
+    for (int i = 0; i < nn; i++)
+        memset(&nodes[i], 0, sizeof(nodes[i]));
+    int rp = gs_kcache_replace(st->pods, v, np);
+    free(v);
+    return rc ? rc : rp;
 }

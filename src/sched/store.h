@@ -1,28 +1,30 @@
-/* store.h - the scheduler's store: the Nodes and the non-terminal Pods the informers keep
- * current, each pod with what only the scheduler knows of it (arrival order, backoff, a bind
- * not yet seen by the watch, a nomination).
+/* store.h - the scheduler's feed of Nodes and non-terminal Pods: two kube/cache.h caches (one
+ * per kind, list + watch), each pod with what only the scheduler knows of it (arrival order,
+ * backoff, a bind not yet seen by the watch, a nomination), the pods it evicted until the
+ * watch shows them gone, Events about nodes whose GPUs became unusable (or usable again),
+ * and a change counter that wakes the scheduling loop.
  *
- * Invariants: at most one node per name and one pod per namespace/name; gen grows on every
- * change a scheduling cycle should look at, and cv is broadcast with it.
+ * Invariants: at most one node per name and one pod per namespace/name; the generation
+ * (gs__store_gen) grows on every change a scheduling cycle should look at.
  *
- * Thread-safety: the struct is shared by the informers, the binder, the extender and the
- * scheduling cycle; every read and write of its fields holds mu (the functions below expect
- * the caller to hold it; gs__store_init and gs__store_release expect no other user).
- *
- * Ownership: the store owns its nodes, its pods (each gs_kube_pod holds a reference to its
- * constraints) and node_events. */
+ * Thread-safety: every function is thread-safe (the nodes and the pods each have their
+ * cache's lock; the generation its own); none may be called from a callback of another.
+ * Ownership: the store owns its records (each pod holds a reference to its constraints);
+ * gs__store_copy hands out copies. */
 #ifndef GS_SCHED_STORE_H
 #define GS_SCHED_STORE_H
 
 #include "../formats/kubeobj.h"
+#include "../kube/client.h"
 
 #include <jansson.h>
-#include <pthread.h>
 
 #include <stdbool.h>
 #include <stdint.h>
 
+struct gs_error;
 struct gs_migparted;
+struct gs_store;
 
 struct gs_store_pod {
     struct gs_kube_pod p;
@@ -35,58 +37,85 @@ struct gs_store_pod {
     bool adopted; /* its status.nominatedNodeName was taken over once (after a restart) */
 };
 
-#define GS_STORE_GONE 1024
-
-struct gs_store {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    uint64_t gen, seq;
-    struct gs_kube_node *nodes;
-    int nnodes, cap_nodes;
-    struct gs_store_pod *pods;
-    int npods, cap_pods;
-    bool nodes_synced, pods_synced;
-    /* the UIDs of the last GS_STORE_GONE pods the watch saw deleted (or turn terminal), for
-     * the claims reserved for them (sched/claims.h: gs_claims_release_stale) */
-    char gone[GS_STORE_GONE][64];
-    int ngone, gone_next;
-    const struct gs_migparted *mp; /* the scheduler's --mig-config, or NULL */
-    /* Events regarding nodes that changed how gpusched sees them, for the next cycle to post
-     * (the informer holds the lock; writes go through the background queue) */
-    json_t *node_events;
+enum gs_store_feed {
+    GS_STORE_WATCH = 0, /* informers on threads of their own */
+    GS_STORE_LIST,      /* one list of each kind now (explain) */
+    GS_STORE_DETACHED,  /* no API server: fed by gs__store_load (tests) */
 };
 
-/* An empty store; mp (not owned, may be NULL) lays out nodes without an inventory. */
-void gs__store_init(struct gs_store *st, const struct gs_migparted *mp);
-/* Free what the store holds and its lock. */
-void gs__store_release(struct gs_store *st);
+/* A store fed as how says; mp (not owned, may be NULL) lays out nodes without an inventory;
+ * a pod's backoff doubles from 1 s to max_backoff_s. Returns 0 and *out, or the error of a
+ * list (GS_STORE_LIST) or GS_ENOMEM, GS_EIO (no thread). */
+int gs__store_new(struct gs_kube_client *kc, enum gs_store_feed how, const struct gs_migparted *mp,
+                  double max_backoff_s, struct gs_store **out, struct gs_error *err);
+/* Stop the informers and free everything. NULL is a no-op. */
+void gs__store_free(struct gs_store *st);
 
-/* The index of the node or pod so named, or -1. */
-int gs__store_find_node(const struct gs_store *s, const char *name);
-int gs__store_find_pod(const struct gs_store *s, const char *ns, const char *name);
+/* ---------- the change counter ---------- */
 
-/* Insert or replace the node of that name; takes what n owns (n is left empty). A change in
- * how gpusched sees the node's GPUs queues an Event in node_events (and a log line). Returns
- * 0 or GS_ENOMEM. */
-int gs__store_upsert_node(struct gs_store *s, struct gs_kube_node *n);
-/* Insert or replace the pod of that namespace/name; takes p's reference to its constraints
- * (p->k is left NULL). The same pod (same UID) keeps its order, backoff and nomination, and a
- * bind of ours the update does not show yet; a new pod under an old name starts afresh.
- * Returns 0 or GS_ENOMEM. */
-int gs__store_upsert_pod(struct gs_store *s, struct gs_kube_pod *p);
+uint64_t gs__store_gen(struct gs_store *st);
+/* Something a cycle should look at changed (or the daemon must look at its flags): the
+ * generation grows and waiters wake. */
+void gs__store_changed(struct gs_store *st);
+/* Wait up to timeout_s for the generation to differ from seen; returns it. */
+uint64_t gs__store_wait(struct gs_store *st, uint64_t seen, double timeout_s);
+/* Whether both kinds, or the pods, have been listed. */
+bool gs__store_synced(struct gs_store *st);
+bool gs__store_pods_synced(struct gs_store *st);
 
-/* Remove the node or pod so named, if there (a pod's UID is remembered as gone). */
-void gs__store_delete_node(struct gs_store *s, const char *name);
-void gs__store_delete_pod(struct gs_store *s, const char *ns, const char *name);
-/* Whether the pod with this UID was seen deleted lately. */
-bool gs__store_pod_gone(const struct gs_store *s, const char *uid);
-/* Replace every node with the n in v (a complete list); takes what each owns (each is left
- * empty). Every node is reported as new (gs__store_upsert_node). Returns 0 or the first
- * error (the others are still stored). */
-int gs__store_replace_nodes(struct gs_store *s, struct gs_kube_node *v, int n);
-/* Replace every pod with the n in v (a complete list); takes each one's reference to its
- * constraints. A pod that stays (same UID) keeps its order and backoff. Returns 0 or the
- * first error (the others are still stored). */
-int gs__store_replace_pods(struct gs_store *s, struct gs_kube_pod *v, int n);
+/* ---------- reading ---------- */
+
+/* Copies of every node (*nodes, *nn: each to be released with gs_kube_node_release) and every
+ * pod (*pods, *np: each holding a reference to its constraints), in the store's order.
+ * Returns 0 or GS_ENOMEM (nothing handed out). */
+int gs__store_copy(struct gs_store *st, struct gs_kube_node **nodes, int *nn,
+                   struct gs_store_pod **pods, int *np);
+const struct gs_migparted *gs__store_migparted(const struct gs_store *st);
+/* Whether a pending pod of scheduler is due (not in backoff). */
+bool gs__store_work_due(struct gs_store *st, const char *scheduler);
+/* Events regarding nodes that changed how gpusched sees them since the last call (a JSON
+ * array, new reference, or NULL: none), for the next cycle to post. */
+json_t *gs__store_take_node_events(struct gs_store *st);
+/* Whether the pod with this UID was seen deleted lately, or evicted by us lately. */
+bool gs__store_pod_gone(struct gs_store *st, const char *uid);
+
+/* ---------- what the scheduler knows of its pods ---------- */
+
+/* Assume pod ns/name (UID uid) bound to node with devices until the watch shows it: only a
+ * pod still without a node. mark: remember the bind as ours (a later view without the node is
+ * older than it) and drop its nomination. Returns whether it was assumed. */
+bool gs__store_assume(struct gs_store *st, const char *ns, const char *name, const char *uid,
+                      const char *node, const char *devices, bool mark);
+/* Undo gs__store_assume (mark true): the pod has no node again. */
+void gs__store_unassume(struct gs_store *st, const char *ns, const char *name);
+/* A bind that failed: the assumed pod (same UID) has no node again and backs off. */
+void gs__store_give_back(struct gs_store *st, const char *ns, const char *name, const char *uid);
+/* Put the pod in backoff: retry_s seconds if positive, else its doubled backoff. */
+void gs__store_backoff(struct gs_store *st, const char *ns, const char *name, double retry_s);
+/* Nominate node for the pod: returns whether it was nominated there already; the nomination
+ * time is refreshed when it is new or refresh is set; the pod is retried in 0.25 s. */
+bool gs__store_nominate(struct gs_store *st, const char *ns, const char *name, const char *node,
+                        bool refresh);
+/* A nomination read back from status.nominatedNodeName (after a restart): taken over once,
+ * as if made at t. */
+void gs__store_adopt(struct gs_store *st, const char *ns, const char *name, const char *node,
+                     double t);
+/* Pending pods get another look now (only those with DRA claims when dra_only). */
+void gs__store_kick(struct gs_store *st, bool dra_only);
+/* Remember a pod we evicted (its UID) until the watch shows it gone, 120 s at most. */
+void gs__store_evicted(struct gs_store *st, const char *uid);
+/* Forget evictions older than 120 s; whether uid is one of the others. */
+void gs__store_evicted_prune(struct gs_store *st);
+bool gs__store_is_evicted(struct gs_store *st, const char *uid);
+
+/* ---------- feeding by hand (GS_STORE_DETACHED) ---------- */
+
+/* Insert or replace a node or a pod (the store takes what it holds), as a watch event would;
+ * or replace every node and pod with complete lists (the store is then synced). Returns 0 or
+ * GS_ENOMEM. */
+int gs__store_upsert_node(struct gs_store *st, struct gs_kube_node *n);
+int gs__store_upsert_pod(struct gs_store *st, struct gs_kube_pod *p);
+int gs__store_load(struct gs_store *st, struct gs_kube_node *nodes, int nn,
+                   struct gs_kube_pod *pods, int np);
 
 #endif

@@ -1,13 +1,13 @@
 /* tenancy.c - GPUQueues, ResourceQuotas, PodGroups and PDBs for a scheduling cycle, and the
- * feed that lists and watches them with MigManagers, PersistentVolumeClaims and
- * PersistentVolumes (see tenancy.h). */
+ * feed (a kube/cache.h cache per kind) that keeps them current with MigManagers,
+ * PersistentVolumeClaims and PersistentVolumes (see tenancy.h). */
 #include "tenancy.h"
 
 #include "../base/flag.h"
 #include "../base/buf.h"
 #include "../base/error.h"
 #include "../base/log.h"
-#include "../kube/informer.h"
+#include "../kube/cache.h"
 #include "../base/hash.h"
 
 #include <pthread.h>
@@ -50,156 +50,68 @@ static void warn_once(const char *fmt, ...)
         GS_WARN("tenancy", "%s", msg);
 }
 
-struct lister {
-    void *items;
-    int n, cap;
-    size_t size;
-    int (*read)(const json_t *, void *, struct gs_error *);
-};
+GS_KCACHE_DECODER(rd_queue, gs_kube_queue_read)
+GS_KCACHE_DECODER(rd_rquota, gs_kube_rquota_read)
+GS_KCACHE_DECODER(rd_group, gs_kube_podgroup_read)
+GS_KCACHE_DECODER(rd_pdb, gs_kube_pdb_read)
+GS_KCACHE_DECODER(rd_migmgr, gs_kube_migmgr_read)
+GS_KCACHE_DECODER(rd_pvc, gs_kube_pvc_read)
+GS_KCACHE_DECODER(rd_pv, gs_kube_pv_read)
 
-static int rd_queue(const json_t *o, void *out, struct gs_error *e)
+static void bad_object(void *user, const struct gs_error *err)
 {
-    return gs_kube_queue_read(o, out, e);
-}
-static int rd_rquota(const json_t *o, void *out, struct gs_error *e)
-{
-    return gs_kube_rquota_read(o, out, e);
-}
-static int rd_group(const json_t *o, void *out, struct gs_error *e)
-{
-    return gs_kube_podgroup_read(o, out, e);
-}
-static int rd_pdb(const json_t *o, void *out, struct gs_error *e)
-{
-    return gs_kube_pdb_read(o, out, e);
-}
-static int rd_migmgr(const json_t *o, void *out, struct gs_error *e)
-{
-    return gs_kube_migmgr_read(o, out, e);
-}
-static int rd_pvc(const json_t *o, void *out, struct gs_error *e)
-{
-    return gs_kube_pvc_read(o, out, e);
-}
-static int rd_pv(const json_t *o, void *out, struct gs_error *e)
-{
-    return gs_kube_pv_read(o, out, e);
+    warn_once("ignored: %s", err->msg);
 }
 
-static int on_item(const json_t *item, void *user)
+/* An optional kind that cannot be listed (forbidden by an older RBAC role, say) is as good as
+ * absent: it must not stop the others. A 404 (the CRD is not installed) makes any kind absent
+ * (absent_retry_s). */
+static int optional_failed(void *user, int rc, const struct gs_error *err)
 {
-    struct lister *l = user;
-    if (l->n == l->cap) {
-        void *v = gs_grow(l->items, &l->cap, l->size, 16);
-        if (!v)
-            return GS_ENOMEM;
-        l->items = v;
-    }
-    struct gs_error err;
-    gs_error_init(&err);
-    if (l->read(item, (char *)l->items + l->size * (size_t)l->n, &err)) {
-        warn_once("ignored: %s", err.msg);
-        return 0;
-    }
-    l->n++;
+    const struct gs_kcache_kind *k = user;
+    warn_once("listing %s: %s; pods' volumes are not checked", k->what, err->msg);
     return 0;
 }
 
-/* The seven kinds: where they are listed and where their array lives in gs_policy_objs. An
- * optional kind that cannot be listed (forbidden by an older RBAC role, say) is as good as
- * absent: it must not stop the others. */
+#define KIND(p, w, type, rd, opt)                                                                  \
+    {                                                                                              \
+        .path = p, .what = w, .size = sizeof(type), .mode = GS_KCACHE_LISTS, .lane2 = true,        \
+        .absent_retry_s = 1, .decode = rd, .bad = bad_object,                                      \
+        .failed = opt ? optional_failed : NULL                                                     \
+    }
+
+/* The seven kinds, and where their arrays live in gs_policy_objs. */
 enum { KQ, KR, KG, KB, KM, KPVC, KPV, NKINDS };
-static const struct kind {
-    const char *path, *what;
-    size_t size;
-    int (*read)(const json_t *, void *, struct gs_error *);
-    size_t items, count; /* offsets in struct gs_policy_objs */
-    bool optional;
-} kinds[NKINDS] = {
-    {"/apis/gpusched.io/v1alpha1/gpuqueues", "GPUQueues", sizeof(struct gs_kube_queue), rd_queue,
-     offsetof(struct gs_policy_objs, queues), offsetof(struct gs_policy_objs, nqueues), false},
-    {"/api/v1/resourcequotas", "ResourceQuotas", sizeof(struct gs_kube_rquota), rd_rquota,
-     offsetof(struct gs_policy_objs, rquotas), offsetof(struct gs_policy_objs, nrquotas), false},
-    {"/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "PodGroups", sizeof(struct gs_kube_podgroup),
-     rd_group, offsetof(struct gs_policy_objs, groups), offsetof(struct gs_policy_objs, ngroups),
-     false},
-    {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudgets", sizeof(struct gs_kube_pdb),
-     rd_pdb, offsetof(struct gs_policy_objs, pdbs), offsetof(struct gs_policy_objs, npdbs), false},
-    {"/apis/nvidia.com/v1alpha1/migmanagers", "MigManagers", sizeof(struct gs_kube_migmgr),
-     rd_migmgr, offsetof(struct gs_policy_objs, migmgrs), offsetof(struct gs_policy_objs, nmigmgrs),
-     false},
-    {"/api/v1/persistentvolumeclaims", "PersistentVolumeClaims", sizeof(struct gs_kube_pvc), rd_pvc,
-     offsetof(struct gs_policy_objs, pvcs), offsetof(struct gs_policy_objs, npvcs), true},
-    {"/api/v1/persistentvolumes", "PersistentVolumes", sizeof(struct gs_kube_pv), rd_pv,
-     offsetof(struct gs_policy_objs, pvs), offsetof(struct gs_policy_objs, npvs), true},
+static const struct gs_kcache_kind kinds[NKINDS] = {
+    KIND("/apis/gpusched.io/v1alpha1/gpuqueues", "GPUQueues", struct gs_kube_queue, rd_queue, 0),
+    KIND("/api/v1/resourcequotas", "ResourceQuotas", struct gs_kube_rquota, rd_rquota, 0),
+    KIND("/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "PodGroups", struct gs_kube_podgroup,
+         rd_group, 0),
+    KIND("/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudgets", struct gs_kube_pdb, rd_pdb,
+         0),
+    KIND("/apis/nvidia.com/v1alpha1/migmanagers", "MigManagers", struct gs_kube_migmgr, rd_migmgr,
+         0),
+    KIND("/api/v1/persistentvolumeclaims", "PersistentVolumeClaims", struct gs_kube_pvc, rd_pvc, 1),
+    KIND("/api/v1/persistentvolumes", "PersistentVolumes", struct gs_kube_pv, rd_pv, 1),
 };
+static const size_t items_off[NKINDS] = {
+    offsetof(struct gs_policy_objs, queues),  offsetof(struct gs_policy_objs, rquotas),
+    offsetof(struct gs_policy_objs, groups),  offsetof(struct gs_policy_objs, pdbs),
+    offsetof(struct gs_policy_objs, migmgrs), offsetof(struct gs_policy_objs, pvcs),
+    offsetof(struct gs_policy_objs, pvs)};
+static const size_t count_off[NKINDS] = {
+    offsetof(struct gs_policy_objs, nqueues),  offsetof(struct gs_policy_objs, nrquotas),
+    offsetof(struct gs_policy_objs, ngroups),  offsetof(struct gs_policy_objs, npdbs),
+    offsetof(struct gs_policy_objs, nmigmgrs), offsetof(struct gs_policy_objs, npvcs),
+    offsetof(struct gs_policy_objs, npvs)};
 
 static void **items_of(struct gs_policy_objs *po, int k)
 {
-    return (void **)((char *)po + kinds[k].items);
+    return (void **)((char *)po + items_off[k]);
 }
 static int *count_of(struct gs_policy_objs *po, int k)
 {
-    return (int *)((char *)po + kinds[k].count);
-}
-
-/* One kind's lists, through a kube/informer.h informer (a daemon's feed) or once
- * (gs_policy_objs_list): the objects a list stages, and where a complete list goes. */
-struct kind_feed {
-    struct gs_policy_feed *f;   /* the feed, or NULL: list once into dst */
-    struct gs_policy_objs *dst; /* without a feed */
-    int k;
-    struct lister l;
-    struct gs_informer *inf;
-};
-
-static void kf_list_begin(void *user)
-{
-    struct kind_feed *kf = user;
-    free(kf->l.items);
-    kf->l = (struct lister){NULL, 0, 0, kinds[kf->k].size, kinds[kf->k].read};
-}
-
-static int kf_list_item(const json_t *item, void *user)
-{
-    struct kind_feed *kf = user;
-    return on_item(item, &kf->l);
-}
-
-static int kf_list_end(const char *rv, int n, bool absent, void *user);
-
-/* An optional kind that cannot be listed (forbidden by an older RBAC role, say) is as good as
- * absent; a 404 (the CRD is not installed) makes any kind absent (opts.absent_retry_s). */
-static int kf_list_failed(int rc, const struct gs_error *err, void *user)
-{
-    struct kind_feed *kf = user;
-    if (!kinds[kf->k].optional)
-        return rc;
-    warn_once("listing %s: %s; pods' volumes are not checked", kinds[kf->k].what, err->msg);
-    return 0;
-}
-
-/* A change to any object of the kind: list it again (the feed hands out whole lists). */
-static int kf_event(const char *type, const json_t *obj, void *user)
-{
-    return GS_INFORMER_RELIST;
-}
-
-static const struct gs_informer_ops kf_ops = {
-    .list_begin = kf_list_begin,
-    .list_item = kf_list_item,
-    .list_end = kf_list_end,
-    .list_failed = kf_list_failed,
-    .event = kf_event,
-};
-
-static struct gs_informer_opts kf_opts(int k, double resync_s)
-{
-    return (struct gs_informer_opts){.path = kinds[k].path,
-                                     .what = kinds[k].what,
-                                     .lane2 = true,
-                                     .resync_s = resync_s,
-                                     .absent_retry_s = 1};
+    return (int *)((char *)po + count_off[k]);
 }
 
 void gs_policy_objs_release(struct gs_policy_objs *po)
@@ -209,19 +121,17 @@ void gs_policy_objs_release(struct gs_policy_objs *po)
     memset(po, 0, sizeof(*po));
 }
 
-int gs_policy_objs_list(struct gs_kube_client *kc, struct gs_policy_objs *po, struct gs_error *err)
+/* Kind k's array in to (empty before) becomes a copy of n records at v. */
+static int copy_kind(struct gs_policy_objs *to, int k, const void *v, int n)
 {
-    memset(po, 0, sizeof(*po));
-    for (int k = 0; k < NKINDS; k++) {
-        struct kind_feed kf = {.dst = po, .k = k};
-        struct gs_informer_opts o = kf_opts(k, 0);
-        int rc = gs_informer_list(kc, &o, &kf_ops, &kf, err);
-        free(kf.l.items);
-        if (rc) {
-            gs_policy_objs_release(po);
-            return rc;
-        }
-    }
+    if (n <= 0)
+        return 0;
+    void *a = malloc(kinds[k].size * (size_t)n);
+    if (!a)
+        return GS_ENOMEM;
+    memcpy(a, v, kinds[k].size * (size_t)n);
+    *items_of(to, k) = a;
+    *count_of(to, k) = n;
     return 0;
 }
 
@@ -229,77 +139,64 @@ int gs_policy_objs_copy(struct gs_policy_objs *to, const struct gs_policy_objs *
 {
     memset(to, 0, sizeof(*to));
     to->volumes_unknown = from->volumes_unknown;
-    for (int k = 0; k < NKINDS; k++) {
-        int n = *count_of((struct gs_policy_objs *)from, k);
-        if (n == 0)
-            continue;
-        void *v = malloc(kinds[k].size * (size_t)n);
-        if (!v) {
+    for (int k = 0; k < NKINDS; k++)
+        if (copy_kind(to, k, *items_of((struct gs_policy_objs *)from, k),
+                      *count_of((struct gs_policy_objs *)from, k))) {
             gs_policy_objs_release(to);
             return GS_ENOMEM;
         }
-        memcpy(v, *items_of((struct gs_policy_objs *)from, k), kinds[k].size * (size_t)n);
-        *items_of(to, k) = v;
-        *count_of(to, k) = n;
-    }
     return 0;
 }
 
-/* ---------- the feed: an informer per kind ---------- */
+/* ---------- the feed: a kube/cache.h cache per kind ---------- */
 
 struct gs_policy_feed {
+    struct gs_kcache_kind kind[NKINDS]; /* kinds[], with the feed's resync_s */
+    struct gs_kcache *kc[NKINDS];
     pthread_mutex_t mu;
     /* under mu: */
+    uint64_t synced_gen; /* the kinds' generations at the last refresh that took them */
     struct gs_policy_objs cur;
-    bool listed[NKINDS];  /* a list of the kind completed */
-    bool missing[NKINDS]; /* and found its API absent */
-    uint64_t gen;         /* lists completed so far */
-    uint64_t synced_gen;  /* gen at the last gs_policy_feed_sync that copied */
-    struct kind_feed kf[NKINDS];
+    bool ready; /* cur holds a complete set */
 };
 
-static int kf_list_end(const char *rv, int n, bool absent, void *user)
+/* The kinds' latest lists as objects; 0, 1 (no complete set yet) or GS_ENOMEM. */
+static int take_lists(struct gs_policy_feed *f, struct gs_policy_objs *out)
 {
-    struct kind_feed *kf = user;
-    int k = kf->k;
-    struct gs_policy_objs *to = kf->dst;
-    struct gs_policy_feed *f = kf->f;
-    if (f) {
-        pthread_mutex_lock(&f->mu);
-        to = &f->cur;
-        f->listed[k] = true;
-        f->missing[k] = absent;
-        f->gen++;
-    } else {
-        to->volumes_unknown |= absent && kinds[k].optional;
+    memset(out, 0, sizeof(*out));
+    for (int k = 0; k < NKINDS; k++)
+        if (!gs_kcache_synced(f->kc[k]))
+            return 1;
+    int rc = 0;
+    for (int k = 0; k < NKINDS && !rc; k++) {
+        struct gs_kcache_items *l = gs_kcache_items_get(f->kc[k]);
+        rc = l ? copy_kind(out, k, l->items, l->n) : 0;
+        gs_kcache_items_put(l);
     }
-    free(*items_of(to, k));
-    *items_of(to, k) = kf->l.items;
-    *count_of(to, k) = kf->l.n;
-    kf->l.items = NULL;
-    kf->l.n = kf->l.cap = 0;
-    if (f)
-        pthread_mutex_unlock(&f->mu);
-    return 0;
+    out->volumes_unknown = gs_kcache_absent(f->kc[KPVC]) || gs_kcache_absent(f->kc[KPV]);
+    if (rc)
+        gs_policy_objs_release(out);
+    return rc;
 }
 
-struct gs_policy_feed *gs_policy_feed_new(struct gs_kube_client *kc, double resync_s)
+struct gs_policy_feed *gs_policy_feed_new(struct gs_kube_client *kc, bool watch, double resync_s,
+                                          struct gs_error *err)
 {
     struct gs_policy_feed *f = calloc(1, sizeof(*f));
-    if (!f)
+    if (!f) {
+        gs_error_set(err, GS_ENOMEM, "out of memory");
         return NULL;
+    }
     pthread_mutex_init(&f->mu, NULL);
-    for (int k = 0; k < NKINDS; k++) {
-        f->kf[k].f = f;
-        f->kf[k].k = k;
-        struct gs_informer_opts o = kf_opts(k, resync_s);
-        struct gs_error err;
-        gs_error_init(&err);
-        if (gs_informer_start(kc, &o, &kf_ops, &f->kf[k], &f->kf[k].inf, &err)) {
-            GS_ERR("tenancy", "%s", err.msg);
-            gs_policy_feed_free(f);
-            return NULL;
-        }
+    memcpy(f->kind, kinds, sizeof(kinds));
+    int rc = gs_kcache_open(kc, f->kind, NKINDS, watch, resync_s, f->kc, err);
+    if (!rc && !watch && (rc = take_lists(f, &f->cur)) == 0)
+        f->ready = true;
+    if (rc) {
+        if (watch)
+            GS_ERR("tenancy", "%s", err->msg);
+        gs_policy_feed_free(f);
+        return NULL;
     }
     return f;
 }
@@ -308,10 +205,7 @@ void gs_policy_feed_free(struct gs_policy_feed *f)
 {
     if (!f)
         return;
-    for (int k = 0; k < NKINDS; k++) {
-        gs_informer_stop(f->kf[k].inf);
-        free(f->kf[k].l.items);
-    }
+    gs_kcache_close(f->kc, NKINDS);
     gs_policy_objs_release(&f->cur);
     pthread_mutex_destroy(&f->mu);
     free(f);
@@ -321,29 +215,53 @@ uint64_t gs_policy_feed_lists(struct gs_policy_feed *f)
 {
     uint64_t n = 0;
     for (int k = 0; k < NKINDS; k++)
-        n += gs_informer_lists(f->kf[k].inf);
+        n += gs_kcache_lists(f->kc[k]);
     return n;
 }
 
-int gs_policy_feed_sync(struct gs_policy_feed *f, struct gs_policy_objs *out, struct gs_error *err)
+int gs_policy_feed_refresh(struct gs_policy_feed *f, struct gs_error *err)
 {
+    uint64_t gen = gs_kcache_gen_sum(f->kc, NKINDS);
     pthread_mutex_lock(&f->mu);
-    bool all = true;
-    for (int k = 0; k < NKINDS; k++)
-        all &= f->listed[k];
-    if (!all || f->gen == f->synced_gen) {
-        pthread_mutex_unlock(&f->mu);
+    bool seen = gen == f->synced_gen;
+    pthread_mutex_unlock(&f->mu);
+    if (seen)
         return 0;
-    }
-    int rc = gs_policy_objs_copy(out, &f->cur);
-    if (!rc) {
-        out->volumes_unknown = f->missing[KPVC] || f->missing[KPV];
-        f->synced_gen = f->gen;
+    struct gs_policy_objs po;
+    int rc = take_lists(f, &po);
+    if (rc == 1)
+        return 0; /* a kind not listed yet */
+    if (rc)
+        return gs_error_set(err, rc, "out of memory");
+    pthread_mutex_lock(&f->mu);
+    f->synced_gen = gen;
+    bool changed = !f->ready || !gs_policy_objs_equal(&po, &f->cur);
+    if (changed) {
+        gs_policy_objs_release(&f->cur);
+        f->cur = po;
+        f->ready = true;
+    } else {
+        gs_policy_objs_release(&po);
     }
     pthread_mutex_unlock(&f->mu);
-    return rc ? gs_error_set(err, rc, "out of memory") : 1;
+    return changed ? 1 : 0;
 }
 
+bool gs_policy_feed_ready(struct gs_policy_feed *f)
+{
+    pthread_mutex_lock(&f->mu);
+    bool r = f->ready;
+    pthread_mutex_unlock(&f->mu);
+    return r;
+}
+
+int gs_policy_feed_copy(struct gs_policy_feed *f, struct gs_policy_objs *out)
+{
+    pthread_mutex_lock(&f->mu);
+    int rc = gs_policy_objs_copy(out, &f->cur);
+    pthread_mutex_unlock(&f->mu);
+    return rc;
+}
 static bool same(const void *a, int na, const void *b, int nb, size_t size)
 {
     return na == nb && (na == 0 || memcmp(a, b, size * (size_t)na) == 0);

@@ -17,6 +17,7 @@
 #include "../formats/tenantobj.h"
 #include "../kube/client.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,36 +47,40 @@ struct gs_error;
  * article's workload-to-MIG-type mapping), or NULL. */
 const char *gs_policy_mig_for(const struct gs_policy_objs *po, const struct gs_kube_pod *p);
 
-/* List the seven kinds once (GPUQueue, ResourceQuota, PodGroup, PDB, MigManager,
- * PersistentVolumeClaim, PersistentVolume). A kind whose API is not installed (404: the CRD is
- * absent) is empty; so is a claim or volume list that fails for any reason (it sets
- * volumes_unknown, with a warning); objects that do not parse are skipped with a warning.
- * Returns 0 or GS_EIO etc. */
-int gs_policy_objs_list(struct gs_kube_client *kc, struct gs_policy_objs *out,
-                        struct gs_error *err);
 void gs_policy_objs_release(struct gs_policy_objs *po);
 /* to (its old content not freed) becomes a copy of from (the objects are plain data; an
  * empty kind is a NULL array). Returns 0, or GS_ENOMEM with to empty. */
 int gs_policy_objs_copy(struct gs_policy_objs *to, const struct gs_policy_objs *from);
 
-/* The seven kinds kept current for a daemon: one kube/informer.h informer per kind, on its
- * own thread, lists the kind and watches it; a watch event (or a lost watch) lists that kind
- * again, every kind is listed again each resync_s anyway, and a kind whose API is absent each
- * second (its CRD may be installed later). Lists go on the client's second lane.
- * gs_policy_feed_free stops and joins the informers. Returns NULL without memory or threads. */
+/* The seven kinds (GPUQueue, ResourceQuota, PodGroup, PDB, MigManager, PersistentVolumeClaim,
+ * PersistentVolume), each in a kube/cache.h cache: with watch, followed by an informer on a
+ * thread of its own (an event lists the kind again, every kind is listed again each resync_s
+ * anyway, and a kind whose API is absent each second: its CRD may be installed later; lists
+ * go on the client's second lane); without, listed once now (explain). A kind whose API is
+ * not installed (404: the CRD is absent) is empty; so is a claim or volume list that fails
+ * for any reason (it sets volumes_unknown, with a warning); objects that do not parse are
+ * skipped with a warning. The feed keeps the objects current (a complete set of the kinds'
+ * latest lists) under its own lock. Returns NULL with err (a list that failed, no memory or
+ * no thread). gs_policy_feed_free stops and joins the informers. */
 struct gs_policy_feed;
-struct gs_policy_feed *gs_policy_feed_new(struct gs_kube_client *kc, double resync_s);
+struct gs_policy_feed *gs_policy_feed_new(struct gs_kube_client *kc, bool watch, double resync_s,
+                                          struct gs_error *err);
 void gs_policy_feed_free(struct gs_policy_feed *f);
-/* Returns 1 with a copy of all seven kinds in out once every kind has been listed and a list
- * completed since the last call that returned 1; else 0 (out untouched), or GS_ENOMEM.
- * Thread-safe. */
-int gs_policy_feed_sync(struct gs_policy_feed *f, struct gs_policy_objs *out, struct gs_error *err);
+/* Take the kinds' latest lists once every kind has been listed and a list completed since the
+ * last call: returns 1 when the current objects changed (they are replaced), 0 when not (or
+ * nothing new), or GS_ENOMEM. Thread-safe. */
+int gs_policy_feed_refresh(struct gs_policy_feed *f, struct gs_error *err);
+/* Whether the feed holds a complete set of objects. Thread-safe. */
+bool gs_policy_feed_ready(struct gs_policy_feed *f);
+/* out (its old content not freed) becomes a copy of the current objects (empty before
+ * ready). Returns 0 or GS_ENOMEM. Thread-safe. */
+int gs_policy_feed_copy(struct gs_policy_feed *f, struct gs_policy_objs *out);
 /* The claim named ns/name, or NULL. */
 const struct gs_kube_pvc *gs_policy_pvc_find(const struct gs_policy_objs *po, const char *ns,
                                              const char *name);
 /* The volume named name, or NULL. */
 const struct gs_kube_pv *gs_policy_pv_find(const struct gs_policy_objs *po, const char *name);
-/* Lists started so far (each kind counts one, failed lists too). */
+/* Lists started so far (each kind counts one, failed lists too). Thread-safe. */
 uint64_t gs_policy_feed_lists(struct gs_policy_feed *f);
 /* Deep equality (to tell whether a relist changed anything). */
 bool gs_policy_objs_equal(const struct gs_policy_objs *a, const struct gs_policy_objs *b);

@@ -6,8 +6,10 @@
 #include "../base/clock.h"
 #include "../base/error.h"
 #include "../base/flag.h"
-#include "sched_internal.h"
+#include "journal.h"
+#include "metrics.h"
 #include "snapshot.h"
+#include "store.h"
 #include "tenancy.h"
 
 #include <stdio.h>
@@ -242,33 +244,33 @@ static json_t *queues_json(const struct gs_tenants *t, int *bad)
 
 /* The pending pods of ours, in arrival order, each with the last cycle's verdict (reason ""
  * and no message before a cycle has looked at it). */
-static json_t *pending_json(struct gs_sched *s, const struct gs_snapshot *sn, int *bad)
+static json_t *pending_json(const struct gs_uistate_src *s, const struct gs_snapshot *sn, int *bad)
 {
-    json_t *a = json_array(), *by = json_object();
-    if (!a || !by) {
+    json_t *a = json_array(), *by = json_object(), *report = gs__metrics_report(s->metrics);
+    if (!a || !by || !report) {
         json_decref(a);
         json_decref(by);
+        json_decref(report);
         (*bad)++;
         return NULL;
     }
     char key[GS_KNAME_MAX + 70];
-    pthread_mutex_lock(&s->mmu);
     size_t ri;
     json_t *r;
-    json_array_foreach(s->pending_report, ri, r)
+    json_array_foreach(report, ri, r)
     {
         snprintf(key, sizeof(key), "%s/%s", json_string_value(json_object_get(r, "namespace")),
                  json_string_value(json_object_get(r, "pod")));
-        if (json_object_set_new(by, key, json_deep_copy(r)))
+        if (json_object_set(by, key, r))
             (*bad)++;
     }
-    pthread_mutex_unlock(&s->mmu);
+    json_decref(report);
     /* arrival order (the snapshot keeps the store's order, which deletions shuffle) */
     int *order = malloc(sizeof(int) * (size_t)(sn->np + 1));
     int n = 0;
     for (int i = 0; order && i < sn->np; i++) {
         const struct gs_kube_pod *p = &sn->pods[i].p;
-        if (p->node[0] || p->terminating || strcmp(p->scheduler, s->o.scheduler_name) != 0)
+        if (p->node[0] || p->terminating || strcmp(p->scheduler, s->scheduler_name) != 0)
             continue;
         int j = n++;
         while (j > 0 && sn->pods[order[j - 1]].seq > sn->pods[i].seq) {
@@ -299,7 +301,7 @@ static json_t *pending_json(struct gs_sched *s, const struct gs_snapshot *sn, in
     return a;
 }
 
-int gs__uistate_build(struct gs_sched *s, json_t **out)
+int gs__uistate_build(const struct gs_uistate_src *s, json_t **out)
 {
     *out = NULL;
     struct gs_policy_objs po;
@@ -310,16 +312,13 @@ int gs__uistate_build(struct gs_sched *s, json_t **out)
     int bad = 0;
     memset(&sn, 0, sizeof(sn));
     memset(&ty, 0, sizeof(ty));
-    pthread_mutex_lock(&s->pmu);
-    int rc = gs_policy_objs_copy(&po, &s->po);
-    pthread_mutex_unlock(&s->pmu);
+    memset(&po, 0, sizeof(po));
+    int rc = s->policy ? gs_policy_feed_copy(s->policy, &po) : 0;
     if (rc)
         return rc;
-    pthread_mutex_lock(&s->st.mu);
-    uint64_t gen = s->st.gen;
-    bool synced = s->st.nodes_synced && s->st.pods_synced;
-    pthread_mutex_unlock(&s->st.mu);
-    if ((rc = gs__snapshot_take(&s->st, &sn, &po)) ||
+    uint64_t gen = gs__store_gen(s->store);
+    bool synced = gs__store_synced(s->store);
+    if ((rc = gs__snapshot_take(s->store, &sn, &po)) ||
         (rc = gs_tenancy_build(&ty, &po, &sn.c, &sn.pods[0].p, sizeof(sn.pods[0]), sn.np, sn.alloc,
                                sn.placed)) ||
         (rc = holders_fill(&h, &sn)))
@@ -330,15 +329,15 @@ int gs__uistate_build(struct gs_sched *s, json_t **out)
     put(doc, "version", json_integer(GS_UISTATE_VERSION), &bad);
     put(doc, "generation", json_integer((json_int_t)gen), &bad);
     put(doc, "time", json_real(gs_clock_wall()), &bad);
-    put(doc, "scheduler", json_string(s->o.scheduler_name), &bad);
-    put(doc, "mode", json_string(s->o.extender ? "extender" : "scheduler"), &bad);
-    put(doc, "leader", json_boolean(gs_flag_get(&s->leader)), &bad);
+    put(doc, "scheduler", json_string(s->scheduler_name), &bad);
+    put(doc, "mode", json_string(s->extender ? "extender" : "scheduler"), &bad);
+    put(doc, "leader", json_boolean(gs_flag_get(s->leader)), &bad);
     put(doc, "synced", json_boolean(synced), &bad);
-    put(doc, "dynamic_mig", json_boolean(s->o.dynamic_mig), &bad);
+    put(doc, "dynamic_mig", json_boolean(s->dynamic_mig), &bad);
     put(doc, "nodes", nodes_json(&sn, &h, &bad), &bad);
     put(doc, "queues", queues_json(&ty.t, &bad), &bad);
     put(doc, "pending", pending_json(s, &sn, &bad), &bad);
-    put(doc, "events", gs__journal_json(&s->journal), &bad);
+    put(doc, "events", gs__journal_json(s->journal), &bad);
     if (bad) {
         json_decref(doc);
         doc = NULL;

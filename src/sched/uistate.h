@@ -4,7 +4,7 @@
  * The document is built from one snapshot of the store (sched/snapshot.h: nodes and pods
  * copied under the store's lock, the engine's cluster rebuilt from them), the tenancy objects
  * copied under their lock with the queues' usage computed as a scheduling cycle computes it
- * (sched/tenancy.h), the last cycle's verdicts (under the metrics lock) and the journal
+ * (sched/tenancy.h), the last cycle's verdicts (sched/metrics.h) and the journal
  * (sched/journal.h). It writes nothing.
  *
  * Thread-safety: gs__uistate_build may run on many threads at once, beside the scheduling
@@ -14,14 +14,29 @@
 
 #include <jansson.h>
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define GS_UISTATE_VERSION 1
 
-struct gs_sched;
+struct gs_journal;
+struct gs_metrics;
+struct gs_policy_feed;
+struct gs_store;
+
+/* What the document is built from (none owned). */
+struct gs_uistate_src {
+    struct gs_store *store;
+    struct gs_policy_feed *policy; /* NULL: no queues */
+    struct gs_metrics *metrics;    /* the last cycle's verdicts */
+    struct gs_journal *journal;
+    const char *scheduler_name;
+    bool extender, dynamic_mig;
+    const volatile int *leader; /* base/flag.h */
+};
 
 /* Build the document (a new reference in *out). Returns 0 or GS_ENOMEM. */
-int gs__uistate_build(struct gs_sched *s, json_t **out);
+int gs__uistate_build(const struct gs_uistate_src *s, json_t **out);
 
 /* The dashboard page: one self-contained HTML document (inline CSS and script, no external
  * asset), generated at build time from src/sched/ui/index.html (scripts/embed.cmake). */

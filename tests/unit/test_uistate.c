@@ -4,15 +4,17 @@
  * served through the daemon's own HTTP handler (sched/endpoints.c): GET /ui is one page with
  * no external asset, GET /ui/state valid JSON with the slices, holders and verdicts, other
  * methods 405; the journal keeps the latest 64 events; the terminal frame (sched/uitext.c)
- * shows the same and keeps to its width. The test builds the daemon's state by hand, so it
- * includes sched/sched_internal.h (the daemon's modules are otherwise its only users). */
+ * shows the same and keeps to its width. The test wires the daemon's components by hand, as
+ * sched/scheduler.c does: a detached store, the metrics with a verdict, the journal. */
 #include "base/error.h"
 #include "fixtures.h"
 #include "formats/inventory.h"
 #include "formats/kubeobj.h"
 #include "sched/endpoints.h"
+#include "sched/extender.h"
 #include "sched/journal.h"
-#include "sched/sched_internal.h"
+#include "sched/metrics.h"
+#include "sched/store.h"
 #include "sched/uistate.h"
 #include "sched/uitext.h"
 
@@ -29,7 +31,18 @@ static const char *INVENTORY =
     "{\"i\":2,\"uuid\":\"GPU-2c\",\"model\":\"A100-80GB\",\"mem\":81920},"
     "{\"i\":3,\"uuid\":\"GPU-3d\",\"model\":\"A100-80GB\",\"mem\":81920}]}";
 
-static struct gs_sched *S;
+static struct daemon {
+    struct gs_store *st;
+    struct gs_metrics *metrics;
+    struct gs_journal journal;
+    struct gs_extender *extender;
+    volatile int leader, fatal;
+    struct gs_endpoints ep;
+} * S;
+
+static struct gs_kube_node knodes[1];
+static struct gs_kube_pod kpods[3];
+static int npods;
 
 static void add_node(void)
 {
@@ -48,8 +61,7 @@ static void add_node(void)
     cr_assert_eq(gs_kube_node_read(o, &kn, &err), 0, "%s", err.msg);
     json_decref(o);
     cr_assert_eq(kn.ready, 1, "the Ready condition is read: %d", kn.ready);
-    cr_assert_eq(gs__store_upsert_node(&S->st, &kn), 0);
-    gs_kube_node_release(&kn);
+    knodes[0] = kn;
 }
 
 /* A pod asking one of resource; bound to node with the devices annotation when node is set. */
@@ -70,30 +82,36 @@ static void add_pod(const char *name, const char *resource, const char *node, co
     gs_error_init(&err);
     cr_assert_eq(gs_kube_pod_read(o, &p, &err), 0, "%s", err.msg);
     json_decref(o);
-    cr_assert_eq(gs__store_upsert_pod(&S->st, &p), 0);
-    gs_kube_pod_release(&p);
+    kpods[npods++] = p;
 }
 
 static void setup(void)
 {
     S = calloc(1, sizeof(*S));
     cr_assert_not_null(S);
-    S->o.scheduler_name = "gpusched";
     S->leader = 1;
-    gs__store_init(&S->st, NULL);
-    pthread_mutex_init(&S->mmu, NULL);
-    pthread_mutex_init(&S->pmu, NULL);
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs__store_new(NULL, GS_STORE_DETACHED, NULL, 60, &S->st, &err), 0, "%s", err.msg);
+    S->metrics = gs__metrics_new(&S->leader);
+    cr_assert_not_null(S->metrics);
     gs__journal_init(&S->journal);
-    pthread_mutex_lock(&S->st.mu);
+    S->ep = (struct gs_endpoints){.fatal = &S->fatal,
+                                  .ui = {.store = S->st,
+                                         .metrics = S->metrics,
+                                         .journal = &S->journal,
+                                         .scheduler_name = "gpusched",
+                                         .leader = &S->leader}};
     add_node();
     add_pod("infer", "nvidia.com/mig-3g.40gb", "gpu-a100-02", "mig=0:3g.40gb@4");
     add_pod("train", "nvidia.com/gpu", "gpu-a100-02", "gpu=2");
     add_pod("waits", "nvidia.com/gpu", NULL, NULL);
-    S->st.nodes_synced = S->st.pods_synced = true;
-    pthread_mutex_unlock(&S->st.mu);
-    S->pending_report = json_pack("[{s:s, s:s, s:s, s:i, s:s, s:s}]", "namespace", "team-a", "pod",
-                                  "waits", "queue", "", "priority", 0, "reason", "fragmentation",
-                                  "message", "fragmentation: no node has 2 free");
+    cr_assert_eq(gs__store_load(S->st, knodes, 1, kpods, npods), 0);
+    npods = 0;
+    gs__metrics_set_report(S->metrics, json_pack("[{s:s, s:s, s:s, s:i, s:s, s:s}]", "namespace",
+                                                 "team-a", "pod", "waits", "queue", "", "priority",
+                                                 0, "reason", "fragmentation", "message",
+                                                 "fragmentation: no node has 2 free"));
     gs__journal_add(&S->journal, "bind",
                     json_pack("{s:s, s:s, s:s, s:s}", "namespace", "team-a", "pod", "infer", "node",
                               "gpu-a100-02", "devices", "mig=0:3g.40gb@4"));
@@ -101,11 +119,10 @@ static void setup(void)
 
 static void teardown(void)
 {
-    json_decref(S->pending_report);
+    gs__extender_free(S->extender);
+    gs__metrics_free(S->metrics);
     gs__journal_release(&S->journal);
-    gs__store_release(&S->st);
-    pthread_mutex_destroy(&S->mmu);
-    pthread_mutex_destroy(&S->pmu);
+    gs__store_free(S->st);
     free(S);
 }
 
@@ -117,7 +134,7 @@ static unsigned serve(const char *method, const char *url, struct gs_httpd_reply
     rep->status = 200;
     rep->type = "text/plain";
     gs_buf_init(&rep->body, 0);
-    int rc = gs__endpoints_handle(S, &req, rep);
+    int rc = gs__endpoints_handle(&S->ep, &req, rep);
     cr_assert_eq(rc, 0, "%s %s: %d", method, url, rc);
     return rep->status;
 }
@@ -169,7 +186,10 @@ Test(uistate, only_get_is_answered)
             cr_expect_eq(st, 405, "%s %s: %u", methods[m], urls[u], st);
             gs_buf_release(&rep.body);
         }
-    S->o.extender = true; /* the extender takes POSTs, not on the dashboard's paths */
+    /* the extender takes POSTs, not on the dashboard's paths */
+    S->extender = gs__extender_new(NULL, S->st, S->metrics, "gpusched");
+    S->ep.extender = S->extender;
+    S->ep.ui.extender = true;
     struct gs_httpd_reply rep;
     cr_expect_eq(serve("POST", "/ui/state", &rep), 405);
     gs_buf_release(&rep.body);

@@ -1,0 +1,640 @@
+/* cyclein.c - a scheduling cycle's input (sched/cyclein.h): the snapshot of the store
+ * (sched/snapshot.c) and the tenancy objects (sched/tenancy.c) into core/cycle.h's input, with
+ * the hooks the cycle calls for each pending pod: taints and Kubernetes constraints
+ * (core/constraints.c), bound volumes, the resources the engine counts roughly, and DRA claims
+ * (sched/claims.c). The output (sched/cycleout.c) applies what the cycle decides. */
+#include "cyclein.h"
+
+#include "../base/buf.h"
+#include "../base/clock.h"
+#include "../base/error.h"
+#include "../base/log.h"
+#include "store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether the pod tolerates a node's taints, for core/constraints and the engine; the
+ * volumes bound to its claims, for node_has_room. */
+struct tol_ctx {
+    const struct gs__cycle *cy;
+    const struct gs_kube_pod *p;
+    const struct gs_kube_pv *const *pvs; /* those with a required node affinity */
+    int npvs;
+    int8_t *vol_refused; /* per node: node_has_room last refused it for a volume (or NULL) */
+    int pod;             /* the snapshot's index of p, for its DRA claims (-1: none) */
+    bool *dra_refused;   /* set when a node was refused for its claims (or NULL) */
+};
+
+/* The volumes bound to a pending pod's claims (kube-scheduler's VolumeBinding PreFilter):
+ * 0 with pvs[0..*npv) the volumes whose required node affinity its node must match, or 1 with
+ * why when the pod must wait. A claim not yet bound (Pending: WaitForFirstConsumer, or a
+ * provisioner still at work) is no constraint here: gpusched neither provisions volumes nor
+ * picks one for a claim (dynamic provisioning and delayed binding are out of scope), so such
+ * a pod goes where it fits and the volume follows it. When claims or volumes cannot be
+ * listed at all (volumes_unknown), nothing is checked. */
+int gs__cycle_pod_volumes(const struct gs__cycle *cy, const struct gs_kube_pod *p,
+                          const struct gs_kube_pv **pvs, int *npv, char *why, size_t n)
+{
+    *npv = 0;
+    if (cy->po.volumes_unknown)
+        return 0;
+    for (int i = 0; i < p->nclaims; i++) {
+        const struct gs_kube_pvc *c = gs_policy_pvc_find(&cy->po, p->ns, p->claims[i]);
+        if (!c) {
+            snprintf(why, n, "persistentvolumeclaim \"%s\" not found", p->claims[i]);
+            return 1;
+        }
+        if (!c->bound)
+            continue;
+        const struct gs_kube_pv *pv = gs_policy_pv_find(&cy->po, c->volume);
+        if (!pv) {
+            snprintf(why, n,
+                     "pvc(s) bound to non-existent pv(s): persistentvolumeclaim \"%s\" is bound "
+                     "to persistentvolume \"%s\", which does not exist",
+                     c->name, c->volume);
+            return 1;
+        }
+        if (pv->nterms > 0 && *npv < GS_MAX_POD_CLAIMS)
+            pvs[(*npv)++] = pv;
+    }
+    return 0;
+}
+
+/* kube-scheduler's VolumeBinding filter for bound volumes: the node matches the required node
+ * affinity of every one. */
+bool gs__cycle_volumes_fit(const struct gs__cycle *cy, const struct gs_kube_pv *const *pvs,
+                           int npvs, int node)
+{
+    for (int i = 0; i < npvs; i++)
+        if (!gs_kube_pv_node_matches(pvs[i], &cy->sn.nodes[node]))
+            return false;
+    return true;
+}
+
+static bool volumes_fit(const struct tol_ctx *t, int node)
+{
+    return gs__cycle_volumes_fit(t->cy, t->pvs, t->npvs, node);
+}
+
+/* A nomination holds while its victims leave: 30 s at least, and while (up to 5 minutes) a
+ * pod on the nominated node is still terminating (victims with a long grace period), so that
+ * a waiting preemptor does not evict a second set; and while a GPU of the node is being
+ * re-carved. */
+static bool nomination_live(const struct gs__cycle *cy, const struct gs_store_pod *e)
+{
+    if (!e->nominated[0])
+        return false;
+    int node = gs__snapshot_find_node(&cy->sn, e->nominated);
+    if (node >= 0 && cy->sn.node_busy && cy->sn.node_busy[node])
+        return true; /* a GPU there is being re-carved, for it or another pod */
+    double age = gs_clock_mono() - e->nominated_at;
+    if (age < 30)
+        return true;
+    return age <= 300 && node >= 0 && cy->leaving && cy->leaving[node];
+}
+
+static bool tolerates_node(void *ctx, int node)
+{
+    const struct tol_ctx *t = ctx;
+    return gs_kube_tolerates(t->p, &t->cy->sn.nodes[node]);
+}
+
+/* The engine's further filter for a pod: the resources it does not count exactly, then the
+ * node affinity of its bound volumes (upstream's order: NodeResourcesFit, VolumeBinding). */
+static bool node_has_room(void *ctx, int node)
+{
+    const struct tol_ctx *t = ctx;
+    bool vol = false, ok = gs__snapshot_resources_fit(&t->cy->sn, node, t->p, NULL, 0);
+    if (ok && t->npvs > 0 && !volumes_fit(t, node))
+        ok = false, vol = true;
+    if (ok && t->p->ndra > 0 && t->cy->dra && !gs_claims_pod_fits(t->cy->dra, t->pod, node)) {
+        ok = false;
+        if (t->dra_refused)
+            *t->dra_refused = true;
+    }
+    if (t->vol_refused)
+        t->vol_refused[node] = vol;
+    return ok;
+}
+
+/* The cycle's hooks (core/cycle.h): one pending pod's taints, Kubernetes constraints, bound
+ * volumes and further resources, prepared when the cycle asks. */
+struct gs__hooks {
+    struct gs__cycle *cy;
+    const int *idx; /* cycle pod -> snapshot pod */
+    int cur;        /* the pod prepared, or -1 */
+    const struct gs_kube_pv *pvs[GS_MAX_POD_CLAIMS];
+    struct tol_ctx tc;
+    bool kprepared;
+    int *vol;  /* per cycle pod: nodes refused for a volume's node affinity */
+    bool *dra; /* per cycle pod: a node was refused for its DRA claims */
+    /* per running pod (cy->ty.run) x GS_MAX_POD_DRA: its claims' indices in the DRA view
+     * (-1: none), for preemption; NULL without DRA */
+    int *runclaim;
+};
+
+static void hooks_settle(struct gs__hooks *h)
+{
+    if (h->cur >= 0 && h->tc.vol_refused) {
+        for (int i = 0; i < h->cy->c->nnodes; i++)
+            h->vol[h->cur] += h->tc.vol_refused[i];
+    }
+    free(h->tc.vol_refused);
+    h->tc.vol_refused = NULL;
+    h->cur = -1;
+}
+
+static int hook_prepare(void *ctx, int pod, struct gs_kplace *k)
+{
+    struct gs__hooks *h = ctx;
+    struct gs__cycle *cy = h->cy;
+    hooks_settle(h);
+    const struct gs_kube_pod *p = &cy->sn.pods[h->idx[pod]].p;
+    char why[300];
+    int npvs = 0;
+    if (gs__cycle_pod_volumes(cy, p, h->pvs, &npvs, why, sizeof(why)))
+        npvs = 0; /* checked before the cycle */
+    h->cur = pod;
+    h->tc = (struct tol_ctx){cy,
+                             p,
+                             h->pvs,
+                             npvs,
+                             npvs > 0 ? calloc((size_t)cy->c->nnodes + 1, 1) : NULL,
+                             h->idx[pod],
+                             &h->dra[pod]};
+    *k = (struct gs_kplace){.tol = cy->sn.tainted ? tolerates_node : NULL,
+                            .tol_ctx = &h->tc,
+                            .fit = node_has_room,
+                            .fit_ctx = &h->tc};
+    h->kprepared = cy->ks && cy->kp && p->k &&
+                   gs_kprep_compute(cy->kp, cy->ks, cy->c, &p->k->kp, tolerates_node, &h->tc) == 0;
+    if (h->kprepared) {
+        k->ks = cy->ks;
+        k->kp = cy->kp;
+        k->selector_in_req = !p->k->kp.has_required && !p->sel_partial;
+    }
+    return 0;
+}
+
+/* Whether the node may take the pod apart from its devices: taints, resources and volumes,
+ * then its constraints (spec.nodeSelector alone is the engine's own selector filter). A pod
+ * whose devices are all DRA claims (and not in a gang) is allowed apart from its claims too:
+ * preemption weighs them itself (hook_give, hook_fits); for the others the claims must fit
+ * as things stand (gangs and re-carving do not model them). */
+static bool hook_allows(void *ctx, int pod, int node)
+{
+    struct gs__hooks *h = ctx;
+    struct gs__cycle *cy = h->cy;
+    if (h->cur != pod) {
+        struct gs_kplace k;
+        hook_prepare(ctx, pod, &k);
+    }
+    const struct gs_kube_pod *p = h->tc.p;
+    struct tol_ctx t = h->tc;
+    t.vol_refused = NULL;
+    if (h->runclaim && p->req.kind == GS_REQ_NONE && cy->ty.pod_gang[h->idx[pod]] < 0) {
+        t.pod = -1; /* claims apart */
+        t.dra_refused = NULL;
+    }
+    if ((cy->sn.tainted && !gs_kube_tolerates(p, &cy->sn.nodes[node])) || !node_has_room(&t, node))
+        return false;
+    if (!h->kprepared || gs_kprep_trivial(cy->kp))
+        return true;
+    enum gs_kverdict v = gs_kprep_filter(cy->kp, cy->ks, cy->c, node);
+    return v == GS_KFIT || (v == GS_KNO_NODE_AFFINITY && !p->k->kp.has_required && !p->sel_partial);
+}
+
+static void hook_placed(void *ctx, int pod, int node)
+{
+    struct gs__hooks *h = ctx;
+    struct gs__cycle *cy = h->cy;
+    const struct gs_kube_pod *p = &cy->sn.pods[h->idx[pod]].p;
+    if (cy->ks && p->k)
+        gs_kstate_add_pod(cy->ks, cy->c, &p->k->kp, node);
+    gs__snapshot_count_resources(&cy->sn, node, p);
+    if (cy->dra && p->ndra > 0 && gs_claims_pod_place(cy->dra, h->idx[pod], node))
+        GS_WARN("scheduler", "%s/%s: its claims no longer fit node %s", p->ns, p->name,
+                cy->c->nodes[node].name);
+}
+
+/* Preemption of DRA claims (core/cycle.h): running pod v's claimed devices given back or
+ * taken again in the cycle's DRA state; whether pod's claims can be allocated on node now. */
+static void hook_give(void *ctx, int v, bool gone)
+{
+    struct gs__hooks *h = ctx;
+    for (int k = 0; h->runclaim && k < GS_MAX_POD_DRA; k++)
+        gs_claims_hold(h->cy->dra, h->runclaim[(size_t)v * GS_MAX_POD_DRA + k], !gone);
+}
+
+static bool hook_fits(void *ctx, int pod, int node)
+{
+    struct gs__hooks *h = ctx;
+    struct gs__cycle *cy = h->cy;
+    const struct gs_kube_pod *p = &cy->sn.pods[h->idx[pod]].p;
+    return !cy->dra || p->ndra == 0 || gs_claims_pod_fits(cy->dra, h->idx[pod], node);
+}
+
+/* ---------- stale claims ---------- */
+
+struct by_uid {
+    const char *uid;
+    int pod; /* in the snapshot */
+};
+
+struct gone_ctx {
+    struct gs_store *st;
+    const struct gs_snapshot *sn;
+    const struct by_uid *by_uid; /* snapshot pods sorted by uid */
+    int n;
+};
+
+static int cmp_uid(const void *a, const void *b)
+{
+    return strcmp(((const struct by_uid *)a)->uid, ((const struct by_uid *)b)->uid);
+}
+
+/* Whether the pod a claim is reserved for is gone (gs_claims_release_stale): 0 it exists, 1
+ * gone for sure (terminal, deleted before it was bound, seen deleted on the watch, a victim
+ * of ours the store no longer holds), 2 the store does not hold it. */
+static int pod_gone(void *ctx, const char *ns, const struct gs_draobj_reserved *r)
+{
+    const struct gone_ctx *g = ctx;
+    if (r->resource[0] && strcmp(r->resource, "pods") != 0)
+        return 0; /* not a pod: not ours to judge */
+    int lo = 0, hi = g->n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        const struct gs_kube_pod *p = &g->sn->pods[g->by_uid[mid].pod].p;
+        int c = strcmp(p->uid, r->uid);
+        if (c == 0) {
+            bool terminal = strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0;
+            return terminal || (p->terminating && !p->node[0]) ? 1 : 0;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    (void)ns;
+    return gs__store_pod_gone(g->st, r->uid) ? 1 : 2;
+}
+
+/* Release the claims reserved only for pods that are gone: free in this cycle's DRA world,
+ * their status writes left in cy->stale_writes for the output. Only with a complete list of
+ * pods. */
+static int release_stale_claims(struct gs__cycle *cy)
+{
+    const struct gs__cycle_deps *d = cy->d;
+    if (d->dry || !gs__store_pods_synced(d->store) || !cy->dra)
+        return 0;
+    const struct gs_snapshot *sn = &cy->sn;
+    struct by_uid *by_uid = malloc(sizeof(*by_uid) * ((size_t)sn->np + 1));
+    json_t *writes = json_array();
+    if (!by_uid || !writes) {
+        free(by_uid);
+        json_decref(writes);
+        return GS_ENOMEM;
+    }
+    for (int i = 0; i < sn->np; i++)
+        by_uid[i] = (struct by_uid){sn->pods[i].p.uid, i};
+    qsort(by_uid, (size_t)sn->np, sizeof(*by_uid), cmp_uid);
+    struct gone_ctx g = {d->store, sn, by_uid, sn->np};
+    int rc = gs_claims_release_stale(cy->dra, d->claims, pod_gone, &g, writes);
+    cy->stale_writes = writes;
+    free(by_uid);
+    return rc < 0 ? rc : 0;
+}
+
+/* A node's id in a cycle's DRA world: its index in the snapshot. */
+static int32_t dra_node_id(void *ctx, const char *node)
+{
+    return gs__snapshot_find_node(ctx, node);
+}
+
+/* Bound pods' claimed devices count against their queues (gs_tenancy_build counted their
+ * requests). */
+static void charge_bound_claims(struct gs__cycle *cy)
+{
+    for (int v = 0; cy->dra && v < cy->ty.nrun; v++) {
+        const struct gs_kube_pod *p = &cy->sn.pods[cy->ty.run_pod[v]].p;
+        if (p->ndra == 0)
+            continue;
+        struct gs_qvec q;
+        gs_claims_bound_demand(cy->dra, p->ns, p->dra, p->ndra, &cy->ty.t, &q);
+        struct gs_running *r = &cy->ty.run[v];
+        for (int x = 0; x < GS_QR_COUNT; x++)
+            r->demand.v[x] += q.v[x];
+        gs_tenants_charge(&cy->ty.t, r->queue, p->ns, &q, +1);
+    }
+}
+
+/* ---------- a cycle's input ---------- */
+
+int gs__cycle_take(struct gs__cycle *cy, const struct gs__cycle_deps *d)
+{
+    memset(cy, 0, sizeof(*cy));
+    cy->d = d;
+    cy->c = &cy->sn.c;
+    int rc = d->policy ? gs_policy_feed_copy(d->policy, &cy->po) : 0;
+    if (!rc)
+        rc = gs__snapshot_take(d->store, &cy->sn, &cy->po);
+    cy->now_wall = gs_clock_wall();
+    cy->report = json_array();
+    if (!rc && !cy->report)
+        rc = GS_ENOMEM;
+    if (rc)
+        gs__cycle_release(cy);
+    return rc;
+}
+
+void gs__cycle_release(struct gs__cycle *cy)
+{
+    if (cy->h) {
+        free(cy->h->tc.vol_refused);
+        free(cy->h->vol);
+        free(cy->h->dra);
+        free(cy->h->runclaim);
+        free(cy->h);
+    }
+    free(cy->leaving);
+    gs_kprep_free(cy->kp);
+    gs_kstate_free(cy->ks);
+    json_decref(cy->report);
+    json_decref(cy->stale_writes);
+    free(cy->cpods);
+    free(cy->idx);
+    free(cy->gangs);
+    free(cy->waits);
+    gs_claims_cycle_release(&cy->dra_state);
+    free(cy->run_ns);
+    free(cy->fixed);
+    gs_tenancy_release(&cy->ty);
+    gs_policy_objs_release(&cy->po);
+    gs__snapshot_release(&cy->sn);
+    memset(cy, 0, sizeof(*cy));
+}
+
+int gs__cycle_run(struct gs__cycle *cy, struct gs_engine *(*engine)(void *ctx, int nodes),
+                  void *ctx, struct gs_cycle_out *out)
+{
+    if (!(cy->in.e = engine(ctx, cy->c->nnodes)))
+        return GS_ENOMEM;
+    int rc = gs_cycle_run(&cy->in, out);
+    hooks_settle(cy->h);
+    return rc;
+}
+
+int gs__cycle_vol_refused(const struct gs__cycle *cy, int k)
+{
+    return cy->h->vol[k];
+}
+
+bool gs__cycle_dra_refused(const struct gs__cycle *cy, int k)
+{
+    return cy->h->dra[k];
+}
+
+/* DRA: the cycle's claims, stale reservations released, bound pods' claims charged, and the
+ * running pods' claims for preemption. */
+static int prepare_dra(struct gs__cycle *cy)
+{
+    if (!cy->d->claims)
+        return 0;
+    const struct gs_snapshot *sn = &cy->sn;
+    if (gs_claims_cycle_init(&cy->dra_state, cy->d->claims, sn->np, dra_node_id, &cy->sn))
+        return GS_ENOMEM;
+    cy->dra = &cy->dra_state;
+    if (release_stale_claims(cy))
+        return GS_ENOMEM;
+    charge_bound_claims(cy);
+    struct gs__hooks *h = cy->h;
+    h->runclaim = malloc(sizeof(int) * GS_MAX_POD_DRA * ((size_t)cy->ty.nrun + 1));
+    if (!h->runclaim)
+        return GS_ENOMEM;
+    for (int v = 0; v < cy->ty.nrun; v++) {
+        const struct gs_kube_pod *rp = &sn->pods[cy->ty.run_pod[v]].p;
+        for (int k = 0; k < GS_MAX_POD_DRA; k++)
+            h->runclaim[(size_t)v * GS_MAX_POD_DRA + k] =
+                k < rp->ndra && rp->dra[k][0] ? gs_claims_find(cy->dra, rp->ns, rp->dra[k]) : -1;
+    }
+    return 0;
+}
+
+/* The placed pods, for affinity, anti-affinity, spread and ports; the nodes pods are leaving. */
+static void prepare_constraints(struct gs__cycle *cy)
+{
+    const struct gs_snapshot *sn = &cy->sn;
+    struct gs_cluster *c = cy->c;
+    if (gs_kstate_new(c, &cy->ks) == 0 && gs_kprep_new(&cy->kp) == 0) {
+        for (int i = 0; i < sn->np; i++) {
+            const struct gs_kube_pod *bp = &sn->pods[i].p;
+            int n = bp->k && bp->node[0] ? gs__snapshot_find_node(sn, bp->node) : -1;
+            if (n >= 0 && gs_kstate_add_pod(cy->ks, c, &bp->k->kp, n) < 0)
+                break;
+        }
+    }
+    cy->leaving = calloc((size_t)sn->nn + 1, 1);
+    for (int i = 0; cy->leaving && i < sn->np; i++) {
+        int n = sn->pods[i].p.terminating && sn->pods[i].p.node[0]
+                    ? gs__snapshot_find_node(sn, sn->pods[i].p.node)
+                    : -1;
+        if (n >= 0)
+            cy->leaving[n] = 1;
+    }
+    for (int v = 0; v < cy->ty.nrun; v++)
+        cy->run_ns[v] = sn->pods[cy->ty.run_pod[v]].p.ns;
+}
+
+/* Set pod i aside: it waits, and says why (when due). Returns 0 or GS_ENOMEM. */
+static int add_wait(struct gs__cycle *cy, int i, int queue, const char *category, const char *msg)
+{
+    if (cy->nwaits == cy->capwaits) {
+        void *v = gs_grow(cy->waits, &cy->capwaits, sizeof(*cy->waits), 16);
+        if (!v)
+            return GS_ENOMEM;
+        cy->waits = v;
+    }
+    struct gs__wait *w = &cy->waits[cy->nwaits++];
+    w->pod = i;
+    w->queue = queue;
+    w->category = category;
+    snprintf(w->msg, sizeof(w->msg), "%s", msg);
+    return 0;
+}
+
+/* Why pending pod i cannot go anywhere whatever the cycle does (NULL: it may be placed), in
+ * msg; its DRA claims prepared, what they count for in claimed. GS_ENOMEM in *rc. */
+static const char *pod_blocked(struct gs__cycle *cy, int i, char *msg, size_t n,
+                               struct gs_qvec *claimed, int *rc)
+{
+    const struct gs_kube_pod *p = &cy->sn.pods[i].p;
+    int queue = cy->ty.pod_queue[i], g = cy->ty.pod_gang[i];
+    const char *qlabel = gs_kube_pod_label(p, GS_QUEUE_LABEL);
+    const char *gl = gs_kube_pod_label(p, GS_POD_GROUP_LABEL);
+    char why[400];
+    const struct gs_kube_pv *pvs[GS_MAX_POD_CLAIMS];
+    int npvs = 0;
+    gs_qvec_zero(claimed);
+    if (qlabel && queue < 0) {
+        snprintf(msg, n, "queue: the label %s names GPUQueue '%s', which does not exist",
+                 GS_QUEUE_LABEL, qlabel);
+        return "quota";
+    }
+    if (gl && g < 0) {
+        snprintf(msg, n, "gang: PodGroup %s/%s (label %s) does not exist", p->ns, gl,
+                 GS_POD_GROUP_LABEL);
+        return "gang";
+    }
+    if (p->k_error[0] || p->refused[0]) {
+        snprintf(msg, n, "constraints: %s", p->refused[0] ? p->refused : p->k_error);
+        return "constraints";
+    }
+    if (gs__cycle_pod_volumes(cy, p, pvs, &npvs, why, sizeof(why))) {
+        snprintf(msg, n, "%svolumes: %s", g >= 0 ? "gang member: " : "", why);
+        return "constraints";
+    }
+    if (p->ndra <= 0)
+        return NULL;
+    int dr = cy->dra ? gs_claims_pod_prepare(cy->dra, i, p->ns, p->dra, p->ndra, &cy->ty.t, claimed,
+                                             why, sizeof(why))
+                     : 1;
+    if (dr < 0) {
+        *rc = dr;
+        return "error";
+    }
+    if (!dr)
+        return NULL;
+    snprintf(msg, n, "dra: %s", cy->dra ? why : "the scheduler does not read ResourceClaims");
+    return "dra";
+}
+
+/* The pending pods of ours into the cycle; those whose objects say they cannot go anywhere
+ * wait here. */
+static int prepare_pods(struct gs__cycle *cy)
+{
+    const struct gs__cycle_deps *d = cy->d;
+    struct gs_snapshot *sn = &cy->sn;
+    double t = cy->t0;
+    for (int i = 0; i < sn->np; i++) {
+        struct gs_store_pod *e = &sn->pods[i];
+        const struct gs_kube_pod *p = &e->p;
+        int g = cy->ty.pod_gang[i];
+        if (p->node[0] || p->terminating) {
+            if (g >= 0 && p->node[0] && !p->terminating)
+                cy->gangs[g].running++;
+            continue;
+        }
+        if (strcmp(p->scheduler, d->scheduler_name) != 0)
+            continue;
+        cy->waiting++;
+        if (!e->nominated[0] && p->nominated[0] && !d->dry && !e->adopted) {
+            /* a nomination written before a restart (status.nominatedNodeName): adopted once,
+             * as if made now */
+            snprintf(e->nominated, sizeof(e->nominated), "%s", p->nominated);
+            e->nominated_at = t;
+            gs__store_adopt(d->store, p->ns, p->name, p->nominated, t);
+        }
+        bool live = !d->dry && nomination_live(cy, e);
+        bool due = d->dry || e->next_try <= t;
+        if (!due && !live && g < 0)
+            continue;
+        int queue = cy->ty.pod_queue[i], rc = 0;
+        char msg[1400];
+        struct gs_qvec claimed;
+        const char *cat = pod_blocked(cy, i, msg, sizeof(msg), &claimed, &rc);
+        if (rc)
+            return rc;
+        if (cat) {
+            if (due && add_wait(cy, i, queue, cat, msg))
+                return GS_ENOMEM;
+            continue;
+        }
+        struct gs_cyc_pod *x = &cy->cpods[cy->ncp];
+        cy->idx[cy->ncp++] = i;
+        x->req = p->req;
+        x->priority = p->priority;
+        x->queue = queue;
+        x->gang = g;
+        x->ns = p->ns;
+        x->seq = e->seq;
+        x->nominated = live ? gs__snapshot_find_node(sn, e->nominated) : -1;
+        x->nomination_live = live;
+        x->preempt_never = p->preempt_never;
+        x->due = due;
+        x->claimed = claimed;
+    }
+    for (int g = 0; g < cy->po.ngroups; g++)
+        cy->gangs[g].min_member = cy->po.groups[g].min_member;
+    return 0;
+}
+
+int gs__cycle_prepare(struct gs__cycle *cy)
+{
+    const struct gs__cycle_deps *d = cy->d;
+    struct gs_snapshot *sn = &cy->sn;
+    int np = sn->np;
+    cy->t0 = gs_clock_mono();
+    /* pods we evicted that the watch still shows are as good as gone */
+    gs__store_evicted_prune(d->store);
+    for (int i = 0; i < np; i++)
+        if (gs__store_is_evicted(d->store, sn->pods[i].p.uid))
+            sn->pods[i].p.terminating = true;
+    size_t anp = np > 0 ? (size_t)np : 1;
+    cy->cpods = calloc(anp, sizeof(*cy->cpods));
+    cy->idx = calloc(anp, sizeof(int));
+    cy->gangs = calloc((size_t)cy->po.ngroups + 1, sizeof(*cy->gangs));
+    cy->h = calloc(1, sizeof(*cy->h));
+    if (!cy->cpods || !cy->idx || !cy->gangs || !cy->h)
+        return GS_ENOMEM;
+    *cy->h = (struct gs__hooks){.cy = cy,
+                                .cur = -1,
+                                .idx = cy->idx,
+                                .vol = calloc(anp, sizeof(int)),
+                                .dra = calloc(anp, sizeof(bool))};
+    if (!cy->h->vol || !cy->h->dra ||
+        gs_tenancy_build(&cy->ty, &cy->po, cy->c, &sn->pods[0].p, sizeof(sn->pods[0]), np,
+                         sn->alloc, sn->placed) ||
+        !(cy->run_ns = calloc((size_t)cy->ty.nrun + 1, sizeof(*cy->run_ns))))
+        return GS_ENOMEM;
+    int rc = prepare_dra(cy);
+    if (rc)
+        return rc;
+    prepare_constraints(cy);
+    if ((rc = prepare_pods(cy)))
+        return rc;
+    /* only a gpusched agent applies a re-carve: GPUs of nodes without its inventory keep
+     * their layout */
+    struct gs_cluster *c = cy->c;
+    cy->fixed = calloc((size_t)c->ngpus + 1, 1);
+    if (!cy->fixed)
+        return GS_ENOMEM;
+    for (int n = 0; n < sn->nn && n < c->nnodes; n++)
+        if (!sn->nodes[n].inv)
+            memset(cy->fixed + c->nodes[n].gpu0, 1, (size_t)c->nodes[n].ngpus);
+    struct gs__hooks *h = cy->h;
+    cy->in = (struct gs_cycle_in){.c = c,
+                                  .t = &cy->ty.t,
+                                  .pods = cy->cpods,
+                                  .npods = cy->ncp,
+                                  .gangs = cy->gangs,
+                                  .ngangs = cy->po.ngroups,
+                                  .run = cy->ty.run,
+                                  .nrun = cy->ty.nrun,
+                                  .run_ns = cy->run_ns,
+                                  .pdb_allowed = cy->ty.pdb_allowed,
+                                  .npdb = cy->ty.npdb,
+                                  .busy = sn->busy,
+                                  .fixed = cy->fixed,
+                                  .changed_s = sn->changed_s,
+                                  .now_s = cy->now_wall,
+                                  .o = {.preempt = true,
+                                        .recarve = d->dynamic_mig,
+                                        .hold_s = d->recarve_hold_s,
+                                        .min_runtime_s = d->min_runtime_s},
+                                  .h = {hook_prepare, hook_allows, hook_placed,
+                                        h->runclaim ? hook_give : NULL,
+                                        h->runclaim ? hook_fits : NULL, h}};
+    return 0;
+}

@@ -1,0 +1,819 @@
+/* cycleout.c - a scheduling cycle's output (sched/cycleout.h): core/cycle.h's decisions on the
+ * input sched/cyclein.c built, applied through the components' APIs: binds, evictions and
+ * writes on the binder (sched/binder.c), assumed binds, backoffs and nominations in the store
+ * (sched/store.c), events in the journal (sched/journal.c), counters and the pending report in
+ * the metrics (sched/metrics.c); the verdict of each pod that waits, said as kube-scheduler
+ * would, by category. */
+#include "cycleout.h"
+
+#include "../base/clock.h"
+#include "../base/error.h"
+#include "../base/log.h"
+#include "../formats/decision.h"
+#include "../formats/migdesired.h"
+#include "binder.h"
+#include "cyclein.h"
+#include "journal.h"
+#include "metrics.h"
+#include "store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* dynamic MIG: the layouts this daemon asked for lately, until the watch shows them on the
+ * Node, and when (hysteresis) */
+#define GS_RECARVE_NOTES 64
+struct gs__recarve_note {
+    char node[GS_KNAME_MAX];
+    int gpu; /* physical index */
+    int64_t generation;
+    double at_wall, at_mono;
+    struct gs_mig_desired_gpu want;
+};
+
+struct gs__cycleout {
+    struct gs__cycleout_deps d;
+    struct gs__recarve_note notes[GS_RECARVE_NOTES];
+    int nnotes;
+    json_t *decision_lines; /* dry: the last cycle's */
+    int scheduled;          /* binds queued in this cycle */
+};
+
+struct gs__cycleout *gs__cycleout_new(const struct gs__cycleout_deps *d)
+{
+    struct gs__cycleout *o = calloc(1, sizeof(*o));
+    if (o)
+        o->d = *d;
+    return o;
+}
+
+void gs__cycleout_free(struct gs__cycleout *o)
+{
+    if (!o)
+        return;
+    json_decref(o->decision_lines);
+    free(o);
+}
+
+json_t *gs__cycleout_decision_lines(struct gs__cycleout *o)
+{
+    return o->decision_lines ? json_incref(o->decision_lines) : NULL;
+}
+
+void gs__cycleout_node_events(struct gs__cycleout *o, json_t *events)
+{
+    size_t ni;
+    json_t *ne;
+    json_array_foreach(events, ni, ne)
+    {
+        if (!o->d.dry)
+            gs__binder_write_later(o->d.binder, "POST",
+                                   "/apis/events.k8s.io/v1/namespaces/default/events", NULL,
+                                   json_incref(ne));
+    }
+    json_decref(events);
+}
+
+static void report(struct gs__cycle *cy, const struct gs_kube_pod *p, int queue,
+                   const char *category, const char *msg)
+{
+    json_array_append_new(
+        cy->report, json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "namespace", p->ns, "pod", p->name,
+                              "queue", queue >= 0 ? cy->ty.t.q[queue].name : "", "priority",
+                              (int)p->priority, "reason", category, "message", msg));
+}
+
+/* FailedScheduling: an Event, the PodScheduled condition and a backoff. */
+static void unschedulable(struct gs__cycle *cy, const struct gs_kube_pod *p, int queue,
+                          const char *category, const char *msg, double t0)
+{
+    struct gs__cycleout *s = cy->out;
+    report(cy, p, queue, category, msg);
+    if (s->d.dry)
+        return;
+    gs__metrics_record_latency(s->d.metrics, gs_clock_mono() - t0, 1);
+    gs__binder_emit_event(s->d.binder, p, "Warning", "FailedScheduling", "Scheduling", msg);
+    char path[600];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", p->ns, p->name);
+    gs__binder_write_later(s->d.binder, "PATCH", path, "application/strategic-merge-patch+json",
+                           gs_kube_unschedulable_patch(msg));
+    GS_INFO("scheduler", "%s/%s unschedulable (%s): %s", p->ns, p->name, category, msg);
+    gs__store_backoff(s->d.store, p->ns, p->name, 0);
+}
+
+/* Assume the pod on the node now; a binder thread tells the API server. */
+static int assume_and_bind(struct gs__cycle *cy, const struct gs_kube_pod *p,
+                           const struct gs_alloc *a, double t0, json_t *claim_writes)
+{
+    struct gs__cycleout *s = cy->out;
+    struct gs_job j;
+    memset(&j, 0, sizeof(j));
+    j.kind = GS_JOB_BIND;
+    j.pod = *p;
+    j.pod.k = NULL; /* a copy without a reference */
+    j.t0 = t0;
+    snprintf(j.node, sizeof(j.node), "%s", cy->c->nodes[a->node].name);
+    if (p->req.kind != GS_REQ_NONE)
+        gs_kube_devices_str(cy->c, a, j.devices, sizeof(j.devices));
+    snprintf(j.path, sizeof(j.path), "/api/v1/namespaces/%s/pods/%s/binding", p->ns, p->name);
+    j.body = claim_writes; /* the claims' status, written before the Binding */
+    if (s->d.dry) {
+        json_decref(claim_writes);
+        char msg[600];
+        snprintf(msg, sizeof(msg), "fits: would bind to %s%s%s", j.node, j.devices[0] ? " " : "",
+                 j.devices);
+        report(cy, p, -1, "fits", msg);
+        return 0;
+    }
+    gs__store_assume(s->d.store, p->ns, p->name, p->uid, j.node, j.devices, true);
+    if (!gs__binder_bind(s->d.binder, &j)) {
+        /* cannot happen with the queue sized to the pending pods; undo */
+        json_decref(claim_writes);
+        gs_cluster_unbind(cy->c, &p->req, a);
+        gs__store_unassume(s->d.store, p->ns, p->name);
+        return GS_ENOSPC;
+    }
+    s->scheduled++;
+    return 0;
+}
+
+/* Why a pod that fits nowhere waits, by category: selector, taint, fragmentation (enough
+ * free in total, no valid slot on one node), priority (only equal or higher priority pods
+ * hold what it needs) or resources. */
+static const char *classify(struct gs__cycle *cy, const struct gs_kube_pod *p,
+                            const struct gs_reasons *why, int masked, int candidates,
+                            const struct gs_kube_pv *const *pvs, int npvs, char *extra, size_t n)
+{
+    extra[0] = '\0';
+    int nodes = why->nodes;
+    int sel = why->count[GS_R_SELECTOR] + why->count[GS_R_MODEL];
+    if (nodes > 0 && sel == nodes)
+        return "selector";
+    if (masked > 0 && masked + sel >= nodes) {
+        snprintf(extra, n, "; taint: %d node%s have a taint the pod does not tolerate", masked,
+                 masked == 1 ? "" : "s");
+        return "taint";
+    }
+    const struct gs_request *r = &p->req;
+    if (r->kind != GS_REQ_NONE) {
+        /* free capacity of the kind the pod asks for, on nodes whose labels allow it */
+        double free_units = 0;
+        int free_whole = 0;
+        for (int k = 0; k < cy->c->nnodes; k++) {
+            const struct gs_node *nd = &cy->c->nodes[k];
+            /* nodes its volumes rule out hold nothing it could use */
+            if (nd->unschedulable || (npvs > 0 && !gs__cycle_volumes_fit(cy, pvs, npvs, k)))
+                continue;
+            for (int g = nd->gpu0; g < nd->gpu0 + nd->ngpus; g++) {
+                const struct gs_gpu *G = &cy->c->gpus[g];
+                if (!G->healthy)
+                    continue;
+                double u = 1.0 - gs_gpu_alloc_units(G);
+                free_units += u;
+                free_whole += G->mode != GS_GPU_MIG && G->milli_free == GS_MILLI &&
+                              (G->mode == GS_GPU_WHOLE || G->mode == GS_GPU_FRACTION);
+            }
+        }
+        double want = gs_request_units(r, -1);
+        if (r->kind == GS_REQ_GPU && r->milli == GS_MILLI && free_whole >= r->gpus) {
+            snprintf(extra, n,
+                     "; fragmentation: %d whole GPUs are free in the cluster but no "
+                     "node has %d free",
+                     free_whole, (int)r->gpus);
+            return "fragmentation";
+        }
+        if (r->kind != GS_REQ_GPU && free_units + 1e-9 >= want) {
+            snprintf(extra, n,
+                     "; fragmentation: %.2f GPU-equivalents are free in the cluster "
+                     "but no node has a valid %s%s",
+                     free_units, r->kind == GS_REQ_MIG ? "slot of " : "share of one GPU",
+                     r->kind == GS_REQ_MIG ? r->mig : "");
+            return "fragmentation";
+        }
+    }
+    if (!p->preempt_never && candidates == 0 &&
+        why->count[GS_R_GPU_COUNT] + why->count[GS_R_GPU_SHARE] + why->count[GS_R_MIG_SLOT] +
+                why->count[GS_R_REPLICA] >
+            0) {
+        snprintf(extra, n,
+                 "; priority: no running pod of lower priority in its queue, nor "
+                 "borrowed capacity it is owed, could make room");
+        return "priority";
+    }
+    return "resources";
+}
+
+/* Evict running pod v (an index into cy->ty.run) for p: DisruptionTarget, delete with the UID
+ * precondition, Events; its name is appended to names. The cycle already took it off the
+ * cluster and its queue. */
+static void evict(struct gs__cycle *cy, const struct gs_kube_pod *p, int queue, int v, char *names,
+                  size_t size)
+{
+    struct gs__cycleout *s = cy->out;
+    struct gs_snapshot *sn = &cy->sn;
+    int vp = cy->ty.run_pod[v];
+    const struct gs_kube_pod *vpod = &sn->pods[vp].p;
+    const char *node = vpod->node;
+    size_t off = strlen(names);
+    if (off < size - 1)
+        snprintf(names + off, size - off, "%s%s/%s", off ? ", " : "", vpod->ns, vpod->name);
+    if (s->d.dry)
+        return;
+    gs__store_evicted(s->d.store, vpod->uid);
+    char msg[800], path[600];
+    snprintf(msg, sizeof(msg), "Preempted by %s/%s (priority %d%s%s) on node %s", p->ns, p->name,
+             (int)p->priority, queue >= 0 ? ", queue " : "",
+             queue >= 0 ? cy->ty.t.q[queue].name : "", node);
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", vpod->ns, vpod->name);
+    gs__binder_write_later(s->d.binder, "PATCH", path, "application/strategic-merge-patch+json",
+                           gs_kube_disruption_patch(msg));
+    gs__binder_emit_event(s->d.binder, vpod, "Normal", "Preempted", "Preempting", msg);
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", vpod->ns, vpod->name);
+    gs__binder_write_later(s->d.binder, "DELETE", path, NULL,
+                           gs_kube_delete_options(vpod->uid, -1));
+}
+
+/* Hold devices a for p (the cycle holds them on the cluster) and nominate its node
+ * (nominatedNodeName; an Event with reason, and /debug/pending, say msg) while its victims
+ * terminate or its GPU is re-carved. A pod already nominated there only gets the report. */
+static void nominate(struct gs__cycle *cy, const struct gs_store_pod *e, int queue,
+                     const struct gs_alloc *a, const char *reason, const char *msg)
+{
+    struct gs__cycleout *s = cy->out;
+    const struct gs_kube_pod *p = &e->p;
+    const char *node = cy->c->nodes[a->node].name;
+    report(cy, p, queue, "preempting", msg);
+    if (s->d.dry)
+        return;
+    bool recarving = strcmp(reason, "Recarving") == 0;
+    /* the store's entry says whether this is news (the snapshot's copy may have adopted a
+     * nomination read back after a restart) */
+    /* a hold while a GPU is re-carved keeps the nomination fresh: once the change is done,
+     * the kubelet has 30 s to advertise the new device before the pod looks elsewhere */
+    bool again = gs__store_nominate(s->d.store, p->ns, p->name, node, recarving);
+    if (again && strcmp(p->nominated, node) == 0)
+        return;
+    GS_INFO("scheduler", "%s/%s: %s", p->ns, p->name, msg);
+    gs__binder_emit_event(s->d.binder, p, "Normal", reason, reason, msg);
+    char path[600];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", p->ns, p->name);
+    gs__binder_write_later(s->d.binder, "PATCH", path, "application/strategic-merge-patch+json",
+                           gs_kube_nominated_patch(node, msg));
+}
+
+/* ", 3 node(s) didn't match pod anti-affinity rules" for the nodes the constraints refused
+ * (gs_engine_place_k's counts; vol of those its fit refused were for a volume's node
+ * affinity); returns how many. */
+static int constraint_reasons(const struct gs_reasons *r, int vol, char *out, size_t n)
+{
+    int total = 0;
+    size_t o = strlen(out);
+    vol = vol < r->fit ? vol : r->fit;
+    if (r->fit > vol && o < n)
+        o += (size_t)snprintf(out + o, n - o,
+                              ", %d node(s) had too little memory, ephemeral-storage, hugepages "
+                              "or another resource left",
+                              r->fit - vol);
+    if (vol > 0 && o < n)
+        o +=
+            (size_t)snprintf(out + o, n - o, ", %d node(s) had volume node affinity conflict", vol);
+    for (int v = GS_KNO_NODE_NAME; v < GS_KVERDICT_COUNT; v++) {
+        if (!r->kverdict[v])
+            continue;
+        total += r->kverdict[v];
+        if (o < n)
+            o += (size_t)snprintf(out + o, n - o, ", %d %s", r->kverdict[v],
+                                  gs_kverdict_reason((enum gs_kverdict)v));
+    }
+    return total;
+}
+
+/* A gang past its PodGroup's scheduleTimeoutSeconds says so in its message (the members keep
+ * waiting, and keep holding nothing). */
+static void gang_timeout(const struct gs__cycle *cy, const struct gs_kube_podgroup *pg, char *msg,
+                         size_t size)
+{
+    double waited = cy->now_wall - pg->created_s;
+    if (pg->timeout_s <= 0 || pg->created_s <= 0 || waited < pg->timeout_s)
+        return;
+    size_t n = strlen(msg);
+    snprintf(msg + n, size - n,
+             "; scheduleTimeoutSeconds %d passed (%.0f s since the PodGroup "
+             "was created)",
+             (int)pg->timeout_s, waited);
+}
+
+/* Remember a layout asked for a node's GPU (the oldest note gives way). */
+static void note_recarve(struct gs__cycleout *s, const char *node, int gpu, int64_t gen,
+                         const struct gs_mig_desired_gpu *want)
+{
+    int k = 0;
+    for (; k < s->nnotes; k++)
+        if (strcmp(s->notes[k].node, node) == 0 && s->notes[k].gpu == gpu)
+            break;
+    if (k == s->nnotes && s->nnotes < GS_RECARVE_NOTES)
+        s->nnotes++;
+    if (k == GS_RECARVE_NOTES) {
+        k = 0;
+        for (int j = 1; j < s->nnotes; j++)
+            if (s->notes[j].at_mono < s->notes[k].at_mono)
+                k = j;
+    }
+    struct gs__recarve_note *x = &s->notes[k];
+    snprintf(x->node, sizeof(x->node), "%s", node);
+    x->gpu = gpu;
+    x->generation = gen;
+    x->at_wall = gs_clock_wall();
+    x->at_mono = gs_clock_mono();
+    x->want = *want;
+}
+
+/* The notes in the snapshot: a GPU changed lately keeps its change time (hysteresis); one
+ * whose change the Node does not show yet (the watch lags the write) is busy. Notes older
+ * than the hold time, or than 2 minutes once the Node shows them, are dropped. */
+void gs__cycleout_mark(struct gs__cycleout *s, struct gs__cycle *cy)
+{
+    struct gs_snapshot *sn = &cy->sn;
+    double now = gs_clock_mono();
+    for (int k = 0; k < s->nnotes; k++) {
+        struct gs__recarve_note *x = &s->notes[k];
+        int node = gs__snapshot_find_node(sn, x->node);
+        const struct gs_kube_node *kn = node >= 0 ? &sn->nodes[node] : NULL;
+        int64_t seen = kn && kn->desired ? kn->desired->generation : 0;
+        if (kn && kn->inv && kn->inv->generation > seen)
+            seen = kn->inv->generation;
+        if (!kn || (now - x->at_mono > s->d.recarve_hold_s &&
+                    (seen >= x->generation || now - x->at_mono > 120))) {
+            s->notes[k--] = s->notes[--s->nnotes];
+            continue;
+        }
+        const struct gs_node *n = &sn->c.nodes[node];
+        if (x->gpu < 0 || x->gpu >= n->ngpus)
+            continue;
+        sn->changed_s[n->gpu0 + x->gpu] = x->at_wall;
+        if (seen < x->generation && now - x->at_mono < 120) {
+            sn->busy[n->gpu0 + x->gpu] = 1;
+            sn->node_busy[node] = 1;
+        }
+    }
+}
+
+/* Victims chosen for one pod (or gang) so far in the decisions: for its message. */
+struct victims {
+    int owner; /* the pod (cycle index), or -2 - gang */
+    int n;
+    double gpu_hours;
+    char names[1024];
+};
+
+/* A GPU's layout as the node's inventory reports it: "whole", "1g.10gb@0,1g.10gb@1,...",
+ * or "unknown" without an inventory entry for it. */
+static void inventory_layout(const struct gs_inventory *inv, int index, char *out, size_t n)
+{
+    snprintf(out, n, "unknown");
+    for (int k = 0; inv && k < inv->ngpus; k++) {
+        const struct gs_inv_gpu *g = &inv->gpus[k];
+        if (g->index != index)
+            continue;
+        snprintf(out, n, "%s", g->mode == GS_GPU_MIG ? "" : "whole");
+        for (int i = 0; g->mode == GS_GPU_MIG && i < g->ninst; i++)
+            snprintf(out + strlen(out), n - strlen(out), "%s%s@%d", i ? "," : "",
+                     g->inst[i].profile, (int)g->inst[i].start);
+    }
+}
+
+/* The dashboard's record of one preemption: the preemptor, its node, its victims. */
+static void journal_preemption(struct gs__cycleout *s, const struct gs_kube_pod *p,
+                               const char *node, bool recarving, const struct victims *v)
+{
+    json_t *names = json_array();
+    for (const char *a = v->names; names && *a;) {
+        const char *b = strstr(a, ", ");
+        size_t len = b ? (size_t)(b - a) : strlen(a);
+        json_array_append_new(names, json_stringn(a, len));
+        a = b ? b + 2 : a + len;
+    }
+    gs__journal_add(s->d.journal, "preempt",
+                    json_pack("{s:s, s:s, s:s, s:i, s:o*, s:f, s:b}", "namespace", p->ns, "pod",
+                              p->name, "node", node, "priority", (int)p->priority, "victims", names,
+                              "gpu_hours", v->gpu_hours, "recarving", recarving));
+}
+
+/* Write the new layouts the cycle chose for one node's GPUs (REPARTITION decisions
+ * d[from..to)) as its gpusched.io/mig-desired, GPUs whose earlier change is still pending
+ * kept, with the next generation; remember it until the watch shows it. */
+static void write_desired(struct gs__cycle *cy, const struct gs_cycle_out *out, int from, int to)
+{
+    struct gs__cycleout *s = cy->out;
+    int node = out->d[from].node;
+    const struct gs_kube_node *kn = &cy->sn.nodes[node];
+    const struct gs_node *n = &cy->c->nodes[node];
+    struct gs_mig_desired d;
+    gs__snapshot_pending_desired(&cy->sn, node, &d);
+    d.version = GS_MIG_DESIRED_VERSION;
+    int64_t gen = d.generation;
+    /* what this daemon asked lately that the Node does not show yet stays asked */
+    int64_t shown = kn->desired ? kn->desired->generation : 0;
+    for (int k = 0; k < s->nnotes; k++) {
+        const struct gs__recarve_note *x = &s->notes[k];
+        if (strcmp(x->node, kn->name) != 0 || x->generation <= shown)
+            continue;
+        if (x->generation > gen)
+            gen = x->generation;
+        int j = 0;
+        while (j < d.ngpus && d.gpus[j].index != x->gpu)
+            j++;
+        if (j == d.ngpus && d.ngpus < GS_MAX_GPUS_NODE)
+            d.ngpus++;
+        if (j < d.ngpus)
+            d.gpus[j] = x->want;
+    }
+    for (int a = 1; a < d.ngpus; a++) /* index order */
+        for (int b = a; b > 0 && d.gpus[b - 1].index > d.gpus[b].index; b--) {
+            struct gs_mig_desired_gpu tmp = d.gpus[b];
+            d.gpus[b] = d.gpus[b - 1];
+            d.gpus[b - 1] = tmp;
+        }
+    if (kn->inv && kn->inv->generation > gen)
+        gen = kn->inv->generation;
+    if (kn->desired && kn->desired->generation > gen)
+        gen = kn->desired->generation;
+    d.generation = gen + 1;
+    char what[400] = "";
+    json_t *events = s->d.dry ? NULL : json_array();
+    for (int k = from; k < to; k++) {
+        const struct gs_cyc_decision *x = &out->d[k];
+        int index = x->gpu - n->gpu0;
+        struct gs_mig_desired_gpu *g = NULL;
+        for (int j = 0; j < d.ngpus && !g; j++)
+            if (d.gpus[j].index == index)
+                g = &d.gpus[j];
+        if (!g && d.ngpus < GS_MAX_GPUS_NODE) {
+            int j = d.ngpus++;
+            while (j > 0 && d.gpus[j - 1].index > index) {
+                d.gpus[j] = d.gpus[j - 1];
+                j--;
+            }
+            g = &d.gpus[j];
+        }
+        if (!g)
+            continue;
+        memset(g, 0, sizeof(*g));
+        g->index = index;
+        g->whole = x->mode != GS_GPU_MIG;
+        const struct gs_gpu_model *m = gs_catalog_get(cy->c->gpus[x->gpu].model);
+        const struct gs_mig_placement pl = x->layout; /* by start */
+        for (int i = 0; !g->whole && i < pl.n && i < GS_INV_MAX_INST; i++) {
+            snprintf(g->inst[i].profile, sizeof(g->inst[i].profile), "%s",
+                     m->profiles[pl.inst[i].profile].name);
+            g->inst[i].start = pl.inst[i].start;
+            g->ninst++;
+        }
+        size_t o = strlen(what);
+        char lay[160] = "";
+        if (g->whole)
+            snprintf(lay, sizeof(lay), "whole");
+        for (int i = 0; i < g->ninst; i++)
+            snprintf(lay + strlen(lay), sizeof(lay) - strlen(lay), "%s%s@%d", i ? "," : "",
+                     g->inst[i].profile, g->inst[i].start);
+        snprintf(what + o, sizeof(what) - o, "%sGPU %d -> %s", o ? "; " : "", index, lay);
+        note_recarve(s, kn->name, index, d.generation, g);
+        if (events) {
+            char was[160];
+            inventory_layout(kn->inv, index, was, sizeof(was));
+            json_array_append_new(events, json_pack("{s:s, s:i, s:s, s:s, s:I}", "node", kn->name,
+                                                    "gpu", index, "from", was, "to", lay,
+                                                    "generation", (json_int_t)d.generation));
+        }
+    }
+    GS_INFO("scheduler", "node %s: re-carving (generation %lld): %s", kn->name,
+            (long long)d.generation, what);
+    if (s->d.dry)
+        return;
+    size_t ei;
+    json_t *ev;
+    json_array_foreach(events, ei, ev)
+    {
+        gs__journal_add(s->d.journal, "recarve", json_incref(ev));
+    }
+    json_decref(events);
+    char *text = gs_mig_desired_write(&d);
+    if (!text)
+        return;
+    char path[400];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%s", kn->name);
+    gs__binder_write_later(
+        s->d.binder, "PATCH", path, "application/merge-patch+json",
+        json_pack("{s:{s:{s:s}}}", "metadata", "annotations", GS_MIG_DESIRED_ANNOTATION, text));
+    free(text);
+}
+
+/* ---------- applying a cycle ---------- */
+
+/* explain --output decisions: the same lines the simulator prints */
+static void decision_lines(struct gs__cycleout *s, const struct gs__cycle *cy,
+                           const struct gs_cycle_out *out)
+{
+    json_t *lines = json_array();
+    for (int k = 0; lines && k < out->n; k++) {
+        const struct gs_cyc_decision *d = &out->d[k];
+        const struct gs_kube_pod *p = &cy->sn.pods[cy->idx[d->pod]].p;
+        char pod[GS_KNAME_MAX + 70], victim[GS_KNAME_MAX + 70], line[800];
+        snprintf(pod, sizeof(pod), "%s/%s", p->ns, p->name);
+        if (d->kind == GS_CYC_EVICT) {
+            const struct gs_kube_pod *v = &cy->sn.pods[cy->ty.run_pod[d->victim]].p;
+            snprintf(victim, sizeof(victim), "%s/%s", v->ns, v->name);
+        }
+        gs_decision_line(cy->c, d, pod, d->kind == GS_CYC_EVICT ? victim : NULL, line,
+                         sizeof(line));
+        json_array_append_new(lines, json_string(line));
+    }
+    json_decref(s->decision_lines);
+    s->decision_lines = lines;
+}
+
+/* Members of gang g among the cycle's pods. */
+static int gang_members(const struct gs__cycle *cy, int g)
+{
+    int nm = 0;
+    for (int j = 0; g >= 0 && j < cy->ncp; j++)
+        nm += cy->cpods[j].gang == g;
+    return nm;
+}
+
+/* A nomination: its message (re-carving, a gang's or a pod's victims), and the owner's last
+ * nomination counts its victims as one preemption. */
+static void apply_nominate(struct gs__cycle *cy, const struct gs_cycle_out *out, int k,
+                           struct victims *vic)
+{
+    struct gs__cycleout *s = cy->out;
+    const struct gs_cyc_decision *d = &out->d[k];
+    const struct gs_store_pod *e = &cy->sn.pods[cy->idx[d->pod]];
+    const struct gs_kube_pod *p = &e->p;
+    int queue = cy->ty.pod_queue[cy->idx[d->pod]], g = cy->ty.pod_gang[cy->idx[d->pod]];
+    const struct gs_kube_podgroup *pg = g >= 0 ? &cy->po.groups[g] : NULL;
+    const char *node = cy->c->nodes[d->node].name;
+    char dev[300] = "", msg[1600];
+    gs_kube_devices_str(cy->c, &d->alloc, dev, sizeof(dev));
+    if (d->why == GS_WHY_RECARVING)
+        snprintf(msg, sizeof(msg),
+                 "re-carving a GPU of node %s for it (%s%s%s); it binds once the node "
+                 "agent has made the instance",
+                 node, dev, vic->n ? ", preempting " : "", vic->n ? vic->names : "");
+    else if (pg)
+        snprintf(msg, sizeof(msg),
+                 "gang %s/%s (%d pods): preempting %d pod%s (%.4f GPU-hours lost) so that every "
+                 "member starts at once: %s",
+                 pg->ns, pg->name, gang_members(cy, g), vic->n, vic->n == 1 ? "" : "s",
+                 vic->gpu_hours, vic->names);
+    else if (vic->n)
+        snprintf(msg, sizeof(msg), "preempting %d pod%s on node %s (%.4f GPU-hours lost): %s",
+                 vic->n, vic->n == 1 ? "" : "s", node, vic->gpu_hours, vic->names);
+    else
+        snprintf(msg, sizeof(msg), "waiting for preempted pods to leave node %s", node);
+    nominate(cy, e, queue, &d->alloc, d->why == GS_WHY_RECARVING ? "Recarving" : "Preempting", msg);
+    /* the owner's last nomination: its victims count as one preemption */
+    const struct gs_cyc_decision *nx = k + 1 < out->n ? &out->d[k + 1] : NULL;
+    int nx_gang = nx ? cy->ty.pod_gang[cy->idx[nx->pod]] : -1;
+    bool last =
+        !nx || nx->kind != GS_CYC_NOMINATE || (nx_gang >= 0 ? -2 - nx_gang : nx->pod) != vic->owner;
+    if (vic->n && !s->d.dry && last) {
+        gs__metrics_count_preemption(s->d.metrics, vic->n, vic->gpu_hours);
+        journal_preemption(s, p, node, d->why == GS_WHY_RECARVING, vic);
+        *vic = (struct victims){.owner = vic->owner};
+    }
+}
+
+/* What pod p (cycle pod k) would use, with its claims, is over its queue's or namespace's
+ * quota: why, in why. */
+static void quota_why(struct gs__cycle *cy, int k, const struct gs_kube_pod *p, int queue,
+                      char *why, size_t n)
+{
+    struct gs_qvec dv;
+    gs_tenants_demand(&cy->ty.t, &p->req, &dv);
+    for (int x = 0; x < GS_QR_COUNT; x++)
+        dv.v[x] += cy->cpods[k].claimed.v[x];
+    gs_tenants_admit(&cy->ty.t, queue, p->ns, &dv, why, n);
+}
+
+/* A pod (not in a gang) that fits nowhere: the engine's reasons with the constraints' and the
+ * volumes', and the category that says best why. */
+static void wait_nowhere(struct gs__cycle *cy, const struct gs_cyc_decision *d,
+                         const struct gs_store_pod *e, int queue, char *reasons)
+{
+    struct gs__cycleout *s = cy->out;
+    const struct gs_kube_pod *p = &e->p;
+    char msg[1600], extra[400], why[400];
+    snprintf(msg, sizeof(msg), "%s", reasons);
+    int vol = gs__cycle_vol_refused(cy, d->pod);
+    int kmasked = constraint_reasons(&d->r, vol, msg, sizeof(msg));
+    if (d->why == GS_WHY_PREEMPTING || d->why == GS_WHY_RECARVING) {
+        snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "; waiting for %s node %s",
+                 d->why == GS_WHY_RECARVING ? "a GPU re-carve on" : "preempted pods to leave",
+                 e->nominated);
+        report(cy, p, queue, "preempting", msg);
+        gs__store_backoff(s->d.store, p->ns, p->name, 0.25);
+        return;
+    }
+    const struct gs_kube_pv *pvs[GS_MAX_POD_CLAIMS];
+    int npvs = 0;
+    gs__cycle_pod_volumes(cy, p, pvs, &npvs, why, sizeof(why));
+    const struct gs_reasons *r = &d->r;
+    const char *cat = classify(cy, p, r, r->taint, d->candidates, pvs, npvs, extra, sizeof(extra));
+    if (kmasked > 0 &&
+        kmasked + r->taint + r->count[GS_R_SELECTOR] + r->count[GS_R_MODEL] >= r->nodes) {
+        cat = r->kverdict[GS_KNO_NODE_AFFINITY] == kmasked ? "selector" : "constraints";
+        extra[0] = '\0';
+    }
+    vol = vol < r->fit ? vol : r->fit;
+    if (vol > 0 &&
+        kmasked + vol + r->taint + r->count[GS_R_SELECTOR] + r->count[GS_R_MODEL] >= r->nodes) {
+        cat = "constraints";
+        extra[0] = '\0';
+    }
+    if (d->why == GS_WHY_BORROW) {
+        quota_why(cy, d->pod, p, queue, why, sizeof(why));
+        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
+                 "; %s, and no idle capacity fits", why);
+        if (strcmp(cat, "selector") != 0 && strcmp(cat, "taint") != 0)
+            cat = "quota";
+    }
+    snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s", extra);
+    if (cy->dra && p->ndra > 0 && gs__cycle_dra_refused(cy, d->pod) &&
+        strcmp(cat, "selector") != 0 && strcmp(cat, "taint") != 0) {
+        char dw[800];
+        gs_claims_pod_why(cy->dra, cy->idx[d->pod], dw, sizeof(dw));
+        snprintf(msg, sizeof(msg), "dra: no node can allocate its claims: %s", dw);
+        cat = "dra";
+    }
+    unschedulable(cy, p, queue, cat, msg, cy->t0);
+}
+
+/* A pod the cycle left waiting: over quota, a gang short of members or that does not fit
+ * whole, or a pod that fits nowhere. */
+static void apply_wait(struct gs__cycle *cy, const struct gs_cyc_decision *d)
+{
+    struct gs__cycleout *s = cy->out;
+    const struct gs_store_pod *e = &cy->sn.pods[cy->idx[d->pod]];
+    const struct gs_kube_pod *p = &e->p;
+    int queue = cy->ty.pod_queue[cy->idx[d->pod]], g = cy->ty.pod_gang[cy->idx[d->pod]];
+    const struct gs_kube_podgroup *pg = g >= 0 ? &cy->po.groups[g] : NULL;
+    char msg[1600], why[400];
+    int nm = gang_members(cy, g);
+    if (!cy->cpods[d->pod].due && d->why != GS_WHY_PREEMPTING)
+        return; /* in backoff: keeps its last verdict */
+    if (d->why == GS_WHY_QUOTA) {
+        quota_why(cy, d->pod, p, queue, why, sizeof(why));
+        if (pg)
+            snprintf(msg, sizeof(msg), "quota: gang %s/%s (%d pods): %s", pg->ns, pg->name, nm,
+                     why);
+        else
+            snprintf(msg, sizeof(msg), "quota: %s", why);
+        unschedulable(cy, p, queue, "quota", msg, cy->t0);
+        return;
+    }
+    if (d->why == GS_WHY_GANG_SHORT && pg) {
+        snprintf(msg, sizeof(msg),
+                 "gang %s/%s: %d of minMember %d pods exist; waiting for the rest", pg->ns,
+                 pg->name, nm + cy->gangs[g].running, (int)pg->min_member);
+        gang_timeout(cy, pg, msg, sizeof(msg));
+        unschedulable(cy, p, queue, "gang", msg, cy->t0);
+        return;
+    }
+    char reasons[1000];
+    gs_reasons_str(&d->r, d->failed >= 0 ? &cy->cpods[d->failed].req : &p->req, reasons,
+                   sizeof(reasons));
+    if (!pg) {
+        wait_nowhere(cy, d, e, queue, reasons);
+        return;
+    }
+    const char *fname = d->failed >= 0 ? cy->sn.pods[cy->idx[d->failed]].p.name : p->name;
+    snprintf(msg, sizeof(msg),
+             "gang %s/%s (%d pods, minMember %d): member %s does not fit: %s; the "
+             "gang holds nothing",
+             pg->ns, pg->name, nm, (int)pg->min_member, fname, reasons);
+    if (d->why == GS_WHY_PREEMPTING) {
+        snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+                 "; waiting for the pods preempted for it to leave");
+        report(cy, p, queue, "preempting", msg);
+        gs__store_backoff(s->d.store, p->ns, p->name, 0.25);
+    } else {
+        gang_timeout(cy, pg, msg, sizeof(msg));
+        unschedulable(cy, p, queue, "gang", msg, cy->t0);
+    }
+}
+
+/* Gangs bound in this cycle: one line each. */
+static void log_gangs(const struct gs__cycle *cy, const struct gs_cycle_out *out)
+{
+    for (int k = 0; k < out->n; k++) {
+        const struct gs_cyc_decision *d = &out->d[k];
+        int g = d->kind == GS_CYC_BIND ? cy->cpods[d->pod].gang : -1;
+        if (g < 0 ||
+            (k > 0 && out->d[k - 1].kind == GS_CYC_BIND && cy->cpods[out->d[k - 1].pod].gang == g))
+            continue;
+        int n = 0;
+        for (int j = k;
+             j < out->n && out->d[j].kind == GS_CYC_BIND && cy->cpods[out->d[j].pod].gang == g; j++)
+            n++;
+        GS_INFO("scheduler", "gang %s/%s: %d pods placed together", cy->po.groups[g].ns,
+                cy->po.groups[g].name, n);
+    }
+}
+
+/* The cycle's verdicts become the pending report; pods this cycle did not look at (in
+ * backoff) keep their last verdict. */
+static int publish_report(struct gs__cycle *cy)
+{
+    const struct gs_snapshot *sn = &cy->sn;
+    char(*keys)[GS_REPORT_KEY_MAX] = malloc(sizeof(*keys) * ((size_t)sn->np + 1));
+    const char **pending = malloc(sizeof(*pending) * ((size_t)sn->np + 1));
+    if (!keys || !pending) {
+        free(keys);
+        free(pending);
+        return GS_ENOMEM;
+    }
+    int n = 0;
+    for (int i = 0; i < sn->np; i++) {
+        const struct gs_kube_pod *p = &sn->pods[i].p;
+        if (p->node[0] || p->terminating)
+            continue;
+        snprintf(keys[n], sizeof(keys[n]), "%s/%s", p->ns, p->name);
+        pending[n] = keys[n];
+        n++;
+    }
+    gs__metrics_publish_report(cy->out->d.metrics, cy->report, pending, n);
+    cy->report = NULL;
+    free(keys);
+    free(pending);
+    return 0;
+}
+
+int gs__cycleout_apply(struct gs__cycleout *s, struct gs__cycle *cy, const struct gs_cycle_out *out)
+{
+    cy->out = s;
+    s->scheduled = 0;
+    size_t wi;
+    json_t *w;
+    json_array_foreach(cy->stale_writes, wi, w)
+    {
+        gs__binder_write_later(s->d.binder, "PATCH", json_string_value(json_object_get(w, "path")),
+                               "application/merge-patch+json",
+                               json_incref(json_object_get(w, "body")));
+    }
+    for (int k = 0; k < cy->nwaits; k++) {
+        const struct gs__wait *x = &cy->waits[k];
+        unschedulable(cy, &cy->sn.pods[x->pod].p, x->queue, x->category, x->msg, cy->t0);
+    }
+    if (s->d.dry)
+        decision_lines(s, cy, out);
+    struct victims vic = {.owner = -1};
+    int nrecarve_from = -1;
+    for (int k = 0; k < out->n; k++) {
+        const struct gs_cyc_decision *d = &out->d[k];
+        const struct gs_kube_pod *p = &cy->sn.pods[cy->idx[d->pod]].p;
+        int g = cy->ty.pod_gang[cy->idx[d->pod]];
+        int owner = g >= 0 ? -2 - g : d->pod;
+        if (vic.owner != owner)
+            vic = (struct victims){.owner = owner};
+        switch (d->kind) {
+        case GS_CYC_BIND:
+            assume_and_bind(cy, p, &d->alloc, cy->t0,
+                            cy->dra && p->ndra > 0 && !s->d.dry
+                                ? gs_claims_pod_writes(cy->dra, s->d.claims, cy->idx[d->pod],
+                                                       cy->c->nodes[d->alloc.node].name, p->name,
+                                                       p->uid)
+                                : NULL);
+            break;
+        case GS_CYC_EVICT:
+            evict(cy, p, cy->ty.pod_queue[cy->idx[d->pod]], d->victim, vic.names,
+                  sizeof(vic.names));
+            vic.n++;
+            vic.gpu_hours += d->gpu_hours;
+            break;
+        case GS_CYC_REPARTITION:
+            /* consecutive decisions for one node are written together */
+            if (nrecarve_from < 0)
+                nrecarve_from = k;
+            if (k + 1 >= out->n || out->d[k + 1].kind != GS_CYC_REPARTITION ||
+                out->d[k + 1].node != d->node) {
+                write_desired(cy, out, nrecarve_from, k + 1);
+                nrecarve_from = -1;
+            }
+            break;
+        case GS_CYC_NOMINATE:
+            apply_nominate(cy, out, k, &vic);
+            break;
+        case GS_CYC_WAIT:
+            apply_wait(cy, d);
+            break;
+        default:
+            break;
+        }
+    }
+    if (!s->d.dry)
+        log_gangs(cy, out);
+    gs__metrics_update_gauges(s->d.metrics, cy->c, cy->waiting - s->scheduled);
+    return publish_report(cy);
+}
