@@ -8,6 +8,7 @@
 #include "pool.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -366,6 +367,21 @@ static int run_job(void *ctx, int i, struct gs_error *err)
     return gs_openb_run_one(j->spec, j->policy, j->typical, j->seed, j->out);
 }
 
+/* Mean and sample standard deviation over the runs of the double at offset off. */
+static void mean_sd(const struct gs_openb_run *runs, int n, size_t off, double *mean, double *sd)
+{
+    double s1 = 0, s2 = 0;
+    for (int i = 0; i < n; i++) {
+        double v;
+        memcpy(&v, (const char *)&runs[i] + off, sizeof(v));
+        s1 += v;
+        s2 += v * v;
+    }
+    *mean = s1 / n;
+    double var = n > 1 ? (s2 - s1 * s1 / n) / (n - 1) : 0;
+    *sd = var > 0 ? sqrt(var) : 0;
+}
+
 int gs_openb_experiment(const struct gs_openb_spec *spec, const struct gs_policy *const *policies,
                         int npolicies, struct gs_openb_result *results, struct gs_error *err)
 {
@@ -410,22 +426,10 @@ int gs_openb_experiment(const struct gs_openb_spec *spec, const struct gs_policy
         for (int p = 0; p < npolicies && !rc; p++) {
             struct gs_openb_result *r = &results[p];
             r->seconds = dt;
-            double s1 = 0, s2 = 0;
-            for (int s = 0; s < nseeds; s++) {
-                s1 += r->runs[s].unalloc_at_100;
-                s2 += r->runs[s].unalloc_at_100 * r->runs[s].unalloc_at_100;
-            }
-            r->unalloc_mean = s1 / nseeds;
-            double var = nseeds > 1 ? (s2 - s1 * s1 / nseeds) / (nseeds - 1) : 0;
-            r->unalloc_std = var > 0 ? sqrt(var) : 0;
-            double b1 = 0, b2 = 0;
-            for (int s = 0; s < nseeds; s++) {
-                b1 += r->runs[s].bound_at_100;
-                b2 += r->runs[s].bound_at_100 * r->runs[s].bound_at_100;
-            }
-            r->bound_mean = b1 / nseeds;
-            double bvar = nseeds > 1 ? (b2 - b1 * b1 / nseeds) / (nseeds - 1) : 0;
-            r->bound_std = bvar > 0 ? sqrt(bvar) : 0;
+            mean_sd(r->runs, nseeds, offsetof(struct gs_openb_run, unalloc_at_100),
+                    &r->unalloc_mean, &r->unalloc_std);
+            mean_sd(r->runs, nseeds, offsetof(struct gs_openb_run, bound_at_100), &r->bound_mean,
+                    &r->bound_std);
             for (int b = 0; b < GS_OPENB_CURVE; b++) {
                 double cs = 0;
                 int cn = 0;
