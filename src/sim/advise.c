@@ -6,14 +6,14 @@
 #include "../core/catalog.h"
 #include "../core/mig.h"
 #include "../formats/migparted.h"
+#include "build.h"
+#include "pool.h"
 #include "service.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define DEFAULT_BUDGET 160
 #define MAX_MOVES      96
@@ -75,32 +75,15 @@ int gs_adv_setup_of(const struct gs_scenario *sc, struct gs_adv_setup *s, struct
         a->replicas = grp->replicas ? grp->replicas : default_replicas(grp->sharing);
         if (!grp->gpus || (!grp->has_layout && !grp->mig_config[0]))
             continue;
-        if (grp->mig_config[0] && !mp) {
-            const char *text = sc->mig_yaml ? sc->mig_yaml : gs_article_mig_config_yaml;
-            const char *name = sc->mig_yaml ? sc->mig_yaml_name : "article nvidia-mig-config";
-            if ((rc = gs_migparted_parse(name, text, strlen(text), &mp, err)))
-                break;
-        }
-        const struct gs_mp_config *cfg =
-            grp->mig_config[0] ? gs_migparted_find(mp, grp->mig_config) : NULL;
-        if (grp->mig_config[0] && !cfg) {
-            rc = gs_error_set(err, GS_EINVAL,
-                              "node group '%s': mig_config '%s' is not in the mig-parted config",
-                              grp->name, grp->mig_config);
+        if (grp->mig_config[0] && !mp && (rc = gs_simbuild_migparted(sc, &mp, err)))
             break;
-        }
-        for (int k = 0; k < grp->gpus && k < GS_MAX_GPUS_NODE; k++) {
-            bool on = grp->has_layout;
-            struct gs_mig_layout l = grp->layout;
-            if (cfg) {
-                int m = gs_migparted_resolve(cfg, k, grp->model, &on, &l, err);
-                if (m < 0) {
-                    rc = gs_error_prefix(err, "node group '%s'", grp->name);
-                    break;
-                }
-                if (m == 0)
-                    on = false;
-            }
+        const struct gs_mp_config *cfg;
+        if ((rc = gs_simbuild_group_config(sc, mp, g, &cfg, err)))
+            break;
+        for (int k = 0; k < grp->gpus && k < GS_MAX_GPUS_NODE && !rc; k++) {
+            bool on;
+            struct gs_mig_layout l;
+            rc = gs_simbuild_gpu_mig(sc, cfg, g, k, &on, &l, err);
             a->mig[k] = on && gs_mig_layout_size(&l) > 0;
             a->layout[k] = l;
         }
@@ -315,62 +298,22 @@ static void score(const struct gs_scenario *sc, struct gs_adv_eval *e)
 struct batch {
     const struct gs_scenario *sc;
     struct gs_adv_eval *ev;
-    int n, next, rc;
-    struct gs_error err;
-    pthread_mutex_t mu;
 };
 
-static void *batch_worker(void *arg)
+static int batch_job(void *ctx, int i, struct gs_error *err)
 {
-    struct batch *b = arg;
-    for (;;) {
-        pthread_mutex_lock(&b->mu);
-        int i = b->rc ? b->n : b->next++;
-        pthread_mutex_unlock(&b->mu);
-        if (i >= b->n)
-            return NULL;
-        struct gs_error e;
-        gs_error_init(&e);
-        int rc = gs_adv_simulate(b->sc, &b->ev[i].setup, &b->ev[i].r, &e);
-        if (rc) {
-            pthread_mutex_lock(&b->mu);
-            if (!b->rc) {
-                b->rc = rc;
-                b->err = e;
-            }
-            pthread_mutex_unlock(&b->mu);
-        } else {
-            score(b->sc, &b->ev[i]);
-        }
-    }
+    struct batch *b = ctx;
+    int rc = gs_adv_simulate(b->sc, &b->ev[i].setup, &b->ev[i].r, err);
+    if (!rc)
+        score(b->sc, &b->ev[i]);
+    return rc;
 }
 
 static int run_batch(const struct gs_scenario *sc, struct gs_adv_eval *ev, int n, int threads,
                      struct gs_error *err)
 {
-    struct batch b = {.sc = sc, .ev = ev, .n = n};
-    gs_error_init(&b.err);
-    pthread_mutex_init(&b.mu, NULL);
-    int nt = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (nt < 1)
-        nt = 1;
-    if (nt > n)
-        nt = n;
-    if (nt > 16)
-        nt = 16;
-    pthread_t th[16];
-    int started = 0;
-    for (int t = 0; t < nt; t++)
-        if (pthread_create(&th[t], NULL, batch_worker, &b) == 0)
-            started++;
-    if (!started)
-        batch_worker(&b);
-    for (int t = 0; t < started; t++)
-        pthread_join(th[t], NULL);
-    pthread_mutex_destroy(&b.mu);
-    if (b.rc)
-        *err = b.err;
-    return b.rc;
+    struct batch b = {.sc = sc, .ev = ev};
+    return gs_pool_run(n, threads, 16, batch_job, &b, NULL, err);
 }
 
 /* ---------- the workload: demand per class and where it can run ---------- */

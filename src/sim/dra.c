@@ -7,6 +7,7 @@
 #include "../core/dra.h"
 #include "../formats/draobj.h"
 #include "../formats/draslice.h"
+#include "evheap.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -53,11 +54,6 @@ struct pod {
     struct gs_dra_result res;
 };
 
-struct ev {
-    double t;
-    int pod;
-};
-
 struct sim {
     const struct gs_drasim_spec *sp;
     int model, gpu_compute;
@@ -74,8 +70,7 @@ struct sim {
     int used;       /* in the cluster */
     struct pod *pods;
     int npods;
-    struct ev *heap; /* completions */
-    int nheap;
+    struct gs_evheap done; /* completions: id is the pod */
 };
 
 static int32_t node_id(void *ctx, const char *node)
@@ -85,38 +80,6 @@ static int32_t node_id(void *ctx, const char *node)
     if (sscanf(node, "node-%d", &id) == 1 && id >= 0 && id < s->sp->nodes)
         return id;
     return -1;
-}
-
-static void heap_push(struct sim *s, double t, int pod)
-{
-    int i = s->nheap++;
-    s->heap[i] = (struct ev){t, pod};
-    while (i > 0 && s->heap[(i - 1) / 2].t > s->heap[i].t) {
-        struct ev x = s->heap[i];
-        s->heap[i] = s->heap[(i - 1) / 2];
-        s->heap[(i - 1) / 2] = x;
-        i = (i - 1) / 2;
-    }
-}
-
-static struct ev heap_pop(struct sim *s)
-{
-    struct ev top = s->heap[0];
-    s->heap[0] = s->heap[--s->nheap];
-    for (int i = 0;;) {
-        int l = 2 * i + 1, r = l + 1, m = i;
-        if (l < s->nheap && s->heap[l].t < s->heap[m].t)
-            m = l;
-        if (r < s->nheap && s->heap[r].t < s->heap[m].t)
-            m = r;
-        if (m == i)
-            break;
-        struct ev x = s->heap[i];
-        s->heap[i] = s->heap[m];
-        s->heap[m] = x;
-        i = m;
-    }
-    return top;
 }
 
 static void release(struct sim *s)
@@ -134,7 +97,7 @@ static void release(struct sim *s)
     free(s->weight);
     free(s->node_used);
     free(s->pods);
-    free(s->heap);
+    gs_evheap_release(&s->done);
 }
 
 /* The world: every node's slices as the agent builds them, read as the scheduler reads them. */
@@ -330,6 +293,7 @@ static int sim_open(struct sim *s, const struct gs_drasim_spec *sp, enum gs_dras
                     struct gs_error *err)
 {
     memset(s, 0, sizeof(*s));
+    gs_evheap_init(&s->done);
     s->sp = sp;
     s->model = gs_catalog_find(sp->model);
     if (s->model < 0 || !gs_catalog_mig_capable(s->model))
@@ -364,120 +328,107 @@ static int sim_open(struct sim *s, const struct gs_drasim_spec *sp, enum gs_dras
     return rc;
 }
 
-int gs_drasim_run(const struct gs_drasim_spec *sp, enum gs_drasim_policy pol, uint64_t seed,
-                  struct gs_drasim_result *out, struct gs_error *err)
+/* The pods of a run: arrivals per class, on one seeded stream each, in arrival order over
+ * every class; each with its run time, drawn now so both policies see the same one. */
+static int draw_arrivals(struct sim *s, uint64_t seed, struct gs_error *err)
 {
-    memset(out, 0, sizeof(*out));
-    struct sim s;
-    int rc = sim_open(&s, sp, pol, err);
-    if (rc)
-        return rc;
-    /* arrivals, per class, on one seeded stream each */
+    const struct gs_drasim_spec *sp = s->sp;
     int cap = 0;
-    for (int k = 0; !rc && k < sp->nclasses; k++) {
+    for (int k = 0; k < sp->nclasses; k++) {
         struct gs_rng rng;
         gs_rng_init(&rng, seed * 1000003u + (uint64_t)k);
         double rate = sp->cls[k].per_hour / 3600.0;
         for (double t = rate > 0 ? gs_rng_exp(&rng, 1 / rate) : 1e300; t < sp->duration_s;
              t += gs_rng_exp(&rng, 1 / rate)) {
-            if (s.npods == cap) {
+            if (s->npods == cap) {
                 cap = cap ? 2 * cap : 1024;
-                struct pod *v = realloc(s.pods, sizeof(*v) * (size_t)cap);
-                if (!v) {
-                    rc = gs_error_set(err, GS_ENOMEM, "out of memory");
-                    break;
-                }
-                s.pods = v;
+                struct pod *v = realloc(s->pods, sizeof(*v) * (size_t)cap);
+                if (!v)
+                    return gs_error_set(err, GS_ENOMEM, "out of memory");
+                s->pods = v;
             }
-            struct pod *p = &s.pods[s.npods++];
+            struct pod *p = &s->pods[s->npods++];
             memset(p, 0, sizeof(*p));
             p->cls = k;
             p->arrive = t;
             p->start = -1;
             p->node = -1;
-            /* its run time, drawn now: both policies see the same one */
             p->run = gs_rng_lognormal(&rng, sp->cls[k].median_s, sp->cls[k].sigma);
         }
     }
-    s.heap = malloc(sizeof(*s.heap) * (size_t)(s.npods ? s.npods : 1));
-    int *order = malloc(sizeof(int) * (size_t)(s.npods ? s.npods : 1));
-    double *waits = malloc(sizeof(double) * (size_t)(s.npods ? s.npods : 1));
-    if (!rc && (!s.heap || !order || !waits))
-        rc = gs_error_set(err, GS_ENOMEM, "out of memory");
-    if (rc) {
-        free(order);
-        free(waits);
-        release(&s);
-        return rc;
-    }
-    /* arrival order over every class */
-    qsort(s.pods, (size_t)s.npods, sizeof(*s.pods), cmp_arrival);
-    for (int i = 0; i < s.npods; i++)
-        order[i] = i;
-    int total = sp->nodes * sp->gpus * s.gpu_compute;
-    int *pending = malloc(sizeof(int) * (size_t)(s.npods ? s.npods : 1));
+    qsort(s->pods, (size_t)s->npods, sizeof(*s->pods), cmp_arrival);
+    return 0;
+}
+
+/* The run: at each instant completions, then arrivals, then a pass over the FIFO queue
+ * (pending: room for every pod). */
+static int run_events(struct sim *s, enum gs_drasim_policy pol, int *pending,
+                      struct gs_drasim_result *out, struct gs_error *err)
+{
+    const struct gs_drasim_spec *sp = s->sp;
+    int total = sp->nodes * sp->gpus * s->gpu_compute;
     int npend = 0, next = 0;
     double now = 0, integ = 0, span = 0;
-    if (!pending) {
-        free(order);
-        free(waits);
-        release(&s);
-        return gs_error_set(err, GS_ENOMEM, "out of memory");
-    }
-    while (next < s.npods || s.nheap > 0) {
-        double ta = next < s.npods ? s.pods[order[next]].arrive : 1e300;
-        double tc = s.nheap > 0 ? s.heap[0].t : 1e300;
+    while (next < s->npods || gs_evheap_len(&s->done) > 0) {
+        const struct gs_event *top = gs_evheap_peek(&s->done);
+        double ta = next < s->npods ? s->pods[next].arrive : 1e300;
+        double tc = top ? top->t : 1e300;
         double t = ta < tc ? ta : tc;
         if (t > sp->duration_s)
             t = sp->duration_s;
         double a = now > sp->warmup_s ? now : sp->warmup_s;
         if (t > a) {
-            integ += (double)s.used / total * (t - a);
+            integ += (double)s->used / total * (t - a);
             span += t - a;
         }
         now = t;
         if (t >= sp->duration_s)
             break;
-        /* completions at t, then arrivals at t, then a pass over the queue */
-        while (s.nheap > 0 && s.heap[0].t <= t) {
-            struct ev e = heap_pop(&s);
-            struct pod *p = &s.pods[e.pod];
+        while ((top = gs_evheap_peek(&s->done)) && top->t <= t) {
+            struct pod *p = &s->pods[gs_evheap_pop(&s->done).id];
             for (int j = 0; j < p->res.n; j++)
-                gs_dra_give(&s.st, p->res.dev[j]);
-            s.node_used[p->node] -= s.need[p->cls];
-            s.used -= s.need[p->cls];
+                gs_dra_give(&s->st, p->res.dev[j]);
+            s->node_used[p->node] -= s->need[p->cls];
+            s->used -= s->need[p->cls];
         }
-        while (next < s.npods && s.pods[order[next]].arrive <= t) {
-            int i = order[next++];
-            pending[npend++] = i;
-            if (s.pods[i].arrive >= sp->warmup_s) {
+        for (; next < s->npods && s->pods[next].arrive <= t; next++) {
+            pending[npend++] = next;
+            if (s->pods[next].arrive >= sp->warmup_s) {
                 out->arrived++;
-                out->cls_arrived[s.pods[i].cls]++;
+                out->cls_arrived[s->pods[next].cls]++;
             }
         }
         int w = 0;
         for (int q = 0; q < npend; q++) {
             int i = pending[q];
-            struct pod *p = &s.pods[i];
-            if (place(&s, pol, i)) {
+            struct pod *p = &s->pods[i];
+            if (place(s, pol, i)) {
                 p->start = t;
-                heap_push(&s, t + p->run, i);
+                if (gs_evheap_push(&s->done, t + p->run, 0, i, 0))
+                    return gs_error_set(err, GS_ENOMEM, "out of memory");
                 continue;
             }
-            if (total - s.used >= s.need[p->cls])
+            if (total - s->used >= s->need[p->cls])
                 out->frag_fails++;
             pending[w++] = i;
         }
         npend = w;
     }
     out->alloc_share = span > 0 ? integ / span : 0;
+    return 0;
+}
+
+/* Waits and counts after the warm-up (waits: room for every pod). */
+static void dra_results(const struct sim *s, double *waits, struct gs_drasim_result *out)
+{
+    const struct gs_drasim_spec *sp = s->sp;
     out->pending_end = 0;
     int nw = 0;
     double sum = 0;
     for (int k = 0; k < sp->nclasses; k++) {
         int nk = 0;
-        for (int i = 0; i < s.npods; i++) {
-            const struct pod *p = &s.pods[i];
+        for (int i = 0; i < s->npods; i++) {
+            const struct pod *p = &s->pods[i];
             if (p->cls != k || p->arrive < sp->warmup_s)
                 continue;
             double wt = p->start >= 0 ? p->start - p->arrive : sp->duration_s - p->arrive;
@@ -497,11 +448,33 @@ int gs_drasim_run(const struct gs_drasim_spec *sp, enum gs_drasim_policy pol, ui
     out->wait_mean = nw ? sum / nw : 0;
     out->wait_p50 = pct(waits, nw, 0.5);
     out->wait_p99 = pct(waits, nw, 0.99);
+}
+
+int gs_drasim_run(const struct gs_drasim_spec *sp, enum gs_drasim_policy pol, uint64_t seed,
+                  struct gs_drasim_result *out, struct gs_error *err)
+{
+    memset(out, 0, sizeof(*out));
+    struct sim s;
+    int rc = sim_open(&s, sp, pol, err);
+    if (rc)
+        return rc;
+    int *pending = NULL;
+    double *waits = NULL;
+    if ((rc = draw_arrivals(&s, seed, err)))
+        goto out;
+    pending = malloc(sizeof(int) * (size_t)(s.npods ? s.npods : 1));
+    waits = malloc(sizeof(double) * (size_t)(s.npods ? s.npods : 1));
+    if (!pending || !waits) {
+        rc = gs_error_set(err, GS_ENOMEM, "out of memory");
+        goto out;
+    }
+    if (!(rc = run_events(&s, pol, pending, out, err)))
+        dra_results(&s, waits, out);
+out:
     free(pending);
-    free(order);
     free(waits);
     release(&s);
-    return 0;
+    return rc;
 }
 
 int gs_drasim_fill(const struct gs_drasim_spec *sp, enum gs_drasim_policy pol, uint64_t seed,

@@ -5,13 +5,13 @@
 #include "../base/clock.h"
 #include "../base/error.h"
 #include "openbopt.h"
+#include "pool.h"
 
 #include <math.h>
-#include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 static int build_cluster(const struct gs_openb_spec *s, struct gs_cluster *c)
 {
@@ -358,27 +358,28 @@ struct job {
     const struct gs_typical *typical;
     uint64_t seed;
     struct gs_openb_run *out;
-    int rc;
 };
 
-struct pool {
-    struct job *jobs;
-    int njobs, next;
-    pthread_mutex_t mu;
-};
-
-static void *worker(void *arg)
+static int run_job(void *ctx, int i, struct gs_error *err)
 {
-    struct pool *p = arg;
-    for (;;) {
-        pthread_mutex_lock(&p->mu);
-        int i = p->next < p->njobs ? p->next++ : -1;
-        pthread_mutex_unlock(&p->mu);
-        if (i < 0)
-            return NULL;
-        struct job *j = &p->jobs[i];
-        j->rc = gs_openb_run_one(j->spec, j->policy, j->typical, j->seed, j->out);
+    (void)err;
+    struct job *j = &((struct job *)ctx)[i];
+    return gs_openb_run_one(j->spec, j->policy, j->typical, j->seed, j->out);
+}
+
+/* Mean and sample standard deviation over the runs of the double at offset off. */
+static void mean_sd(const struct gs_openb_run *runs, int n, size_t off, double *mean, double *sd)
+{
+    double s1 = 0, s2 = 0;
+    for (int i = 0; i < n; i++) {
+        double v;
+        memcpy(&v, (const char *)&runs[i] + off, sizeof(v));
+        s1 += v;
+        s2 += v * v;
     }
+    *mean = s1 / n;
+    double var = n > 1 ? (s2 - s1 * s1 / n) / (n - 1) : 0;
+    *sd = var > 0 ? sqrt(var) : 0;
 }
 
 int gs_openb_experiment(const struct gs_openb_spec *spec, const struct gs_policy *const *policies,
@@ -419,47 +420,16 @@ int gs_openb_experiment(const struct gs_openb_spec *spec, const struct gs_policy
         }
     }
     if (!rc) {
-        int nt = spec->threads > 0 ? spec->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-        if (nt < 1)
-            nt = 1;
-        if (nt > 64)
-            nt = 64;
-        struct pool pool = {.jobs = jobs, .njobs = nseeds * npolicies};
-        pthread_mutex_init(&pool.mu, NULL);
-        pthread_t th[64];
         double t0 = gs_clock_mono();
-        int started = 0;
-        for (int t = 0; t < nt; t++)
-            if (pthread_create(&th[t], NULL, worker, &pool) == 0)
-                started++;
-        if (!started)
-            worker(&pool);
-        for (int t = 0; t < started; t++)
-            pthread_join(th[t], NULL);
-        pthread_mutex_destroy(&pool.mu);
+        rc = gs_pool_run(nseeds * npolicies, spec->threads, 0, run_job, jobs, NULL, NULL);
         double dt = gs_clock_mono() - t0;
-        for (int i = 0; i < nseeds * npolicies; i++)
-            if (jobs[i].rc && !rc)
-                rc = jobs[i].rc;
         for (int p = 0; p < npolicies && !rc; p++) {
             struct gs_openb_result *r = &results[p];
             r->seconds = dt;
-            double s1 = 0, s2 = 0;
-            for (int s = 0; s < nseeds; s++) {
-                s1 += r->runs[s].unalloc_at_100;
-                s2 += r->runs[s].unalloc_at_100 * r->runs[s].unalloc_at_100;
-            }
-            r->unalloc_mean = s1 / nseeds;
-            double var = nseeds > 1 ? (s2 - s1 * s1 / nseeds) / (nseeds - 1) : 0;
-            r->unalloc_std = var > 0 ? sqrt(var) : 0;
-            double b1 = 0, b2 = 0;
-            for (int s = 0; s < nseeds; s++) {
-                b1 += r->runs[s].bound_at_100;
-                b2 += r->runs[s].bound_at_100 * r->runs[s].bound_at_100;
-            }
-            r->bound_mean = b1 / nseeds;
-            double bvar = nseeds > 1 ? (b2 - b1 * b1 / nseeds) / (nseeds - 1) : 0;
-            r->bound_std = bvar > 0 ? sqrt(bvar) : 0;
+            mean_sd(r->runs, nseeds, offsetof(struct gs_openb_run, unalloc_at_100),
+                    &r->unalloc_mean, &r->unalloc_std);
+            mean_sd(r->runs, nseeds, offsetof(struct gs_openb_run, bound_at_100), &r->bound_mean,
+                    &r->bound_std);
             for (int b = 0; b < GS_OPENB_CURVE; b++) {
                 double cs = 0;
                 int cn = 0;

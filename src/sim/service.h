@@ -1,6 +1,7 @@
 /* service.h - online inference as a service: the request load a scenario's service serves
  * over time, and what one replica makes of its share (the simulator's load and queueing
- * model; the replicas themselves are pods the scheduling cycle places, sim/scenario.c).
+ * model; the replicas themselves are pods the scheduling cycle places: sim/deploy.c runs the
+ * Deployments, sim/scenario.c the world).
  *
  * Load (requests/s at time t, seconds):
  *   rate(t) = rate * (1 + amplitude * cos(2 pi (t - peak) / period)) * noise(t) * bursts(t)

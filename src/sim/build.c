@@ -1,0 +1,236 @@
+/* build.c - a scenario under a sharing strategy (sim/build.h): the cluster of its node groups,
+ * its tenants and the requests of its classes. */
+#include "build.h"
+
+#include "../base/error.h"
+#include "../core/catalog.h"
+#include "../core/mig.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int gs_simbuild_migparted(const struct gs_scenario *sc, struct gs_migparted **mp,
+                          struct gs_error *err)
+{
+    const char *text = sc->mig_yaml ? sc->mig_yaml : gs_article_mig_config_yaml;
+    const char *name = sc->mig_yaml ? sc->mig_yaml_name : "article nvidia-mig-config";
+    return gs_migparted_parse(name, text, strlen(text), mp, err);
+}
+
+int gs_simbuild_group_config(const struct gs_scenario *sc, const struct gs_migparted *mp, int g,
+                             const struct gs_mp_config **cfg, struct gs_error *err)
+{
+    const struct gs_sc_group *grp = &sc->groups[g];
+    *cfg = NULL;
+    if (!grp->mig_config[0])
+        return 0;
+    *cfg = gs_migparted_find(mp, grp->mig_config);
+    if (!*cfg)
+        return gs_error_set(err, GS_EINVAL,
+                            "node group '%s': mig_config '%s' is not in the mig-parted config",
+                            grp->name, grp->mig_config);
+    return 0;
+}
+
+int gs_simbuild_gpu_mig(const struct gs_scenario *sc, const struct gs_mp_config *cfg, int g, int k,
+                        bool *on, struct gs_mig_layout *layout, struct gs_error *err)
+{
+    const struct gs_sc_group *grp = &sc->groups[g];
+    *on = grp->has_layout;
+    *layout = grp->layout;
+    if (!cfg)
+        return 0;
+    int m = gs_migparted_resolve(cfg, k, grp->model, on, layout, err);
+    if (m < 0)
+        return gs_error_prefix(err, "node group '%s'", grp->name);
+    if (m == 0)
+        *on = false; /* no entry for this GPU: MIG stays off */
+    return 0;
+}
+
+static enum gs_gpu_mode group_share_mode(const struct gs_strategy *st, const struct gs_sc_group *g,
+                                         int *replicas)
+{
+    if (g->sharing == GS_SHARE_FRACTION)
+        return GS_GPU_FRACTION; /* milli-GPU shares (gpusched's own), in every strategy */
+    if (g->sharing == GS_SHARE_NONE || st->share == GS_SM_NONE)
+        return GS_GPU_WHOLE;
+    enum gs_group_sharing mode = g->sharing;
+    if (st->share == GS_SM_TIMESLICING)
+        mode = GS_SHARE_TIMESLICING;
+    else if (st->share == GS_SM_MPS)
+        mode = GS_SHARE_MPS;
+    if (mode == GS_SHARE_TIMESLICING) {
+        *replicas = g->sharing == GS_SHARE_TIMESLICING && g->replicas ? g->replicas : 4;
+        return GS_GPU_TIMESLICE;
+    }
+    *replicas = g->sharing == GS_SHARE_MPS && g->replicas ? g->replicas : 2;
+    return GS_GPU_MPS;
+}
+
+/* Node n of group g: MIG on the GPUs its config or layout says, placed as the agent would. */
+static int carve_node(const struct gs_scenario *sc, int g, const struct gs_mp_config *cfg,
+                      struct gs_cluster *c, struct gs_node *n, struct gs_error *err)
+{
+    const struct gs_sc_group *grp = &sc->groups[g];
+    gs_node_set_label(n, "nvidia.com/mig.config", cfg ? cfg->name : "inline");
+    for (int k = 0; k < grp->gpus; k++) {
+        struct gs_gpu *gpu = &c->gpus[n->gpu0 + k];
+        bool enabled;
+        struct gs_mig_layout layout;
+        int rc = gs_simbuild_gpu_mig(sc, cfg, g, k, &enabled, &layout, err);
+        if (rc)
+            return rc;
+        if (!enabled)
+            continue;
+        struct gs_mig_placement pl;
+        if ((rc = gs_mig_place(grp->model, &layout, &pl, err)))
+            return rc;
+        gpu->mode = GS_GPU_MIG;
+        gpu->mig = pl;
+        gpu->replicas = 0;
+        gs_node_touch(n);
+    }
+    return 0;
+}
+
+/* The nodes of group g. */
+static int build_group(const struct gs_scenario *sc, const struct gs_strategy *st, int gi,
+                       const struct gs_migparted *mp, struct gs_cluster *c, struct gs_error *err)
+{
+    const struct gs_sc_group *g = &sc->groups[gi];
+    int replicas = 0;
+    enum gs_gpu_mode mode = g->gpus ? group_share_mode(st, g, &replicas) : GS_GPU_WHOLE;
+    const struct gs_mp_config *cfg = NULL;
+    bool use_mig = st->mig && g->gpus && (g->has_layout || g->mig_config[0]);
+    int rc = use_mig ? gs_simbuild_group_config(sc, mp, gi, &cfg, err) : 0;
+    for (int ni = 0; ni < g->nodes && !rc; ni++) {
+        char name[GS_NAME_MAX];
+        snprintf(name, sizeof(name), "%s-%d", g->name, ni);
+        int id = gs_cluster_add_node(c, name, g->gpus ? g->model : -1, g->gpus, g->cpu_milli,
+                                     g->mem_mib, mode, replicas, NULL);
+        if (id < 0)
+            return gs_error_set(err, id, "node group '%s': cannot build node", g->name);
+        struct gs_node *n = &c->nodes[id];
+        for (int l = 0; l < g->nlabels; l++)
+            gs_node_set_label(n, g->labels[l].key, g->labels[l].val);
+        if (g->gpus) {
+            gs_node_set_label(n, "nvidia.com/gpu.product", gs_catalog_get(g->model)->product);
+            gs_node_set_label(n, "nvidia.com/gpu.sharing-strategy",
+                              mode == GS_GPU_TIMESLICE  ? "time-slicing"
+                              : mode == GS_GPU_MPS      ? "mps"
+                              : mode == GS_GPU_FRACTION ? "fraction"
+                                                        : "none");
+        }
+        if (use_mig)
+            rc = carve_node(sc, gi, cfg, c, n, err);
+    }
+    return rc;
+}
+
+int gs_simbuild_cluster(const struct gs_scenario *sc, const struct gs_strategy *st,
+                        struct gs_cluster *c, struct gs_error *err)
+{
+    struct gs_migparted *mp = NULL;
+    int rc = 0;
+    if (st->mig && (rc = gs_simbuild_migparted(sc, &mp, err)))
+        return rc;
+    gs_cluster_init(c);
+    for (int gi = 0; gi < sc->ngroups && !rc; gi++)
+        rc = build_group(sc, st, gi, mp, c, err);
+    gs_migparted_free(mp);
+    return rc;
+}
+
+void gs_simbuild_share_ok(const struct gs_scenario *sc, const struct gs_cluster *c,
+                          uint8_t share_ok[GS_SC_MAX_CLASSES])
+{
+    for (int k = 0; k < sc->nclasses; k++) {
+        for (int g = 0; g < c->ngpus; g++) {
+            const struct gs_gpu *gpu = &c->gpus[g];
+            const struct gs_gpu_model *m = gs_catalog_get(gpu->model);
+            int32_t need = sc->classes[k].gpu_mem_mib;
+            if (gpu->mode == GS_GPU_TIMESLICE && (int64_t)m->mem_mib >= need)
+                share_ok[k] |= 1;
+            if (gpu->mode == GS_GPU_MPS && (int64_t)m->mem_mib / gpu->replicas >= need)
+                share_ok[k] |= 2;
+        }
+    }
+}
+
+int gs_simbuild_tenants(const struct gs_scenario *sc, const struct gs_cluster *c, bool queues,
+                        struct gs_tenants *t, struct gs_error *err)
+{
+    for (int i = 0; queues && i < sc->ntenants; i++) {
+        const struct gs_sc_tenant *tn = &sc->tenants[i];
+        int q = gs_tenants_add_queue(t, tn->name, NULL, tn->weight > 0 ? tn->weight : 1, 0, err);
+        if (q < 0)
+            return q;
+        char qty[32];
+        int rc;
+        for (int k = 0; k < tn->nquota; k++) {
+            snprintf(qty, sizeof(qty), "%lld", (long long)tn->quota_value[k]);
+            if ((rc = gs_tenants_set(t, &t->q[q].deserved, tn->quota_name[k], qty, err)))
+                return rc;
+        }
+        for (int k = 0; k < tn->nlimit; k++) {
+            snprintf(qty, sizeof(qty), "%lld", (long long)tn->limit_value[k]);
+            if ((rc = gs_tenants_set(t, &t->q[q].limit, tn->limit_name[k], qty, err)))
+                return rc;
+        }
+    }
+    struct gs_cluster_totals tot;
+    gs_cluster_totals(c, &tot);
+    t->cap.v[GS_QR_UNITS] = (int64_t)(tot.units_cap * 1000);
+    for (int n = 0; n < c->nnodes; n++) {
+        t->cap.v[GS_QR_CPU] += c->nodes[n].cpu_cap;
+        t->cap.v[GS_QR_MEM] += c->nodes[n].mem_cap;
+    }
+    return 0;
+}
+
+void gs_simbuild_request(const struct gs_scenario *sc, const struct gs_strategy *st,
+                         const uint8_t *share_ok, int ki, struct gs_request *r, bool *shared)
+{
+    const struct gs_sc_class *k = &sc->classes[ki];
+    memset(r, 0, sizeof(*r));
+    r->cpu_milli = k->cpu_milli;
+    r->mem_mib = k->mem_mib;
+    *shared = false;
+    if (st->mig && k->mig[0]) {
+        r->kind = GS_REQ_MIG;
+        r->gpus = 1;
+        snprintf(r->mig, sizeof(r->mig), "%s", k->mig);
+        return;
+    }
+    int gpus = k->gpus;
+    if (gpus == 0 && k->mig[0])
+        gpus = 1; /* a MIG-sized workload asks one GPU when MIG is off */
+    if (gpus == 0) {
+        r->kind = GS_REQ_NONE;
+        return;
+    }
+    r->kind = GS_REQ_GPU;
+    r->gpus = (uint8_t)gpus;
+    r->milli = GS_MILLI;
+    r->gpu_mem_mib = k->gpu_mem_mib; /* whole GPUs: the model must be large enough */
+    if (st->share == GS_SM_NONE)
+        return;
+    /* which replicas this class may take under the strategy */
+    uint8_t modes = st->share == GS_SM_TIMESLICING ? 1 : st->share == GS_SM_MPS ? 2 : 3;
+    uint8_t ok = k->share & modes & share_ok[ki];
+    r->nsel = 1;
+    snprintf(r->sel[0].key, sizeof(r->sel[0].key), "nvidia.com/gpu.sharing-strategy");
+    if (!ok) {
+        /* dedicated GPUs, as an operator pins training to unshared nodes */
+        snprintf(r->sel[0].val, sizeof(r->sel[0].val), "none");
+        return;
+    }
+    *shared = true;
+    if (ok == 3)
+        r->nsel = 0;
+    else
+        snprintf(r->sel[0].val, sizeof(r->sel[0].val), "%s", ok == 1 ? "time-slicing" : "mps");
+    if ((ok & 1) && !st->mem_aware)
+        r->gpu_mem_mib = 0; /* the stock device plugin knows no GPU memory */
+}
