@@ -1,5 +1,5 @@
 /* frag.c - FGD's fragmentation measure and a per-thread memo keyed by node state; the fgd
- * and gpusched placement policies (engine.c) call it for every candidate node. */
+ * and gpusched placement policies (policy.c) call it for every candidate node. */
 #include "frag.h"
 #include "../base/hash.h"
 

@@ -2,6 +2,8 @@
  * the Kubernetes adapters. */
 #include "workload.h"
 
+#include "../base/hash.h"
+
 double gs_request_units(const struct gs_request *r, int model)
 {
     switch (r->kind) {
@@ -53,4 +55,24 @@ int gs_request_affinity(const struct gs_request *r)
     default:
         return 5;
     }
+}
+
+/* Signature of everything in a request that filters or scores read. */
+uint64_t gs_request_sig(const struct gs_request *r)
+{
+    uint64_t h = gs_hash_combine(0x6a09e667f3bcc908ULL, (uint64_t)r->cpu_milli);
+    h = gs_hash_combine(h, (uint64_t)r->mem_mib);
+    h = gs_hash_combine(h, (uint64_t)r->kind | (uint64_t)r->gpus << 8 |
+                               (uint64_t)(uint16_t)r->milli << 16 | (uint64_t)r->model_mask << 32);
+    h = gs_hash_combine(h, (uint64_t)(uint32_t)r->gpu_mem_mib | (uint64_t)r->nsel << 32);
+    for (const char *p = r->mig; *p && p < r->mig + sizeof(r->mig); p++)
+        h = gs_hash_combine(h, (uint64_t)(unsigned char)*p);
+    for (int i = 0; i < r->nsel && i < GS_MAX_SELECTOR; i++) {
+        for (const char *p = r->sel[i].key; *p && p < r->sel[i].key + GS_LABEL_KEY_MAX; p++)
+            h = gs_hash_combine(h, (uint64_t)(unsigned char)*p);
+        h = gs_hash_combine(h, '=');
+        for (const char *p = r->sel[i].val; *p && p < r->sel[i].val + GS_LABEL_VAL_MAX; p++)
+            h = gs_hash_combine(h, (uint64_t)(unsigned char)*p);
+    }
+    return h | 1; /* 0 marks an empty cache way */
 }

@@ -39,7 +39,7 @@ double gs_request_units(const struct gs_request *r, int model);
 /* Total milli-GPU of a milli-accounted request (gpus x milli), 0 for MIG/NONE. */
 int64_t gs_request_total_milli(const struct gs_request *r);
 /* 64-bit signature of every field filters and scores read (never 0): equal requests have
- * equal signatures. Implemented in engine.c. */
+ * equal signatures. */
 uint64_t gs_request_sig(const struct gs_request *r);
 /* Shape tag for GpuClustering: 0 share, 1..4 for 1/2/4/8 GPUs, 5 other, -1 none. */
 int gs_request_affinity(const struct gs_request *r);

@@ -13,6 +13,40 @@ int gs__annot_bad(struct gs_error *err, const char *name, const char *path, cons
     return gs_error_set(err, GS_EINVAL, "%s annotation: %s: %s", name, path, what);
 }
 
+int gs__annot_known(const json_t *o, const char *name, const char *path, const char *const *keys,
+                    const char *expect, struct gs_error *err)
+{
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)o, key, v)
+    {
+        bool known = false;
+        for (int k = 0; keys[k] && !known; k++)
+            known = strcmp(key, keys[k]) == 0;
+        if (known)
+            continue;
+        char p[96], what[160];
+        snprintf(p, sizeof(p), "%s%s%.40s", path, *path ? "." : "", key);
+        snprintf(what, sizeof(what), "unknown field (expected %s)", expect);
+        return gs__annot_bad(err, name, p, what);
+    }
+    return 0;
+}
+
+int gs__annot_index(const json_t *g, const char *name, const char *path, int max, int *out,
+                    struct gs_error *err)
+{
+    const json_t *i = json_object_get(g, "i");
+    if (!json_is_integer(i) || json_integer_value(i) < 0 || json_integer_value(i) >= max) {
+        char p[96];
+        snprintf(p, sizeof(p), "%s.i", path);
+        return gs_error_set(err, GS_EINVAL, "%s annotation: %s: expected a GPU index 0 to %d", name,
+                            p, max - 1);
+    }
+    *out = (int)json_integer_value(i);
+    return 0;
+}
+
 json_t *gs__annot_load(const char *name, const char *text, size_t len, size_t max, int version,
                        const char *const *keys, const char *expect, struct gs_error *err)
 {
@@ -33,19 +67,7 @@ json_t *gs__annot_load(const char *name, const char *text, size_t len, size_t ma
         json_decref(o);
         return NULL;
     }
-    const char *key;
-    const json_t *v;
-    json_object_foreach(o, key, v)
-    {
-        bool known = false;
-        for (int k = 0; keys[k] && !known; k++)
-            known = strcmp(key, keys[k]) == 0;
-        if (known)
-            continue;
-        char p[64];
-        snprintf(p, sizeof(p), "%.40s", key);
-        snprintf(what, sizeof(what), "unknown field (expected %s)", expect);
-        gs__annot_bad(err, name, p, what);
+    if (gs__annot_known(o, name, "", keys, expect, err)) {
         json_decref(o);
         return NULL;
     }

@@ -15,6 +15,16 @@ struct gs_error;
 /* GS_EINVAL with "<name> annotation: <path>: <what>". */
 int gs__annot_bad(struct gs_error *err, const char *name, const char *path, const char *what);
 
+/* Refuse a field of o that is not in keys (NULL-terminated): "<path>.<key>: unknown field
+ * (expected <expect>)", "<key>: ..." when path is "" (the top). Returns 0 or GS_EINVAL. */
+int gs__annot_known(const json_t *o, const char *name, const char *path, const char *const *keys,
+                    const char *expect, struct gs_error *err);
+
+/* An entry's "i", a GPU index 0..max-1, into *out. Returns 0 or GS_EINVAL ("<path>.i: expected
+ * a GPU index 0 to <max-1>"). */
+int gs__annot_index(const json_t *g, const char *name, const char *path, int max, int *out,
+                    struct gs_error *err);
+
 /* Load text (len bytes, at most max) as an object of version `version` whose fields are all in
  * keys (NULL-terminated; expect lists them for the message). Returns a new reference, or NULL
  * with err set. */

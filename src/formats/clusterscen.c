@@ -287,86 +287,186 @@ static const char *kind_name(int k)
     return gs_class_kind_name((enum gs_class_kind)k);
 }
 
-int gs_cluster_scenario(const json_t *nodes, const json_t *pods, double now_s, double window_s,
-                        struct gs_buf *y, char **node_names, struct gs_error *err)
-{
-    struct ngroup *grp = calloc(MAX_NODE_GROUPS, sizeof(*grp));
-    struct pclass *cls = calloc(MAX_SEEN, sizeof(*cls));
-    /* node name -> group, for the pods' sharing */
-    size_t nn = json_array_size(nodes);
-    char(*nname)[GS_KNAME_MAX] = calloc(nn ? nn : 1, sizeof(*nname));
-    int *ngi = calloc(nn ? nn : 1, sizeof(int));
-    int ng = 0, nc = 0, rc = 0, skipped_models = 0, dropped = 0, gpu_pods = 0;
+/* What gs_cluster_scenario gathers before writing: node groups, pod classes, and notes on
+ * what was left out. */
+struct live {
+    struct ngroup *grp;
+    int ng;
+    struct pclass *cls;
+    int nc;
+    size_t nn;
+    char (*nname)[GS_KNAME_MAX]; /* node name -> group, for the pods' sharing */
+    int *ngi;
     struct gs_buf notes;
-    gs_buf_init(&notes, 0);
-    if (!grp || !cls || !nname || !ngi) {
-        rc = gs_error_set(err, GS_ENOMEM, "out of memory");
-        goto out;
+    int skipped_models, dropped, gpu_pods;
+};
+
+/* Count node n into its group, a new one when its shape is new: the group's index, or -1
+ * when left out (noted). *oom is set when the node's name could not be recorded. */
+static int group_add(struct live *lc, const struct gs_kube_node *n, const struct ngroup *g,
+                     bool *oom)
+{
+    int k = 0;
+    while (k < lc->ng && strcmp(lc->grp[k].key, g->key) != 0)
+        k++;
+    if (k == lc->ng) {
+        if (lc->ng == MAX_NODE_GROUPS) {
+            gs_buf_printf(&lc->notes, "# node %s left out: more than %d node groups\n", n->name,
+                          MAX_NODE_GROUPS);
+            return -1;
+        }
+        struct ngroup *grp = lc->grp;
+        int ng = lc->ng;
+        grp[ng] = *g;
+        gs_buf_init(&grp[ng].names, 0);
+        char base[40];
+        sanitize(gs_catalog_get(g->model)->name, base, sizeof(base));
+        int same = 0;
+        for (int j = 0; j < ng; j++)
+            same += strncmp(grp[j].name, base, strlen(base)) == 0;
+        if (same)
+            snprintf(grp[ng].name, sizeof(grp[ng].name), "%s-%d", base, same + 1);
+        else
+            snprintf(grp[ng].name, sizeof(grp[ng].name), "%s", base);
+        lc->ng++;
+    } else {
+        if (g->cpu_milli < lc->grp[k].cpu_milli)
+            lc->grp[k].cpu_milli = g->cpu_milli;
+        if (g->mem_mib < lc->grp[k].mem_mib)
+            lc->grp[k].mem_mib = g->mem_mib;
     }
-    for (size_t i = 0; i < nn && !rc; i++) {
+    lc->grp[k].nodes++;
+    char safe[GS_KNAME_MAX]; /* names go into YAML comments and a shell script */
+    sanitize(n->name, safe, sizeof(safe));
+    if (gs_buf_printf(&lc->grp[k].names, "%s%s", lc->grp[k].names.len ? " " : "", safe))
+        *oom = true;
+    return k;
+}
+
+/* The nodes into groups (lc->ngi[i]: node i's group, -1 when left out). Returns 0 or an error
+ * in err. */
+static int read_nodes(struct live *lc, const json_t *nodes, struct gs_error *err)
+{
+    int rc = 0;
+    for (size_t i = 0; i < lc->nn && !rc; i++) {
         struct gs_kube_node n;
         struct gs_error e;
         gs_error_init(&e);
-        ngi[i] = -1;
+        lc->ngi[i] = -1;
         if (gs_kube_node_read(json_array_get(nodes, i), &n, &e)) {
-            gs_buf_printf(&notes, "# node left out: %s\n", e.msg);
+            gs_buf_printf(&lc->notes, "# node left out: %s\n", e.msg);
             continue;
         }
-        snprintf(nname[i], sizeof(nname[i]), "%s", n.name);
+        snprintf(lc->nname[i], sizeof(lc->nname[i]), "%s", n.name);
         struct ngroup g;
         int s = node_setup(&n, &g);
         if (s == 2) {
             const char *p = gs_kube_label(&n, "nvidia.com/gpu.product");
-            gs_buf_printf(&notes,
+            gs_buf_printf(&lc->notes,
                           "# node %s left out: GPU model '%s' is not in gpusched's catalog\n",
                           n.name, p ? p : "(no nvidia.com/gpu.product label)");
-            skipped_models++;
+            lc->skipped_models++;
         }
         if (s) {
             gs_kube_node_release(&n);
             continue;
         }
-        int k = 0;
-        while (k < ng && strcmp(grp[k].key, g.key) != 0)
-            k++;
-        if (k == ng) {
-            if (ng == MAX_NODE_GROUPS) {
-                gs_buf_printf(&notes, "# node %s left out: more than %d node groups\n", n.name,
-                              MAX_NODE_GROUPS);
-                gs_kube_node_release(&n);
-                continue;
-            }
-            grp[ng] = g;
-            gs_buf_init(&grp[ng].names, 0);
-            char base[40];
-            sanitize(gs_catalog_get(g.model)->name, base, sizeof(base));
-            int same = 0;
-            for (int j = 0; j < ng; j++)
-                same += strncmp(grp[j].name, base, strlen(base)) == 0;
-            if (same)
-                snprintf(grp[ng].name, sizeof(grp[ng].name), "%s-%d", base, same + 1);
-            else
-                snprintf(grp[ng].name, sizeof(grp[ng].name), "%s", base);
-            ng++;
-        } else {
-            if (g.cpu_milli < grp[k].cpu_milli)
-                grp[k].cpu_milli = g.cpu_milli;
-            if (g.mem_mib < grp[k].mem_mib)
-                grp[k].mem_mib = g.mem_mib;
-        }
-        grp[k].nodes++;
-        char safe[GS_KNAME_MAX]; /* names go into YAML comments and a shell script */
-        sanitize(n.name, safe, sizeof(safe));
-        if (gs_buf_printf(&grp[k].names, "%s%s", grp[k].names.len ? " " : "", safe))
+        bool oom = false;
+        int k = group_add(lc, &n, &g, &oom);
+        if (oom)
             rc = gs_error_set(err, GS_ENOMEM, "out of memory");
-        ngi[i] = k;
+        if (k >= 0)
+            lc->ngi[i] = k;
         gs_kube_node_release(&n);
     }
-    if (!rc && ng == 0)
+    if (!rc && lc->ng == 0)
         rc = gs_error_set(err, GS_EINVAL,
                           "no GPU node of a known model in the cluster (%d left out for their "
                           "model): nothing to advise on",
-                          skipped_models);
+                          lc->skipped_models);
+    return rc;
+}
+
+/* A new class for pod p (its key, owner and shape), or NULL when MAX_SEEN are taken. */
+static struct pclass *class_new(struct live *lc, const json_t *obj, const struct gs_kube_pod *p,
+                                const char *key, const char *okind, const char *oname, bool service)
+{
+    if (lc->nc == MAX_SEEN)
+        return NULL;
+    struct pclass *cls = lc->cls;
+    struct pclass *c = &cls[lc->nc++];
+    int nc = lc->nc;
+    snprintf(c->key, sizeof(c->key), "%s", key);
+    sanitize(p->ns, c->ns, sizeof(c->ns)); /* a DNS label from a real API server */
+    char nm[200];
+    snprintf(nm, sizeof(nm), "%s-%s", p->ns, oname);
+    sanitize(nm, c->name, 48);
+    for (int j = 0, dup = 1; j < nc - 1; j++)
+        if (strcmp(cls[j].name, c->name) == 0) {
+            char b[56];
+            snprintf(b, sizeof(b), "%.44s-%d", c->name, ++dup);
+            snprintf(c->name, sizeof(c->name), "%s", b);
+            j = -1;
+        }
+    int kk = class_kind(label_of(obj, "labels", "gpusched.io/workload-kind"));
+    c->kind = kk >= 0                     ? kk
+              : service                   ? GS_KIND_ONLINE
+              : strcmp(okind, "Job") == 0 ? GS_KIND_TRAINING
+                                          : GS_KIND_DEV;
+    c->service = service;
+    c->gpus = p->req.kind == GS_REQ_MIG ? 1 : p->req.gpus;
+    if (p->req.kind == GS_REQ_MIG)
+        snprintf(c->mig, sizeof(c->mig), "%s", p->req.mig);
+    c->cpu_milli = p->req.cpu_milli;
+    c->mem_mib = p->req.mem_mib;
+    c->priority = p->priority;
+    return c;
+}
+
+/* One GPU pod counted into its class c: priority, arrivals, utilisation, sharing, run times.
+ * Returns 0 or GS_ENOMEM. */
+static int class_count(struct live *lc, struct pclass *c, const json_t *obj,
+                       const struct gs_kube_pod *p, bool live, bool recent, double now_s)
+{
+    if (p->priority > c->priority)
+        c->priority = p->priority;
+    if (recent)
+        c->created++;
+    if (live)
+        c->current++;
+    c->gpu_weight += gs_request_units(&p->req, -1);
+    const char *u = label_of(obj, "annotations", "gpusched.io/gpu-utilization");
+    if (u) {
+        char *end;
+        double v = strtod(u, &end);
+        if (end != u && !*end && v >= 0 && v <= 1) {
+            c->util_sum += v;
+            c->util_n++;
+        }
+    }
+    for (size_t j = 0; p->node[0] && j < lc->nn; j++)
+        if (strcmp(lc->nname[j], p->node) == 0 && lc->ngi[j] >= 0 && !c->mig[0]) {
+            int s = lc->grp[lc->ngi[j]].sharing;
+            c->share |= (uint8_t)(s == 1 ? 1 : s == 2 ? 2 : 0);
+        }
+    double started = time_field(obj, "status", "startTime");
+    double fin = finished_at(obj);
+    if (!live && started > 0 && fin > started) {
+        if (add_dur(c, fin - started))
+            return GS_ENOMEM;
+    } else if (live && started > 0 && now_s > started) {
+        c->age_sum += now_s - started;
+        c->nage++;
+    }
+    return 0;
+}
+
+/* The GPU pods that run, wait or were created in the window, into classes by namespace,
+ * owner and shape. Returns 0 or an error in err. */
+static int read_pods(struct live *lc, const json_t *pods, double now_s, double window_s,
+                     struct gs_error *err)
+{
+    int rc = 0;
     size_t np = json_array_size(pods);
     for (size_t i = 0; i < np && !rc; i++) {
         const json_t *obj = json_array_get(pods, i);
@@ -379,13 +479,12 @@ int gs_cluster_scenario(const json_t *nodes, const json_t *pods, double now_s, d
         if (!gpu)
             continue;
         double created = time_field(obj, "metadata", "creationTimestamp");
-        double started = time_field(obj, "status", "startTime");
         bool live =
             strcmp(p.phase, "Pending") == 0 || strcmp(p.phase, "Running") == 0 || !p.phase[0];
         bool recent = created > 0 && created >= now_s - window_s;
         if (!live && !recent)
             continue;
-        gpu_pods++;
+        lc->gpu_pods++;
         char okind[32], oname[GS_KNAME_MAX];
         owner_of(obj, okind, sizeof(okind), oname, sizeof(oname));
         bool service = strcmp(okind, "Deployment") == 0 || strcmp(okind, "StatefulSet") == 0;
@@ -395,102 +494,38 @@ int gs_cluster_scenario(const json_t *nodes, const json_t *pods, double now_s, d
                  p.req.kind == GS_REQ_MIG ? p.req.mig : "", (long long)p.req.cpu_milli,
                  (long long)p.req.mem_mib);
         int k = 0;
-        while (k < nc && strcmp(cls[k].key, key) != 0)
+        while (k < lc->nc && strcmp(lc->cls[k].key, key) != 0)
             k++;
-        if (k == nc) {
-            if (nc == MAX_SEEN) {
-                dropped++;
-                continue;
-            }
-            struct pclass *c = &cls[nc++];
-            snprintf(c->key, sizeof(c->key), "%s", key);
-            sanitize(p.ns, c->ns, sizeof(c->ns)); /* a DNS label from a real API server */
-            char nm[200];
-            snprintf(nm, sizeof(nm), "%s-%s", p.ns, oname);
-            sanitize(nm, c->name, 48);
-            for (int j = 0, dup = 1; j < nc - 1; j++)
-                if (strcmp(cls[j].name, c->name) == 0) {
-                    char b[56];
-                    snprintf(b, sizeof(b), "%.44s-%d", c->name, ++dup);
-                    snprintf(c->name, sizeof(c->name), "%s", b);
-                    j = -1;
-                }
-            int kk = class_kind(label_of(obj, "labels", "gpusched.io/workload-kind"));
-            c->kind = kk >= 0                     ? kk
-                      : service                   ? GS_KIND_ONLINE
-                      : strcmp(okind, "Job") == 0 ? GS_KIND_TRAINING
-                                                  : GS_KIND_DEV;
-            c->service = service;
-            c->gpus = p.req.kind == GS_REQ_MIG ? 1 : p.req.gpus;
-            if (p.req.kind == GS_REQ_MIG)
-                snprintf(c->mig, sizeof(c->mig), "%s", p.req.mig);
-            c->cpu_milli = p.req.cpu_milli;
-            c->mem_mib = p.req.mem_mib;
-            c->priority = p.priority;
+        struct pclass *c =
+            k < lc->nc ? &lc->cls[k] : class_new(lc, obj, &p, key, okind, oname, service);
+        if (!c) {
+            lc->dropped++;
+            continue;
         }
-        struct pclass *c = &cls[k];
-        if (p.priority > c->priority)
-            c->priority = p.priority;
-        if (recent)
-            c->created++;
-        if (live)
-            c->current++;
-        c->gpu_weight += gs_request_units(&p.req, -1);
-        const char *u = label_of(obj, "annotations", "gpusched.io/gpu-utilization");
-        if (u) {
-            char *end;
-            double v = strtod(u, &end);
-            if (end != u && !*end && v >= 0 && v <= 1) {
-                c->util_sum += v;
-                c->util_n++;
-            }
-        }
-        for (size_t j = 0; p.node[0] && j < nn; j++)
-            if (strcmp(nname[j], p.node) == 0 && ngi[j] >= 0 && !c->mig[0]) {
-                int s = grp[ngi[j]].sharing;
-                c->share |= (uint8_t)(s == 1 ? 1 : s == 2 ? 2 : 0);
-            }
-        double fin = finished_at(obj);
-        if (!live && started > 0 && fin > started) {
-            if (add_dur(c, fin - started))
-                rc = gs_error_set(err, GS_ENOMEM, "out of memory");
-        } else if (live && started > 0 && now_s > started) {
-            c->age_sum += now_s - started;
-            c->nage++;
-        }
+        if (class_count(lc, c, obj, &p, live, recent, now_s))
+            rc = gs_error_set(err, GS_ENOMEM, "out of memory");
     }
-    if (!rc && gpu_pods == 0)
+    if (!rc && lc->gpu_pods == 0)
         rc = gs_error_set(err, GS_EINVAL,
                           "no pod in the cluster asks for GPUs (running, pending, or created in "
                           "the last %.0fs): no workload to simulate",
                           window_s);
-    if (rc)
-        goto out;
-    qsort(cls, (size_t)nc, sizeof(*cls), cmp_weight);
-    if (nc > MAX_CLASSES) {
-        for (int k = MAX_CLASSES; k < nc; k++)
-            gs_buf_printf(&notes, "# workload left out (only the %d largest are kept): %s\n",
-                          MAX_CLASSES, cls[k].name);
-        dropped += nc - MAX_CLASSES;
-    }
-    int keep = nc < MAX_CLASSES ? nc : MAX_CLASSES;
-    /* namespaces as tenants */
-    char tenants[GS_SC_MAX_TENANTS][64];
-    int nt = 0;
-    for (int k = 0; k < keep; k++) {
-        int t = 0;
-        while (t < nt && strcmp(tenants[t], cls[k].ns) != 0)
-            t++;
-        if (t == nt && nt < GS_SC_MAX_TENANTS)
-            snprintf(tenants[nt++], sizeof(tenants[0]), "%s", cls[k].ns);
-    }
+    return rc;
+}
+
+/* The scenario's head: what it was made from, the notes, the run settings and the MIG
+ * layouts of the groups that have MIG GPUs. Returns nonzero when y ran out of memory. */
+static int write_head(struct gs_buf *y, const struct live *lc, double window_s)
+{
+    const struct ngroup *grp = lc->grp;
+    int ng = lc->ng;
     char dur[32];
     fmt_s(window_s, dur, sizeof(dur));
     int e = gs_buf_printf(y,
                           "# gpusched advise cluster: the live cluster as a scenario: %d node "
                           "group%s, %d GPU pods over the last %.0fs\n",
-                          ng, ng == 1 ? "" : "s", gpu_pods, window_s);
-    e |= gs_buf_puts(y, notes.data ? notes.data : "");
+                          ng, ng == 1 ? "" : "s", lc->gpu_pods, window_s);
+    e |= gs_buf_puts(y, lc->notes.data ? lc->notes.data : "");
     e |= gs_buf_printf(y,
                        "name: live-cluster\nseed: 42\nduration: %s\n"
                        "# no warm-up: the pods that run or wait now are there from the start,\n"
@@ -502,32 +537,38 @@ int gs_cluster_scenario(const json_t *nodes, const json_t *pods, double now_s, d
     for (int g = 0; g < ng; g++)
         for (int i = 0; i < grp[g].gpus; i++)
             any_mig |= grp[g].mig[i];
-    if (any_mig) {
-        e |= gs_buf_puts(y, "mig_configs:\n  version: v1\n  mig-configs:\n");
-        for (int g = 0; g < ng; g++) {
-            bool m = false;
-            for (int i = 0; i < grp[g].gpus; i++)
-                m |= grp[g].mig[i];
-            if (!m)
+    if (!any_mig)
+        return e;
+    e |= gs_buf_puts(y, "mig_configs:\n  version: v1\n  mig-configs:\n");
+    for (int g = 0; g < ng; g++) {
+        bool m = false;
+        for (int i = 0; i < grp[g].gpus; i++)
+            m |= grp[g].mig[i];
+        if (!m)
+            continue;
+        const struct gs_gpu_model *mod = gs_catalog_get(grp[g].model);
+        e |= gs_buf_printf(y, "    live-%s:\n", grp[g].name);
+        for (int i = 0; i < grp[g].gpus; i++) {
+            e |= gs_buf_printf(y, "      - devices: [%d]\n        mig-enabled: %s\n", i,
+                               grp[g].mig[i] ? "true" : "false");
+            if (!grp[g].mig[i])
                 continue;
-            const struct gs_gpu_model *mod = gs_catalog_get(grp[g].model);
-            e |= gs_buf_printf(y, "    live-%s:\n", grp[g].name);
-            for (int i = 0; i < grp[g].gpus; i++) {
-                e |= gs_buf_printf(y, "      - devices: [%d]\n        mig-enabled: %s\n", i,
-                                   grp[g].mig[i] ? "true" : "false");
-                if (!grp[g].mig[i])
-                    continue;
-                e |= gs_buf_puts(y, "        mig-devices:\n");
-                for (int p = 0; p < mod->nprofiles; p++)
-                    if (grp[g].layout[i].count[p])
-                        e |= gs_buf_printf(y, "          \"%s\": %u\n", mod->profiles[p].name,
-                                           grp[g].layout[i].count[p]);
-            }
+            e |= gs_buf_puts(y, "        mig-devices:\n");
+            for (int p = 0; p < mod->nprofiles; p++)
+                if (grp[g].layout[i].count[p])
+                    e |= gs_buf_printf(y, "          \"%s\": %u\n", mod->profiles[p].name,
+                                       grp[g].layout[i].count[p]);
         }
     }
-    e |= gs_buf_puts(y, "node_groups:\n");
-    for (int g = 0; g < ng; g++) {
-        const struct ngroup *x = &grp[g];
+    return e;
+}
+
+/* The node groups, one line each with their nodes' names in a comment. */
+static int write_groups(struct gs_buf *y, const struct live *lc)
+{
+    int e = gs_buf_puts(y, "node_groups:\n");
+    for (int g = 0; g < lc->ng; g++) {
+        const struct ngroup *x = &lc->grp[g];
         bool m = false;
         for (int i = 0; i < x->gpus; i++)
             m |= x->mig[i];
@@ -543,97 +584,152 @@ int gs_cluster_scenario(const json_t *nodes, const json_t *pods, double now_s, d
                                x->sharing == 1 ? "timeslicing" : "mps", x->replicas);
         e |= gs_buf_printf(y, "}   # %s\n", x->names.data ? x->names.data : "");
     }
+    return e;
+}
+
+/* A class's arrivals and run times: replicas that run through the window, or Poisson
+ * arrivals at the rate seen with the run times seen (lognormal when they vary). */
+static int write_arrivals(struct gs_buf *y, const struct pclass *c, double window_s)
+{
+    int e = 0;
+    char d1[32], d2[32];
+    if (c->service || c->created == 0) {
+        /* replicas that run through the window (or pods all older than it) */
+        int n = c->current > 0 ? c->current : c->created;
+        double life = c->service || !c->nage ? 2 * window_s : c->age_sum / c->nage;
+        fmt_s(life, d1, sizeof(d1));
+        return gs_buf_printf(y,
+                             "    arrival: {process: fixed, interval: 0s}\n    max_jobs: %d\n"
+                             "    duration: {dist: fixed, mean: %s}\n",
+                             n > 0 ? n : 1, d1);
+    }
+    e |= gs_buf_printf(y, "    arrival: {process: poisson, per_hour: %.4g}\n",
+                       c->created / (window_s / 3600));
+    if (c->ndur >= 2) {
+        double sl = 0, sl2 = 0;
+        for (int i = 0; i < c->ndur; i++) {
+            double l = log(c->dur[i] > 1 ? c->dur[i] : 1);
+            sl += l;
+            sl2 += l * l;
+        }
+        double mu = sl / c->ndur, var = sl2 / c->ndur - mu * mu;
+        double sigma = var > 0 ? sqrt(var) : 0;
+        if (sigma < 0.05) {
+            fmt_s(exp(mu), d1, sizeof(d1));
+            e |= gs_buf_printf(y, "    duration: {dist: fixed, mean: %s}\n", d1);
+        } else {
+            fmt_s(exp(mu), d1, sizeof(d1));
+            e |= gs_buf_printf(y, "    duration: {dist: lognormal, median: %s, sigma: %.3f}\n", d1,
+                               sigma > 2 ? 2 : sigma);
+        }
+    } else {
+        double d = c->ndur == 1 ? c->dur[0] : c->nage ? c->age_sum / c->nage : 3600;
+        fmt_s(d, d2, sizeof(d2));
+        e |= gs_buf_printf(y, "    duration: {dist: fixed, mean: %s}\n", d2);
+    }
+    return e;
+}
+
+/* One class (tenant named when there are several tenants). */
+static int write_class(struct gs_buf *y, const struct pclass *c, int nt, double window_s)
+{
+    int e = gs_buf_printf(y, "  - name: %s\n", c->name);
+    if (nt > 1)
+        e |= gs_buf_printf(y, "    tenant: %s\n", c->ns);
+    e |= gs_buf_printf(y, "    kind: %s\n    priority: %d\n", kind_name(c->kind), c->priority);
+    e |= write_arrivals(y, c, window_s);
+    e |= gs_buf_printf(y, "    request: {gpus: %d, cpu: %lldm, memory: %lldMi", c->gpus,
+                       (long long)c->cpu_milli, (long long)c->mem_mib);
+    if (c->mig[0])
+        e |= gs_buf_printf(y, ", mig: %s", c->mig);
+    if (c->share)
+        e |= gs_buf_printf(y, ", share: %s",
+                           c->share == 3   ? "true"
+                           : c->share == 1 ? "timeslicing"
+                                           : "mps");
+    static const double util_default[] = {0.3, 0.5, 0.8, 0.1};
+    double util = c->util_n ? c->util_sum / c->util_n : util_default[c->kind & 3];
+    if (!c->util_n && c->mig[0]) {
+        /* a slice's pod is busy within its slice: the default is at most the slice's share
+         * of the GPU (of the first model that has the profile) */
+        for (int m = 0; m < gs_catalog_count(); m++) {
+            int pi = gs_catalog_find_profile(m, c->mig);
+            if (pi < 0)
+                continue;
+            double f = gs_mig_profile_compute_share(&gs_catalog_get(m)->profiles[pi]);
+            if (util > f)
+                util = f;
+            break;
+        }
+    }
+    e |= gs_buf_printf(y, "}\n    util: %.3g\n", util < 0.01 ? 0.01 : util);
+    return e;
+}
+
+int gs_cluster_scenario(const json_t *nodes, const json_t *pods, double now_s, double window_s,
+                        struct gs_buf *y, char **node_names, struct gs_error *err)
+{
+    struct live lc = {0};
+    lc.grp = calloc(MAX_NODE_GROUPS, sizeof(*lc.grp));
+    lc.cls = calloc(MAX_SEEN, sizeof(*lc.cls));
+    lc.nn = json_array_size(nodes);
+    lc.nname = calloc(lc.nn ? lc.nn : 1, sizeof(*lc.nname));
+    lc.ngi = calloc(lc.nn ? lc.nn : 1, sizeof(int));
+    int rc = 0;
+    gs_buf_init(&lc.notes, 0);
+    if (!lc.grp || !lc.cls || !lc.nname || !lc.ngi) {
+        rc = gs_error_set(err, GS_ENOMEM, "out of memory");
+        goto out;
+    }
+    rc = read_nodes(&lc, nodes, err);
+    if (!rc)
+        rc = read_pods(&lc, pods, now_s, window_s, err);
+    if (rc)
+        goto out;
+    qsort(lc.cls, (size_t)lc.nc, sizeof(*lc.cls), cmp_weight);
+    if (lc.nc > MAX_CLASSES) {
+        for (int k = MAX_CLASSES; k < lc.nc; k++)
+            gs_buf_printf(&lc.notes, "# workload left out (only the %d largest are kept): %s\n",
+                          MAX_CLASSES, lc.cls[k].name);
+        lc.dropped += lc.nc - MAX_CLASSES;
+    }
+    int keep = lc.nc < MAX_CLASSES ? lc.nc : MAX_CLASSES;
+    /* namespaces as tenants */
+    char tenants[GS_SC_MAX_TENANTS][64];
+    int nt = 0;
+    for (int k = 0; k < keep; k++) {
+        int t = 0;
+        while (t < nt && strcmp(tenants[t], lc.cls[k].ns) != 0)
+            t++;
+        if (t == nt && nt < GS_SC_MAX_TENANTS)
+            snprintf(tenants[nt++], sizeof(tenants[0]), "%s", lc.cls[k].ns);
+    }
+    int e = write_head(y, &lc, window_s);
+    e |= write_groups(y, &lc);
     if (nt > 1) {
         e |= gs_buf_puts(y, "tenants:\n");
         for (int t = 0; t < nt; t++)
             e |= gs_buf_printf(y, "  - {name: %s, namespace: %s}\n", tenants[t], tenants[t]);
     }
     e |= gs_buf_puts(y, "classes:\n");
-    for (int k = 0; k < keep; k++) {
-        struct pclass *c = &cls[k];
-        e |= gs_buf_printf(y, "  - name: %s\n", c->name);
-        if (nt > 1)
-            e |= gs_buf_printf(y, "    tenant: %s\n", c->ns);
-        e |= gs_buf_printf(y, "    kind: %s\n    priority: %d\n", kind_name(c->kind), c->priority);
-        char d1[32], d2[32];
-        if (c->service || c->created == 0) {
-            /* replicas that run through the window (or pods all older than it) */
-            int n = c->current > 0 ? c->current : c->created;
-            double life = c->service || !c->nage ? 2 * window_s : c->age_sum / c->nage;
-            fmt_s(life, d1, sizeof(d1));
-            e |= gs_buf_printf(y,
-                               "    arrival: {process: fixed, interval: 0s}\n    max_jobs: %d\n"
-                               "    duration: {dist: fixed, mean: %s}\n",
-                               n > 0 ? n : 1, d1);
-        } else {
-            e |= gs_buf_printf(y, "    arrival: {process: poisson, per_hour: %.4g}\n",
-                               c->created / (window_s / 3600));
-            if (c->ndur >= 2) {
-                double sl = 0, sl2 = 0;
-                for (int i = 0; i < c->ndur; i++) {
-                    double l = log(c->dur[i] > 1 ? c->dur[i] : 1);
-                    sl += l;
-                    sl2 += l * l;
-                }
-                double mu = sl / c->ndur, var = sl2 / c->ndur - mu * mu;
-                double sigma = var > 0 ? sqrt(var) : 0;
-                if (sigma < 0.05) {
-                    fmt_s(exp(mu), d1, sizeof(d1));
-                    e |= gs_buf_printf(y, "    duration: {dist: fixed, mean: %s}\n", d1);
-                } else {
-                    fmt_s(exp(mu), d1, sizeof(d1));
-                    e |= gs_buf_printf(y,
-                                       "    duration: {dist: lognormal, median: %s, sigma: %.3f}\n",
-                                       d1, sigma > 2 ? 2 : sigma);
-                }
-            } else {
-                double d = c->ndur == 1 ? c->dur[0] : c->nage ? c->age_sum / c->nage : 3600;
-                fmt_s(d, d2, sizeof(d2));
-                e |= gs_buf_printf(y, "    duration: {dist: fixed, mean: %s}\n", d2);
-            }
-        }
-        e |= gs_buf_printf(y, "    request: {gpus: %d, cpu: %lldm, memory: %lldMi", c->gpus,
-                           (long long)c->cpu_milli, (long long)c->mem_mib);
-        if (c->mig[0])
-            e |= gs_buf_printf(y, ", mig: %s", c->mig);
-        if (c->share)
-            e |= gs_buf_printf(y, ", share: %s",
-                               c->share == 3   ? "true"
-                               : c->share == 1 ? "timeslicing"
-                                               : "mps");
-        static const double util_default[] = {0.3, 0.5, 0.8, 0.1};
-        double util = c->util_n ? c->util_sum / c->util_n : util_default[c->kind & 3];
-        if (!c->util_n && c->mig[0]) {
-            /* a slice's pod is busy within its slice: the default is at most the slice's share
-             * of the GPU (of the first model that has the profile) */
-            for (int m = 0; m < gs_catalog_count(); m++) {
-                int pi = gs_catalog_find_profile(m, c->mig);
-                if (pi < 0)
-                    continue;
-                double f = gs_mig_profile_compute_share(&gs_catalog_get(m)->profiles[pi]);
-                if (util > f)
-                    util = f;
-                break;
-            }
-        }
-        e |= gs_buf_printf(y, "}\n    util: %.3g\n", util < 0.01 ? 0.01 : util);
-    }
+    for (int k = 0; k < keep; k++)
+        e |= write_class(y, &lc.cls[k], nt, window_s);
     if (e)
         rc = gs_error_set(err, GS_ENOMEM, "out of memory");
-    for (int g = 0; !rc && node_names && g < ng; g++) {
-        node_names[g] = strdup(grp[g].names.data ? grp[g].names.data : "");
+    for (int g = 0; !rc && node_names && g < lc.ng; g++) {
+        node_names[g] = strdup(lc.grp[g].names.data ? lc.grp[g].names.data : "");
         if (!node_names[g])
             rc = gs_error_set(err, GS_ENOMEM, "out of memory");
     }
 out:
-    for (int g = 0; grp && g < ng; g++)
-        gs_buf_release(&grp[g].names);
-    for (int k = 0; cls && k < nc; k++)
-        free(cls[k].dur);
-    gs_buf_release(&notes);
-    free(grp);
-    free(cls);
-    free(nname);
-    free(ngi);
+    for (int g = 0; lc.grp && g < lc.ng; g++)
+        gs_buf_release(&lc.grp[g].names);
+    for (int k = 0; lc.cls && k < lc.nc; k++)
+        free(lc.cls[k].dur);
+    gs_buf_release(&lc.notes);
+    free(lc.grp);
+    free(lc.cls);
+    free(lc.nname);
+    free(lc.ngi);
     return rc;
 }

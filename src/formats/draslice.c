@@ -146,13 +146,11 @@ static int set_counter(json_t *obj, const char *name, int64_t value)
     return json_object_set_new(obj, name, json_pack("{s:s}", "value", v));
 }
 
-/* The counter set of a partitionable GPU of model m. */
-static json_t *counter_set(const struct gs_draslice_gpu *g, const struct gs_gpu_model *m)
+/* Every counter of a whole GPU of model m into c: its compute slices, each memory slice and
+ * its media engines. Returns nonzero when one could not be set. */
+static int whole_counters(json_t *c, const struct gs_gpu_model *m)
 {
-    json_t *c = json_object();
     char name[GS_DRASLICE_NAME_MAX];
-    if (!c)
-        return NULL;
     int rc = set_counter(c, "compute-slices", m->mig_compute);
     for (int s = 0; s < m->mig_mem; s++) {
         snprintf(name, sizeof(name), "memory-slice-%d", s);
@@ -162,6 +160,17 @@ static json_t *counter_set(const struct gs_draslice_gpu *g, const struct gs_gpu_
         rc |= set_counter(c, "media-extension", 1);
     if (has_media(m, GS_MIG_MEDIA_ALL))
         rc |= set_counter(c, "media-engines", m->mig_mem);
+    return rc;
+}
+
+/* The counter set of a partitionable GPU of model m. */
+static json_t *counter_set(const struct gs_draslice_gpu *g, const struct gs_gpu_model *m)
+{
+    json_t *c = json_object();
+    char name[GS_DRASLICE_NAME_MAX];
+    if (!c)
+        return NULL;
+    int rc = whole_counters(c, m);
     for (int p = 0; p < m->nprofiles; p++) {
         if (!instance_counter(m, &m->profiles[p]))
             continue;
@@ -189,15 +198,7 @@ static json_t *consumes(const struct gs_draslice_gpu *g, const struct gs_gpu_mod
     int rc = 0;
     char name[GS_DRASLICE_NAME_MAX];
     if (profile < 0) {
-        rc |= set_counter(c, "compute-slices", m->mig_compute);
-        for (int s = 0; s < m->mig_mem; s++) {
-            snprintf(name, sizeof(name), "memory-slice-%d", s);
-            rc |= set_counter(c, name, 1);
-        }
-        if (has_media(m, GS_MIG_MEDIA_EXT))
-            rc |= set_counter(c, "media-extension", 1);
-        if (has_media(m, GS_MIG_MEDIA_ALL))
-            rc |= set_counter(c, "media-engines", m->mig_mem);
+        rc |= whole_counters(c, m);
     } else {
         const struct gs_mig_profile *p = &m->profiles[profile];
         rc |= set_counter(c, "compute-slices", p->compute);

@@ -18,14 +18,6 @@ static int bad(struct gs_error *err, const char *path, const char *what)
     return gs__annot_bad(err, GS_INVENTORY_ANNOTATION, path, what);
 }
 
-static bool one_of(const char *key, const char *const *keys)
-{
-    for (; *keys; keys++)
-        if (strcmp(key, *keys) == 0)
-            return true;
-    return false;
-}
-
 static int copy_str(const json_t *v, char *out, size_t size, bool required, const char *path,
                     struct gs_error *err)
 {
@@ -82,25 +74,12 @@ static int read_gpu(const json_t *g, struct gs_inv_gpu *out, const char *path, s
     char p[96];
     if (!json_is_object(g))
         return bad(err, path, "expected an object");
-    const char *key;
-    const json_t *v;
-    json_object_foreach((json_t *)g, key, v)
-    {
-        if (!one_of(key, keys)) {
-            snprintf(p, sizeof(p), "%s.%.40s", path, key);
-            return bad(err, p,
-                       "unknown field (expected i, uuid, model, mem, health, mig, sharing, "
-                       "replicas)");
-        }
-    }
+    if (gs__annot_known(g, GS_INVENTORY_ANNOTATION, path, keys,
+                        "i, uuid, model, mem, health, mig, sharing, replicas", err))
+        return GS_EINVAL;
     memset(out, 0, sizeof(*out));
-    const json_t *i = json_object_get(g, "i");
-    snprintf(p, sizeof(p), "%s.i", path);
-    if (!json_is_integer(i) || json_integer_value(i) < 0 ||
-        json_integer_value(i) >= GS_MAX_GPUS_NODE)
-        return gs_error_set(err, GS_EINVAL, "%s annotation: %s: expected a GPU index 0 to %d",
-                            GS_INVENTORY_ANNOTATION, p, GS_MAX_GPUS_NODE - 1);
-    out->index = (int)json_integer_value(i);
+    if (gs__annot_index(g, GS_INVENTORY_ANNOTATION, path, GS_MAX_GPUS_NODE, &out->index, err))
+        return GS_EINVAL;
     snprintf(p, sizeof(p), "%s.uuid", path);
     if (copy_str(json_object_get(g, "uuid"), out->uuid, sizeof(out->uuid), true, p, err))
         return GS_EINVAL;
@@ -133,6 +112,7 @@ static int read_gpu(const json_t *g, struct gs_inv_gpu *out, const char *path, s
                                 GS_INVENTORY_ANNOTATION, p, json_array_size(mig), GS_INV_MAX_INST);
         out->mode = GS_GPU_MIG;
         size_t k;
+        const json_t *v;
         json_array_foreach(mig, k, v)
         {
             snprintf(p, sizeof(p), "%s.mig[%zu]", path, k);

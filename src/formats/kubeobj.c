@@ -180,21 +180,10 @@ static int read_resources(const char *who, const char *path, const json_t *res, 
     return 0;
 }
 
-int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *err)
+/* A pod's scalars beyond its name (state, node, scheduler, priority, start) and its labels. */
+static void pod_fields(const json_t *obj, const json_t *md, const json_t *spec, const json_t *st,
+                       struct gs_kube_pod *p)
 {
-    memset(p, 0, sizeof(*p));
-    if (!json_is_object(obj))
-        return gs_error_set(err, GS_EINVAL, "pod: expected a JSON object");
-    const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec"),
-                 *st = json_object_get(obj, "status");
-    copy(p->ns, sizeof(p->ns), jstr(md, "namespace"));
-    copy(p->name, sizeof(p->name), jstr(md, "name"));
-    copy(p->uid, sizeof(p->uid), jstr(md, "uid"));
-    copy(p->rv, sizeof(p->rv), jstr(md, "resourceVersion"));
-    if (!p->name[0] || !json_is_object(spec))
-        return gs_error_set(err, GS_EINVAL, "pod: metadata.name and spec are required");
-    char who[GS_KNAME_MAX + 70];
-    snprintf(who, sizeof(who), "pod %s/%s", p->ns, p->name);
     p->terminating = json_object_get(md, "deletionTimestamp") != NULL;
     const char *dev = jstr(json_object_get(md, "annotations"), GS_DEVICES_ANNOTATION);
     copy(p->devices, sizeof(p->devices), dev);
@@ -227,7 +216,13 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
         copy(p->labels[p->nlabels].val, GS_LABEL_VAL_MAX, json_string_value(lv));
         p->nlabels++;
     }
+}
 
+/* The pod's effective request as kube-scheduler counts it: max(sum of containers, each init
+ * container), sidecars on both sides, plus spec.overhead. Returns 0 or an error in err. */
+static int pod_totals(const char *who, const json_t *spec, struct res_sum *tot,
+                      struct gs_error *err)
+{
     /* effective request: max(sum of containers, each init container) */
     struct res_sum total = {0}, init_max = {0};
     const json_t *containers = json_object_get(spec, "containers");
@@ -298,45 +293,54 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
         total.mem_bytes += o.mem_bytes;
         res_merge(&total, &o, false);
     }
+    *tot = total;
+    return 0;
+}
+
+/* The engine's request (and the pod's bytes and other resources) from the totals: one kind of
+ * GPU device at most, within the engine's bounds. Returns 0 or an error in err. */
+static int pod_request(const char *who, const struct res_sum *t, struct gs_kube_pod *p,
+                       struct gs_error *err)
+{
     /* the engine counts memory in MiB, rounded down here and up on nodes, so it never refuses
      * what fits to the byte; the scheduler checks the bytes (and the other resources) */
-    p->mem_bytes = total.mem_bytes;
-    p->nres = total.nres;
-    memcpy(p->res, total.res, sizeof(p->res[0]) * (size_t)total.nres);
-    if (total.res_over)
+    p->mem_bytes = t->mem_bytes;
+    p->nres = t->nres;
+    memcpy(p->res, t->res, sizeof(p->res[0]) * (size_t)t->nres);
+    if (t->res_over)
         snprintf(p->refused, sizeof(p->refused),
                  "spec.containers: more than %d kinds of resources besides cpu, memory and GPUs",
                  GS_MAX_POD_RES);
     struct gs_request *r = &p->req;
-    r->cpu_milli = total.cpu_milli;
-    r->mem_mib = total.mem_bytes >> 20;
-    int kinds = (total.gpus > 0) + (total.mig_count > 0) + (total.milli > 0);
+    r->cpu_milli = t->cpu_milli;
+    r->mem_mib = t->mem_bytes >> 20;
+    int kinds = (t->gpus > 0) + (t->mig_count > 0) + (t->milli > 0);
     if (kinds > 1)
         return gs_error_set(err, GS_EINVAL,
                             "%s: spec.containers: asks for more than one kind of GPU device "
                             "(nvidia.com/gpu, nvidia.com/mig-*, gpusched.io/gpu-milli)",
                             who);
-    if (total.gpus > GS_MAX_GPUS_NODE)
+    if (t->gpus > GS_MAX_GPUS_NODE)
         return gs_error_set(err, GS_EINVAL, "%s: nvidia.com/gpu: %lld GPUs, at most %d per pod",
-                            who, (long long)total.gpus, GS_MAX_GPUS_NODE);
-    if (total.mig_count > 1)
+                            who, (long long)t->gpus, GS_MAX_GPUS_NODE);
+    if (t->mig_count > 1)
         return gs_error_set(err, GS_EINVAL,
                             "%s: nvidia.com/mig-%s: %lld instances; one MIG instance per pod is "
                             "supported",
-                            who, total.mig, (long long)total.mig_count);
-    if (total.milli >= GS_MILLI)
+                            who, t->mig, (long long)t->mig_count);
+    if (t->milli >= GS_MILLI)
         return gs_error_set(err, GS_EINVAL,
                             "%s: gpusched.io/gpu-milli: %lld; a share is 1..999 (ask "
                             "nvidia.com/gpu for whole GPUs)",
-                            who, (long long)total.milli);
-    if (total.gpus > 0) {
+                            who, (long long)t->milli);
+    if (t->gpus > 0) {
         r->kind = GS_REQ_GPU;
-        r->gpus = (uint8_t)total.gpus;
+        r->gpus = (uint8_t)t->gpus;
         r->milli = GS_MILLI;
-    } else if (total.mig_count == 1) {
+    } else if (t->mig_count == 1) {
         r->kind = GS_REQ_MIG;
         r->gpus = 1;
-        copy(r->mig, sizeof(r->mig), total.mig);
+        copy(r->mig, sizeof(r->mig), t->mig);
         bool known = false;
         for (int m = 0; m < gs_catalog_count() && !known; m++)
             known = gs_catalog_find_profile(m, r->mig) >= 0;
@@ -344,13 +348,21 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
             return gs_error_set(err, GS_EINVAL,
                                 "%s: nvidia.com/mig-%s: not a MIG profile of any known GPU", who,
                                 r->mig);
-    } else if (total.milli > 0) {
+    } else if (t->milli > 0) {
         r->kind = GS_REQ_FRACTION;
         r->gpus = 1;
-        r->milli = (int16_t)total.milli;
+        r->milli = (int16_t)t->milli;
     } else {
         r->kind = GS_REQ_NONE;
     }
+    return 0;
+}
+
+/* spec.nodeSelector into the engine's selector (what fits it; sel_partial when not all). */
+static int pod_selector(const char *who, const json_t *spec, struct gs_kube_pod *p,
+                        struct gs_error *err)
+{
+    struct gs_request *r = &p->req;
     const char *key;
     const json_t *v;
     json_object_foreach(json_object_get(spec, "nodeSelector"), key, v)
@@ -369,6 +381,14 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
         copy(r->sel[r->nsel].val, GS_LABEL_VAL_MAX, json_string_value(v));
         r->nsel++;
     }
+    return 0;
+}
+
+/* The PersistentVolumeClaims of its volumes and the ResourceClaims it names. */
+static void pod_claims(const json_t *obj, const json_t *spec, struct gs_kube_pod *p)
+{
+    size_t i;
+    const json_t *c;
     /* the claims of its volumes: a generic ephemeral volume's claim is <pod>-<volume> */
     const json_t *vols = json_object_get(spec, "volumes");
     json_array_foreach(vols, i, c)
@@ -422,6 +442,12 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
         }
         copy(p->dra[p->ndra++], GS_KNAME_MAX, claim);
     }
+}
+
+static void pod_tolerations(const json_t *spec, struct gs_kube_pod *p)
+{
+    size_t i;
+    const json_t *c;
     const json_t *tols = json_object_get(spec, "tolerations");
     if (json_array_size(tols) > GS_MAX_TOLERATIONS)
         snprintf(p->refused, sizeof(p->refused), "spec.tolerations: %zu tolerations, at most %d",
@@ -441,6 +467,34 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
         copy(t->value, sizeof(t->value), tv);
         copy(t->effect, sizeof(t->effect), jstr(c, "effect"));
     }
+}
+
+int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *err)
+{
+    memset(p, 0, sizeof(*p));
+    if (!json_is_object(obj))
+        return gs_error_set(err, GS_EINVAL, "pod: expected a JSON object");
+    const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec"),
+                 *st = json_object_get(obj, "status");
+    copy(p->ns, sizeof(p->ns), jstr(md, "namespace"));
+    copy(p->name, sizeof(p->name), jstr(md, "name"));
+    copy(p->uid, sizeof(p->uid), jstr(md, "uid"));
+    copy(p->rv, sizeof(p->rv), jstr(md, "resourceVersion"));
+    if (!p->name[0] || !json_is_object(spec))
+        return gs_error_set(err, GS_EINVAL, "pod: metadata.name and spec are required");
+    char who[GS_KNAME_MAX + 70];
+    snprintf(who, sizeof(who), "pod %s/%s", p->ns, p->name);
+    pod_fields(obj, md, spec, st, p);
+    struct res_sum total;
+    int rc = pod_totals(who, spec, &total, err);
+    if (!rc)
+        rc = pod_request(who, &total, p, err);
+    if (!rc)
+        rc = pod_selector(who, spec, p, err);
+    if (rc)
+        return rc;
+    pod_claims(obj, spec, p);
+    pod_tolerations(spec, p);
     return 0;
 }
 

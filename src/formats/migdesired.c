@@ -18,27 +18,6 @@ static int bad(struct gs_error *err, const char *path, const char *what)
     return gs__annot_bad(err, GS_MIG_DESIRED_ANNOTATION, path, what);
 }
 
-/* Refuse a field of o not in keys; expect names them for the message. */
-static int known_fields(const json_t *o, const char *const *keys, const char *path,
-                        const char *expect, struct gs_error *err)
-{
-    const char *key;
-    const json_t *v;
-    json_object_foreach((json_t *)o, key, v)
-    {
-        bool known = false;
-        for (int k = 0; keys[k] && !known; k++)
-            known = strcmp(key, keys[k]) == 0;
-        if (known)
-            continue;
-        char p[96], what[96];
-        snprintf(p, sizeof(p), "%s%s%.40s", path, *path ? "." : "", key);
-        snprintf(what, sizeof(what), "unknown field (expected %s)", expect);
-        return bad(err, p, what);
-    }
-    return 0;
-}
-
 static int read_gpu(const json_t *g, struct gs_mig_desired_gpu *out, const char *path,
                     struct gs_error *err)
 {
@@ -46,16 +25,11 @@ static int read_gpu(const json_t *g, struct gs_mig_desired_gpu *out, const char 
     char p[64];
     if (!json_is_object(g))
         return bad(err, path, "expected an object with i and either mig or whole");
-    if (known_fields(g, keys, path, "i, mig, whole", err))
+    if (gs__annot_known(g, GS_MIG_DESIRED_ANNOTATION, path, keys, "i, mig, whole", err))
         return GS_EINVAL;
     memset(out, 0, sizeof(*out));
-    const json_t *i = json_object_get(g, "i");
-    snprintf(p, sizeof(p), "%s.i", path);
-    if (!json_is_integer(i) || json_integer_value(i) < 0 ||
-        json_integer_value(i) >= GS_MAX_GPUS_NODE)
-        return gs_error_set(err, GS_EINVAL, "%s annotation: %s: expected a GPU index 0 to %d",
-                            GS_MIG_DESIRED_ANNOTATION, p, GS_MAX_GPUS_NODE - 1);
-    out->index = (int)json_integer_value(i);
+    if (gs__annot_index(g, GS_MIG_DESIRED_ANNOTATION, path, GS_MAX_GPUS_NODE, &out->index, err))
+        return GS_EINVAL;
     const json_t *mig = json_object_get(g, "mig"), *whole = json_object_get(g, "whole");
     if (whole) {
         snprintf(p, sizeof(p), "%s.whole", path);

@@ -1,0 +1,36 @@
+/* engine_internal.h - the inside of struct gs_engine (engine.h), shared by the two modules
+ * that read it: engine.c, which owns it (the node search and its memo), and policy.c, whose
+ * score functions use its random generator, fragmentation memo and typical shapes. Nothing
+ * else includes this header. */
+#ifndef GS_ENGINE_INTERNAL_H
+#define GS_ENGINE_INTERNAL_H
+
+#include "../base/rng.h"
+#include "engine.h"
+#include "frag.h"
+
+#include <stdint.h>
+
+struct gs__shape_memo; /* engine.c's */
+
+struct gs_engine {
+    const struct gs_policy *policy;
+    struct gs__shape_memo *memo_shapes; /* one per recent request shape (engine.c), or NULL */
+    uint64_t tick;
+    const struct gs_typical *typ;
+    struct gs_frag_memo *memo;
+    struct gs_rng rng;
+    int max_nodes;
+    int64_t *scores;
+    int32_t *rank; /* tie-break: the lowest rank wins among equal scores */
+    int32_t *feasible;
+    struct gs_alloc *choices;
+    struct gs_kscore *kscores; /* gs_engine_place_k's scratch, allocated on first use */
+};
+
+/* policy.c: whether p is the random policy (its score is a draw: never memoised), and the
+ * fragmentation mode its scores use (an enum gs_frag_mode), -1 for none. */
+bool gs__policy_random(const struct gs_policy *p);
+int gs__policy_frag_mode(const struct gs_policy *p);
+
+#endif
