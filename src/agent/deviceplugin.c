@@ -182,6 +182,19 @@ static size_t prefer(struct gs_dp_plugin *p, const V1beta1__ContainerPreferredAl
     return n;
 }
 
+/* n container responses of size bytes each and their pointers (*ptrs), both for the caller to
+ * free; NULL when out of memory. */
+static void *room(size_t n, size_t size, void *ptrs)
+{
+    void *slots = calloc(n ? n : 1, size), *p = calloc(n ? n : 1, sizeof(void *));
+    memcpy(ptrs, &p, sizeof(p));
+    if (!slots)
+        return NULL; /* p is freed with the caller's pointers */
+    if (!p)
+        free(slots);
+    return p ? slots : NULL;
+}
+
 static int answer_preferred(struct gs_dp_plugin *p, const uint8_t *in, size_t len, uint8_t **out,
                             size_t *out_len, char *why, size_t why_size)
 {
@@ -201,10 +214,7 @@ static int answer_preferred(struct gs_dp_plugin *p, const uint8_t *in, size_t le
     if (code != GRPC_STATUS_OK)
         goto out;
     /* every array is sized by the checked request */
-    cr = calloc(nc ? nc : 1, sizeof(*cr));
-    crp = calloc(nc ? nc : 1, sizeof(*crp));
-    ids = calloc(total ? total : 1, sizeof(*ids));
-    if (!cr || !crp || !ids) {
+    if (!(cr = room(nc, sizeof(*cr), &crp)) || !(ids = calloc(total ? total : 1, sizeof(*ids)))) {
         code = gs_grpc_no_memory(why, why_size);
         goto out;
     }
@@ -284,10 +294,7 @@ static int answer_allocate(struct gs_dp_plugin *p, const uint8_t *in, size_t len
     struct container_env *e = NULL;
     if (code != GRPC_STATUS_OK)
         goto out;
-    cr = calloc(nc ? nc : 1, sizeof(*cr));
-    crp = calloc(nc ? nc : 1, sizeof(*crp));
-    e = calloc(nc ? nc : 1, sizeof(*e));
-    if (!cr || !crp || !e) {
+    if (!(cr = room(nc, sizeof(*cr), &crp)) || !(e = calloc(nc ? nc : 1, sizeof(*e)))) {
         code = gs_grpc_no_memory(why, why_size);
         goto out;
     }

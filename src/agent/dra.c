@@ -363,20 +363,6 @@ static PB(NodePrepareResourceResponse) * prepared_answer(const struct gs_dra_cla
     return r;
 }
 
-/* The claims of a request, checked, and room for the answer: n slots of size bytes (freed by
- * the caller), or NULL with *code the status (why says what). */
-static void *claims_room(PB(Claim) * *cl, size_t n, size_t size, int *code, char *why,
-                         size_t why_size)
-{
-    *code = check_claims(cl, n, why, why_size);
-    if (*code != GRPC_STATUS_OK)
-        return NULL;
-    void *slots = calloc(n ? n : 1, size);
-    if (!slots)
-        *code = gs_grpc_no_memory(why, why_size);
-    return slots;
-}
-
 /* Prepare claim q unless it is prepared: 0 (then it is in d->claims), or its error. */
 static int prepare_one(struct gs_dra *d, const PB(Claim) * q, struct gs_error *err)
 {
@@ -403,11 +389,58 @@ static int prepare_one(struct gs_dra *d, const PB(Claim) * q, struct gs_error *e
     return rc;
 }
 
+/* Each claim of a request (checked) answered by one() under d->mu, into its slot of *slots
+ * (n of size bytes) and its entry pointer, which one() stores at index k of *ptrs (n
+ * pointers); both for the caller to free. GRPC_STATUS_OK, or the status with why. */
+typedef int (*claim_fn)(struct gs_dra *d, const PB(Claim) * q, void *slot, void *ptrs, size_t k,
+                        char *why, size_t why_size);
+static int each_claim(struct gs_dra *d, PB(Claim) * *cl, size_t n, size_t size, claim_fn one,
+                      void **slots, void **ptrs, char *why, size_t why_size)
+{
+    *slots = *ptrs = NULL;
+    int code = check_claims(cl, n, why, why_size);
+    if (code != GRPC_STATUS_OK)
+        return code;
+    *slots = calloc(n ? n : 1, size);
+    *ptrs = calloc(n ? n : 1, sizeof(void *));
+    if (!*slots || !*ptrs)
+        return gs_grpc_no_memory(why, why_size);
+    pthread_mutex_lock(&d->mu);
+    for (size_t k = 0; k < n && code == GRPC_STATUS_OK; k++)
+        code = one(d, cl[k], (char *)*slots + k * size, *ptrs, k, why, why_size);
+    pthread_mutex_unlock(&d->mu);
+    return code;
+}
+
 struct prep_slot {
     PB(NodePrepareResourcesResponse__ClaimsEntry) ent;
-    PB(NodePrepareResourcesResponse__ClaimsEntry) * entp;
     PB(NodePrepareResourceResponse) * ans;
 };
+
+static int prepare_entry(struct gs_dra *d, const PB(Claim) * q, void *slot, void *ptrs, size_t k,
+                         char *why, size_t why_size)
+{
+    struct prep_slot *s = slot;
+    struct gs_error err;
+    gs_error_init(&err);
+    int rc = prepare_one(d, q, &err);
+    s->ans =
+        rc ? calloc(1, sizeof(*s->ans)) : prepared_answer(gs_draclaims_find(d->claims, q->uid));
+    if (s->ans && rc) {
+        pb_(node_prepare_resource_response__init)(s->ans);
+        s->ans->error = strdup(err.msg);
+        GS_WARN("dra", "prepare %s/%s: %s", q->namespace_, q->name, err.msg);
+    }
+    if (!s->ans || (rc && !s->ans->error))
+        return gs_grpc_no_memory(why, why_size);
+    for (size_t j = 0; j < s->ans->n_devices; j++)
+        s->ans->devices[j]->pool_name = d->node;
+    pb_(node_prepare_resources_response__claims_entry__init)(&s->ent);
+    s->ent.key = q->uid;
+    s->ent.value = s->ans;
+    ((PB(NodePrepareResourcesResponse__ClaimsEntry) **)ptrs)[k] = &s->ent;
+    return GRPC_STATUS_OK;
+}
 
 static int answer_prepare(struct gs_dra *d, const uint8_t *in, size_t len, uint8_t **out,
                           size_t *out_len, char *why, size_t size)
@@ -417,50 +450,20 @@ static int answer_prepare(struct gs_dra *d, const uint8_t *in, size_t len, uint8
     if (!req)
         return gs_grpc_invalid(why, size, "NodePrepareResourcesRequest does not decode");
     size_t n = req->n_claims;
-    int code;
-    struct prep_slot *s = claims_room(req->claims, n, sizeof(*s), &code, why, size);
-    PB(NodePrepareResourcesResponse__ClaimsEntry) **entp =
-        s ? calloc(n ? n : 1, sizeof(*entp)) : NULL;
-    if (s && !entp)
-        code = gs_grpc_no_memory(why, size);
-    if (!entp)
-        goto out;
-    pthread_mutex_lock(&d->mu);
-    for (size_t k = 0; k < n; k++) {
-        const PB(Claim) *q = req->claims[k];
-        struct gs_error err;
-        gs_error_init(&err);
-        int rc = prepare_one(d, q, &err);
-        s[k].ans = rc ? calloc(1, sizeof(*s[k].ans))
-                      : prepared_answer(gs_draclaims_find(d->claims, q->uid));
-        if (s[k].ans && rc) {
-            pb_(node_prepare_resource_response__init)(s[k].ans);
-            s[k].ans->error = strdup(err.msg);
-            GS_WARN("dra", "prepare %s/%s: %s", q->namespace_, q->name, err.msg);
-        }
-        if (!s[k].ans || (rc && !s[k].ans->error)) {
-            code = gs_grpc_no_memory(why, size);
-            break;
-        }
-        for (size_t j = 0; j < s[k].ans->n_devices; j++)
-            s[k].ans->devices[j]->pool_name = d->node;
-        pb_(node_prepare_resources_response__claims_entry__init)(&s[k].ent);
-        s[k].ent.key = q->uid;
-        s[k].ent.value = s[k].ans;
-        entp[k] = &s[k].ent;
-    }
-    pthread_mutex_unlock(&d->mu);
+    void *slots, *ptrs;
+    int code = each_claim(d, req->claims, n, sizeof(struct prep_slot), prepare_entry, &slots, &ptrs,
+                          why, size);
+    struct prep_slot *s = slots;
     if (code == GRPC_STATUS_OK) {
         PB(NodePrepareResourcesResponse) r = PB_INIT(NODE_PREPARE_RESOURCES_RESPONSE);
         r.n_claims = n;
-        r.claims = entp;
+        r.claims = ptrs;
         code = gs_grpc_pack(&r.base, out, out_len, why, size);
     }
-out:
     for (size_t k = 0; s && k < n; k++)
         free_prepared_answer(s[k].ans);
-    free(s);
-    free(entp);
+    free(slots);
+    free(ptrs);
     pb_(node_prepare_resources_request__free_unpacked)(req, NULL);
     return code;
 }
@@ -471,6 +474,28 @@ struct unprep_slot {
     char msg[GS_ERROR_MSG_MAX];
 };
 
+static int unprepare_entry(struct gs_dra *d, const PB(Claim) * q, void *slot, void *ptrs, size_t k,
+                           char *why, size_t why_size)
+{
+    struct unprep_slot *s = slot;
+    struct gs_error err;
+    gs_error_init(&err);
+    bool was = gs_draclaims_find(d->claims, q->uid) != NULL;
+    pb_(node_unprepare_resource_response__init)(&s->ans);
+    if (unprepare_claim(d, q->uid, &err)) {
+        snprintf(s->msg, sizeof(s->msg), "%s", err.msg);
+        s->ans.error = s->msg;
+        GS_WARN("dra", "unprepare %s/%s: %s", q->namespace_, q->name, err.msg);
+    } else if (was) {
+        GS_INFO("dra", "claim %s/%s (%s): unprepared", q->namespace_, q->name, q->uid);
+    }
+    pb_(node_unprepare_resources_response__claims_entry__init)(&s->ent);
+    s->ent.key = q->uid;
+    s->ent.value = &s->ans;
+    ((PB(NodeUnprepareResourcesResponse__ClaimsEntry) **)ptrs)[k] = &s->ent;
+    return GRPC_STATUS_OK;
+}
+
 static int answer_unprepare(struct gs_dra *d, const uint8_t *in, size_t len, uint8_t **out,
                             size_t *out_len, char *why, size_t size)
 {
@@ -478,42 +503,17 @@ static int answer_unprepare(struct gs_dra *d, const uint8_t *in, size_t len, uin
         pb_(node_unprepare_resources_request__unpack)(NULL, len, in);
     if (!req)
         return gs_grpc_invalid(why, size, "NodeUnprepareResourcesRequest does not decode");
-    size_t n = req->n_claims;
-    int code;
-    struct unprep_slot *s = claims_room(req->claims, n, sizeof(*s), &code, why, size);
-    PB(NodeUnprepareResourcesResponse__ClaimsEntry) **entp =
-        s ? calloc(n ? n : 1, sizeof(*entp)) : NULL;
-    if (s && !entp)
-        code = gs_grpc_no_memory(why, size);
-    if (!entp)
-        goto out;
-    pthread_mutex_lock(&d->mu);
-    for (size_t k = 0; k < n; k++) {
-        const PB(Claim) *q = req->claims[k];
-        struct gs_error err;
-        gs_error_init(&err);
-        bool was = gs_draclaims_find(d->claims, q->uid) != NULL;
-        pb_(node_unprepare_resource_response__init)(&s[k].ans);
-        if (unprepare_claim(d, q->uid, &err)) {
-            snprintf(s[k].msg, sizeof(s[k].msg), "%s", err.msg);
-            s[k].ans.error = s[k].msg;
-            GS_WARN("dra", "unprepare %s/%s: %s", q->namespace_, q->name, err.msg);
-        } else if (was) {
-            GS_INFO("dra", "claim %s/%s (%s): unprepared", q->namespace_, q->name, q->uid);
-        }
-        pb_(node_unprepare_resources_response__claims_entry__init)(&s[k].ent);
-        s[k].ent.key = q->uid;
-        s[k].ent.value = &s[k].ans;
-        entp[k] = &s[k].ent;
+    void *slots, *ptrs;
+    int code = each_claim(d, req->claims, req->n_claims, sizeof(struct unprep_slot),
+                          unprepare_entry, &slots, &ptrs, why, size);
+    if (code == GRPC_STATUS_OK) {
+        PB(NodeUnprepareResourcesResponse) r = PB_INIT(NODE_UNPREPARE_RESOURCES_RESPONSE);
+        r.n_claims = req->n_claims;
+        r.claims = ptrs;
+        code = gs_grpc_pack(&r.base, out, out_len, why, size);
     }
-    pthread_mutex_unlock(&d->mu);
-    PB(NodeUnprepareResourcesResponse) r = PB_INIT(NODE_UNPREPARE_RESOURCES_RESPONSE);
-    r.n_claims = n;
-    r.claims = entp;
-    code = gs_grpc_pack(&r.base, out, out_len, why, size);
-out:
-    free(s);
-    free(entp);
+    free(slots);
+    free(ptrs);
     pb_(node_unprepare_resources_request__free_unpacked)(req, NULL);
     return code;
 }
