@@ -1,42 +1,18 @@
-/* agent.h - `gpusched agent`: the node agent's loop over one GPU backend.
- *
- * Every interval (CHECK_INTERVAL) it reads each GPU's metrics and the XIDs since the last
- * round, and decides each GPU's health: an XID outside NVIDIA's default ignore list (13, 31,
- * 43, 45, 68, 109, plus --ignore-xids) makes it Unhealthy for xid_hold_s after the last one;
- * a volatile uncorrected ECC count at or over MEMORY_ERROR_THRESHOLD, or a temperature at or
- * over TEMPERATURE_THRESHOLD, makes it Unhealthy while it lasts. With AUTO_CORDON the node is
- * cordoned through the API when a GPU turns Unhealthy (and marked with the annotation
- * gpusched.io/cordoned-by), and uncordoned when all are healthy again only if the agent
- * cordoned it; every action gets an Event on the Node. It publishes GPU feature discovery's
- * labels (nvidia.com/gpu.product, gpu.count, gpu.memory, mig.capable, mig.strategy,
- * gpu.replicas, gpu.sharing-strategy), applies the mig-parted config the node label
- * nvidia.com/mig.config names (state in nvidia.com/mig.config.state: pending, success,
- * failed) and the scheduler's desired layouts (the Node's gpusched.io/mig-desired,
- * formats/migdesired.h; they win over the label on the GPUs they list): exact placements,
- * kept instances keep their UUID, an instance or GPU a pod holds is never destroyed or
- * switched (that GPU waits: mig_state pending in the inventory, tried again every round), an
- * invalid layout is refused whole (mig_state failed, a Warning Event), and the inventory
- * (annotation gpusched.io/inventory, with the generation finished) and the device plugins
- * follow at once. It serves /metrics (the article's metric names with its gpu-monitor-config's
- * labels, per GPU, MIG instance and pod; DCGM names as an option), /healthz and /status
- * (per GPU: health, MIG mode and instances with their UUIDs). A pod's utilization and memory
- * used are its own: a pod holding a whole GPU reads the GPU's; a pod on a MIG instance reads
- * the instance's (no utilization series where the backend does not measure it: A100, A30);
- * pods sharing a GPU (time-slicing, MPS, fractions) read the sum of their processes', whose
- * PIDs the backend reports and the cgroup under proc_root names the pod of (procpod.h,
- * matched to the pods listed by UID).
- * With dp_dir it runs a kubelet device plugin per resource (deviceplugin.h): whole GPUs or
- * their time-slicing/MPS replicas as nvidia.com/gpu, MIG instances as nvidia.com/mig-<profile>
- * (migStrategy mixed) or nvidia.com/gpu (single), Unhealthy while their GPU is.
- * Pods and their devices come from the kubelet's pod-resources API (podres_socket), then from
- * the API (the gpusched.io/devices annotation of pods on the node, for pods the kubelet has
- * not allocated yet) or, without a cluster, from a pods file. Without a kubeconfig it runs health
- * and metrics only.
- * With dra it is also the DRA driver gpu.gpusched.io (dra.h): it publishes the node's
- * ResourceSlices every round (devices of unhealthy GPUs tainted) and serves the kubelet's
- * registration and DRA sockets; the GPU backend is then shared with the driver's thread
- * through gpulock.h, and the devices prepared claims hold count as in use for the MIG
- * manager. */
+/* agent.h - `gpusched agent`: the node agent over one GPU backend, as a few components that
+ * each own their state and lock (agent.c wires them and runs the loop, every CHECK_INTERVAL):
+ *   - the GPU sampler with health (sampler.h): each GPU's metrics and XIDs, its health
+ *     (XIDs outside NVIDIA's ignore list, ECC, temperature), its tenants' use;
+ *   - the pod tracker (pods.h): the pods on the node and their devices, from the kubelet's
+ *     pod-resources, the gpusched.io/devices annotations (corrected to what the kubelet gave)
+ *     or, without a cluster, a pods file;
+ *   - the node reconciler (reconciler.h): auto-cordon with Events, GPU feature discovery's
+ *     labels, the mig-parted config the label nvidia.com/mig.config names, the scheduler's
+ *     desired layouts (gpusched.io/mig-desired) and the inventory (gpusched.io/inventory);
+ *   - the kubelet plugins (plugins.h): with dp_dir a device plugin per resource
+ *     (deviceplugin.h); with dra the DRA driver gpu.gpusched.io (dra.h), whose gRPC thread
+ *     shares the backend through gpulock.h; both on the one gRPC server (grpcserver.h);
+ *   - the exporter (exporter.h): /metrics, /healthz and /status.
+ * Without a kubeconfig it runs health and metrics only. */
 #ifndef GS_AGENT_H
 #define GS_AGENT_H
 

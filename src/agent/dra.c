@@ -1,137 +1,56 @@
-/* dra.c - the node agent's DRA driver gpu.gpusched.io (see dra.h): the kubelet's
- * registration and DRA v1 services over gRPC core, prepare and unprepare on the GPU backend
- * with CDI specs and an on-disk checkpoint, and the ResourceSlices formats/draslice builds,
- * converged through the API.
+/* dra.c - the node agent's DRA driver gpu.gpusched.io, its service side (see dra.h): the
+ * kubelet's Registration and DRA v1 services, served by the agent's one gRPC server
+ * (grpcserver.c), and prepare and unprepare on the GPU backend. What a prepare leaves is kept
+ * by its owners: the CDI specs (cdi.c), the prepared claims and their checkpoint
+ * (draclaims.c), the ResourceSlices (drapub.c).
  *
- * The state is the list of prepared claims (d->claims), the checkpoint's content; d->mu
- * guards it, the slices last written and the health last given. The gRPC thread answers one
- * call at a time (as deviceplugin.c: each call a small state machine tagged by its context,
- * NEW, READ, DONE); gs__dra_answer takes the request's bytes and gives the answer's, so the
- * unit test calls it without gRPC. */
+ * d->mu serialises every call into those owners: a prepare or unprepare (the gRPC thread), a
+ * sync of the slices (the agent's loop, and the gRPC thread after a call that changed a GPU),
+ * the in-use list (the agent's loop). gs__dra_answer takes the request's bytes and gives the
+ * answer's, so the unit test calls it without gRPC. */
 #include "dra.h"
 
-#include "../base/buf.h"
 #include "../base/error.h"
-#include "../base/flag.h"
 #include "../base/log.h"
 #include "../kube/client.h"
+#include "cdi.h"
 #include "dra.pb-c.h"
+#include "draclaims.h"
+#include "drapub.h"
+#include "files.h"
+#include "grpcserver.h"
 #include "pluginregistration.pb-c.h"
 
-#include <errno.h>
-#include <grpc/byte_buffer.h>
-#include <grpc/byte_buffer_reader.h>
-#include <grpc/grpc.h>
-#include <grpc/grpc_security.h>
-#include <grpc/support/time.h>
+#include <grpc/status.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define PB(x)      K8s__Io__Kubelet__Pkg__Apis__Dra__V1__##x
 #define pb_(x)     k8s__io__kubelet__pkg__apis__dra__v1__##x
 #define PB_INIT(x) K8S__IO__KUBELET__PKG__APIS__DRA__V1__##x##__INIT
 
-#define UID_MAX   129 /* a claim's uid (36 in practice) */
-#define NS_MAX    64  /* a namespace: a DNS label */
-#define NAME_MAX_ 254 /* an object name: a DNS subdomain */
-#define REQ_MAX   128 /* "<request>/<subrequest>", two DNS labels */
-#define PATH_MAX_ 600
-
-struct prep_dev {
-    char request[REQ_MAX];
-    char device[GS_DRASLICE_NAME_MAX];
-    char uuid[96]; /* what NVIDIA_VISIBLE_DEVICES gets */
-    int gpu;       /* GPU index */
-    uint32_t gi;   /* GPU instance, with created */
-    bool created;  /* a MIG instance this claim's prepare made (unprepare destroys it) */
-};
-
-struct claim {
-    char uid[UID_MAX], ns[NS_MAX], name[NAME_MAX_];
-    int ndev;
-    struct prep_dev dev[GS_DRA_MAX_RESULTS];
-};
+#define PATH_SIZE 600
 
 struct gs_dra {
-    char node[NAME_MAX_];
-    char dir[PATH_MAX_];      /* <plugins>/gpu.gpusched.io */
-    char dra_sock[PATH_MAX_]; /* <dir>/dra.sock */
-    char reg_sock[PATH_MAX_]; /* <registry>/gpu.gpusched.io-reg.sock */
-    char cdi_dir[PATH_MAX_];
-    char checkpoint[PATH_MAX_]; /* <dir>/checkpoint.json */
+    char node[GS_DRA_NAME_MAX];
+    char dir[PATH_SIZE];      /* <plugins>/gpu.gpusched.io */
+    char dra_sock[PATH_SIZE]; /* <dir>/dra.sock */
+    char reg_sock[PATH_SIZE]; /* <registry>/gpu.gpusched.io-reg.sock */
+    char cdi_dir[PATH_SIZE];
     bool dynamic_mig;
     gs_dra_claim_fn get_claim;
     void *claim_user;
     struct gs_gpu_backend *b;
     struct gs_kube_client *kc;
     pthread_mutex_t mu;
-    struct claim *claims; /* under mu */
-    int nclaims;
-    bool healthy[GS_DRASLICE_MAX_GPUS]; /* by backend position, as the agent last said */
-    bool dirty;                         /* a GPU changed: sync again */
-    /* the slices (under mu) */
-    char node_uid[UID_MAX];
-    json_t *built;      /* the slices last built, generation 0 */
-    json_t *written;    /* the same, as last written to the API; NULL: converge in full */
-    json_t *names;      /* the names of the slices written */
-    int64_t generation; /* the pool's generation last written */
-    /* the server */
-    grpc_server *server;
-    grpc_completion_queue *cq;
-    pthread_t thread;
-    bool serving, requested;
-    volatile int stop;
+    struct gs_draclaims *claims; /* under mu */
+    struct gs_drapub *pub;       /* under mu */
+    bool dirty;                  /* under mu: a GPU changed, sync again */
+    struct gs_grpc_service svc[2];
+    struct gs_grpcd *server;
 };
-
-/* ---------- small helpers ---------- */
-
-static int mkdir_p(const char *path, struct gs_error *err)
-{
-    char p[PATH_MAX_];
-    snprintf(p, sizeof(p), "%s", path);
-    for (char *c = p + 1;; c++) {
-        if (*c != '/' && *c != '\0')
-            continue;
-        char was = *c;
-        *c = '\0';
-        if (mkdir(p, 0755) && errno != EEXIST)
-            return gs_error_set(err, GS_EIO, "mkdir %s: %s", p, strerror(errno));
-        if (!(*c = was))
-            return 0;
-    }
-}
-
-/* Write text to path through path.tmp and rename (a reader never sees half of it). */
-static int write_atomic(const char *path, const char *text, struct gs_error *err)
-{
-    char tmp[PATH_MAX_ + 8];
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return gs_error_set(err, GS_EIO, "%s: %s", tmp, strerror(errno));
-    bool ok = fputs(text, f) >= 0;
-    ok &= fflush(f) == 0 && fsync(fileno(f)) == 0;
-    ok &= fclose(f) == 0;
-    if (!ok || rename(tmp, path)) {
-        int e = errno;
-        unlink(tmp);
-        return gs_error_set(err, GS_EIO, "%s: %s", path, strerror(e));
-    }
-    return 0;
-}
-
-static struct claim *find_claim(struct gs_dra *d, const char *uid)
-{
-    for (int k = 0; k < d->nclaims; k++)
-        if (strcmp(d->claims[k].uid, uid) == 0)
-            return &d->claims[k];
-    return NULL;
-}
 
 /* Backend position of the GPU with index x, or -1. */
 static int gpu_pos(struct gs_dra *d, int x, struct gs_gpu_info *info)
@@ -143,202 +62,10 @@ static int gpu_pos(struct gs_dra *d, int x, struct gs_gpu_info *info)
     return -1;
 }
 
-/* Whether a claim other than `except` holds the MIG device uuid. */
-static bool held(struct gs_dra *d, const char *uuid, const struct claim *except)
-{
-    for (int k = 0; k < d->nclaims; k++)
-        for (int j = 0; &d->claims[k] != except && j < d->claims[k].ndev; j++)
-            if (strcmp(d->claims[k].dev[j].uuid, uuid) == 0)
-                return true;
-    return false;
-}
-
-/* ---------- the checkpoint ---------- */
-
-static int checkpoint_write(struct gs_dra *d, struct gs_error *err)
-{
-    json_t *cl = json_array(), *root = json_pack("{s:i,s:o}", "v", 1, "claims", cl);
-    int rc = root ? 0 : GS_ENOMEM;
-    for (int k = 0; k < d->nclaims && !rc; k++) {
-        const struct claim *c = &d->claims[k];
-        json_t *devs = json_array();
-        for (int j = 0; j < c->ndev && devs; j++) {
-            const struct prep_dev *p = &c->dev[j];
-            if (json_array_append_new(devs,
-                                      json_pack("{s:s,s:s,s:s,s:i,s:I,s:b}", "request", p->request,
-                                                "device", p->device, "uuid", p->uuid, "gpu", p->gpu,
-                                                "gi", (json_int_t)p->gi, "created", p->created)))
-                rc = GS_ENOMEM;
-        }
-        if (!devs ||
-            json_array_append_new(cl, json_pack("{s:s,s:s,s:s,s:o}", "uid", c->uid, "namespace",
-                                                c->ns, "name", c->name, "devices", devs)))
-            rc = GS_ENOMEM;
-    }
-    char *text = rc ? NULL : json_dumps(root, JSON_COMPACT);
-    json_decref(root);
-    if (!text)
-        return gs_error_set(err, GS_ENOMEM, "checkpoint: out of memory");
-    rc = write_atomic(d->checkpoint, text, err);
-    free(text);
-    return rc;
-}
-
-static int copy_bounded(char *out, size_t size, const char *s, const char *what,
-                        struct gs_error *err)
-{
-    if (strlen(s) >= size)
-        return gs_error_set(err, GS_EINVAL, "%s: longer than %zu characters", what, size - 1);
-    memcpy(out, s, strlen(s) + 1);
-    return 0;
-}
-
-static int checkpoint_read(struct gs_dra *d, struct gs_error *err)
-{
-    struct gs_buf b;
-    gs_buf_init(&b, 0);
-    struct gs_error e2;
-    gs_error_init(&e2);
-    int rc = 0;
-    json_t *root = NULL;
-    if (access(d->checkpoint, F_OK) != 0)
-        goto out; /* none yet */
-    if ((rc = gs_buf_read_file(&b, d->checkpoint, 4u << 20, &e2)))
-        goto bad;
-    json_error_t je;
-    json_t *claims;
-    int v;
-    if (!(root = json_loadb(b.data, b.len, 0, &je))) {
-        rc = gs_error_set(&e2, GS_EINVAL, "line %d: %s", je.line, je.text);
-        goto bad;
-    }
-    if (json_unpack_ex(root, &je, JSON_STRICT, "{s:i,s:o}", "v", &v, "claims", &claims) || v != 1 ||
-        !json_is_array(claims)) {
-        rc = gs_error_set(&e2, GS_EINVAL, "expected {\"v\":1,\"claims\":[...]}%s%s",
-                          je.text[0] ? ": " : "", je.text);
-        goto bad;
-    }
-    if (json_array_size(claims) > GS_DRA_MAX_CLAIMS) {
-        rc = gs_error_set(&e2, GS_EINVAL, "claims: %zu, at most %d", json_array_size(claims),
-                          GS_DRA_MAX_CLAIMS);
-        goto bad;
-    }
-    d->claims = calloc(GS_DRA_MAX_CLAIMS, sizeof(*d->claims));
-    if (!d->claims) {
-        rc = gs_error_set(&e2, GS_ENOMEM, "out of memory");
-        goto bad;
-    }
-    size_t k;
-    json_t *c;
-    json_array_foreach(claims, k, c)
-    {
-        struct claim *cl = &d->claims[d->nclaims];
-        const char *uid, *ns, *name;
-        json_t *devs;
-        char at[64];
-        snprintf(at, sizeof(at), "claims[%zu]", k);
-        if (json_unpack_ex(c, &je, JSON_STRICT, "{s:s,s:s,s:s,s:o}", "uid", &uid, "namespace", &ns,
-                           "name", &name, "devices", &devs) ||
-            !json_is_array(devs) || json_array_size(devs) > GS_DRA_MAX_RESULTS) {
-            rc = gs_error_set(&e2, GS_EINVAL,
-                              "%s: expected uid, namespace, name, devices (at most %d)%s%s", at,
-                              GS_DRA_MAX_RESULTS, je.text[0] ? ": " : "", je.text);
-            goto bad;
-        }
-        if ((rc = copy_bounded(cl->uid, sizeof(cl->uid), uid, "uid", &e2)) ||
-            (rc = copy_bounded(cl->ns, sizeof(cl->ns), ns, "namespace", &e2)) ||
-            (rc = copy_bounded(cl->name, sizeof(cl->name), name, "name", &e2))) {
-            gs_error_prefix(&e2, "%s", at);
-            goto bad;
-        }
-        if (find_claim(d, uid)) {
-            rc = gs_error_set(&e2, GS_EINVAL, "%s: uid %s twice", at, uid);
-            goto bad;
-        }
-        size_t j;
-        json_t *x;
-        json_array_foreach(devs, j, x)
-        {
-            struct prep_dev *p = &cl->dev[cl->ndev];
-            const char *req, *dev, *uuid;
-            int gpu, created;
-            json_int_t gi;
-            struct gs_dra_devref ref;
-            snprintf(at, sizeof(at), "claims[%zu].devices[%zu]", k, j);
-            if (json_unpack_ex(x, &je, JSON_STRICT, "{s:s,s:s,s:s,s:i,s:I,s:b}", "request", &req,
-                               "device", &dev, "uuid", &uuid, "gpu", &gpu, "gi", &gi, "created",
-                               &created) ||
-                gi < 0 || gi > UINT32_MAX) {
-                rc = gs_error_set(&e2, GS_EINVAL,
-                                  "%s: expected request, device, uuid, gpu, gi, created%s%s", at,
-                                  je.text[0] ? ": " : "", je.text);
-                goto bad;
-            }
-            if ((rc = copy_bounded(p->request, sizeof(p->request), req, "request", &e2)) ||
-                (rc = copy_bounded(p->uuid, sizeof(p->uuid), uuid, "uuid", &e2)) ||
-                (rc = gs_draslice_parse_name(dev, &ref, &e2))) {
-                gs_error_prefix(&e2, "%s", at);
-                goto bad;
-            }
-            snprintf(p->device, sizeof(p->device), "%s", dev);
-            p->gpu = gpu;
-            p->gi = (uint32_t)gi;
-            p->created = created;
-            cl->ndev++;
-        }
-        d->nclaims++;
-    }
-out:
-    if (!d->claims && !(d->claims = calloc(GS_DRA_MAX_CLAIMS, sizeof(*d->claims))))
-        rc = gs_error_set(err, GS_ENOMEM, "out of memory");
-    json_decref(root);
-    gs_buf_release(&b);
-    return rc;
-bad:
-    json_decref(root);
-    gs_buf_release(&b);
-    gs_error_set(err, rc, "DRA checkpoint %s: %s", d->checkpoint, e2.msg);
-    return rc;
-}
-
-/* ---------- CDI ---------- */
-
-static void cdi_path(const struct gs_dra *d, const char *uid, char *out, size_t size)
-{
-    snprintf(out, size, "%s/%s-%s.json", d->cdi_dir, GS_DRA_DRIVER, uid);
-}
-
-static int cdi_write(struct gs_dra *d, const struct claim *c, struct gs_error *err)
-{
-    json_t *devs = json_array();
-    int rc = devs ? 0 : GS_ENOMEM;
-    for (int j = 0; j < c->ndev && !rc; j++) {
-        char name[UID_MAX + GS_DRASLICE_NAME_MAX + 2], env[128];
-        snprintf(name, sizeof(name), "%s-%s", c->uid, c->dev[j].device);
-        snprintf(env, sizeof(env), "NVIDIA_VISIBLE_DEVICES=%s", c->dev[j].uuid);
-        if (json_array_append_new(
-                devs, json_pack("{s:s,s:{s:[s]}}", "name", name, "containerEdits", "env", env)))
-            rc = GS_ENOMEM;
-    }
-    json_t *spec = rc ? NULL
-                      : json_pack("{s:s,s:s,s:O}", "cdiVersion", "0.6.0", "kind",
-                                  GS_DRA_DRIVER "/gpu", "devices", devs);
-    json_decref(devs);
-    char *text = spec ? json_dumps(spec, JSON_INDENT(2)) : NULL;
-    json_decref(spec);
-    if (!text)
-        return gs_error_set(err, GS_ENOMEM, "CDI spec: out of memory");
-    char path[PATH_MAX_ + UID_MAX + 32];
-    cdi_path(d, c->uid, path, sizeof(path));
-    rc = write_atomic(path, text, err);
-    free(text);
-    return rc;
-}
-
 /* ---------- prepare and unprepare ---------- */
 
 /* Undo what a failed prepare created. */
-static void rollback(struct gs_dra *d, struct claim *c)
+static void rollback(struct gs_dra *d, struct gs_dra_claim *c)
 {
     struct gs_gpu_info info;
     for (int j = 0; j < c->ndev; j++) {
@@ -350,8 +77,8 @@ static void rollback(struct gs_dra *d, struct claim *c)
 }
 
 /* One result: the device, on this node's GPUs. Fills p (request set by the caller). */
-static int prepare_device(struct gs_dra *d, struct claim *c, const char *device, struct prep_dev *p,
-                          struct gs_error *err)
+static int prepare_device(struct gs_dra *d, struct gs_dra_claim *c, const char *device,
+                          struct gs_dra_prepdev *p, struct gs_error *err)
 {
     struct gs_dra_devref ref;
     int rc = gs_draslice_parse_name(device, &ref, err);
@@ -391,7 +118,7 @@ static int prepare_device(struct gs_dra *d, struct claim *c, const char *device,
     for (int q = 0; q < ninst; q++) {
         if (inst[q].profile_id != mp->id || (int)inst[q].start != ref.start)
             continue;
-        if (held(d, inst[q].uuid, c))
+        if (gs_draclaims_held(d->claims, inst[q].uuid))
             return gs_error_set(err, GS_ENOFIT,
                                 "device %s: instance %s is held by another "
                                 "claim",
@@ -446,8 +173,19 @@ static int claim_from_api(struct gs_dra *d, const char *ns, const char *name, js
     return gs_kube_request(d->kc, "GET", path, NULL, NULL, out, NULL, err);
 }
 
+/* The claim's CDI spec: its devices with their UUIDs. */
+static int write_cdi(struct gs_dra *d, const struct gs_dra_claim *c, struct gs_error *err)
+{
+    const char *devs[GS_DRA_MAX_RESULTS], *uuids[GS_DRA_MAX_RESULTS];
+    for (int j = 0; j < c->ndev; j++) {
+        devs[j] = c->dev[j].device;
+        uuids[j] = c->dev[j].uuid;
+    }
+    return gs_cdi_write(d->cdi_dir, c->uid, devs, uuids, c->ndev, err);
+}
+
 /* Prepare one claim (not yet prepared) into c, which the caller then keeps. */
-static int prepare_claim(struct gs_dra *d, struct claim *c, struct gs_error *err)
+static int prepare_claim(struct gs_dra *d, struct gs_dra_claim *c, struct gs_error *err)
 {
     json_t *obj = NULL;
     int rc = claim_from_api(d, c->ns, c->name, &obj, err);
@@ -484,7 +222,7 @@ static int prepare_claim(struct gs_dra *d, struct claim *c, struct gs_error *err
         const char *pool = json_string_value(json_object_get(r, "pool"));
         const char *dev = json_string_value(json_object_get(r, "device"));
         const char *req = json_string_value(json_object_get(r, "request"));
-        if (!pool || !dev || !req || strlen(req) >= REQ_MAX) {
+        if (!pool || !dev || !req || strlen(req) >= GS_DRA_REQ_MAX) {
             rc = gs_error_set(err, GS_EINVAL,
                               "ResourceClaim %s/%s: results[%zu]: no pool, "
                               "device or request",
@@ -498,7 +236,7 @@ static int prepare_claim(struct gs_dra *d, struct claim *c, struct gs_error *err
                               c->ns, c->name, dev, pool, d->node);
             goto undo;
         }
-        struct prep_dev *p = &c->dev[c->ndev];
+        struct gs_dra_prepdev *p = &c->dev[c->ndev];
         memset(p, 0, sizeof(*p));
         snprintf(p->request, sizeof(p->request), "%s", req);
         if ((rc = prepare_device(d, c, dev, p, err))) {
@@ -507,7 +245,7 @@ static int prepare_claim(struct gs_dra *d, struct claim *c, struct gs_error *err
         }
         c->ndev++;
     }
-    if ((rc = cdi_write(d, c, err)))
+    if ((rc = write_cdi(d, c, err)))
         goto undo;
     goto out;
 undo:
@@ -520,81 +258,53 @@ out:
 
 static int unprepare_claim(struct gs_dra *d, const char *uid, struct gs_error *err)
 {
-    struct claim *c = find_claim(d, uid);
-    char path[PATH_MAX_ + UID_MAX + 32];
-    cdi_path(d, uid, path, sizeof(path));
+    const struct gs_dra_claim *c = gs_draclaims_find(d->claims, uid);
     if (!c) {
-        unlink(path);
+        gs_cdi_remove(d->cdi_dir, uid);
         return 0;
     }
     struct gs_gpu_info info;
     for (int j = c->ndev - 1; j >= 0; j--) {
-        struct prep_dev *p = &c->dev[j];
+        const struct gs_dra_prepdev *p = &c->dev[j];
         int pos = p->created ? gpu_pos(d, p->gpu, &info) : -1;
-        if (pos >= 0) {
-            int rc = d->b->ops->mig_destroy(d->b, pos, p->gi);
-            if (rc && rc != GS_ENOTFOUND) {
-                c->ndev = j + 1; /* what is destroyed stays so */
-                checkpoint_write(d, err);
-                return gs_error_set(err, rc,
-                                    "GPU %d: instance %s cannot be destroyed (%s: still "
-                                    "in use?)",
-                                    p->gpu, p->uuid, gs_error_name(rc));
-            }
-            d->dirty = true;
-            GS_INFO("dra", "claim %s/%s: destroyed %s on GPU %d", c->ns, c->name, p->uuid, p->gpu);
+        if (pos < 0)
+            continue;
+        int rc = d->b->ops->mig_destroy(d->b, pos, p->gi);
+        if (rc && rc != GS_ENOTFOUND) {
+            gs_draclaims_truncate(d->claims, uid, j + 1, err); /* what is destroyed stays so */
+            return gs_error_set(err, rc,
+                                "GPU %d: instance %s cannot be destroyed (%s: still "
+                                "in use?)",
+                                p->gpu, p->uuid, gs_error_name(rc));
         }
+        d->dirty = true;
+        GS_INFO("dra", "claim %s/%s: destroyed %s on GPU %d", c->ns, c->name, p->uuid, p->gpu);
     }
-    unlink(path);
-    *c = d->claims[--d->nclaims];
-    return checkpoint_write(d, err);
+    gs_cdi_remove(d->cdi_dir, uid);
+    return gs_draclaims_remove(d->claims, uid, err);
 }
 
 /* ---------- answers ---------- */
-
-static int invalid(char *why, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int invalid(char *why, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, size, fmt, ap);
-    va_end(ap);
-    return GRPC_STATUS_INVALID_ARGUMENT;
-}
-
-static int pack(const ProtobufCMessage *m, uint8_t **out, size_t *len, char *why, size_t size)
-{
-    size_t n = protobuf_c_message_get_packed_size(m);
-    uint8_t *b = malloc(n ? n : 1);
-    if (!b) {
-        snprintf(why, size, "out of memory");
-        return GRPC_STATUS_RESOURCE_EXHAUSTED;
-    }
-    protobuf_c_message_pack(m, b);
-    *out = b;
-    *len = n;
-    return GRPC_STATUS_OK;
-}
 
 /* The claims of a request: bounded, each field within the API's lengths, each uid once. */
 static int check_claims(PB(Claim) * *cl, size_t n, char *why, size_t size)
 {
     if (n > GS_DRA_MAX_CLAIMS)
-        return invalid(why, size, "%zu claims in one request, at most %d", n, GS_DRA_MAX_CLAIMS);
+        return gs_grpc_invalid(why, size, "%zu claims in one request, at most %d", n,
+                               GS_DRA_MAX_CLAIMS);
     for (size_t k = 0; k < n; k++) {
         const PB(Claim) *c = cl[k];
-        if (!c->uid[0] || strlen(c->uid) >= UID_MAX || strlen(c->namespace_) >= NS_MAX ||
-            strlen(c->name) >= NAME_MAX_ || !c->namespace_[0] || !c->name[0] ||
-            strchr(c->namespace_, '/') || strchr(c->name, '/') || strchr(c->uid, '/') ||
-            strchr(c->uid, '.'))
-            return invalid(why, size,
-                           "claim %zu: uid, namespace or name empty, too long or "
-                           "not a name",
-                           k);
+        if (!c->uid[0] || strlen(c->uid) >= GS_DRA_UID_MAX ||
+            strlen(c->namespace_) >= GS_DRA_NS_MAX || strlen(c->name) >= GS_DRA_NAME_MAX ||
+            !c->namespace_[0] || !c->name[0] || strchr(c->namespace_, '/') ||
+            strchr(c->name, '/') || strchr(c->uid, '/') || strchr(c->uid, '.'))
+            return gs_grpc_invalid(why, size,
+                                   "claim %zu: uid, namespace or name empty, too long or "
+                                   "not a name",
+                                   k);
         for (size_t j = 0; j < k; j++)
             if (strcmp(cl[j]->uid, c->uid) == 0)
-                return invalid(why, size, "claim uid %s appears twice", c->uid);
+                return gs_grpc_invalid(why, size, "claim uid %s appears twice", c->uid);
     }
     return GRPC_STATUS_OK;
 }
@@ -617,7 +327,7 @@ static void free_prepared_answer(PB(NodePrepareResourceResponse) * r)
 
 /* What one prepared claim answers. Arrays are malloc'ed into the response (freed by
  * free_prepare_response). */
-static PB(NodePrepareResourceResponse) * prepared_answer(const struct claim *c)
+static PB(NodePrepareResourceResponse) * prepared_answer(const struct gs_dra_claim *c)
 {
     PB(NodePrepareResourceResponse) *r = calloc(1, sizeof(*r));
     if (!r)
@@ -631,15 +341,15 @@ static PB(NodePrepareResourceResponse) * prepared_answer(const struct claim *c)
     for (int j = 0; j < c->ndev; j++) {
         PB(Device) *dv = calloc(1, sizeof(*dv));
         char **req = calloc(1, sizeof(char *)), **ids = calloc(1, sizeof(char *));
-        char *id = malloc(UID_MAX + GS_DRASLICE_NAME_MAX + 32);
+        char *id = malloc(GS_DRA_UID_MAX + GS_DRASLICE_NAME_MAX + 32);
         if (!dv || !req || !ids || !id) {
             free(dv), free(req), free(ids), free(id);
             free_prepared_answer(r);
             return NULL;
         }
         pb_(device__init)(dv);
-        snprintf(id, UID_MAX + GS_DRASLICE_NAME_MAX + 32, "%s/gpu=%s-%s", GS_DRA_DRIVER, c->uid,
-                 c->dev[j].device);
+        snprintf(id, GS_DRA_UID_MAX + GS_DRASLICE_NAME_MAX + 32, "%s/gpu=%s-%s", GS_DRA_DRIVER,
+                 c->uid, c->dev[j].device);
         req[0] = (char *)c->dev[j].request;
         ids[0] = id;
         dv->n_request_names = 1;
@@ -653,91 +363,137 @@ static PB(NodePrepareResourceResponse) * prepared_answer(const struct claim *c)
     return r;
 }
 
+/* Prepare claim q unless it is prepared: 0 (then it is in d->claims), or its error. */
+static int prepare_one(struct gs_dra *d, const PB(Claim) * q, struct gs_error *err)
+{
+    if (gs_draclaims_find(d->claims, q->uid))
+        return 0;
+    int n = gs_draclaims_count(d->claims);
+    if (n >= GS_DRA_MAX_CLAIMS)
+        return gs_error_set(err, GS_ENOSPC, "%d claims prepared on this node already", n);
+    struct gs_dra_claim *c = calloc(1, sizeof(*c));
+    if (!c)
+        return gs_error_set(err, GS_ENOMEM, "out of memory");
+    snprintf(c->uid, sizeof(c->uid), "%s", q->uid);
+    snprintf(c->ns, sizeof(c->ns), "%s", q->namespace_);
+    snprintf(c->name, sizeof(c->name), "%s", q->name);
+    int rc = prepare_claim(d, c, err);
+    if (!rc && (rc = gs_draclaims_add(d->claims, c, err))) {
+        rollback(d, c);
+        gs_cdi_remove(d->cdi_dir, c->uid);
+    }
+    if (!rc)
+        GS_INFO("dra", "claim %s/%s (%s): prepared %d device%s", c->ns, c->name, c->uid, c->ndev,
+                c->ndev == 1 ? "" : "s");
+    free(c);
+    return rc;
+}
+
+/* Each claim of a request (checked) answered by one() under d->mu, into its slot of *slots
+ * (n of size bytes) and its entry pointer, which one() stores at index k of *ptrs (n
+ * pointers); both for the caller to free. GRPC_STATUS_OK, or the status with why. */
+typedef int (*claim_fn)(struct gs_dra *d, const PB(Claim) * q, void *slot, void *ptrs, size_t k,
+                        char *why, size_t why_size);
+static int each_claim(struct gs_dra *d, PB(Claim) * *cl, size_t n, size_t size, claim_fn one,
+                      void **slots, void **ptrs, char *why, size_t why_size)
+{
+    *slots = *ptrs = NULL;
+    int code = check_claims(cl, n, why, why_size);
+    if (code != GRPC_STATUS_OK)
+        return code;
+    *slots = calloc(n ? n : 1, size);
+    *ptrs = calloc(n ? n : 1, sizeof(void *));
+    if (!*slots || !*ptrs)
+        return gs_grpc_no_memory(why, why_size);
+    pthread_mutex_lock(&d->mu);
+    for (size_t k = 0; k < n && code == GRPC_STATUS_OK; k++)
+        code = one(d, cl[k], (char *)*slots + k * size, *ptrs, k, why, why_size);
+    pthread_mutex_unlock(&d->mu);
+    return code;
+}
+
+struct prep_slot {
+    PB(NodePrepareResourcesResponse__ClaimsEntry) ent;
+    PB(NodePrepareResourceResponse) * ans;
+};
+
+static int prepare_entry(struct gs_dra *d, const PB(Claim) * q, void *slot, void *ptrs, size_t k,
+                         char *why, size_t why_size)
+{
+    struct prep_slot *s = slot;
+    struct gs_error err;
+    gs_error_init(&err);
+    int rc = prepare_one(d, q, &err);
+    s->ans =
+        rc ? calloc(1, sizeof(*s->ans)) : prepared_answer(gs_draclaims_find(d->claims, q->uid));
+    if (s->ans && rc) {
+        pb_(node_prepare_resource_response__init)(s->ans);
+        s->ans->error = strdup(err.msg);
+        GS_WARN("dra", "prepare %s/%s: %s", q->namespace_, q->name, err.msg);
+    }
+    if (!s->ans || (rc && !s->ans->error))
+        return gs_grpc_no_memory(why, why_size);
+    for (size_t j = 0; j < s->ans->n_devices; j++)
+        s->ans->devices[j]->pool_name = d->node;
+    pb_(node_prepare_resources_response__claims_entry__init)(&s->ent);
+    s->ent.key = q->uid;
+    s->ent.value = s->ans;
+    ((PB(NodePrepareResourcesResponse__ClaimsEntry) **)ptrs)[k] = &s->ent;
+    return GRPC_STATUS_OK;
+}
+
 static int answer_prepare(struct gs_dra *d, const uint8_t *in, size_t len, uint8_t **out,
                           size_t *out_len, char *why, size_t size)
 {
     PB(NodePrepareResourcesRequest) *req =
         pb_(node_prepare_resources_request__unpack)(NULL, len, in);
     if (!req)
-        return invalid(why, size, "NodePrepareResourcesRequest does not decode");
-    int code = check_claims(req->claims, req->n_claims, why, size);
+        return gs_grpc_invalid(why, size, "NodePrepareResourcesRequest does not decode");
     size_t n = req->n_claims;
-    PB(NodePrepareResourcesResponse__ClaimsEntry) *ent = NULL, **entp = NULL;
-    PB(NodePrepareResourceResponse) **ans = NULL;
-    if (code != GRPC_STATUS_OK)
-        goto out;
-    ent = calloc(n ? n : 1, sizeof(*ent));
-    entp = calloc(n ? n : 1, sizeof(*entp));
-    ans = calloc(n ? n : 1, sizeof(*ans));
-    if (!ent || !entp || !ans) {
-        code = GRPC_STATUS_RESOURCE_EXHAUSTED;
-        snprintf(why, size, "out of memory");
-        goto out;
-    }
-    pthread_mutex_lock(&d->mu);
-    for (size_t k = 0; k < n; k++) {
-        const PB(Claim) *q = req->claims[k];
-        struct gs_error err;
-        gs_error_init(&err);
-        struct claim *c = find_claim(d, q->uid);
-        int rc = 0;
-        if (!c && d->nclaims >= GS_DRA_MAX_CLAIMS) {
-            rc = gs_error_set(&err, GS_ENOSPC, "%d claims prepared on this node already",
-                              d->nclaims);
-        } else if (!c) {
-            c = &d->claims[d->nclaims];
-            memset(c, 0, sizeof(*c));
-            snprintf(c->uid, sizeof(c->uid), "%s", q->uid);
-            snprintf(c->ns, sizeof(c->ns), "%s", q->namespace_);
-            snprintf(c->name, sizeof(c->name), "%s", q->name);
-            rc = prepare_claim(d, c, &err);
-            if (!rc) {
-                d->nclaims++;
-                if ((rc = checkpoint_write(d, &err))) {
-                    d->nclaims--;
-                    rollback(d, c);
-                    char path[PATH_MAX_ + UID_MAX + 32];
-                    cdi_path(d, c->uid, path, sizeof(path));
-                    unlink(path);
-                }
-            }
-            if (!rc)
-                GS_INFO("dra", "claim %s/%s (%s): prepared %d device%s", c->ns, c->name, c->uid,
-                        c->ndev, c->ndev == 1 ? "" : "s");
-        }
-        ans[k] = rc ? calloc(1, sizeof(*ans[k])) : prepared_answer(c);
-        if (ans[k] && rc) {
-            pb_(node_prepare_resource_response__init)(ans[k]);
-            ans[k]->error = strdup(err.msg);
-            GS_WARN("dra", "prepare %s/%s: %s", q->namespace_, q->name, err.msg);
-        }
-        if (!ans[k] || (rc && !ans[k]->error)) {
-            code = GRPC_STATUS_RESOURCE_EXHAUSTED;
-            snprintf(why, size, "out of memory");
-            break;
-        }
-        for (size_t j = 0; j < ans[k]->n_devices; j++)
-            ans[k]->devices[j]->pool_name = d->node;
-        pb_(node_prepare_resources_response__claims_entry__init)(&ent[k]);
-        ent[k].key = q->uid;
-        ent[k].value = ans[k];
-        entp[k] = &ent[k];
-    }
-    pthread_mutex_unlock(&d->mu);
+    void *slots, *ptrs;
+    int code = each_claim(d, req->claims, n, sizeof(struct prep_slot), prepare_entry, &slots, &ptrs,
+                          why, size);
+    struct prep_slot *s = slots;
     if (code == GRPC_STATUS_OK) {
         PB(NodePrepareResourcesResponse) r = PB_INIT(NODE_PREPARE_RESOURCES_RESPONSE);
         r.n_claims = n;
-        r.claims = entp;
-        code = pack(&r.base, out, out_len, why, size);
+        r.claims = ptrs;
+        code = gs_grpc_pack(&r.base, out, out_len, why, size);
     }
-out:
-    for (size_t k = 0; ans && k < n; k++)
-        free_prepared_answer(ans[k]);
-    free(ans);
-    free(ent);
-    free(entp);
+    for (size_t k = 0; s && k < n; k++)
+        free_prepared_answer(s[k].ans);
+    free(slots);
+    free(ptrs);
     pb_(node_prepare_resources_request__free_unpacked)(req, NULL);
     return code;
+}
+
+struct unprep_slot {
+    PB(NodeUnprepareResourcesResponse__ClaimsEntry) ent;
+    PB(NodeUnprepareResourceResponse) ans;
+    char msg[GS_ERROR_MSG_MAX];
+};
+
+static int unprepare_entry(struct gs_dra *d, const PB(Claim) * q, void *slot, void *ptrs, size_t k,
+                           char *why, size_t why_size)
+{
+    struct unprep_slot *s = slot;
+    struct gs_error err;
+    gs_error_init(&err);
+    bool was = gs_draclaims_find(d->claims, q->uid) != NULL;
+    pb_(node_unprepare_resource_response__init)(&s->ans);
+    if (unprepare_claim(d, q->uid, &err)) {
+        snprintf(s->msg, sizeof(s->msg), "%s", err.msg);
+        s->ans.error = s->msg;
+        GS_WARN("dra", "unprepare %s/%s: %s", q->namespace_, q->name, err.msg);
+    } else if (was) {
+        GS_INFO("dra", "claim %s/%s (%s): unprepared", q->namespace_, q->name, q->uid);
+    }
+    pb_(node_unprepare_resources_response__claims_entry__init)(&s->ent);
+    s->ent.key = q->uid;
+    s->ent.value = &s->ans;
+    ((PB(NodeUnprepareResourcesResponse__ClaimsEntry) **)ptrs)[k] = &s->ent;
+    return GRPC_STATUS_OK;
 }
 
 static int answer_unprepare(struct gs_dra *d, const uint8_t *in, size_t len, uint8_t **out,
@@ -746,52 +502,18 @@ static int answer_unprepare(struct gs_dra *d, const uint8_t *in, size_t len, uin
     PB(NodeUnprepareResourcesRequest) *req =
         pb_(node_unprepare_resources_request__unpack)(NULL, len, in);
     if (!req)
-        return invalid(why, size, "NodeUnprepareResourcesRequest does not decode");
-    int code = check_claims(req->claims, req->n_claims, why, size);
-    size_t n = req->n_claims;
-    PB(NodeUnprepareResourcesResponse__ClaimsEntry) *ent = NULL, **entp = NULL;
-    PB(NodeUnprepareResourceResponse) *ans = NULL;
-    char(*msg)[GS_ERROR_MSG_MAX] = NULL;
-    if (code != GRPC_STATUS_OK)
-        goto out;
-    ent = calloc(n ? n : 1, sizeof(*ent));
-    entp = calloc(n ? n : 1, sizeof(*entp));
-    ans = calloc(n ? n : 1, sizeof(*ans));
-    msg = calloc(n ? n : 1, sizeof(*msg));
-    if (!ent || !entp || !ans || !msg) {
-        code = GRPC_STATUS_RESOURCE_EXHAUSTED;
-        snprintf(why, size, "out of memory");
-        goto out;
+        return gs_grpc_invalid(why, size, "NodeUnprepareResourcesRequest does not decode");
+    void *slots, *ptrs;
+    int code = each_claim(d, req->claims, req->n_claims, sizeof(struct unprep_slot),
+                          unprepare_entry, &slots, &ptrs, why, size);
+    if (code == GRPC_STATUS_OK) {
+        PB(NodeUnprepareResourcesResponse) r = PB_INIT(NODE_UNPREPARE_RESOURCES_RESPONSE);
+        r.n_claims = req->n_claims;
+        r.claims = ptrs;
+        code = gs_grpc_pack(&r.base, out, out_len, why, size);
     }
-    pthread_mutex_lock(&d->mu);
-    for (size_t k = 0; k < n; k++) {
-        const PB(Claim) *q = req->claims[k];
-        struct gs_error err;
-        gs_error_init(&err);
-        bool was = find_claim(d, q->uid) != NULL;
-        pb_(node_unprepare_resource_response__init)(&ans[k]);
-        if (unprepare_claim(d, q->uid, &err)) {
-            snprintf(msg[k], sizeof(msg[k]), "%s", err.msg);
-            ans[k].error = msg[k];
-            GS_WARN("dra", "unprepare %s/%s: %s", q->namespace_, q->name, err.msg);
-        } else if (was) {
-            GS_INFO("dra", "claim %s/%s (%s): unprepared", q->namespace_, q->name, q->uid);
-        }
-        pb_(node_unprepare_resources_response__claims_entry__init)(&ent[k]);
-        ent[k].key = q->uid;
-        ent[k].value = &ans[k];
-        entp[k] = &ent[k];
-    }
-    pthread_mutex_unlock(&d->mu);
-    PB(NodeUnprepareResourcesResponse) r = PB_INIT(NODE_UNPREPARE_RESOURCES_RESPONSE);
-    r.n_claims = n;
-    r.claims = entp;
-    code = pack(&r.base, out, out_len, why, size);
-out:
-    free(ent);
-    free(entp);
-    free(ans);
-    free(msg);
+    free(slots);
+    free(ptrs);
     pb_(node_unprepare_resources_request__free_unpacked)(req, NULL);
     return code;
 }
@@ -811,13 +533,13 @@ int gs__dra_answer(struct gs_dra *d, enum gs_dra_call call, const uint8_t *in, s
         r.endpoint = d->dra_sock;
         r.n_supported_versions = 1;
         r.supported_versions = versions;
-        return pack(&r.base, out, out_len, why, why_size);
+        return gs_grpc_pack(&r.base, out, out_len, why, why_size);
     }
     case GS_DRA_NOTIFY: {
         Pluginregistration__RegistrationStatus *s =
             pluginregistration__registration_status__unpack(NULL, len, in);
         if (!s)
-            return invalid(why, why_size, "RegistrationStatus does not decode");
+            return gs_grpc_invalid(why, why_size, "RegistrationStatus does not decode");
         if (s->plugin_registered)
             GS_INFO("dra", "%s: registered with the kubelet", GS_DRA_DRIVER);
         else
@@ -826,7 +548,7 @@ int gs__dra_answer(struct gs_dra *d, enum gs_dra_call call, const uint8_t *in, s
         pluginregistration__registration_status__free_unpacked(s, NULL);
         Pluginregistration__RegistrationStatusResponse r =
             PLUGINREGISTRATION__REGISTRATION_STATUS_RESPONSE__INIT;
-        return pack(&r.base, out, out_len, why, why_size);
+        return gs_grpc_pack(&r.base, out, out_len, why, why_size);
     }
     case GS_DRA_PREPARE:
         return answer_prepare(d, in, len, out, out_len, why, why_size);
@@ -836,211 +558,19 @@ int gs__dra_answer(struct gs_dra *d, enum gs_dra_call call, const uint8_t *in, s
     return GRPC_STATUS_UNIMPLEMENTED;
 }
 
-/* ---------- slices ---------- */
+/* ---------- the slices, the claims in use ---------- */
 
-/* The node as the backend has it now, dynamic instances marked. Call with d->mu held. */
-static void node_now(struct gs_dra *d, struct gs_draslice_node *n)
-{
-    memset(n, 0, sizeof(*n));
-    n->node = d->node;
-    n->node_uid = d->node_uid;
-    n->dynamic_mig = d->dynamic_mig;
-    int count = d->b->ops->count(d->b);
-    for (int i = 0; i < count && n->ngpus < GS_DRASLICE_MAX_GPUS; i++) {
-        struct gs_gpu_info info;
-        if (d->b->ops->info(d->b, i, &info))
-            continue;
-        struct gs_draslice_gpu *g = &n->gpus[n->ngpus++];
-        g->index = info.index;
-        snprintf(g->uuid, sizeof(g->uuid), "%s", info.uuid);
-        g->model = info.model;
-        snprintf(g->product, sizeof(g->product), "%s", info.name);
-        g->mem_mib = info.mem_mib;
-        g->mig_enabled = info.mig_enabled;
-        g->healthy = d->healthy[i];
-        struct gs_mig_inst inst[GS_AGENT_MAX_INST];
-        int k = info.mig_enabled ? d->b->ops->mig_list(d->b, i, inst, GS_AGENT_MAX_INST) : 0;
-        for (int q = 0; q < k && g->ninst < GS_DRASLICE_MAX_INST; q++) {
-            int p = gs_gpu_profile_index(info.model, inst[q].profile_id);
-            if (p < 0)
-                continue;
-            struct gs_draslice_inst *s = &g->inst[g->ninst++];
-            s->profile = (uint8_t)p;
-            s->start = (uint8_t)inst[q].start;
-            snprintf(s->uuid, sizeof(s->uuid), "%s", inst[q].uuid);
-            for (int c = 0; c < d->nclaims && !s->dynamic; c++)
-                for (int j = 0; j < d->claims[c].ndev; j++)
-                    s->dynamic |= d->claims[c].dev[j].created &&
-                                  strcmp(d->claims[c].dev[j].uuid, inst[q].uuid) == 0;
-        }
-    }
-}
-
-struct listed {
-    json_t *items;
-};
-
-static int collect(const json_t *item, void *user)
-{
-    struct listed *l = user;
-    if (!item) { /* the list started again */
-        json_array_clear(l->items);
-        return 0;
-    }
-    return json_array_append(l->items, (json_t *)item) ? GS_ENOMEM : 0;
-}
-
-static int names_equal(const json_t *a, const json_t *listed)
-{
-    if (!a || json_array_size(a) != json_array_size(listed))
-        return 0;
-    size_t k;
-    json_t *x;
-    json_array_foreach(listed, k, x)
-    {
-        const char *name =
-            json_string_value(json_object_get(json_object_get(x, "metadata"), "name"));
-        bool found = false;
-        for (size_t j = 0; j < json_array_size(a) && !found; j++)
-            found = name && strcmp(json_string_value(json_array_get(a, j)), name) == 0;
-        if (!found)
-            return 0;
-    }
-    return 1;
-}
-
-/* Converge the API's slices to d->built. Call with d->mu held. */
-static int converge(struct gs_dra *d, struct gs_error *err)
-{
-    if (!d->node_uid[0]) {
-        char path[400];
-        json_t *node = NULL;
-        snprintf(path, sizeof(path), "/api/v1/nodes/%s", d->node);
-        int rc = gs_kube_request(d->kc, "GET", path, NULL, NULL, &node, NULL, err);
-        const char *uid =
-            rc ? NULL
-               : json_string_value(json_object_get(json_object_get(node, "metadata"), "uid"));
-        if (uid)
-            snprintf(d->node_uid, sizeof(d->node_uid), "%s", uid);
-        json_decref(node);
-        if (rc)
-            return gs_error_prefix(err, "node %s", d->node);
-        /* the ownerReference needs the uid: build again */
-        return 1;
-    }
-    char path[700];
-    snprintf(path, sizeof(path),
-             "/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.driver%%3D%s%%2C"
-             "spec.nodeName%%3D%s",
-             GS_DRA_DRIVER, d->node);
-    struct listed l = {json_array()};
-    if (!l.items)
-        return gs_error_set(err, GS_ENOMEM, "out of memory");
-    int rc = gs_kube_list(d->kc, path, collect, &l, NULL, 0, err);
-    if (rc) {
-        json_decref(l.items);
-        return gs_error_prefix(err, "listing resource slices");
-    }
-    int64_t maxgen = d->generation;
-    bool same_gen = true;
-    size_t k;
-    json_t *x;
-    json_array_foreach(l.items, k, x)
-    {
-        json_int_t g = json_integer_value(
-            json_object_get(json_object_get(json_object_get(x, "spec"), "pool"), "generation"));
-        if (g > maxgen)
-            maxgen = g;
-        same_gen &= g == d->generation;
-    }
-    if (d->written && json_equal(d->written, d->built) && same_gen &&
-        names_equal(d->names, l.items)) {
-        json_decref(l.items);
-        return 0;
-    }
-    int64_t gen = maxgen + 1;
-    json_t *want = json_deep_copy(d->built), *names = json_array();
-    rc = want && names ? 0 : gs_error_set(err, GS_ENOMEM, "out of memory");
-    json_array_foreach(want, k, x)
-    {
-        if (rc)
-            break;
-        json_object_set_new(json_object_get(json_object_get(x, "spec"), "pool"), "generation",
-                            json_integer(gen));
-        json_t *reply = NULL;
-        if (k < json_array_size(l.items)) {
-            json_t *old = json_object_get(json_array_get(l.items, k), "metadata");
-            const char *name = json_string_value(json_object_get(old, "name"));
-            json_t *meta = json_object_get(x, "metadata");
-            json_object_set(meta, "name", json_object_get(old, "name"));
-            json_object_set(meta, "resourceVersion", json_object_get(old, "resourceVersion"));
-            snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/resourceslices/%s",
-                     name ? name : "");
-            rc = gs_kube_request(d->kc, "PUT", path, "application/json", x, &reply, NULL, err);
-        } else {
-            rc = gs_kube_request(d->kc, "POST", "/apis/resource.k8s.io/v1/resourceslices",
-                                 "application/json", x, &reply, NULL, err);
-        }
-        json_t *name = json_object_get(json_object_get(reply, "metadata"), "name");
-        if (!rc && name)
-            json_array_append(names, name);
-        json_decref(reply);
-    }
-    for (k = json_array_size(want); !rc && k < json_array_size(l.items); k++) {
-        const char *name = json_string_value(
-            json_object_get(json_object_get(json_array_get(l.items, k), "metadata"), "name"));
-        snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/resourceslices/%s",
-                 name ? name : "");
-        rc = gs_kube_request(d->kc, "DELETE", path, NULL, NULL, NULL, NULL, err);
-        if (rc == GS_ENOTFOUND)
-            rc = 0;
-    }
-    json_decref(l.items);
-    json_decref(want);
-    if (rc) {
-        json_decref(names);
-        json_decref(d->written);
-        d->written = NULL; /* converge in full next time */
-        return gs_error_prefix(err, "resource slices of node %s", d->node);
-    }
-    GS_INFO("dra", "node %s: %zu resource slice%s, pool generation %lld", d->node,
-            json_array_size(names), json_array_size(names) == 1 ? "" : "s", (long long)gen);
-    json_decref(d->written);
-    d->written = json_incref(d->built);
-    json_decref(d->names);
-    d->names = names;
-    d->generation = gen;
-    return 0;
-}
-
+/* Sync the slices; with d->mu held. */
 static int sync_locked(struct gs_dra *d, struct gs_error *err)
 {
-    for (int round = 0; round < 2; round++) {
-        struct gs_draslice_node *n = malloc(sizeof(*n));
-        if (!n)
-            return gs_error_set(err, GS_ENOMEM, "out of memory");
-        node_now(d, n);
-        json_t *s = gs_draslice_build(n, err);
-        free(n);
-        if (!s)
-            return err->code;
-        json_decref(d->built);
-        d->built = s;
-        d->dirty = false;
-        if (!d->kc)
-            return 0;
-        int rc = converge(d, err);
-        if (rc <= 0)
-            return rc;
-    }
-    return 0;
+    d->dirty = false;
+    return gs_drapub_sync(d->pub, d->b, d->claims, err);
 }
 
 int gs_dra_sync(struct gs_dra *d, const bool *healthy, int n, struct gs_error *err)
 {
     pthread_mutex_lock(&d->mu);
-    for (int i = 0; i < GS_DRASLICE_MAX_GPUS; i++)
-        d->healthy[i] = !healthy || i >= n || healthy[i];
+    gs_drapub_health(d->pub, healthy, n);
     int rc = sync_locked(d, err);
     pthread_mutex_unlock(&d->mu);
     return rc;
@@ -1049,18 +579,15 @@ int gs_dra_sync(struct gs_dra *d, const bool *healthy, int n, struct gs_error *e
 json_t *gs__dra_slices(struct gs_dra *d)
 {
     pthread_mutex_lock(&d->mu);
-    json_t *s = json_incref(d->built);
+    json_t *s = gs_drapub_slices(d->pub);
     pthread_mutex_unlock(&d->mu);
     return s;
 }
 
 int gs_dra_in_use(struct gs_dra *d, char (*uuids)[96], int cap)
 {
-    int n = 0;
     pthread_mutex_lock(&d->mu);
-    for (int k = 0; k < d->nclaims; k++)
-        for (int j = 0; j < d->claims[k].ndev && n < cap; j++)
-            snprintf(uuids[n++], 96, "%s", d->claims[k].dev[j].uuid);
+    int n = gs_draclaims_uuids(d->claims, uuids, cap);
     pthread_mutex_unlock(&d->mu);
     return n;
 }
@@ -1068,116 +595,32 @@ int gs_dra_in_use(struct gs_dra *d, char (*uuids)[96], int cap)
 int gs_dra_prepared(struct gs_dra *d)
 {
     pthread_mutex_lock(&d->mu);
-    int n = d->nclaims;
+    int n = gs_draclaims_count(d->claims);
     pthread_mutex_unlock(&d->mu);
     return n;
 }
 
-/* ---------- the gRPC server ---------- */
+/* ---------- serving ---------- */
 
-enum state { S_NEW = 0, S_READ, S_DONE };
-
-struct call {
-    enum state st;
-    grpc_call *call;
-    grpc_call_details details;
-    grpc_metadata_array md;
-    grpc_byte_buffer *in, *out;
-    int method;
-    int cancelled;
+static const struct gs_grpc_method registration[] = {
+    {"/pluginregistration.Registration/GetInfo", GS_DRA_GET_INFO, false},
+    {"/pluginregistration.Registration/NotifyRegistrationStatus", GS_DRA_NOTIFY, false},
+};
+static const struct gs_grpc_method plugin[] = {
+    {"/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources", GS_DRA_PREPARE, false},
+    {"/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources", GS_DRA_UNPREPARE, false},
 };
 
-/* indexed by enum gs_dra_call */
-static const char *const paths[] = {
-    "/pluginregistration.Registration/GetInfo",
-    "/pluginregistration.Registration/NotifyRegistrationStatus",
-    "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources",
-    "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources",
-};
-#define NCALLS ((int)(sizeof(paths) / sizeof(paths[0])))
-
-static void new_call(struct gs_dra *d)
+static int serve_answer(void *user, int call, const uint8_t *in, size_t len, uint8_t **out,
+                        size_t *out_len, char *why, size_t why_size)
 {
-    struct call *c = calloc(1, sizeof(*c));
-    d->requested = c != NULL;
-    if (!c)
-        return;
-    grpc_call_details_init(&c->details);
-    grpc_metadata_array_init(&c->md);
-    grpc_server_request_call(d->server, &c->call, &c->details, &c->md, d->cq, d->cq, c);
+    return gs__dra_answer(user, (enum gs_dra_call)call, in, len, out, out_len, why, why_size);
 }
 
-static void free_call(struct call *c)
+/* After a prepare or unprepare that changed a GPU: the slices again. */
+static void answered(void *user)
 {
-    if (c->call)
-        grpc_call_unref(c->call);
-    if (c->in)
-        grpc_byte_buffer_destroy(c->in);
-    if (c->out)
-        grpc_byte_buffer_destroy(c->out);
-    grpc_call_details_destroy(&c->details);
-    grpc_metadata_array_destroy(&c->md);
-    free(c);
-}
-
-static void on_event(struct gs_dra *d, struct call *c, bool ok)
-{
-    if (!ok || c->st == S_DONE) {
-        free_call(c);
-        return;
-    }
-    grpc_op ops[3];
-    memset(ops, 0, sizeof(ops));
-    if (c->st == S_NEW) {
-        new_call(d);
-        c->method = -1;
-        for (int m = 0; m < NCALLS; m++)
-            if (grpc_slice_str_cmp(c->details.method, paths[m]) == 0)
-                c->method = m;
-        ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-        ops[1].op = GRPC_OP_RECV_MESSAGE;
-        ops[1].data.recv_message.recv_message = &c->in;
-        c->st = S_READ;
-        grpc_call_start_batch(c->call, ops, 2, c, NULL);
-        return;
-    }
-    /* S_READ: answer */
-    grpc_slice in = grpc_empty_slice();
-    grpc_byte_buffer_reader r;
-    if (c->in && grpc_byte_buffer_reader_init(&r, c->in)) {
-        in = grpc_byte_buffer_reader_readall(&r);
-        grpc_byte_buffer_reader_destroy(&r);
-    }
-    char why[GS_ERROR_MSG_MAX] = "unknown method";
-    uint8_t *ans = NULL;
-    size_t len = 0;
-    int code = GRPC_STATUS_UNIMPLEMENTED;
-    if (c->method >= 0)
-        code = gs__dra_answer(d, (enum gs_dra_call)c->method, GRPC_SLICE_START_PTR(in),
-                              GRPC_SLICE_LENGTH(in), &ans, &len, why, sizeof(why));
-    grpc_slice_unref(in);
-    if (code != GRPC_STATUS_OK)
-        GS_WARN("dra", "%s: %s", c->method >= 0 ? paths[c->method] : "call", why);
-    size_t n = 0;
-    if (code == GRPC_STATUS_OK) {
-        grpc_slice s = len ? grpc_slice_new(ans, len, free) : grpc_empty_slice();
-        if (!len)
-            free(ans);
-        c->out = grpc_raw_byte_buffer_create(&s, 1);
-        grpc_slice_unref(s);
-        ops[n].op = GRPC_OP_SEND_MESSAGE;
-        ops[n++].data.send_message.send_message = c->out;
-    }
-    grpc_slice details = grpc_slice_from_copied_string(code == GRPC_STATUS_OK ? "" : why);
-    ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
-    ops[n].data.send_status_from_server.status = (grpc_status_code)code;
-    ops[n++].data.send_status_from_server.status_details = &details;
-    ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-    ops[n++].data.recv_close_on_server.cancelled = &c->cancelled;
-    c->st = S_DONE;
-    grpc_call_start_batch(c->call, ops, n, c, NULL);
-    grpc_slice_unref(details);
-    /* after a prepare or unprepare that changed a GPU: the slices again */
+    struct gs_dra *d = user;
     pthread_mutex_lock(&d->mu);
     if (d->dirty) {
         struct gs_error err;
@@ -1188,73 +631,21 @@ static void on_event(struct gs_dra *d, struct call *c, bool ok)
     pthread_mutex_unlock(&d->mu);
 }
 
-static void *serve_thread(void *arg)
-{
-    struct gs_dra *d = arg;
-    while (!gs_flag_get(&d->stop)) {
-        grpc_event ev = grpc_completion_queue_next(
-            d->cq,
-            gpr_time_add(gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_millis(100, GPR_TIMESPAN)),
-            NULL);
-        if (ev.type == GRPC_OP_COMPLETE)
-            on_event(d, ev.tag, ev.success);
-        if (!d->requested)
-            new_call(d);
-    }
-    grpc_server_shutdown_and_notify(d->server, d->cq, d);
-    grpc_server_cancel_all_calls(d->server);
-    for (;;) {
-        grpc_event ev = grpc_completion_queue_next(
-            d->cq,
-            gpr_time_add(gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_seconds(5, GPR_TIMESPAN)),
-            NULL);
-        if (ev.type != GRPC_OP_COMPLETE || ev.tag == d)
-            break;
-        on_event(d, ev.tag, false);
-    }
-    grpc_server_destroy(d->server);
-    grpc_completion_queue_shutdown(d->cq);
-    while (grpc_completion_queue_next(d->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
-           GRPC_QUEUE_SHUTDOWN)
-        ;
-    grpc_completion_queue_destroy(d->cq);
-    unlink(d->reg_sock);
-    unlink(d->dra_sock);
-    return NULL;
-}
-
 int gs_dra_serve(struct gs_dra *d, struct gs_error *err)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, grpc_init);
-    unlink(d->dra_sock);
-    unlink(d->reg_sock);
-    d->cq = grpc_completion_queue_create_for_next(NULL);
-    d->server = grpc_server_create(NULL, NULL);
-    grpc_server_register_completion_queue(d->server, d->cq, NULL);
+    d->svc[0] = (struct gs_grpc_service){registration, 2, serve_answer, NULL, answered, d};
+    d->svc[1] = (struct gs_grpc_service){plugin, 2, serve_answer, NULL, answered, d};
     /* the DRA socket first: the kubelet dials it as soon as it sees the registration socket */
     const char *socks[2] = {d->dra_sock, d->reg_sock};
-    for (int k = 0; k < 2; k++) {
-        char addr[PATH_MAX_ + 8];
-        snprintf(addr, sizeof(addr), "unix:%s", socks[k]);
-        grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
-        int port = grpc_server_add_http2_port(d->server, addr, creds);
-        grpc_server_credentials_release(creds);
-        if (!port) {
-            grpc_server_destroy(d->server);
-            grpc_completion_queue_shutdown(d->cq);
-            while (
-                grpc_completion_queue_next(d->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
-                GRPC_QUEUE_SHUTDOWN)
-                ;
-            grpc_completion_queue_destroy(d->cq);
-            return gs_error_set(err, GS_EIO, "cannot serve on %s", socks[k]);
-        }
-    }
-    grpc_server_start(d->server);
-    new_call(d);
-    pthread_create(&d->thread, NULL, serve_thread, d);
-    d->serving = true;
+    struct gs_grpcd_opts o = {.tag = GS_DRA_DRIVER,
+                              .log = "dra",
+                              .sockets = socks,
+                              .nsockets = 2,
+                              .services = d->svc,
+                              .nservices = 2};
+    char why[512];
+    if (!(d->server = gs_grpcd_start(&o, why, sizeof(why))))
+        return gs_error_set(err, GS_EIO, "%s", why);
     GS_INFO("dra", "%s: serving %s, registration %s", GS_DRA_DRIVER, d->dra_sock, d->reg_sock);
     return 0;
 }
@@ -1265,7 +656,7 @@ int gs_dra_new(const struct gs_dra_opts *o, struct gs_gpu_backend *b, struct gs_
                struct gs_dra **out, struct gs_error *err)
 {
     *out = NULL;
-    if (!o->node || !o->node[0] || strlen(o->node) >= NAME_MAX_)
+    if (!o->node || !o->node[0] || strlen(o->node) >= GS_DRA_NAME_MAX)
         return gs_error_set(err, GS_EINVAL, "the DRA driver needs the node's name (--node)");
     const char *plugins = o->plugins_dir ? o->plugins_dir : GS_DRA_PLUGINS_DIR;
     const char *registry = o->registry_dir ? o->registry_dir : GS_DRA_REGISTRY_DIR;
@@ -1280,29 +671,31 @@ int gs_dra_new(const struct gs_dra_opts *o, struct gs_gpu_backend *b, struct gs_
     snprintf(d->dra_sock, sizeof(d->dra_sock), "%s/dra.sock", d->dir);
     snprintf(d->reg_sock, sizeof(d->reg_sock), "%s/%s-reg.sock", registry, GS_DRA_DRIVER);
     snprintf(d->cdi_dir, sizeof(d->cdi_dir), "%s", cdi);
-    snprintf(d->checkpoint, sizeof(d->checkpoint), "%s/checkpoint.json", d->dir);
     d->dynamic_mig = o->dynamic_mig;
     d->get_claim = o->get_claim;
     d->claim_user = o->claim_user;
     d->b = b;
     d->kc = kc;
     pthread_mutex_init(&d->mu, NULL);
-    for (int i = 0; i < GS_DRASLICE_MAX_GPUS; i++)
-        d->healthy[i] = true;
-    int rc = mkdir_p(d->dir, err);
+    char checkpoint[PATH_SIZE + 32];
+    snprintf(checkpoint, sizeof(checkpoint), "%s/checkpoint.json", d->dir);
+    int rc = gs_file_mkdir_p(d->dir, err);
     if (!rc)
-        rc = mkdir_p(registry, err);
+        rc = gs_file_mkdir_p(registry, err);
     if (!rc)
-        rc = mkdir_p(d->cdi_dir, err);
+        rc = gs_file_mkdir_p(d->cdi_dir, err);
     if (!rc)
-        rc = checkpoint_read(d, err);
+        rc = gs_draclaims_open(checkpoint, &d->claims, err);
+    if (!rc && !(d->pub = gs_drapub_new(d->node, d->dynamic_mig, kc)))
+        rc = gs_error_set(err, GS_ENOMEM, "out of memory");
     if (rc) {
         gs_dra_free(d);
         return rc;
     }
-    if (d->nclaims)
-        GS_INFO("dra", "%d claim%s prepared before (checkpoint %s)", d->nclaims,
-                d->nclaims == 1 ? "" : "s", d->checkpoint);
+    int n = gs_draclaims_count(d->claims);
+    if (n)
+        GS_INFO("dra", "%d claim%s prepared before (checkpoint %s)", n, n == 1 ? "" : "s",
+                checkpoint);
     *out = d;
     return 0;
 }
@@ -1311,14 +704,9 @@ void gs_dra_free(struct gs_dra *d)
 {
     if (!d)
         return;
-    if (d->serving) {
-        gs_flag_set(&d->stop, 1);
-        pthread_join(d->thread, NULL);
-    }
-    json_decref(d->built);
-    json_decref(d->written);
-    json_decref(d->names);
-    free(d->claims);
+    gs_grpcd_stop(d->server);
+    gs_drapub_free(d->pub);
+    gs_draclaims_free(d->claims);
     pthread_mutex_destroy(&d->mu);
     free(d);
 }

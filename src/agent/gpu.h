@@ -129,9 +129,20 @@ struct gs_error;
 int gs_gpu_open_nvml(struct gs_gpu_backend **out, char *why, unsigned why_size);
 /* Fake from a JSON file. GS_EINVAL with file and field path on a bad description. */
 int gs_gpu_open_fake(const char *path, struct gs_gpu_backend **out, struct gs_error *err);
+/* Close any backend (b->ops->close); NULL is nothing. */
 void gs_gpu_close(struct gs_gpu_backend *b);
 
 /* Catalog profile index of an NVML GPU-instance profile ID on a model, or -1. */
 int gs_gpu_profile_index(int model, uint32_t profile_id);
+/* Its catalog name ("3g.40gb"), or NULL for a profile or model the catalog does not know. */
+const char *gs_gpu_profile_name(int model, uint32_t profile_id);
+
+/* The ops of a backend whose calls are named <p>_count, <p>_info, ... <p>_close: every slot
+ * filled, in one place for all backends. */
+#define GS_GPU_OPS(p)                                                                              \
+    .count = p##_count, .info = p##_info, .metrics = p##_metrics, .mig_list = p##_mig_list,        \
+    .mig_profiles = p##_mig_profiles, .mig_set_mode = p##_mig_set_mode,                            \
+    .mig_create = p##_mig_create, .mig_destroy = p##_mig_destroy, .xids = p##_xids,                \
+    .mig_metrics = p##_mig_metrics, .processes = p##_processes, .close = p##_close
 
 #endif

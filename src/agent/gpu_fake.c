@@ -74,15 +74,6 @@ struct fake {
     uint64_t xid[64];
 };
 
-int gs_gpu_profile_index(int model, uint32_t profile_id)
-{
-    const struct gs_gpu_model *m = gs_catalog_get(model);
-    for (int p = 0; m && p < m->nprofiles; p++)
-        if (m->profiles[p].id == profile_id)
-            return p;
-    return -1;
-}
-
 /* A MIG device UUID derived from its GPU's and the instance id (stable across runs). */
 static void mig_uuid(struct gs_mig_inst *in, const char *gpu_uuid)
 {
@@ -354,6 +345,164 @@ static bool uuid_ok(const char *s)
     return true;
 }
 
+/* A boolean field key of o (absent: false) at path. */
+static int check_bool(const json_t *o, const char *key, const char *file, const char *path,
+                      struct gs_error *err)
+{
+    const json_t *v = json_object_get(o, key);
+    if (v && !json_is_boolean(v))
+        return gs_error_set(err, GS_EINVAL, "%s: %s.%s: expected true or false", file, path, key);
+    return 0;
+}
+
+/* The shape of GPU object o (at path): its fields, and its instances' types and ranges (the
+ * profile's memory once it is known: read_inst_live). */
+static int check_gpu(const json_t *o, const char *file, const char *path, struct gs_error *err)
+{
+    if (!json_is_object(o))
+        return gs_error_set(err, GS_EINVAL, "%s: %s: expected an object with 'model'", file, path);
+    int rc = check_fields(o, gpu_keys, true, file, path, err);
+    if (rc)
+        return rc;
+    const json_t *insts = json_object_get(o, "instances");
+    if (insts && !json_is_array(insts))
+        return gs_error_set(err, GS_EINVAL, "%s: %s.instances: expected a list of {profile, start}",
+                            file, path);
+    size_t k;
+    const json_t *x;
+    json_array_foreach(insts, k, x)
+    {
+        char ipath[80];
+        snprintf(ipath, sizeof(ipath), "%s.instances[%zu]", path, k);
+        if (!json_is_object(x))
+            return gs_error_set(err, GS_EINVAL, "%s: %s: expected {profile, start}", file, ipath);
+        double ignored_value;
+        if ((rc = check_fields(x, inst_keys, false, file, ipath, err)) ||
+            (rc = check_bool(x, "busy", file, ipath, err)) ||
+            (rc = num_at(x, "util", 0, 100, false, &ignored_value, file, ipath, err)) ||
+            (rc = num_at(x, "mem_used_mib", 0, 1e7, false, &ignored_value, file, ipath, err)))
+            return rc;
+    }
+    return check_bool(o, "busy", file, path, err);
+}
+
+/* Instance k of the file (x) on g, first read: under the placement rules NVML applies. */
+static int first_inst(struct fgpu *g, const json_t *x, size_t k, const char *file, const char *path,
+                      struct gs_error *err)
+{
+    const struct gs_gpu_model *m = gs_catalog_get(g->info.model);
+    int gi = g->info.index;
+    const char *pn = json_string_value(json_object_get(x, "profile"));
+    int p = pn ? gs_catalog_find_profile(g->info.model, pn) : -1;
+    const json_t *st = json_object_get(x, "start");
+    if (!g->info.mig_enabled || p < 0 || !json_is_integer(st) || g->ninst >= GS_AGENT_MAX_INST)
+        return gs_error_set(err, GS_EINVAL,
+                            "%s: gpus[%d].instances[%zu]: expected {profile, start} "
+                            "of a %s profile on a GPU with mig: true",
+                            file, gi, k, m->name);
+    enum admit a = fgpu_admit(g, p, json_integer_value(st));
+    if (a == ADMIT_AT_MAX) {
+        unsigned mc = m->profiles[p].max_count;
+        return gs_error_set(err, GS_EINVAL,
+                            "%s: gpus[%d].instances[%zu]: %s: at most %u instance%s "
+                            "of it fit%s on one %s",
+                            file, gi, k, m->profiles[p].name, mc, mc == 1 ? "" : "s",
+                            mc == 1 ? "s" : "", m->name);
+    }
+    if (a != ADMIT_OK)
+        return gs_error_set(err, GS_EINVAL,
+                            "%s: gpus[%d].instances[%zu]: %s at start %lld is not a "
+                            "valid placement next to the instances before it",
+                            file, gi, k, pn, (long long)json_integer_value(st));
+    struct gs_mig_inst *in = &g->inst[g->ninst];
+    in->gi_id = g->next_gi++;
+    in->profile_id = m->profiles[p].id;
+    in->start = (uint32_t)json_integer_value(st);
+    in->size = m->profiles[p].mem_slices;
+    mig_uuid(in, g->info.uuid);
+    memset(&g->fi[g->ninst], 0, sizeof(g->fi[0]));
+    g->fi[g->ninst].busy = json_is_true(json_object_get(x, "busy"));
+    g->ninst++;
+    char ipath[80];
+    snprintf(ipath, sizeof(ipath), "%s.instances[%zu]", path, k);
+    return read_inst_live(g, g->ninst - 1, x, file, ipath, err);
+}
+
+/* GPU gi (object o at path), first read: what it is, its MIG mode and instances. */
+static int first_gpu(struct fgpu *g, const json_t *o, int gi, const char *file, const char *path,
+                     struct gs_error *err)
+{
+    memset(g, 0, sizeof(*g));
+    const char *model = json_string_value(json_object_get(o, "model"));
+    int mid = model ? gs_catalog_find(model) : GS_ENOTFOUND;
+    if (mid < 0)
+        return gs_error_set(err, GS_EINVAL,
+                            "%s: gpus[%d].model: '%s' is not a GPU model "
+                            "gpusched knows (e.g. A100-80GB, H100-80GB)",
+                            file, gi, model ? model : "");
+    const struct gs_gpu_model *m = gs_catalog_get(mid);
+    g->info.index = gi;
+    g->info.model = mid;
+    g->info.pci_id = m->pci_ids[0];
+    g->info.mem_mib = m->mem_mib;
+    g->info.mig_capable = m->nprofiles > 0;
+    snprintf(g->info.name, sizeof(g->info.name), "NVIDIA %s", m->product);
+    const json_t *uj = json_object_get(o, "uuid");
+    const char *uuid = json_string_value(uj);
+    if (uj && (!uuid || !uuid_ok(uuid)))
+        return gs_error_set(err, GS_EINVAL,
+                            "%s: gpus[%d].uuid: expected GPU-<letters, digits and "
+                            "dashes>, at most 80 characters",
+                            file, gi);
+    if (uuid)
+        snprintf(g->info.uuid, sizeof(g->info.uuid), "%s", uuid);
+    else
+        snprintf(g->info.uuid, sizeof(g->info.uuid), "GPU-%08x-fake-4000-8000-%012d",
+                 (unsigned)(mid * 7919 + 17), gi);
+    g->next_gi = 1;
+    const json_t *mig = json_object_get(o, "mig");
+    if (mig && !json_is_boolean(mig))
+        return gs_error_set(err, GS_EINVAL, "%s: gpus[%d].mig: expected true or false", file, gi);
+    g->info.mig_enabled = json_is_true(mig);
+    if (g->info.mig_enabled && !g->info.mig_capable)
+        return gs_error_set(err, GS_EINVAL, "%s: gpus[%d].mig: %s is not MIG-capable", file, gi,
+                            m->name);
+    size_t k;
+    const json_t *x;
+    int rc;
+    json_array_foreach(json_object_get(o, "instances"), k, x)
+    {
+        if ((rc = first_inst(g, x, k, file, path, err)))
+            return rc;
+    }
+    g->gpu_busy = json_is_true(json_object_get(o, "busy"));
+    return 0;
+}
+
+/* GPU g (object o at path) read again: busy flags may change while running (a process
+ * starts or ends), and the instances' own readings. */
+static int reread_gpu(struct fgpu *g, const json_t *o, const char *file, const char *path,
+                      struct gs_error *err)
+{
+    g->gpu_busy = json_is_true(json_object_get(o, "busy"));
+    size_t k;
+    const json_t *x;
+    json_array_foreach(json_object_get(o, "instances"), k, x)
+    {
+        const json_t *st = json_object_get(x, "start");
+        for (int q = 0; q < g->ninst; q++)
+            if (json_is_integer(st) && g->inst[q].start == json_integer_value(st)) {
+                g->fi[q].busy = json_is_true(json_object_get(x, "busy"));
+                char ipath[80];
+                snprintf(ipath, sizeof(ipath), "%s.instances[%zu]", path, k);
+                int rc = read_inst_live(g, q, x, file, ipath, err);
+                if (rc)
+                    return rc;
+            }
+    }
+    return 0;
+}
+
 static int load(struct fake *f, bool first, struct gs_error *err)
 {
     json_error_t je;
@@ -388,161 +537,10 @@ static int load(struct fake *f, bool first, struct gs_error *err)
         struct fgpu *g = &tmp.g[gi];
         char path[48];
         snprintf(path, sizeof(path), "gpus[%d]", gi);
-        if (!json_is_object(o)) {
-            rc = gs_error_set(err, GS_EINVAL, "%s: %s: expected an object with 'model'", f->path,
-                              path);
-            goto out;
-        }
-        if ((rc = check_fields(o, gpu_keys, true, f->path, path, err)))
-            goto out;
-        const json_t *insts = json_object_get(o, "instances");
-        if (insts && !json_is_array(insts)) {
-            rc = gs_error_set(err, GS_EINVAL,
-                              "%s: %s.instances: expected a list of {profile, start}", f->path,
-                              path);
-            goto out;
-        }
-        size_t k;
-        const json_t *x;
-        json_array_foreach(insts, k, x)
-        {
-            char ipath[80];
-            snprintf(ipath, sizeof(ipath), "%s.instances[%zu]", path, k);
-            if (!json_is_object(x)) {
-                rc = gs_error_set(err, GS_EINVAL, "%s: %s: expected {profile, start}", f->path,
-                                  ipath);
-                goto out;
-            }
-            if ((rc = check_fields(x, inst_keys, false, f->path, ipath, err)))
-                goto out;
-            const json_t *busy = json_object_get(x, "busy");
-            if (busy && !json_is_boolean(busy)) {
-                rc = gs_error_set(err, GS_EINVAL, "%s: %s.busy: expected true or false", f->path,
-                                  ipath);
-                goto out;
-            }
-            /* types and ranges here, for every instance; the profile's memory once it is
-             * known (read_inst_live) */
-            double ignored_value;
-            if ((rc = num_at(x, "util", 0, 100, false, &ignored_value, f->path, ipath, err)) ||
-                (rc =
-                     num_at(x, "mem_used_mib", 0, 1e7, false, &ignored_value, f->path, ipath, err)))
-                goto out;
-        }
-        const json_t *gbusy = json_object_get(o, "busy");
-        if (gbusy && !json_is_boolean(gbusy)) {
-            rc = gs_error_set(err, GS_EINVAL, "%s: %s.busy: expected true or false", f->path, path);
-            goto out;
-        }
-        if (first) {
-            memset(g, 0, sizeof(*g));
-            const char *model = json_string_value(json_object_get(o, "model"));
-            int mid = model ? gs_catalog_find(model) : GS_ENOTFOUND;
-            if (mid < 0) {
-                rc = gs_error_set(err, GS_EINVAL,
-                                  "%s: gpus[%d].model: '%s' is not a GPU model "
-                                  "gpusched knows (e.g. A100-80GB, H100-80GB)",
-                                  f->path, gi, model ? model : "");
-                goto out;
-            }
-            const struct gs_gpu_model *m = gs_catalog_get(mid);
-            g->info.index = gi;
-            g->info.model = mid;
-            g->info.pci_id = m->pci_ids[0];
-            g->info.mem_mib = m->mem_mib;
-            g->info.mig_capable = m->nprofiles > 0;
-            snprintf(g->info.name, sizeof(g->info.name), "NVIDIA %s", m->product);
-            const json_t *uj = json_object_get(o, "uuid");
-            const char *uuid = json_string_value(uj);
-            if (uj && (!uuid || !uuid_ok(uuid))) {
-                rc = gs_error_set(err, GS_EINVAL,
-                                  "%s: gpus[%d].uuid: expected GPU-<letters, digits and "
-                                  "dashes>, at most 80 characters",
-                                  f->path, gi);
-                goto out;
-            }
-            if (uuid)
-                snprintf(g->info.uuid, sizeof(g->info.uuid), "%s", uuid);
-            else
-                snprintf(g->info.uuid, sizeof(g->info.uuid), "GPU-%08x-fake-4000-8000-%012d",
-                         (unsigned)(mid * 7919 + 17), gi);
-            g->next_gi = 1;
-            const json_t *mig = json_object_get(o, "mig");
-            if (mig && !json_is_boolean(mig)) {
-                rc = gs_error_set(err, GS_EINVAL, "%s: gpus[%d].mig: expected true or false",
-                                  f->path, gi);
-                goto out;
-            }
-            g->info.mig_enabled = json_is_true(mig);
-            if (g->info.mig_enabled && !g->info.mig_capable) {
-                rc = gs_error_set(err, GS_EINVAL, "%s: gpus[%d].mig: %s is not MIG-capable",
-                                  f->path, gi, m->name);
-                goto out;
-            }
-            json_array_foreach(insts, k, x)
-            {
-                const char *pn = json_string_value(json_object_get(x, "profile"));
-                int p = pn ? gs_catalog_find_profile(mid, pn) : -1;
-                const json_t *st = json_object_get(x, "start");
-                if (!g->info.mig_enabled || p < 0 || !json_is_integer(st) ||
-                    g->ninst >= GS_AGENT_MAX_INST) {
-                    rc = gs_error_set(err, GS_EINVAL,
-                                      "%s: gpus[%d].instances[%zu]: expected {profile, start} "
-                                      "of a %s profile on a GPU with mig: true",
-                                      f->path, gi, k, m->name);
-                    goto out;
-                }
-                enum admit a = fgpu_admit(g, p, json_integer_value(st));
-                if (a == ADMIT_AT_MAX) {
-                    unsigned mc = m->profiles[p].max_count;
-                    rc = gs_error_set(err, GS_EINVAL,
-                                      "%s: gpus[%d].instances[%zu]: %s: at most %u instance%s "
-                                      "of it fit%s on one %s",
-                                      f->path, gi, k, m->profiles[p].name, mc, mc == 1 ? "" : "s",
-                                      mc == 1 ? "s" : "", m->name);
-                    goto out;
-                }
-                if (a != ADMIT_OK) {
-                    rc = gs_error_set(err, GS_EINVAL,
-                                      "%s: gpus[%d].instances[%zu]: %s at start %lld is not a "
-                                      "valid placement next to the instances before it",
-                                      f->path, gi, k, pn, (long long)json_integer_value(st));
-                    goto out;
-                }
-                struct gs_mig_inst *in = &g->inst[g->ninst];
-                in->gi_id = g->next_gi++;
-                in->profile_id = m->profiles[p].id;
-                in->start = (uint32_t)json_integer_value(st);
-                in->size = m->profiles[p].mem_slices;
-                mig_uuid(in, g->info.uuid);
-                memset(&g->fi[g->ninst], 0, sizeof(g->fi[0]));
-                g->fi[g->ninst].busy = json_is_true(json_object_get(x, "busy"));
-                g->ninst++;
-                char ipath[80];
-                snprintf(ipath, sizeof(ipath), "%s.instances[%zu]", path, k);
-                if ((rc = read_inst_live(g, g->ninst - 1, x, f->path, ipath, err)))
-                    goto out;
-            }
-            g->gpu_busy = json_is_true(gbusy);
-        } else {
-            /* busy flags may change while running (a process starts or ends) */
-            g->gpu_busy = json_is_true(gbusy);
-            json_array_foreach(insts, k, x)
-            {
-                const json_t *st = json_object_get(x, "start");
-                for (int q = 0; q < g->ninst; q++)
-                    if (json_is_integer(st) && g->inst[q].start == json_integer_value(st)) {
-                        g->fi[q].busy = json_is_true(json_object_get(x, "busy"));
-                        char ipath[80];
-                        snprintf(ipath, sizeof(ipath), "%s.instances[%zu]", path, k);
-                        if ((rc = read_inst_live(g, q, x, f->path, ipath, err)))
-                            goto out;
-                    }
-            }
-        }
-        if ((rc = read_procs(g, o, f->path, path, err)))
-            goto out;
-        if ((rc = read_live(&tmp, o, gi, true, err)))
+        if ((rc = check_gpu(o, f->path, path, err)) ||
+            (rc = first ? first_gpu(g, o, gi, f->path, path, err)
+                        : reread_gpu(g, o, f->path, path, err)) ||
+            (rc = read_procs(g, o, f->path, path, err)) || (rc = read_live(&tmp, o, gi, true, err)))
             goto out;
     }
     tmp.n = (int)json_array_size(gpus);
@@ -756,18 +754,7 @@ static void f_close(struct gs_gpu_backend *b)
 
 static const struct gs_gpu_ops fake_ops = {
     .name = "fake",
-    .count = f_count,
-    .info = f_info,
-    .metrics = f_metrics,
-    .mig_list = f_mig_list,
-    .mig_profiles = f_mig_profiles,
-    .mig_set_mode = f_mig_set_mode,
-    .mig_create = f_mig_create,
-    .mig_destroy = f_mig_destroy,
-    .xids = f_xids,
-    .mig_metrics = f_mig_metrics,
-    .processes = f_processes,
-    .close = f_close,
+    GS_GPU_OPS(f),
 };
 
 int gs_gpu_open_fake(const char *path, struct gs_gpu_backend **out, struct gs_error *err)
@@ -798,10 +785,4 @@ int gs_gpu_open_fake(const char *path, struct gs_gpu_backend **out, struct gs_er
     b->impl = f;
     *out = b;
     return 0;
-}
-
-void gs_gpu_close(struct gs_gpu_backend *b)
-{
-    if (b)
-        b->ops->close(b);
 }

@@ -666,18 +666,7 @@ static void n_close(struct gs_gpu_backend *b)
 
 static const struct gs_gpu_ops nvml_ops = {
     .name = "nvml",
-    .count = n_count,
-    .info = n_info,
-    .metrics = n_metrics,
-    .mig_list = n_mig_list,
-    .mig_profiles = n_mig_profiles,
-    .mig_set_mode = n_mig_set_mode,
-    .mig_create = n_mig_create,
-    .mig_destroy = n_mig_destroy,
-    .xids = n_xids,
-    .mig_metrics = n_mig_metrics,
-    .processes = n_processes,
-    .close = n_close,
+    GS_GPU_OPS(n),
 };
 
 #define LOOK(field, sym)                                                                           \

@@ -100,18 +100,7 @@ static void l_close(struct gs_gpu_backend *b)
 }
 
 static const struct gs_gpu_ops locked_ops = {
-    .count = l_count,
-    .info = l_info,
-    .metrics = l_metrics,
-    .mig_list = l_mig_list,
-    .mig_profiles = l_mig_profiles,
-    .mig_set_mode = l_mig_set_mode,
-    .mig_create = l_mig_create,
-    .mig_destroy = l_mig_destroy,
-    .xids = l_xids,
-    .mig_metrics = l_mig_metrics,
-    .processes = l_processes,
-    .close = l_close,
+    GS_GPU_OPS(l),
 };
 
 struct gs_gpu_backend *gs_gpu_locked(struct gs_gpu_backend *inner)

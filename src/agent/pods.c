@@ -1,0 +1,343 @@
+/* pods.c - the node agent's pod tracker (see pods.h): pod-resources (podresources.c), the
+ * API's pods and their gpusched.io/devices annotations (formats/devices.h), corrections. */
+#include "pods.h"
+
+#include "../base/error.h"
+#include "../base/log.h"
+#include "../formats/devices.h"
+#include "../formats/kubeobj.h"
+#include "../kube/client.h"
+#include "gpu.h"
+#include "podresources.h"
+#include "sampler.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct gs_pods {
+    struct gs_pods_opts o;
+    struct gs_sampler *s;
+    struct gs_kube_client *kc;
+    pthread_mutex_t mu;
+    int n; /* under mu */
+    struct gs_pod_dev pods[GS_AGENT_MAX_PODS];
+    struct gs_pod_dev next[GS_AGENT_MAX_PODS]; /* refresh's scratch (the loop's thread) */
+    struct gs_podres pr[GS_AGENT_MAX_PODS];    /* likewise */
+};
+
+struct gs_pods *gs_pods_new(const struct gs_pods_opts *o, struct gs_sampler *s,
+                            struct gs_kube_client *kc)
+{
+    struct gs_pods *p = calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    p->o = *o;
+    p->s = s;
+    p->kc = kc;
+    pthread_mutex_init(&p->mu, NULL);
+    return p;
+}
+
+void gs_pods_free(struct gs_pods *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+int gs_pods_devices(const char *ann, int *gpu, int *mig_start, int cap)
+{
+    struct gs_devices d;
+    if (!ann || gs_devices_parse(ann, strlen(ann), &d))
+        return 0;
+    int n = 0;
+    for (int k = 0; k < d.n && n < cap; k++) {
+        if (d.item[k].gpu >= GS_AGENT_MAX_GPUS)
+            break;
+        gpu[n] = d.item[k].gpu;
+        mig_start[n++] = d.item[k].start;
+    }
+    return n;
+}
+
+/* A pod object's namespace, name and gpusched.io/devices annotation (each NULL when absent). */
+static const char *pod_devices(const json_t *pod, const char **ns, const char **name)
+{
+    const json_t *md = json_object_get(pod, "metadata");
+    *ns = json_string_value(json_object_get(md, "namespace"));
+    *name = json_string_value(json_object_get(md, "name"));
+    return json_string_value(
+        json_object_get(json_object_get(md, "annotations"), GS_DEVICES_ANNOTATION));
+}
+
+static bool same_pod(const struct gs_pod_dev *p, const char *ns, const char *name)
+{
+    return !strcmp(p->ns, ns ? ns : "") && !strcmp(p->name, name ? name : "");
+}
+
+/* Pods on this node and the devices they hold, from their gpusched.io/devices annotation;
+ * pods already in pods[0..n) (from the kubelet's pod-resources) are left as they are.
+ * Returns the new count. */
+static int read_pods_json(const json_t *items, struct gs_pod_dev *pods, int n)
+{
+    int n0 = n;
+    size_t i;
+    const json_t *it;
+    json_array_foreach(items, i, it)
+    {
+        const char *ns, *name, *ann = pod_devices(it, &ns, &name);
+        const char *uid =
+            json_string_value(json_object_get(json_object_get(it, "metadata"), "uid"));
+        /* pods pod-resources named: their UID, which it does not say */
+        for (int j = 0; j < n0 && uid; j++)
+            if (same_pod(&pods[j], ns, name))
+                snprintf(pods[j].uid, sizeof(pods[j].uid), "%s", uid);
+        if (!ann)
+            ann = json_string_value(json_object_get(it, "devices")); /* pods file */
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(it, "status"), "phase"));
+        if (!ann || (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))))
+            continue;
+        int g[16], st[16];
+        int k = gs_pods_devices(ann, g, st, 16);
+        const json_t *c0 =
+            json_array_get(json_object_get(json_object_get(it, "spec"), "containers"), 0);
+        const char *cn = json_string_value(json_object_get(c0, "name"));
+        bool pending = !phase || strcmp(phase, "Pending") == 0, known = false;
+        for (int j = 0; j < n0 && !known; j++)
+            known = same_pod(&pods[j], ns, name);
+        for (int d = 0; d < k && n < GS_AGENT_MAX_PODS && !known; d++) {
+            struct gs_pod_dev *p = &pods[n++];
+            snprintf(p->ns, sizeof(p->ns), "%s", ns ? ns : "");
+            snprintf(p->name, sizeof(p->name), "%s", name ? name : "");
+            snprintf(p->container, sizeof(p->container), "%s", cn ? cn : "");
+            snprintf(p->uid, sizeof(p->uid), "%s", uid ? uid : "");
+            p->gpu = g[d];
+            p->mig_start = st[d];
+            p->pending = pending;
+        }
+    }
+    return n;
+}
+
+/* Pods and devices from the kubelet's pod-resources: advertised IDs back to GPU indexes and
+ * MIG instances. Returns the count, or -1 when the kubelet did not answer. */
+static int read_podresources(struct gs_pods *p, struct gs_pod_dev *pods)
+{
+    char why[512];
+    int n = gs_podres_list(p->o.podres_socket, p->pr, GS_AGENT_MAX_PODS, why, sizeof(why));
+    if (n < 0) {
+        GS_WARN("agent", "pod-resources: %s", why);
+        return -1;
+    }
+    int out = 0;
+    for (int k = 0; k < n && out < GS_AGENT_MAX_PODS; k++) {
+        int gpu, start;
+        if (gs_sampler_locate(p->s, p->pr[k].device, &gpu, &start))
+            continue; /* another resource's device */
+        struct gs_pod_dev *d = &pods[out++];
+        memset(d, 0, sizeof(*d));
+        snprintf(d->ns, sizeof(d->ns), "%s", p->pr[k].ns);
+        snprintf(d->name, sizeof(d->name), "%s", p->pr[k].pod);
+        snprintf(d->container, sizeof(d->container), "%s", p->pr[k].container);
+        d->gpu = gpu;
+        d->mig_start = start;
+    }
+    return out;
+}
+
+/* The devices annotation that says what the kubelet really gave a pod: the truth entries
+ * (from pod-resources) in the annotation's own kind ("mig=2:3g.40gb@4", "gpu=0,1",
+ * "replica=1", "milli=0:500" keeps its share). Returns false when it cannot be written. */
+static bool truth_annotation(struct gs_pods *p, const char *ann, const struct gs_pod_dev *t, int nt,
+                             char *out, size_t size)
+{
+    struct gs_devices was, d;
+    if (gs_devices_parse(ann, strlen(ann), &was) || nt > GS_DEVICES_MAX)
+        return false;
+    memset(&d, 0, sizeof(d));
+    d.kind = was.kind;
+    for (int k = 0; k < nt; k++) {
+        struct gs_devices_item *it = &d.item[d.n++];
+        it->gpu = t[k].gpu;
+        it->start = -1;
+        if (d.kind == GS_DEVICES_MIG) {
+            if (t[k].mig_start < 0 || gs_sampler_profile(p->s, t[k].gpu, t[k].mig_start,
+                                                         it->profile, sizeof(it->profile)))
+                return false;
+            it->start = t[k].mig_start;
+        } else if (d.kind == GS_DEVICES_MILLI) {
+            it->milli = was.item[0].milli; /* keeps its share */
+        }
+    }
+    return gs_devices_format(&d, out, size) > 0;
+}
+
+/* Whether the devices of annotation ann are pod-resources' t[0..n) (or another shape, which is
+ * left alone). */
+static bool agrees(const char *ann, const struct gs_pod_dev *t, int n)
+{
+    int g[16], st[16];
+    int k = gs_pods_devices(ann, g, st, 16);
+    if (n == 0 || k != n)
+        return true; /* not allocated yet, or another shape (left alone) */
+    for (int j = 0; j < n; j++) {
+        bool found = false;
+        for (int d = 0; d < k && !found; d++)
+            found = g[d] == t[j].gpu && st[d] == t[j].mig_start;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+/* The kubelet, not the scheduler, picks the device among equal ones: the device plugin API
+ * names no pod in GetPreferredAllocation, so two pods waiting on one node for the same profile
+ * may get each other's slot. Once pod-resources shows what a pod holds, its
+ * gpusched.io/devices annotation is made to say so (gpusched's cache, the explain output and
+ * the in-use protection of re-carving read it). pods[0..nt) are pod-resources' entries. */
+static void correct_annotations(struct gs_pods *p, const json_t *items,
+                                const struct gs_pod_dev *pods, int nt)
+{
+    size_t i;
+    const json_t *it;
+    json_array_foreach(items, i, it)
+    {
+        const char *ns, *name, *ann = pod_devices(it, &ns, &name);
+        if (!ann || !ns || !name)
+            continue;
+        struct gs_pod_dev t[16];
+        int n = 0;
+        for (int j = 0; j < nt && n < 16; j++)
+            if (!strcmp(pods[j].ns, ns) && !strcmp(pods[j].name, name))
+                t[n++] = pods[j];
+        char want[256];
+        if (agrees(ann, t, n) || !truth_annotation(p, ann, t, n, want, sizeof(want)))
+            continue;
+        char path[400];
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
+        json_t *body = gs_kube_annotation_patch(GS_DEVICES_ANNOTATION, want);
+        struct gs_error err;
+        gs_error_init(&err);
+        if (gs_kube_request(p->kc, "PATCH", path, "application/merge-patch+json", body, NULL, NULL,
+                            &err))
+            GS_WARN("agent", "pod %s/%s: devices annotation: %s", ns, name, err.msg);
+        else
+            GS_INFO("agent",
+                    "pod %s/%s: devices annotation %s corrected to %s, as the kubelet "
+                    "allocated",
+                    ns, name, ann, want);
+        json_decref(body);
+    }
+}
+
+/* The API's pods on this node after pod-resources' pods[0..n): the new count, or -1 when the
+ * API did not answer. */
+static int read_api(struct gs_pods *p, struct gs_pod_dev *pods, int n)
+{
+    char path[400];
+    snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", p->o.node);
+    json_t *list = NULL;
+    struct gs_error err;
+    gs_error_init(&err);
+    int out = -1;
+    if (gs_kube_request(p->kc, "GET", path, NULL, NULL, &list, NULL, &err) == 0) {
+        out = read_pods_json(json_object_get(list, "items"), pods, n);
+        if (p->o.podres_socket && n > 0)
+            correct_annotations(p, json_object_get(list, "items"), pods, n);
+    } else {
+        GS_WARN("agent", "pods on %s: %s", p->o.node, err.msg);
+    }
+    json_decref(list);
+    return out;
+}
+
+void gs_pods_refresh(struct gs_pods *p)
+{
+    struct gs_pod_dev *pods = p->next;
+    int n = 0;
+    bool any = false;
+    if (p->o.podres_socket) {
+        n = read_podresources(p, pods);
+        any = n >= 0;
+        if (n < 0)
+            n = 0;
+    }
+    if (p->kc && p->o.node) {
+        int m = read_api(p, pods, n);
+        any |= m >= 0;
+        n = m >= 0 ? m : n;
+    } else if (p->o.pods_file) {
+        json_t *list = json_load_file(p->o.pods_file, 0, NULL);
+        if (list) {
+            n = read_pods_json(json_is_array(list) ? list : json_object_get(list, "items"), pods,
+                               n);
+            any = true;
+        }
+        json_decref(list);
+    }
+    if (!any)
+        return; /* nothing answered: keep what we knew */
+    pthread_mutex_lock(&p->mu);
+    memcpy(p->pods, pods, sizeof(pods[0]) * (size_t)n);
+    p->n = n;
+    pthread_mutex_unlock(&p->mu);
+}
+
+int gs_pods_read(struct gs_pods *p, struct gs_pod_dev *out, int cap)
+{
+    pthread_mutex_lock(&p->mu);
+    int n = p->n < cap ? p->n : cap;
+    memcpy(out, p->pods, sizeof(out[0]) * (size_t)n);
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
+int gs_pods_pick(void *pods, const char *resource, int size, char ids[][96], int cap)
+{
+    struct gs_pods *p = pods;
+    int n = 0;
+    pthread_mutex_lock(&p->mu);
+    for (int k = 0; k < p->n && n < cap; k++) {
+        const struct gs_pod_dev *d = &p->pods[k];
+        char uuid[96];
+        if (!d->pending || d->gpu < 0 || d->gpu >= gs_sampler_count(p->s))
+            continue;
+        bool mig = d->mig_start >= 0;
+        if (mig != (strncmp(resource, "nvidia.com/mig-", 15) == 0) &&
+            strcmp(resource, "nvidia.com/gpu"))
+            continue;
+        if (mig) {
+            if (gs_sampler_uuid(p->s, d->gpu, d->mig_start, uuid) == 0)
+                snprintf(ids[n++], 96, "%s", uuid);
+        } else if (gs_sampler_uuid(p->s, d->gpu, -1, uuid) == 0) {
+            snprintf(ids[n++], 96, "%s", uuid);
+            /* replicas of that GPU: any of its IDs */
+            for (int r = 0; r < 16 && n < cap; r++)
+                snprintf(ids[n++], 96, "%.80s::%d", uuid, r);
+        }
+        if (n >= size)
+            break;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
+int gs_pods_use(struct gs_pods *p, char (*uuid)[96], char (*pod)[200], int cap)
+{
+    int n = 0;
+    pthread_mutex_lock(&p->mu);
+    for (int k = 0; k < p->n && n < cap; k++) {
+        const struct gs_pod_dev *d = &p->pods[k];
+        if (gs_sampler_uuid(p->s, d->gpu, d->mig_start, uuid[n]))
+            continue; /* an instance that is not there (yet) */
+        snprintf(pod[n], 200, "%s/%s", d->ns, d->name);
+        n++;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
