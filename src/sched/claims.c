@@ -1,9 +1,10 @@
 /* claims.c - DRA in the scheduler (see claims.h): a feed of DeviceClasses, ResourceSlices and
  * ResourceClaims (a kube/cache.h cache per kind, or one list each for explain) into
  * immutable, counted lists; views with the allocations the scheduler wrote but the watch does
- * not show yet; and one cycle's allocation of pending pods' claims with core/dra.c, prepared
- * by formats/draobj.c. sched/cyclein.c calls it from its hooks; sched/cycleout.c writes what
- * it returns through sched/binder.c before each Binding. */
+ * not show yet; and one cycle's allocation of pending pods' claims on a view
+ * (formats/dracycle.c), with the stale reservations released and the claims' status writes.
+ * sched/cyclein.c calls it from its hooks; sched/cycleout.c writes what it returns through
+ * sched/binder.c before each Binding. */
 #include "claims.h"
 
 #include "../base/buf.h"
@@ -226,55 +227,6 @@ void gs_claims_forget(struct gs_claims *c, const char *uid)
 
 /* ---------- a cycle ---------- */
 
-/* A device's kind for the demand: its driver and "profile" attribute ("" for a whole device). */
-static const char *device_profile(const struct gs_dra_device *d)
-{
-    for (int k = 0; k < d->nattrs; k++) {
-        const char *slash = strrchr(d->attrs[k].name, '/');
-        if (!d->attrs[k].capacity && d->attrs[k].v.type == GS_DRA_STRING && slash &&
-            strcmp(slash + 1, "profile") == 0)
-            return d->attrs[k].v.s;
-    }
-    return "";
-}
-
-/* The demand the allocator keeps room for: how many devices of each kind claims hold now
- * (the mix the cluster serves), plus one so that a kind nobody holds yet still counts. */
-#define WEIGHT_KINDS 64
-static void set_weights(struct gs_claims_cycle *cy)
-{
-    const struct gs_dra_world *w = &cy->w.w;
-    cy->weight = calloc((size_t)w->ndev + 1, sizeof(double));
-    if (!cy->weight)
-        return; /* unweighted: each device counts 1 */
-    struct wkind {
-        const char *driver, *profile;
-        int n;
-    } kind[WEIGHT_KINDS];
-    int nk = 0;
-    for (int j = 0; j < w->ndev; j++) {
-        if (cy->st.owner[j] < 0)
-            continue;
-        const char *pj = device_profile(&w->dev[j]);
-        int k = 0;
-        while (k < nk &&
-               (strcmp(kind[k].driver, w->dev[j].driver) != 0 || strcmp(kind[k].profile, pj) != 0))
-            k++;
-        if (k == nk && nk < WEIGHT_KINDS)
-            kind[nk++] = (struct wkind){w->dev[j].driver, pj, 0};
-        if (k < nk)
-            kind[k].n++;
-    }
-    for (int i = 0; i < w->ndev; i++) {
-        cy->weight[i] = 1;
-        const char *pi = device_profile(&w->dev[i]);
-        for (int k = 0; k < nk; k++)
-            if (strcmp(kind[k].driver, w->dev[i].driver) == 0 && strcmp(kind[k].profile, pi) == 0)
-                cy->weight[i] += kind[k].n;
-    }
-    cy->st.weight = cy->weight;
-}
-
 int gs_claims_cycle_init(struct gs_claims_cycle *cy, struct gs_claims *c, int npods,
                          int32_t (*node_id)(void *ctx, const char *node), void *ctx)
 {
@@ -282,84 +234,17 @@ int gs_claims_cycle_init(struct gs_claims_cycle *cy, struct gs_claims *c, int np
     int rc = gs_claims_view(c, &cy->v);
     if (rc)
         return rc;
-    const struct gs_draobj_slice **sp = malloc(sizeof(*sp) * ((size_t)cy->v.nslices + 1));
-    if (!sp) {
-        gs_claims_cycle_release(cy);
-        return GS_ENOMEM;
-    }
-    for (int i = 0; i < cy->v.nslices; i++)
-        sp[i] = &cy->v.slices[i];
-    rc = gs_draobj_world_build(sp, cy->v.nslices, node_id, ctx, &cy->w);
-    free(sp);
-    cy->pods = calloc((size_t)npods + 1, sizeof(*cy->pods));
-    cy->npods = npods;
-    if (rc || !cy->pods || gs_dra_state_init(&cy->st, &cy->w.w)) {
-        gs_claims_cycle_release(cy);
-        return GS_ENOMEM;
-    }
-    for (int i = 0; i < cy->v.nclaims; i++) {
-        const struct gs_draobj_claim *cl = &cy->v.claims[i];
-        for (int r = 0; cl->allocated && r < cl->nresults; r++) {
-            int d = gs_dra_find(&cy->w.w, cl->results[r].driver, cl->results[r].pool,
-                                cl->results[r].device);
-            if (d >= 0)
-                gs_dra_take(&cy->st, d, i);
-        }
-    }
-    set_weights(cy);
-    return 0;
+    rc = gs_dracycle_init(&cy->d, cy->v.classes, cy->v.nclasses, cy->v.slices, cy->v.nslices,
+                          cy->v.claims, cy->v.nclaims, cy->v.absent, npods, node_id, ctx);
+    if (rc)
+        gs_claims_view_release(&cy->v);
+    return rc;
 }
 
 void gs_claims_cycle_release(struct gs_claims_cycle *cy)
 {
-    for (int i = 0; cy->pods && i < cy->npods; i++) {
-        struct gs_claims_pod *p = cy->pods[i];
-        for (int k = 0; p && k < p->n; k++)
-            gs_draobj_prep_release(&p->prep[k]);
-        free(p);
-    }
-    free(cy->pods);
-    gs_dra_state_release(&cy->st);
-    free(cy->weight);
-    gs_draobj_world_release(&cy->w);
+    gs_dracycle_release(&cy->d);
     gs_claims_view_release(&cy->v);
-    memset(cy, 0, sizeof(*cy));
-}
-
-static int find_claim(const struct gs_claims_view *v, const char *ns, const char *name)
-{
-    for (int i = 0; i < v->nclaims; i++)
-        if (strcmp(v->claims[i].name, name) == 0 && strcmp(v->claims[i].ns, ns) == 0)
-            return i;
-    return -1;
-}
-
-int gs_claims_find(const struct gs_claims_cycle *cy, const char *ns, const char *name)
-{
-    return find_claim(&cy->v, ns, name);
-}
-
-/* Claim k's allocated devices given back (held false) or taken again. */
-static void hold(struct gs_claims_cycle *cy, int k, bool held)
-{
-    const struct gs_draobj_claim *cl = &cy->v.claims[k];
-    for (int r = 0; cl->allocated && r < cl->nresults; r++) {
-        int d = gs_dra_find(&cy->w.w, cl->results[r].driver, cl->results[r].pool,
-                            cl->results[r].device);
-        if (d < 0)
-            continue;
-        if (!held && cy->st.owner[d] == k)
-            gs_dra_give(&cy->st, d);
-        else if (held && cy->st.owner[d] < 0)
-            gs_dra_take(&cy->st, d, k);
-    }
-}
-
-void gs_claims_hold(struct gs_claims_cycle *cy, int k, bool held)
-{
-    /* a claim shared with other pods stays theirs */
-    if (k >= 0 && k < cy->v.nclaims && cy->v.claims[k].nreserved <= 1)
-        hold(cy, k, held);
 }
 
 /* Since when the pod uid has been unknown (now, the first time); list the uid as seen in
@@ -451,7 +336,7 @@ int gs_claims_release_stale(struct gs_claims_cycle *cy, struct gs_claims *c,
                 cl->reserved[n++] = cl->reserved[r];
         cl->nreserved = n;
         if (n == 0) {
-            hold(cy, i, false);
+            gs_dracycle_hold(&cy->d, i, false); /* none reserved now */
             cl->allocated = false;
             cl->node[0] = '\0';
             cl->nresults = 0;
@@ -473,227 +358,10 @@ int gs_claims_release_stale(struct gs_claims_cycle *cy, struct gs_claims *c,
     return released;
 }
 
-/* One device as what it stands for: a MIG profile or a whole GPU. */
-static void device_demand(struct gs_tenants *t, const struct gs_dra_device *d, int count,
-                          struct gs_qvec *acc)
-{
-    struct gs_request r;
-    memset(&r, 0, sizeof(r));
-    const char *prof = NULL;
-    for (int k = 0; k < d->nattrs && !prof; k++) {
-        const char *slash = strrchr(d->attrs[k].name, '/');
-        if (!d->attrs[k].capacity && d->attrs[k].v.type == GS_DRA_STRING && slash &&
-            strcmp(slash + 1, "profile") == 0)
-            prof = d->attrs[k].v.s;
-    }
-    if (prof && strlen(prof) < sizeof(r.mig)) {
-        r.kind = GS_REQ_MIG;
-        r.gpus = 1;
-        memcpy(r.mig, prof, strlen(prof) + 1);
-    } else {
-        r.kind = GS_REQ_GPU;
-        r.gpus = 1;
-        r.milli = GS_MILLI;
-    }
-    struct gs_qvec d1;
-    gs_tenants_demand(t, &r, &d1);
-    for (int x = 0; x < GS_QR_COUNT; x++)
-        acc->v[x] += d1.v[x] * count;
-}
-
-static void allocated_demand(const struct gs_claims_cycle *cy, const struct gs_draobj_claim *cl,
-                             struct gs_tenants *t, struct gs_qvec *acc)
-{
-    for (int r = 0; r < cl->nresults; r++) {
-        int d = gs_dra_find(&cy->w.w, cl->results[r].driver, cl->results[r].pool,
-                            cl->results[r].device);
-        if (d >= 0)
-            device_demand(t, &cy->w.w.dev[d], 1, acc);
-    }
-}
-
-/* A pending claim: per request, the first alternative with matching devices. */
-static void pending_demand(const struct gs_claims_cycle *cy, const struct gs_dra_claim *dc,
-                           struct gs_tenants *t, struct gs_qvec *acc)
-{
-    for (int r = 0; r < dc->nreq; r++)
-        for (int s = 0; s < dc->req[r].nsub; s++) {
-            const struct gs_dra_sub *sb = &dc->req[r].sub[s];
-            if (sb->ncand == 0)
-                continue;
-            const struct gs_dra_device *d = &cy->w.w.dev[sb->cand[0]];
-            int count = sb->count;
-            if (sb->mode == GS_DRA_ALL) {
-                count = 0;
-                for (int k = 0; k < sb->ncand; k++)
-                    count += cy->w.w.dev[sb->cand[k]].node == d->node;
-            }
-            device_demand(t, d, count, acc);
-            break;
-        }
-}
-
-int gs_claims_pod_prepare(struct gs_claims_cycle *cy, int i, const char *ns,
-                          const char (*names)[GS_KNAME_MAX], int n, struct gs_tenants *t,
-                          struct gs_qvec *claimed, char *why, size_t why_size)
-{
-    gs_qvec_zero(claimed);
-    if (n <= 0)
-        return 0;
-    if (cy->v.absent) {
-        snprintf(why, why_size,
-                 "resource.k8s.io/v1 (DeviceClasses, ResourceSlices, ResourceClaims) is not "
-                 "served or not listed yet");
-        return 1;
-    }
-    struct gs_claims_pod *p = calloc(1, sizeof(*p));
-    if (!p)
-        return GS_ENOMEM;
-    cy->pods[i] = p;
-    p->node = -1;
-    p->n = n;
-    for (int k = 0; k < n; k++) {
-        if (!names[k][0]) {
-            snprintf(why, why_size,
-                     "spec.resourceClaims[%d]: the ResourceClaim from its template does not "
-                     "exist yet",
-                     k);
-            return 1;
-        }
-        int c = find_claim(&cy->v, ns, names[k]);
-        if (c < 0) {
-            snprintf(why, why_size, "resourceclaim %s/%s not found", ns, names[k]);
-            return 1;
-        }
-        p->claim[k] = c;
-        const struct gs_draobj_claim *cl = &cy->v.claims[c];
-        if (cl->allocated) {
-            allocated_demand(cy, cl, t, claimed);
-            if (cl->node[0]) {
-                /* the node it was allocated for: found through a device of the node */
-                int32_t node = -1;
-                for (int r = 0; r < cl->nresults && node < 0; r++) {
-                    int d = gs_dra_find(&cy->w.w, cl->results[r].driver, cl->results[r].pool,
-                                        cl->results[r].device);
-                    if (d >= 0)
-                        node = cy->w.w.dev[d].node;
-                }
-                if (node < 0) {
-                    snprintf(why, why_size,
-                             "resourceclaim %s/%s is allocated on node %s, whose devices are "
-                             "not published",
-                             ns, cl->name, cl->node);
-                    return 1;
-                }
-                if (p->node >= 0 && p->node != node) {
-                    snprintf(why, why_size,
-                             "its claims are allocated on different nodes (resourceclaim %s/%s "
-                             "on %s)",
-                             ns, cl->name, cl->node);
-                    return 1;
-                }
-                p->node = node;
-            }
-            continue;
-        }
-        struct gs_error err;
-        gs_error_init(&err);
-        int rc = gs_draobj_prepare(cl, cy->v.classes, cy->v.nclasses, &cy->w.w, &p->prep[k], &err);
-        if (rc == GS_ENOMEM)
-            return rc;
-        if (rc) {
-            snprintf(why, why_size, "%s", err.msg);
-            return 1;
-        }
-        p->prepared[k] = true;
-        pending_demand(cy, &p->prep[k].c, t, claimed);
-    }
-    return 0;
-}
-
-/* Allocate every prepared claim of p on node; keep (true) or give back. */
-static bool allocate(struct gs_claims_cycle *cy, struct gs_claims_pod *p, int i, int32_t node,
-                     bool keep)
-{
-    if (p->node >= 0 && p->node != node)
-        return false;
-    int k = 0;
-    for (; k < p->n; k++) {
-        if (!p->prepared[k])
-            continue;
-        if (gs_dra_allocate(&cy->st, &p->prep[k].c, node, cy->v.nclaims + i, &p->res[k]))
-            break;
-    }
-    bool ok = k == p->n;
-    if (!ok || !keep)
-        for (int j = 0; j < k; j++)
-            for (int r = 0; p->prepared[j] && r < p->res[j].n; r++)
-                gs_dra_give(&cy->st, p->res[j].dev[r]);
-    return ok;
-}
-
-bool gs_claims_pod_fits(struct gs_claims_cycle *cy, int i, int32_t node)
-{
-    struct gs_claims_pod *p = i >= 0 && i < cy->npods ? cy->pods[i] : NULL;
-    if (!p)
-        return true;
-    if (p->placed)
-        return p->placed_node == node;
-    return allocate(cy, p, i, node, false);
-}
-
-int gs_claims_pod_place(struct gs_claims_cycle *cy, int i, int32_t node)
-{
-    struct gs_claims_pod *p = i >= 0 && i < cy->npods ? cy->pods[i] : NULL;
-    if (!p || p->placed)
-        return 0;
-    if (!allocate(cy, p, i, node, true))
-        return GS_ENOFIT;
-    p->placed = true;
-    p->placed_node = node;
-    return 0;
-}
-
-void gs_claims_pod_why(const struct gs_claims_cycle *cy, int i, char *out, size_t n)
-{
-    out[0] = '\0';
-    const struct gs_claims_pod *p = i >= 0 && i < cy->npods ? cy->pods[i] : NULL;
-    if (!p)
-        return;
-    size_t o = 0;
-    for (int k = 0; k < p->n && o < n; k++) {
-        const struct gs_draobj_claim *cl = &cy->v.claims[p->claim[k]];
-        if (!p->prepared[k]) {
-            o += (size_t)snprintf(out + o, n - o, "%sresourceclaim %s/%s: allocated on node %s",
-                                  o ? "; " : "", cl->ns, cl->name, cl->node[0] ? cl->node : "-");
-            continue;
-        }
-        for (int r = 0; r < p->prep[k].c.nreq && o < n; r++) {
-            const struct gs_dra_req *rq = &p->prep[k].c.req[r];
-            for (int s = 0; s < rq->nsub && o < n; s++) {
-                const struct gs_dra_sub *sb = &rq->sub[s];
-                int nfree = 0;
-                for (int c = 0; c < sb->ncand; c++)
-                    nfree += gs_dra_fits(&cy->st, sb->cand[c]);
-                char want[32];
-                if (sb->mode == GS_DRA_ALL)
-                    snprintf(want, sizeof(want), "all");
-                else
-                    snprintf(want, sizeof(want), "%d", (int)sb->count);
-                o += (size_t)snprintf(out + o, n - o,
-                                      "%sresourceclaim %s/%s request %s: wants %s of %d matching "
-                                      "device(s), %d free",
-                                      o ? "; " : "", cl->ns, cl->name, sb->name, want, sb->ncand,
-                                      nfree);
-            }
-        }
-    }
-}
-
 json_t *gs_claims_pod_writes(struct gs_claims_cycle *cy, struct gs_claims *c, int i,
                              const char *node, const char *pod_name, const char *pod_uid)
 {
-    struct gs_claims_pod *p = i >= 0 && i < cy->npods ? cy->pods[i] : NULL;
+    struct gs_dracycle_pod *p = i >= 0 && i < cy->d.npods ? cy->d.pods[i] : NULL;
     json_t *out = json_array();
     for (int k = 0; p && out && k < p->n; k++) {
         struct gs_draobj_claim *cl = &cy->v.claims[p->claim[k]];
@@ -703,7 +371,7 @@ json_t *gs_claims_pod_writes(struct gs_claims_cycle *cy, struct gs_claims *c, in
         if (!p->prepared[k] && reserved)
             continue;
         json_t *body = gs_draobj_status_patch(cl, p->prepared[k] ? &p->prep[k].c : NULL,
-                                              p->prepared[k] ? &p->res[k] : NULL, &cy->w.w, node,
+                                              p->prepared[k] ? &p->res[k] : NULL, &cy->d.w.w, node,
                                               pod_name, pod_uid);
         char path[600];
         snprintf(path, sizeof(path),
@@ -717,7 +385,7 @@ json_t *gs_claims_pod_writes(struct gs_claims_cycle *cy, struct gs_claims *c, in
             snprintf(a.node, sizeof(a.node), "%s", node);
             a.nresults = 0;
             for (int r = 0; r < p->res[k].n && a.nresults < GS_DRAOBJ_MAX_RESULTS; r++) {
-                const struct gs_dra_device *d = &cy->w.w.dev[p->res[k].dev[r]];
+                const struct gs_dra_device *d = &cy->d.w.w.dev[p->res[k].dev[r]];
                 struct gs_draobj_result *x = &a.results[a.nresults++];
                 snprintf(x->request, sizeof(x->request), "%s",
                          gs_dra_result_request(&p->prep[k].c, &p->res[k], r));
@@ -737,16 +405,4 @@ json_t *gs_claims_pod_writes(struct gs_claims_cycle *cy, struct gs_claims *c, in
             gs_claims_assume(c, &a);
     }
     return out;
-}
-
-void gs_claims_bound_demand(const struct gs_claims_cycle *cy, const char *ns,
-                            const char (*names)[GS_KNAME_MAX], int n, struct gs_tenants *t,
-                            struct gs_qvec *out)
-{
-    gs_qvec_zero(out);
-    for (int k = 0; k < n; k++) {
-        int c = names[k][0] ? find_claim(&cy->v, ns, names[k]) : -1;
-        if (c >= 0 && cy->v.claims[c].allocated)
-            allocated_demand(cy, &cy->v.claims[c], t, out);
-    }
 }

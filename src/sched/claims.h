@@ -8,7 +8,8 @@
  *     (formats/cel.h: the message quotes the expression and what is unsupported);
  *   - a claim already allocated is honoured: the pod goes to the node its allocation names;
  *   - otherwise a node fits only when all its claims can be allocated there (core/dra.c,
- *     fragmentation-aware) beside every device other claims hold;
+ *     fragmentation-aware) beside every device other claims hold (formats/dracycle.h: the
+ *     same cycle the simulator runs);
  *   - when the pod binds, each claim's status (allocation: results and nodeSelector; and
  *     reservedFor the pod) is written through resourceclaims/<name>/status before the
  *     Binding, and the allocation is assumed until the watch shows it;
@@ -30,6 +31,7 @@
 
 #include "../core/dra.h"
 #include "../core/tenant.h"
+#include "../formats/dracycle.h"
 #include "../formats/draobj.h"
 #include "../kube/client.h"
 
@@ -72,48 +74,29 @@ void gs_claims_forget(struct gs_claims *c, const char *uid);
  * resourceVersion or 60 s pass. Thread-safe. */
 void gs_claims_assume_released(struct gs_claims *c, const struct gs_draobj_claim *claim);
 
-/* One pending pod's claims in a cycle. */
-struct gs_claims_pod {
-    int n;
-    int claim[GS_MAX_POD_DRA]; /* index in the view's claims */
-    struct gs_draobj_prep prep[GS_MAX_POD_DRA];
-    bool prepared[GS_MAX_POD_DRA]; /* not yet allocated: prep holds it */
-    int32_t node;                  /* a node its allocated claims fix, or -1 */
-    bool placed;
-    int32_t placed_node;
-    struct gs_dra_result res[GS_MAX_POD_DRA];
-};
-
-/* A cycle: the world built from the view's slices (node ids: node_id), every allocated
- * claim's devices taken. */
+/* A cycle (formats/dracycle.h) on one view: the world built from the view's slices (node ids:
+ * node_id), every allocated claim's devices taken. */
 struct gs_claims_cycle {
     struct gs_claims_view v;
-    struct gs_draobj_world w;
-    struct gs_dra_state st;
-    /* per device: 1 + the devices of its kind (its profile, or a whole device) that claims
-     * hold now: the demand the fragmentation-aware choice keeps room for (core/dra.h) */
-    double *weight;
-    struct gs_claims_pod **pods; /* per pod of the caller (NULL: no claims) */
-    int npods;
+    struct gs_dracycle d; /* on v's classes, slices and claims */
 };
 
 int gs_claims_cycle_init(struct gs_claims_cycle *cy, struct gs_claims *c, int npods,
                          int32_t (*node_id)(void *ctx, const char *node), void *ctx);
 void gs_claims_cycle_release(struct gs_claims_cycle *cy);
 
-/* Prepare pending pod i (ns, its claim names): 0 with claimed (what its claims count for in t),
- * or 1 when it must wait, with why ("resourceclaim ai/x: request gpu: its selector \"...\":
- * unsupported CEL: ..."); GS_ENOMEM. */
-int gs_claims_pod_prepare(struct gs_claims_cycle *cy, int i, const char *ns,
-                          const char (*names)[GS_KNAME_MAX], int n, struct gs_tenants *t,
-                          struct gs_qvec *claimed, char *why, size_t why_size);
-/* Whether pod i's claims can be allocated on node now (true for a pod without claims). */
-bool gs_claims_pod_fits(struct gs_claims_cycle *cy, int i, int32_t node);
-/* Allocate pod i's claims on node (the cycle placed it there). Returns 0 or GS_ENOFIT. */
-int gs_claims_pod_place(struct gs_claims_cycle *cy, int i, int32_t node);
-/* Why no node could take pod i's claims: per claim and request, the matching devices in the
- * cluster and how many are free. */
-void gs_claims_pod_why(const struct gs_claims_cycle *cy, int i, char *out, size_t n);
+/* formats/dracycle.h's, on the cycle's claims */
+static inline int gs_claims_pod_prepare(struct gs_claims_cycle *cy, int i, const char *ns,
+                                        const char (*names)[GS_KNAME_MAX], int n,
+                                        struct gs_tenants *t, struct gs_qvec *claimed, char *why,
+                                        size_t why_size)
+{
+    return gs_dracycle_pod_prepare(&cy->d, i, ns, names, n, t, claimed, why, why_size);
+}
+static inline void gs_claims_pod_why(const struct gs_claims_cycle *cy, int i, char *out, size_t n)
+{
+    gs_dracycle_pod_why(&cy->d, i, out, n);
+}
 /* The writes that allocate and reserve pod i's claims on node (placed there): a JSON array of
  * {path, body} merge patches of resourceclaims/<name>/status, in claim order (NULL without
  * memory); each allocated claim is assumed in c. */
@@ -137,16 +120,15 @@ int gs_claims_release_stale(struct gs_claims_cycle *cy, struct gs_claims *c,
                                         const struct gs_draobj_reserved *r),
                             void *ctx, json_t *writes);
 
-/* The index in the cycle's view of claim ns/name, or -1. */
-int gs_claims_find(const struct gs_claims_cycle *cy, const char *ns, const char *name);
-/* For preemption: give back (held false) or take again (held true) in the cycle's state the
- * devices allocated to claim k (an index in the view; nothing for a claim not allocated, nor
- * for one reserved for more than one pod: the others keep it). */
-void gs_claims_hold(struct gs_claims_cycle *cy, int k, bool held);
-
-/* What the allocated claims (ns, names) of a bound pod count for in t. */
-void gs_claims_bound_demand(const struct gs_claims_cycle *cy, const char *ns,
-                            const char (*names)[GS_KNAME_MAX], int n, struct gs_tenants *t,
-                            struct gs_qvec *out);
+static inline int gs_claims_find(const struct gs_claims_cycle *cy, const char *ns, const char *name)
+{
+    return gs_dracycle_find(&cy->d, ns, name);
+}
+static inline void gs_claims_bound_demand(const struct gs_claims_cycle *cy, const char *ns,
+                                          const char (*names)[GS_KNAME_MAX], int n,
+                                          struct gs_tenants *t, struct gs_qvec *out)
+{
+    gs_dracycle_bound_demand(&cy->d, ns, names, n, t, out);
+}
 
 #endif

@@ -109,7 +109,7 @@ static bool node_has_room(void *ctx, int node)
     bool vol = false, ok = gs__snapshot_resources_fit(&t->cy->sn, node, t->p, NULL, 0);
     if (ok && t->npvs > 0 && !volumes_fit(t, node))
         ok = false, vol = true;
-    if (ok && t->p->ndra > 0 && t->cy->dra && !gs_claims_pod_fits(t->cy->dra, t->pod, node)) {
+    if (ok && t->p->ndra > 0 && t->cy->dra && !gs_dracycle_pod_fits(&t->cy->dra->d, t->pod, node)) {
         ok = false;
         if (t->dra_refused)
             *t->dra_refused = true;
@@ -194,7 +194,7 @@ static bool hook_allows(void *ctx, int pod, int node)
     const struct gs_kube_pod *p = h->tc.p;
     struct tol_ctx t = h->tc;
     t.vol_refused = NULL;
-    if (h->runclaim && p->req.kind == GS_REQ_NONE && cy->ty.pod_gang[h->idx[pod]] < 0) {
+    if (gs_dracycle_claims_apart(h->runclaim, &p->req, cy->ty.pod_gang[h->idx[pod]])) {
         t.pod = -1; /* claims apart */
         t.dra_refused = NULL;
     }
@@ -214,7 +214,7 @@ static void hook_placed(void *ctx, int pod, int node)
     if (cy->ks && p->k)
         gs_kstate_add_pod(cy->ks, cy->c, &p->k->kp, node);
     gs__snapshot_count_resources(&cy->sn, node, p);
-    if (cy->dra && p->ndra > 0 && gs_claims_pod_place(cy->dra, h->idx[pod], node))
+    if (cy->dra && p->ndra > 0 && gs_dracycle_pod_place(&cy->dra->d, h->idx[pod], node))
         GS_WARN("scheduler", "%s/%s: its claims no longer fit node %s", p->ns, p->name,
                 cy->c->nodes[node].name);
 }
@@ -224,8 +224,8 @@ static void hook_placed(void *ctx, int pod, int node)
 static void hook_give(void *ctx, int v, bool gone)
 {
     struct gs__hooks *h = ctx;
-    for (int k = 0; h->runclaim && k < GS_MAX_POD_DRA; k++)
-        gs_claims_hold(h->cy->dra, h->runclaim[(size_t)v * GS_MAX_POD_DRA + k], !gone);
+    if (h->runclaim)
+        gs_dracycle_give_run(&h->cy->dra->d, &h->runclaim[(size_t)v * GS_MAX_POD_DRA], gone);
 }
 
 static bool hook_fits(void *ctx, int pod, int node)
@@ -233,7 +233,7 @@ static bool hook_fits(void *ctx, int pod, int node)
     struct gs__hooks *h = ctx;
     struct gs__cycle *cy = h->cy;
     const struct gs_kube_pod *p = &cy->sn.pods[h->idx[pod]].p;
-    return !cy->dra || p->ndra == 0 || gs_claims_pod_fits(cy->dra, h->idx[pod], node);
+    return !cy->dra || p->ndra == 0 || gs_dracycle_pod_fits(&cy->dra->d, h->idx[pod], node);
 }
 
 /* ---------- stale claims ---------- */

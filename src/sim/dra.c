@@ -4,7 +4,9 @@
 #include "../base/error.h"
 #include "../base/rng.h"
 #include "../core/catalog.h"
+#include "../core/cycle.h"
 #include "../core/dra.h"
+#include "../formats/dracycle.h"
 #include "../formats/draobj.h"
 #include "../formats/draslice.h"
 #include "evheap.h"
@@ -52,20 +54,31 @@ struct pod {
     double arrive, run, start; /* start < 0: pending */
     int node;
     struct gs_dra_result res;
+    struct gs_alloc alloc; /* gpusched: its CPU and memory in the cluster */
 };
+
+/* A pod's CPU and memory per compute slice it takes, and a node's: never what refuses a pod. */
+#define CPU_PER_SLICE 1000
+#define MIB_PER_SLICE 8192
 
 struct sim {
     const struct gs_drasim_spec *sp;
     int model, gpu_compute;
-    struct gs_draobj_world world;
     struct gs_draobj_slice *slices;
     int nslices;
     struct gs_draobj_class classes[2];
+    /* per class: its claim (the cycle's claim k), prepared once (CEL over every device) */
+    struct gs_draobj_claim claims[GS_DRASIM_MAX_CLASSES];
+    int nclaims;
     struct gs_draobj_prep prep[GS_DRASIM_MAX_CLASSES];
     bool prepped[GS_DRASIM_MAX_CLASSES];
     int need[GS_DRASIM_MAX_CLASSES]; /* compute slices a pod of the class takes */
-    struct gs_dra_state st;
-    double *weight; /* per device: the demand for it (gpusched's allocator) */
+    /* the scheduler's claim cycle, kept across passes: its world and state are the devices
+     * (both policies); gpusched runs core/cycle.h on it with the cluster and engine below */
+    struct gs_dracycle dc;
+    bool dc_open;
+    struct gs_cluster c; /* gpusched: the DRA nodes, CPU and memory only */
+    struct gs_engine *e;
     int *node_used; /* compute slices allocated per node */
     int used;       /* in the cluster */
     struct pod *pods;
@@ -84,17 +97,20 @@ static int32_t node_id(void *ctx, const char *node)
 
 static void release(struct sim *s)
 {
-    gs_dra_state_release(&s->st);
+    if (s->dc_open)
+        gs_dracycle_release(&s->dc);
+    gs_engine_free(s->e);
+    gs_cluster_release(&s->c);
     for (int k = 0; k < GS_DRASIM_MAX_CLASSES; k++)
         if (s->prepped[k])
             gs_draobj_prep_release(&s->prep[k]);
+    for (int k = 0; k < s->nclaims; k++)
+        gs_draobj_claim_release(&s->claims[k]);
     for (int c = 0; c < 2; c++)
         gs_draobj_class_release(&s->classes[c]);
-    gs_draobj_world_release(&s->world);
     for (int i = 0; i < s->nslices; i++)
         gs_draobj_slice_release(&s->slices[i]);
     free(s->slices);
-    free(s->weight);
     free(s->node_used);
     free(s->pods);
     gs_evheap_release(&s->done);
@@ -150,19 +166,7 @@ static int build_world(struct sim *s, struct gs_error *err)
         }
         json_decref(arr);
     }
-    if (rc)
-        return rc;
-    const struct gs_draobj_slice **ptr =
-        malloc(sizeof(*ptr) * (size_t)(s->nslices ? s->nslices : 1));
-    if (!ptr)
-        return gs_error_set(err, GS_ENOMEM, "out of memory");
-    for (int i = 0; i < s->nslices; i++)
-        ptr[i] = &s->slices[i];
-    rc = gs_draobj_world_build(ptr, s->nslices, node_id, s, &s->world);
-    free(ptr);
-    if (rc)
-        return gs_error_set(err, rc, "cannot build the DRA world of the simulated slices");
-    return 0;
+    return rc;
 }
 
 static int prepare_claims(struct sim *s, struct gs_error *err)
@@ -199,13 +203,20 @@ static int prepare_claims(struct sim *s, struct gs_error *err)
                  "\"count\": 1}}]}}}",
                  cl->name, k, cl->profile ? "mig.gpusched.io" : "gpu.gpusched.io", sel);
         json_t *o = json_loads(text, 0, NULL);
-        struct gs_draobj_claim claim;
-        int rc = o ? gs_draobj_claim_read(o, &claim, err) : GS_ENOMEM;
+        int rc = o ? gs_draobj_claim_read(o, &s->claims[k], err) : GS_ENOMEM;
         json_decref(o);
         if (rc)
             return rc;
-        rc = gs_draobj_prepare(&claim, s->classes, 2, &s->world.w, &s->prep[k], err);
-        gs_draobj_claim_release(&claim);
+        s->nclaims++;
+    }
+    /* the world built from the slices as the scheduler builds it each cycle */
+    if (gs_dracycle_init(&s->dc, s->classes, 2, s->slices, s->nslices, s->claims, s->nclaims, false,
+                         0, node_id, s))
+        return gs_error_set(err, GS_ENOMEM, "cannot build the DRA world of the simulated slices");
+    s->dc_open = true;
+    for (int k = 0; k < s->sp->nclasses; k++) {
+        const struct gs_drasim_class *cl = &s->sp->cls[k];
+        int rc = gs_draobj_prepare(&s->claims[k], s->classes, 2, &s->dc.w.w, &s->prep[k], err);
         if (rc)
             return rc;
         s->prepped[k] = true;
@@ -223,10 +234,70 @@ static int first_fit(const struct sim *s, int k, int node)
     const struct gs_dra_sub *sub = &s->prep[k].c.req[0].sub[0];
     for (int i = 0; i < sub->ncand; i++) {
         int d = sub->cand[i];
-        if (s->world.w.dev[d].node == node && gs_dra_fits(&s->st, d))
+        if (s->dc.w.w.dev[d].node == node && gs_dra_fits(&s->dc.st, d))
             return d;
     }
     return -1;
+}
+
+/* Pod i took its devices on node. */
+static void started(struct sim *s, int i, int node)
+{
+    s->pods[i].node = node;
+    s->node_used[node] += s->need[s->pods[i].cls];
+    s->used += s->need[s->pods[i].cls];
+}
+
+static void request(const struct sim *s, int k, struct gs_request *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->kind = GS_REQ_NONE;
+    r->cpu_milli = (int64_t)s->need[k] * CPU_PER_SLICE;
+    r->mem_mib = (int64_t)s->need[k] * MIB_PER_SLICE;
+}
+
+/* gpusched: one scheduling cycle (core/cycle.h) over the pending pods pend[0..n), in arrival
+ * order, with the scheduler's DRA hooks on the claim cycle kept across passes: each pod names
+ * its class's claim, prepared once. Each pod bound starts (its start time is the caller's);
+ * frag (or NULL) counts those left waiting while the cluster had the compute slices free.
+ * Returns the pods bound, or a negative error. */
+static int cycle(struct sim *s, const int *pend, int n, double now, long *frag)
+{
+    struct gs_cyc_pod *cp = calloc((size_t)n + 1, sizeof(*cp));
+    int rc = cp ? gs_dracycle_next(&s->dc, n) : GS_ENOMEM;
+    for (int q = 0; !rc && q < n; q++) {
+        int k = s->pods[pend[q]].cls;
+        request(s, k, &cp[q].req);
+        cp[q].queue = GS_QUEUE_NONE;
+        cp[q].gang = -1;
+        cp[q].seq = (uint64_t)pend[q];
+        cp[q].nominated = -1;
+        cp[q].due = true;
+        rc = gs_dracycle_pod_borrow(&s->dc, q, k, &s->prep[k]);
+    }
+    struct gs_dracycle_hooks h;
+    struct gs_cycle_in in = {.c = &s->c, .e = s->e, .pods = cp, .npods = n, .now_s = now};
+    gs_dracycle_hooks_init(&h, &s->dc, NULL, &in.h);
+    struct gs_cycle_out out;
+    gs_cycle_out_init(&out);
+    if (!rc)
+        rc = gs_cycle_run(&in, &out);
+    int total = s->sp->nodes * s->sp->gpus * s->gpu_compute, bound = 0;
+    for (int j = 0; !rc && j < out.n; j++) {
+        const struct gs_cyc_decision *d = &out.d[j];
+        struct pod *p = &s->pods[pend[d->pod]];
+        if (d->kind == GS_CYC_BIND) {
+            p->res = s->dc.pods[d->pod]->res[0];
+            p->alloc = d->alloc;
+            started(s, pend[d->pod], d->node);
+            bound++;
+        } else if (d->kind == GS_CYC_WAIT && frag && total - s->used >= s->need[p->cls]) {
+            (*frag)++;
+        }
+    }
+    gs_cycle_out_release(&out);
+    free(cp);
+    return rc ? rc : bound;
 }
 
 /* Place pod i now; true when placed. */
@@ -241,25 +312,13 @@ static bool place(struct sim *s, enum gs_drasim_policy pol, int i)
         if (best < 0)
             return false;
         int d = first_fit(s, k, best);
-        gs_dra_take(&s->st, d, i);
+        gs_dra_take(&s->dc.st, d, i);
         p->res.n = 1;
         p->res.dev[0] = d;
     } else {
-        for (int n = 0; n < s->sp->nodes; n++) {
-            struct gs_dra_result r;
-            if (gs_dra_allocate(&s->st, &s->prep[k].c, n, i, &r) != 0)
-                continue;
-            for (int j = 0; j < r.n; j++)
-                gs_dra_give(&s->st, r.dev[j]);
-            if (best < 0 || s->node_used[n] > s->node_used[best])
-                best = n;
-        }
-        if (best < 0 || gs_dra_allocate(&s->st, &s->prep[k].c, best, i, &p->res) != 0)
-            return false;
+        return cycle(s, &i, 1, 0, NULL) == 1;
     }
-    p->node = best;
-    s->node_used[best] += s->need[k];
-    s->used += s->need[k];
+    started(s, i, best);
     return true;
 }
 
@@ -286,9 +345,24 @@ static double pct(double *v, int n, double q)
     return v[i < 0 ? 0 : i >= n ? n - 1 : i];
 }
 
-/* The cluster, the claims and, for gpusched, the demand as weights: what gpusched's scheduler
- * knows of it, each class's rate of compute slices (arrivals x slices) spread over the devices
- * its claim admits. */
+/* gpusched's scheduler: a cluster of the DRA nodes, CPU and memory only (their GPUs are
+ * ResourceSlices), and the engine the daemon sizes for it. */
+static int open_cluster(struct sim *s, struct gs_error *err)
+{
+    gs_cluster_init(&s->c);
+    int64_t slices = (int64_t)s->sp->gpus * s->gpu_compute + 8;
+    for (int n = 0; n < s->sp->nodes; n++) {
+        char name[32];
+        snprintf(name, sizeof(name), "node-%d", n);
+        if (gs_cluster_add_node(&s->c, name, -1, 0, slices * CPU_PER_SLICE, slices * MIB_PER_SLICE,
+                                GS_GPU_WHOLE, 1, NULL) < 0)
+            return gs_error_set(err, GS_ENOMEM, "out of memory");
+    }
+    s->e = gs_engine_new(gs_policy_find("gpusched"), NULL, gs_cycle_engine_nodes(s->c.nnodes), 0);
+    return s->e ? 0 : gs_error_set(err, GS_ENOMEM, "out of memory");
+}
+
+/* The cluster and the claims, prepared once per class. */
 static int sim_open(struct sim *s, const struct gs_drasim_spec *sp, enum gs_drasim_policy pol,
                     struct gs_error *err)
 {
@@ -307,22 +381,11 @@ static int sim_open(struct sim *s, const struct gs_drasim_spec *sp, enum gs_dras
     int rc = build_world(s, err);
     if (!rc)
         rc = prepare_claims(s, err);
-    if (!rc && gs_dra_state_init(&s->st, &s->world.w))
-        rc = gs_error_set(err, GS_ENOMEM, "out of memory");
     s->node_used = rc ? NULL : calloc((size_t)sp->nodes, sizeof(int));
     if (!rc && !s->node_used)
         rc = gs_error_set(err, GS_ENOMEM, "out of memory");
-    if (!rc && pol == GS_DRASIM_GPUSCHED) {
-        s->weight = calloc((size_t)s->world.w.ndev + 1, sizeof(double));
-        if (!s->weight)
-            rc = gs_error_set(err, GS_ENOMEM, "out of memory");
-        for (int k = 0; !rc && k < sp->nclasses; k++) {
-            const struct gs_dra_sub *sub = &s->prep[k].c.req[0].sub[0];
-            for (int i = 0; i < sub->ncand; i++)
-                s->weight[sub->cand[i]] += sp->cls[k].per_hour * s->need[k];
-        }
-        s->st.weight = s->weight;
-    }
+    if (!rc && pol == GS_DRASIM_GPUSCHED)
+        rc = open_cluster(s, err);
     if (rc)
         release(s);
     return rc;
@@ -360,6 +423,27 @@ static int draw_arrivals(struct sim *s, uint64_t seed, struct gs_error *err)
     return 0;
 }
 
+/* gpusched's pass: one cycle over the queue; the pods bound start now. Returns the pods left
+ * pending (kept in arrival order in pending), or a negative error. */
+static int pass(struct sim *s, int *pending, int npend, double t, struct gs_drasim_result *out)
+{
+    int rc = cycle(s, pending, npend, t, &out->frag_fails);
+    if (rc < 0)
+        return rc;
+    int w = 0;
+    for (int q = 0; q < npend; q++) {
+        struct pod *p = &s->pods[pending[q]];
+        if (p->node < 0) {
+            pending[w++] = pending[q];
+            continue;
+        }
+        p->start = t;
+        if (gs_evheap_push(&s->done, t + p->run, 0, pending[q], 0))
+            return GS_ENOMEM;
+    }
+    return w;
+}
+
 /* The run: at each instant completions, then arrivals, then a pass over the FIFO queue
  * (pending: room for every pod). */
 static int run_events(struct sim *s, enum gs_drasim_policy pol, int *pending,
@@ -387,7 +471,12 @@ static int run_events(struct sim *s, enum gs_drasim_policy pol, int *pending,
         while ((top = gs_evheap_peek(&s->done)) && top->t <= t) {
             struct pod *p = &s->pods[gs_evheap_pop(&s->done).id];
             for (int j = 0; j < p->res.n; j++)
-                gs_dra_give(&s->st, p->res.dev[j]);
+                gs_dra_give(&s->dc.st, p->res.dev[j]);
+            if (pol == GS_DRASIM_GPUSCHED) {
+                struct gs_request r;
+                request(s, p->cls, &r);
+                gs_cluster_unbind(&s->c, &r, &p->alloc);
+            }
             s->node_used[p->node] -= s->need[p->cls];
             s->used -= s->need[p->cls];
         }
@@ -397,6 +486,11 @@ static int run_events(struct sim *s, enum gs_drasim_policy pol, int *pending,
                 out->arrived++;
                 out->cls_arrived[s->pods[next].cls]++;
             }
+        }
+        if (pol == GS_DRASIM_GPUSCHED && npend > 0) {
+            if ((npend = pass(s, pending, npend, t, out)) < 0)
+                return gs_error_set(err, GS_ENOMEM, "out of memory");
+            continue;
         }
         int w = 0;
         for (int q = 0; q < npend; q++) {

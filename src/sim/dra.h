@@ -17,10 +17,15 @@
  *             CPU and memory requests here scale with its compute slices, so the node with
  *             the fewest compute slices allocated, ties to the first node); on that node the
  *             allocator takes the first device in slice order whose counters fit.
- *   gpusched  gpusched's: on each node core/dra.c's gs_dra_allocate chooses the device
- *             fragmentation-aware (partly used GPUs first, then the placement that leaves the
- *             most other placements of its GPU allocatable); among nodes, the one with the
- *             most compute slices already allocated (packing), ties to the first node.
+ *   gpusched  gpusched's scheduler: the daemon's cycle (core/cycle.h, engine policy gpusched)
+ *             with its DRA hooks (formats/dracycle.h) on a cluster of the nodes with CPU and
+ *             memory only, each pass one cycle over the pending pods; a node fits when the
+ *             pod's claim can be allocated there, the engine chooses among those nodes as it
+ *             does for the daemon's claim-only pods, and core/dra.c's gs_dra_allocate chooses
+ *             the device fragmentation-aware (partly used GPUs first, then the placement that
+ *             leaves the most other placements of its GPU allocatable, weighted by the devices
+ *             of each kind held now), so the simulator and the daemon choose the same node and
+ *             device for the same claims.
  * Results: the time-averaged share of compute slices allocated after the warm-up, waits
  * (p50, p99, per class), pods started and still pending at the end, and pod-passes that
  * failed while the cluster had enough free compute slices for the pod (fragmentation). */

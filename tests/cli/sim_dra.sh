@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # gpusched sim dra: DRA on partitionable GPUs, kube-scheduler's first fit against gpusched's
-# allocator (core/dra.c) on the same arrivals, through the agent's slices and the scheduler's
-# claim reader. At 100 % arrived demand (the FGD measure) gpusched's choice strands fewer
-# compute slices than first fit, per seed and on average; both serve the same pods. Bad flags
-# are refused.
+# scheduler (its cycle with the daemon's DRA hooks, core/dra.c's allocator) on the same arrivals,
+# through the agent's slices and the scheduler's claim reader. At 100 % arrived demand (the FGD
+# measure) gpusched's choice strands fewer compute slices than first fit, per seed and on
+# average; both serve the same pods. Bad flags are refused.
 . "$(dirname "$0")/lib.sh"
 expect 0 "$GS" sim dra --seeds 42-45 --format json && cp "$TMP/out" "$TMP/d.json"
 python3 - "$TMP/d.json" <<'PY' && ok || fail "firstfit against gpusched"
