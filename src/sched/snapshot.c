@@ -1,6 +1,7 @@
-/* snapshot.c - a scheduling cycle's copy of the store (sched/snapshot.h): the driver
- * (sched/driver.c) and the extender (sched/extender.c) each take one and place pods in its
- * cluster, which sched/cache.c builds from the copied Nodes and bound Pods. */
+/* snapshot.c - a scheduling cycle's copy of the store (sched/snapshot.h): the cycle input
+ * (sched/cyclein.c), the extender (sched/extender.c) and the dashboard (sched/uistate.c) each
+ * take one and read it through its functions; sched/cache.c builds its cluster from the copied
+ * Nodes and bound Pods. The struct is defined here only. */
 #include "snapshot.h"
 
 #include "../base/error.h"
