@@ -66,6 +66,16 @@ int gs_lease_claim(json_t *lease, const struct gs_lease_opts *o, const char *now
     return rc ? GS_ENOMEM : 0;
 }
 
+/* Set the leader flag; tell o->changed when it changed. */
+static void set_leader(const struct gs_lease_opts *o, volatile int *leader, int v)
+{
+    if (gs_flag_get(leader) == v)
+        return;
+    gs_flag_set(leader, v);
+    if (o->changed)
+        o->changed(o->user);
+}
+
 int gs_lease_run(struct gs_kube_client *kc, const struct gs_lease_opts *o, volatile int *leader,
                  volatile int *stop)
 {
@@ -89,7 +99,7 @@ int gs_lease_run(struct gs_kube_client *kc, const struct gs_lease_opts *o, volat
             snprintf(cpath, sizeof(cpath), "/apis/coordination.k8s.io/v1/namespaces/%s/leases",
                      o->ns);
             if (gs_kube_request(kc, "POST", cpath, NULL, body, NULL, NULL, &err) == 0) {
-                gs_flag_set(leader, 1);
+                set_leader(o, leader, 1);
                 last_renew = gs_clock_mono();
                 GS_INFO("leader", "'%s' acquired lease %s/%s", o->identity, o->ns, o->name);
             }
@@ -103,7 +113,7 @@ int gs_lease_run(struct gs_kube_client *kc, const struct gs_lease_opts *o, volat
                 if (!gs_flag_get(leader))
                     GS_INFO("leader", "'%s' %s lease %s/%s", o->identity,
                             mine ? "holds" : "took over", o->ns, o->name);
-                gs_flag_set(leader, 1);
+                set_leader(o, leader, 1);
                 last_renew = gs_clock_mono();
             }
         }
@@ -111,7 +121,7 @@ int gs_lease_run(struct gs_kube_client *kc, const struct gs_lease_opts *o, volat
         if (gs_flag_get(leader) && gs_clock_mono() - last_renew > o->renew_deadline_s) {
             GS_ERR("leader", "'%s' could not renew the lease for %.0fs: stepping down (%s)",
                    o->identity, o->renew_deadline_s, err.msg);
-            gs_flag_set(leader, 0);
+            set_leader(o, leader, 0);
             return GS_EIO;
         }
         gs_clock_sleep(o->retry_period_s);
@@ -131,7 +141,7 @@ int gs_lease_run(struct gs_kube_client *kc, const struct gs_lease_opts *o, volat
             GS_WARN("leader", "'%s' could not release lease %s/%s: %s", o->identity, o->ns, o->name,
                     err.msg);
         json_decref(lease);
-        gs_flag_set(leader, 0);
+        set_leader(o, leader, 0);
     }
     return 0;
 }

@@ -25,6 +25,10 @@ struct gs_lease_opts {
     double duration_s;     /* leaseDurationSeconds */
     double renew_deadline_s;
     double retry_period_s;
+    /* called on gs_lease_run's thread each time *leader changes, after it changed (NULL: none):
+     * a daemon waiting for its leader flag wakes */
+    void (*changed)(void *user);
+    void *user;
 };
 
 /* What one candidate has seen of the Lease: its holder and renewTime, and when (its own
@@ -62,7 +66,7 @@ int gs_lease_release(json_t *lease, const struct gs_lease_opts *o, const char *n
 /* Run for leadership until *stop becomes non-zero (returns 0) or this candidate, leader, could
  * not renew the Lease for renew_deadline_s (returns GS_EIO: the caller must stop acting as
  * leader at once). *leader is set to 1 while this candidate holds the Lease and back to 0
- * when it steps down. Blocks the calling thread; the client is shared. */
+ * when it steps down (o->changed is told). Blocks the calling thread; the client is shared. */
 int gs_lease_run(struct gs_kube_client *kc, const struct gs_lease_opts *o, volatile int *leader,
                  volatile int *stop);
 

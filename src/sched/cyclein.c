@@ -68,7 +68,7 @@ bool gs__cycle_volumes_fit(const struct gs__cycle *cy, const struct gs_kube_pv *
                            int npvs, int node)
 {
     for (int i = 0; i < npvs; i++)
-        if (!gs_kube_pv_node_matches(pvs[i], &cy->sn.nodes[node]))
+        if (!gs_kube_pv_node_matches(pvs[i], gs__snapshot_node(cy->sn, node)))
             return false;
     return true;
 }
@@ -82,14 +82,15 @@ static bool volumes_fit(const struct tol_ctx *t, int node)
  * pod on the nominated node is still terminating (victims with a long grace period), so that
  * a waiting preemptor does not evict a second set; and while a GPU of the node is being
  * re-carved. */
-static bool nomination_live(const struct gs__cycle *cy, const struct gs_store_pod *e)
+static bool nomination_live(const struct gs__cycle *cy, int i)
 {
-    if (!e->nominated[0])
+    const char *nominated = gs__snapshot_pod_nominated(cy->sn, i);
+    if (!nominated[0])
         return false;
-    int node = gs__snapshot_find_node(&cy->sn, e->nominated);
-    if (node >= 0 && cy->sn.node_busy && cy->sn.node_busy[node])
+    int node = gs__snapshot_find_node(cy->sn, nominated);
+    if (node >= 0 && gs__snapshot_node_busy(cy->sn, node))
         return true; /* a GPU there is being re-carved, for it or another pod */
-    double age = gs_clock_mono() - e->nominated_at;
+    double age = gs_clock_mono() - gs__snapshot_pod_nominated_at(cy->sn, i);
     if (age < 30)
         return true;
     return age <= 300 && node >= 0 && cy->leaving && cy->leaving[node];
@@ -98,7 +99,7 @@ static bool nomination_live(const struct gs__cycle *cy, const struct gs_store_po
 static bool tolerates_node(void *ctx, int node)
 {
     const struct tol_ctx *t = ctx;
-    return gs_kube_tolerates(t->p, &t->cy->sn.nodes[node]);
+    return gs_kube_tolerates(t->p, gs__snapshot_node(t->cy->sn, node));
 }
 
 /* The engine's further filter for a pod: the resources it does not count exactly, then the
@@ -106,7 +107,7 @@ static bool tolerates_node(void *ctx, int node)
 static bool node_has_room(void *ctx, int node)
 {
     const struct tol_ctx *t = ctx;
-    bool vol = false, ok = gs__snapshot_resources_fit(&t->cy->sn, node, t->p, NULL, 0);
+    bool vol = false, ok = gs__snapshot_resources_fit(t->cy->sn, node, t->p, NULL, 0);
     if (ok && t->npvs > 0 && !volumes_fit(t, node))
         ok = false, vol = true;
     if (ok && t->p->ndra > 0 && t->cy->dra && !gs_dracycle_pod_fits(&t->cy->dra->d, t->pod, node)) {
@@ -151,7 +152,7 @@ static int hook_prepare(void *ctx, int pod, struct gs_kplace *k)
     struct gs__hooks *h = ctx;
     struct gs__cycle *cy = h->cy;
     hooks_settle(h);
-    const struct gs_kube_pod *p = &cy->sn.pods[h->idx[pod]].p;
+    const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, h->idx[pod]);
     char why[300];
     int npvs = 0;
     if (gs__cycle_pod_volumes(cy, p, h->pvs, &npvs, why, sizeof(why)))
@@ -164,7 +165,7 @@ static int hook_prepare(void *ctx, int pod, struct gs_kplace *k)
                              npvs > 0 ? calloc((size_t)cy->c->nnodes + 1, 1) : NULL,
                              h->idx[pod],
                              &h->dra[pod]};
-    *k = (struct gs_kplace){.tol = cy->sn.tainted ? tolerates_node : NULL,
+    *k = (struct gs_kplace){.tol = gs__snapshot_tainted(cy->sn) ? tolerates_node : NULL,
                             .tol_ctx = &h->tc,
                             .fit = node_has_room,
                             .fit_ctx = &h->tc};
@@ -198,7 +199,8 @@ static bool hook_allows(void *ctx, int pod, int node)
         t.pod = -1; /* claims apart */
         t.dra_refused = NULL;
     }
-    if ((cy->sn.tainted && !gs_kube_tolerates(p, &cy->sn.nodes[node])) || !node_has_room(&t, node))
+    if ((gs__snapshot_tainted(cy->sn) && !gs_kube_tolerates(p, gs__snapshot_node(cy->sn, node))) ||
+        !node_has_room(&t, node))
         return false;
     if (!h->kprepared || gs_kprep_trivial(cy->kp))
         return true;
@@ -210,10 +212,10 @@ static void hook_placed(void *ctx, int pod, int node)
 {
     struct gs__hooks *h = ctx;
     struct gs__cycle *cy = h->cy;
-    const struct gs_kube_pod *p = &cy->sn.pods[h->idx[pod]].p;
+    const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, h->idx[pod]);
     if (cy->ks && p->k)
         gs_kstate_add_pod(cy->ks, cy->c, &p->k->kp, node);
-    gs__snapshot_count_resources(&cy->sn, node, p);
+    gs__snapshot_count_resources(cy->sn, node, p);
     if (cy->dra && p->ndra > 0 && gs_dracycle_pod_place(&cy->dra->d, h->idx[pod], node))
         GS_WARN("scheduler", "%s/%s: its claims no longer fit node %s", p->ns, p->name,
                 cy->c->nodes[node].name);
@@ -232,7 +234,7 @@ static bool hook_fits(void *ctx, int pod, int node)
 {
     struct gs__hooks *h = ctx;
     struct gs__cycle *cy = h->cy;
-    const struct gs_kube_pod *p = &cy->sn.pods[h->idx[pod]].p;
+    const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, h->idx[pod]);
     return !cy->dra || p->ndra == 0 || gs_dracycle_pod_fits(&cy->dra->d, h->idx[pod], node);
 }
 
@@ -266,7 +268,7 @@ static int pod_gone(void *ctx, const char *ns, const struct gs_draobj_reserved *
     int lo = 0, hi = g->n - 1;
     while (lo <= hi) {
         int mid = (lo + hi) / 2;
-        const struct gs_kube_pod *p = &g->sn->pods[g->by_uid[mid].pod].p;
+        const struct gs_kube_pod *p = gs__snapshot_pod(g->sn, g->by_uid[mid].pod);
         int c = strcmp(p->uid, r->uid);
         if (c == 0) {
             bool terminal = strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0;
@@ -289,18 +291,19 @@ static int release_stale_claims(struct gs__cycle *cy)
     const struct gs__cycle_deps *d = cy->d;
     if (d->dry || !gs__store_pods_synced(d->store) || !cy->dra)
         return 0;
-    const struct gs_snapshot *sn = &cy->sn;
-    struct by_uid *by_uid = malloc(sizeof(*by_uid) * ((size_t)sn->np + 1));
+    const struct gs_snapshot *sn = cy->sn;
+    int np = gs__snapshot_npods(sn);
+    struct by_uid *by_uid = malloc(sizeof(*by_uid) * ((size_t)np + 1));
     json_t *writes = json_array();
     if (!by_uid || !writes) {
         free(by_uid);
         json_decref(writes);
         return GS_ENOMEM;
     }
-    for (int i = 0; i < sn->np; i++)
-        by_uid[i] = (struct by_uid){sn->pods[i].p.uid, i};
-    qsort(by_uid, (size_t)sn->np, sizeof(*by_uid), cmp_uid);
-    struct gone_ctx g = {d->store, sn, by_uid, sn->np};
+    for (int i = 0; i < np; i++)
+        by_uid[i] = (struct by_uid){gs__snapshot_pod(sn, i)->uid, i};
+    qsort(by_uid, (size_t)np, sizeof(*by_uid), cmp_uid);
+    struct gone_ctx g = {d->store, sn, by_uid, np};
     int rc = gs_claims_release_stale(cy->dra, d->claims, pod_gone, &g, writes);
     cy->stale_writes = writes;
     free(by_uid);
@@ -318,7 +321,7 @@ static int32_t dra_node_id(void *ctx, const char *node)
 static void charge_bound_claims(struct gs__cycle *cy)
 {
     for (int v = 0; cy->dra && v < cy->ty.nrun; v++) {
-        const struct gs_kube_pod *p = &cy->sn.pods[cy->ty.run_pod[v]].p;
+        const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, cy->ty.run_pod[v]);
         if (p->ndra == 0)
             continue;
         struct gs_qvec q;
@@ -336,10 +339,9 @@ int gs__cycle_take(struct gs__cycle *cy, const struct gs__cycle_deps *d)
 {
     memset(cy, 0, sizeof(*cy));
     cy->d = d;
-    cy->c = &cy->sn.c;
     int rc = d->policy ? gs_policy_feed_copy(d->policy, &cy->po) : 0;
-    if (!rc)
-        rc = gs__snapshot_take(d->store, &cy->sn, &cy->po);
+    if (!rc && !(rc = gs__snapshot_new(d->store, &cy->po, &cy->sn)))
+        cy->c = gs__snapshot_cluster(cy->sn);
     cy->now_wall = gs_clock_wall();
     cy->report = json_array();
     if (!rc && !cy->report)
@@ -372,7 +374,7 @@ void gs__cycle_release(struct gs__cycle *cy)
     free(cy->fixed);
     gs_tenancy_release(&cy->ty);
     gs_policy_objs_release(&cy->po);
-    gs__snapshot_release(&cy->sn);
+    gs__snapshot_free(cy->sn);
     memset(cy, 0, sizeof(*cy));
 }
 
@@ -402,8 +404,9 @@ static int prepare_dra(struct gs__cycle *cy)
 {
     if (!cy->d->claims)
         return 0;
-    const struct gs_snapshot *sn = &cy->sn;
-    if (gs_claims_cycle_init(&cy->dra_state, cy->d->claims, sn->np, dra_node_id, &cy->sn))
+    const struct gs_snapshot *sn = cy->sn;
+    if (gs_claims_cycle_init(&cy->dra_state, cy->d->claims, gs__snapshot_npods(sn), dra_node_id,
+                             cy->sn))
         return GS_ENOMEM;
     cy->dra = &cy->dra_state;
     if (release_stale_claims(cy))
@@ -414,7 +417,7 @@ static int prepare_dra(struct gs__cycle *cy)
     if (!h->runclaim)
         return GS_ENOMEM;
     for (int v = 0; v < cy->ty.nrun; v++) {
-        const struct gs_kube_pod *rp = &sn->pods[cy->ty.run_pod[v]].p;
+        const struct gs_kube_pod *rp = gs__snapshot_pod(sn, cy->ty.run_pod[v]);
         for (int k = 0; k < GS_MAX_POD_DRA; k++)
             h->runclaim[(size_t)v * GS_MAX_POD_DRA + k] =
                 k < rp->ndra && rp->dra[k][0] ? gs_claims_find(cy->dra, rp->ns, rp->dra[k]) : -1;
@@ -425,26 +428,26 @@ static int prepare_dra(struct gs__cycle *cy)
 /* The placed pods, for affinity, anti-affinity, spread and ports; the nodes pods are leaving. */
 static void prepare_constraints(struct gs__cycle *cy)
 {
-    const struct gs_snapshot *sn = &cy->sn;
+    const struct gs_snapshot *sn = cy->sn;
     struct gs_cluster *c = cy->c;
+    int np = gs__snapshot_npods(sn);
     if (gs_kstate_new(c, &cy->ks) == 0 && gs_kprep_new(&cy->kp) == 0) {
-        for (int i = 0; i < sn->np; i++) {
-            const struct gs_kube_pod *bp = &sn->pods[i].p;
+        for (int i = 0; i < np; i++) {
+            const struct gs_kube_pod *bp = gs__snapshot_pod(sn, i);
             int n = bp->k && bp->node[0] ? gs__snapshot_find_node(sn, bp->node) : -1;
             if (n >= 0 && gs_kstate_add_pod(cy->ks, c, &bp->k->kp, n) < 0)
                 break;
         }
     }
-    cy->leaving = calloc((size_t)sn->nn + 1, 1);
-    for (int i = 0; cy->leaving && i < sn->np; i++) {
-        int n = sn->pods[i].p.terminating && sn->pods[i].p.node[0]
-                    ? gs__snapshot_find_node(sn, sn->pods[i].p.node)
-                    : -1;
+    cy->leaving = calloc((size_t)gs__snapshot_nnodes(sn) + 1, 1);
+    for (int i = 0; cy->leaving && i < np; i++) {
+        const struct gs_kube_pod *p = gs__snapshot_pod(sn, i);
+        int n = p->terminating && p->node[0] ? gs__snapshot_find_node(sn, p->node) : -1;
         if (n >= 0)
             cy->leaving[n] = 1;
     }
     for (int v = 0; v < cy->ty.nrun; v++)
-        cy->run_ns[v] = sn->pods[cy->ty.run_pod[v]].p.ns;
+        cy->run_ns[v] = gs__snapshot_pod(sn, cy->ty.run_pod[v])->ns;
 }
 
 /* Set pod i aside: it waits, and says why (when due). Returns 0 or GS_ENOMEM. */
@@ -469,7 +472,7 @@ static int add_wait(struct gs__cycle *cy, int i, int queue, const char *category
 static const char *pod_blocked(struct gs__cycle *cy, int i, char *msg, size_t n,
                                struct gs_qvec *claimed, int *rc)
 {
-    const struct gs_kube_pod *p = &cy->sn.pods[i].p;
+    const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, i);
     int queue = cy->ty.pod_queue[i], g = cy->ty.pod_gang[i];
     const char *qlabel = gs_kube_pod_label(p, GS_QUEUE_LABEL);
     const char *gl = gs_kube_pod_label(p, GS_POD_GROUP_LABEL);
@@ -515,11 +518,10 @@ static const char *pod_blocked(struct gs__cycle *cy, int i, char *msg, size_t n,
 static int prepare_pods(struct gs__cycle *cy)
 {
     const struct gs__cycle_deps *d = cy->d;
-    struct gs_snapshot *sn = &cy->sn;
+    struct gs_snapshot *sn = cy->sn;
     double t = cy->t0;
-    for (int i = 0; i < sn->np; i++) {
-        struct gs_store_pod *e = &sn->pods[i];
-        const struct gs_kube_pod *p = &e->p;
+    for (int i = 0, np = gs__snapshot_npods(sn); i < np; i++) {
+        const struct gs_kube_pod *p = gs__snapshot_pod(sn, i);
         int g = cy->ty.pod_gang[i];
         if (p->node[0] || p->terminating) {
             if (g >= 0 && p->node[0] && !p->terminating)
@@ -529,15 +531,12 @@ static int prepare_pods(struct gs__cycle *cy)
         if (strcmp(p->scheduler, d->scheduler_name) != 0)
             continue;
         cy->waiting++;
-        if (!e->nominated[0] && p->nominated[0] && !d->dry && !e->adopted) {
-            /* a nomination written before a restart (status.nominatedNodeName): adopted once,
-             * as if made now */
-            snprintf(e->nominated, sizeof(e->nominated), "%s", p->nominated);
-            e->nominated_at = t;
+        /* a nomination written before a restart (status.nominatedNodeName): adopted once, as
+         * if made now */
+        if (!d->dry && gs__snapshot_pod_adopt(sn, i, t))
             gs__store_adopt(d->store, p->ns, p->name, p->nominated, t);
-        }
-        bool live = !d->dry && nomination_live(cy, e);
-        bool due = d->dry || e->next_try <= t;
+        bool live = !d->dry && nomination_live(cy, i);
+        bool due = d->dry || gs__snapshot_pod_due(sn, i, t);
         if (!due && !live && g < 0)
             continue;
         int queue = cy->ty.pod_queue[i], rc = 0;
@@ -558,8 +557,8 @@ static int prepare_pods(struct gs__cycle *cy)
         x->queue = queue;
         x->gang = g;
         x->ns = p->ns;
-        x->seq = e->seq;
-        x->nominated = live ? gs__snapshot_find_node(sn, e->nominated) : -1;
+        x->seq = gs__snapshot_pod_seq(sn, i);
+        x->nominated = live ? gs__snapshot_find_node(sn, gs__snapshot_pod_nominated(sn, i)) : -1;
         x->nomination_live = live;
         x->preempt_never = p->preempt_never;
         x->due = due;
@@ -573,14 +572,12 @@ static int prepare_pods(struct gs__cycle *cy)
 int gs__cycle_prepare(struct gs__cycle *cy)
 {
     const struct gs__cycle_deps *d = cy->d;
-    struct gs_snapshot *sn = &cy->sn;
-    int np = sn->np;
+    struct gs_snapshot *sn = cy->sn;
+    int np = gs__snapshot_npods(sn);
     cy->t0 = gs_clock_mono();
     /* pods we evicted that the watch still shows are as good as gone */
     gs__store_evicted_prune(d->store);
-    for (int i = 0; i < np; i++)
-        if (gs__store_is_evicted(d->store, sn->pods[i].p.uid))
-            sn->pods[i].p.terminating = true;
+    gs__snapshot_mark_evicted(sn, d->store);
     size_t anp = np > 0 ? (size_t)np : 1;
     cy->cpods = calloc(anp, sizeof(*cy->cpods));
     cy->idx = calloc(anp, sizeof(int));
@@ -593,9 +590,7 @@ int gs__cycle_prepare(struct gs__cycle *cy)
                                 .idx = cy->idx,
                                 .vol = calloc(anp, sizeof(int)),
                                 .dra = calloc(anp, sizeof(bool))};
-    if (!cy->h->vol || !cy->h->dra ||
-        gs_tenancy_build(&cy->ty, &cy->po, cy->c, &sn->pods[0].p, sizeof(sn->pods[0]), np,
-                         sn->alloc, sn->placed) ||
+    if (!cy->h->vol || !cy->h->dra || gs__snapshot_tenancy(sn, &cy->po, &cy->ty) ||
         !(cy->run_ns = calloc((size_t)cy->ty.nrun + 1, sizeof(*cy->run_ns))))
         return GS_ENOMEM;
     int rc = prepare_dra(cy);
@@ -610,8 +605,8 @@ int gs__cycle_prepare(struct gs__cycle *cy)
     cy->fixed = calloc((size_t)c->ngpus + 1, 1);
     if (!cy->fixed)
         return GS_ENOMEM;
-    for (int n = 0; n < sn->nn && n < c->nnodes; n++)
-        if (!sn->nodes[n].inv)
+    for (int n = 0; n < gs__snapshot_nnodes(sn) && n < c->nnodes; n++)
+        if (!gs__snapshot_node(sn, n)->inv)
             memset(cy->fixed + c->nodes[n].gpu0, 1, (size_t)c->nodes[n].ngpus);
     struct gs__hooks *h = cy->h;
     cy->in = (struct gs_cycle_in){.c = c,
@@ -625,9 +620,9 @@ int gs__cycle_prepare(struct gs__cycle *cy)
                                   .run_ns = cy->run_ns,
                                   .pdb_allowed = cy->ty.pdb_allowed,
                                   .npdb = cy->ty.npdb,
-                                  .busy = sn->busy,
+                                  .busy = gs__snapshot_gpus_busy(sn),
                                   .fixed = cy->fixed,
-                                  .changed_s = sn->changed_s,
+                                  .changed_s = gs__snapshot_gpus_changed(sn),
                                   .now_s = cy->now_wall,
                                   .o = {.preempt = true,
                                         .recarve = d->dynamic_mig,

@@ -48,8 +48,8 @@ struct gs__wait {
 struct gs__cycle {
     const struct gs__cycle_deps *d;
     struct gs__cycleout *out; /* the output's (opaque here) */
-    struct gs_snapshot sn;
-    struct gs_cluster *c; /* &sn.c */
+    struct gs_snapshot *sn;
+    struct gs_cluster *c; /* the snapshot's */
     struct gs_policy_objs po;
     struct gs_tenancy ty;
     json_t *report;       /* the verdicts of this cycle, in order */

@@ -80,8 +80,8 @@ static void report(struct gs__cycle *cy, const struct gs_kube_pod *p, int queue,
 {
     json_array_append_new(
         cy->report, json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "namespace", p->ns, "pod", p->name,
-                              "queue", queue >= 0 ? cy->ty.t.q[queue].name : "", "priority",
-                              (int)p->priority, "reason", category, "message", msg));
+                              "queue", queue >= 0 ? gs_tenancy_tenants(&cy->ty)->q[queue].name : "",
+                              "priority", (int)p->priority, "reason", category, "message", msg));
 }
 
 /* FailedScheduling: an Event, the PodScheduled condition and a backoff. */
@@ -211,9 +211,7 @@ static void evict(struct gs__cycle *cy, const struct gs_kube_pod *p, int queue, 
                   size_t size)
 {
     struct gs__cycleout *s = cy->out;
-    struct gs_snapshot *sn = &cy->sn;
-    int vp = cy->ty.run_pod[v];
-    const struct gs_kube_pod *vpod = &sn->pods[vp].p;
+    const struct gs_kube_pod *vpod = gs__snapshot_pod(cy->sn, gs_tenancy_run_pod(&cy->ty, v));
     const char *node = vpod->node;
     size_t off = strlen(names);
     if (off < size - 1)
@@ -224,7 +222,7 @@ static void evict(struct gs__cycle *cy, const struct gs_kube_pod *p, int queue, 
     char msg[800], path[600];
     snprintf(msg, sizeof(msg), "Preempted by %s/%s (priority %d%s%s) on node %s", p->ns, p->name,
              (int)p->priority, queue >= 0 ? ", queue " : "",
-             queue >= 0 ? cy->ty.t.q[queue].name : "", node);
+             queue >= 0 ? gs_tenancy_tenants(&cy->ty)->q[queue].name : "", node);
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", vpod->ns, vpod->name);
     gs__binder_write_later(s->d.binder, "PATCH", path, "application/strategic-merge-patch+json",
                            gs_kube_disruption_patch(msg));
@@ -237,11 +235,10 @@ static void evict(struct gs__cycle *cy, const struct gs_kube_pod *p, int queue, 
 /* Hold devices a for p (the cycle holds them on the cluster) and nominate its node
  * (nominatedNodeName; an Event with reason, and /debug/pending, say msg) while its victims
  * terminate or its GPU is re-carved. A pod already nominated there only gets the report. */
-static void nominate(struct gs__cycle *cy, const struct gs_store_pod *e, int queue,
+static void nominate(struct gs__cycle *cy, const struct gs_kube_pod *p, int queue,
                      const struct gs_alloc *a, const char *reason, const char *msg)
 {
     struct gs__cycleout *s = cy->out;
-    const struct gs_kube_pod *p = &e->p;
     const char *node = cy->c->nodes[a->node].name;
     report(cy, p, queue, "preempting", msg);
     if (s->d.dry)
@@ -334,12 +331,12 @@ static void note_recarve(struct gs__cycleout *s, const char *node, int gpu, int6
  * than the hold time, or than 2 minutes once the Node shows them, are dropped. */
 void gs__cycleout_mark(struct gs__cycleout *s, struct gs__cycle *cy)
 {
-    struct gs_snapshot *sn = &cy->sn;
+    struct gs_snapshot *sn = cy->sn;
     double now = gs_clock_mono();
     for (int k = 0; k < s->nnotes; k++) {
         struct gs__recarve_note *x = &s->notes[k];
         int node = gs__snapshot_find_node(sn, x->node);
-        const struct gs_kube_node *kn = node >= 0 ? &sn->nodes[node] : NULL;
+        const struct gs_kube_node *kn = node >= 0 ? gs__snapshot_node(sn, node) : NULL;
         int64_t seen = kn && kn->desired ? kn->desired->generation : 0;
         if (kn && kn->inv && kn->inv->generation > seen)
             seen = kn->inv->generation;
@@ -348,14 +345,10 @@ void gs__cycleout_mark(struct gs__cycleout *s, struct gs__cycle *cy)
             s->notes[k--] = s->notes[--s->nnotes];
             continue;
         }
-        const struct gs_node *n = &sn->c.nodes[node];
-        if (x->gpu < 0 || x->gpu >= n->ngpus)
+        if (x->gpu < 0 || x->gpu >= cy->c->nodes[node].ngpus)
             continue;
-        sn->changed_s[n->gpu0 + x->gpu] = x->at_wall;
-        if (seen < x->generation && now - x->at_mono < 120) {
-            sn->busy[n->gpu0 + x->gpu] = 1;
-            sn->node_busy[node] = 1;
-        }
+        gs__snapshot_note_recarve(sn, node, x->gpu, x->at_wall,
+                                  seen < x->generation && now - x->at_mono < 120);
     }
 }
 
@@ -407,10 +400,10 @@ static void write_desired(struct gs__cycle *cy, const struct gs_cycle_out *out, 
 {
     struct gs__cycleout *s = cy->out;
     int node = out->d[from].node;
-    const struct gs_kube_node *kn = &cy->sn.nodes[node];
+    const struct gs_kube_node *kn = gs__snapshot_node(cy->sn, node);
     const struct gs_node *n = &cy->c->nodes[node];
     struct gs_mig_desired d;
-    gs__snapshot_pending_desired(&cy->sn, node, &d);
+    gs__snapshot_pending_desired(cy->sn, node, &d);
     d.version = GS_MIG_DESIRED_VERSION;
     int64_t gen = d.generation;
     /* what this daemon asked lately that the Node does not show yet stays asked */
@@ -518,11 +511,12 @@ static void decision_lines(struct gs__cycleout *s, const struct gs__cycle *cy,
     json_t *lines = json_array();
     for (int k = 0; lines && k < out->n; k++) {
         const struct gs_cyc_decision *d = &out->d[k];
-        const struct gs_kube_pod *p = &cy->sn.pods[cy->idx[d->pod]].p;
+        const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, cy->idx[d->pod]);
         char pod[GS_KNAME_MAX + 70], victim[GS_KNAME_MAX + 70], line[800];
         snprintf(pod, sizeof(pod), "%s/%s", p->ns, p->name);
         if (d->kind == GS_CYC_EVICT) {
-            const struct gs_kube_pod *v = &cy->sn.pods[cy->ty.run_pod[d->victim]].p;
+            const struct gs_kube_pod *v =
+                gs__snapshot_pod(cy->sn, gs_tenancy_run_pod(&cy->ty, d->victim));
             snprintf(victim, sizeof(victim), "%s/%s", v->ns, v->name);
         }
         gs_decision_line(cy->c, d, pod, d->kind == GS_CYC_EVICT ? victim : NULL, line,
@@ -549,10 +543,10 @@ static void apply_nominate(struct gs__cycle *cy, const struct gs_cycle_out *out,
 {
     struct gs__cycleout *s = cy->out;
     const struct gs_cyc_decision *d = &out->d[k];
-    const struct gs_store_pod *e = &cy->sn.pods[cy->idx[d->pod]];
-    const struct gs_kube_pod *p = &e->p;
-    int queue = cy->ty.pod_queue[cy->idx[d->pod]], g = cy->ty.pod_gang[cy->idx[d->pod]];
-    const struct gs_kube_podgroup *pg = g >= 0 ? &cy->po.groups[g] : NULL;
+    const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, cy->idx[d->pod]);
+    int queue = gs_tenancy_pod_queue(&cy->ty, cy->idx[d->pod]);
+    int g = gs_tenancy_pod_gang(&cy->ty, cy->idx[d->pod]);
+    const struct gs_kube_podgroup *pg = gs_policy_group(&cy->po, g);
     const char *node = cy->c->nodes[d->node].name;
     char dev[300] = "", msg[1600];
     gs_kube_devices_str(cy->c, &d->alloc, dev, sizeof(dev));
@@ -572,10 +566,10 @@ static void apply_nominate(struct gs__cycle *cy, const struct gs_cycle_out *out,
                  vic->n, vic->n == 1 ? "" : "s", node, vic->gpu_hours, vic->names);
     else
         snprintf(msg, sizeof(msg), "waiting for preempted pods to leave node %s", node);
-    nominate(cy, e, queue, &d->alloc, d->why == GS_WHY_RECARVING ? "Recarving" : "Preempting", msg);
+    nominate(cy, p, queue, &d->alloc, d->why == GS_WHY_RECARVING ? "Recarving" : "Preempting", msg);
     /* the owner's last nomination: its victims count as one preemption */
     const struct gs_cyc_decision *nx = k + 1 < out->n ? &out->d[k + 1] : NULL;
-    int nx_gang = nx ? cy->ty.pod_gang[cy->idx[nx->pod]] : -1;
+    int nx_gang = nx ? gs_tenancy_pod_gang(&cy->ty, cy->idx[nx->pod]) : -1;
     bool last =
         !nx || nx->kind != GS_CYC_NOMINATE || (nx_gang >= 0 ? -2 - nx_gang : nx->pod) != vic->owner;
     if (vic->n && !s->d.dry && last) {
@@ -591,19 +585,19 @@ static void quota_why(struct gs__cycle *cy, int k, const struct gs_kube_pod *p, 
                       char *why, size_t n)
 {
     struct gs_qvec dv;
-    gs_tenants_demand(&cy->ty.t, &p->req, &dv);
+    gs_tenants_demand(gs_tenancy_tenants(&cy->ty), &p->req, &dv);
     for (int x = 0; x < GS_QR_COUNT; x++)
         dv.v[x] += cy->cpods[k].claimed.v[x];
-    gs_tenants_admit(&cy->ty.t, queue, p->ns, &dv, why, n);
+    gs_tenants_admit(gs_tenancy_tenants(&cy->ty), queue, p->ns, &dv, why, n);
 }
 
 /* A pod (not in a gang) that fits nowhere: the engine's reasons with the constraints' and the
  * volumes', and the category that says best why. */
-static void wait_nowhere(struct gs__cycle *cy, const struct gs_cyc_decision *d,
-                         const struct gs_store_pod *e, int queue, char *reasons)
+static void wait_nowhere(struct gs__cycle *cy, const struct gs_cyc_decision *d, int queue,
+                         char *reasons)
 {
     struct gs__cycleout *s = cy->out;
-    const struct gs_kube_pod *p = &e->p;
+    const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, cy->idx[d->pod]);
     char msg[1600], extra[400], why[400];
     snprintf(msg, sizeof(msg), "%s", reasons);
     int vol = gs__cycle_vol_refused(cy, d->pod);
@@ -611,7 +605,7 @@ static void wait_nowhere(struct gs__cycle *cy, const struct gs_cyc_decision *d,
     if (d->why == GS_WHY_PREEMPTING || d->why == GS_WHY_RECARVING) {
         snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "; waiting for %s node %s",
                  d->why == GS_WHY_RECARVING ? "a GPU re-carve on" : "preempted pods to leave",
-                 e->nominated);
+                 gs__snapshot_pod_nominated(cy->sn, cy->idx[d->pod]));
         report(cy, p, queue, "preempting", msg);
         gs__store_backoff(s->d.store, p->ns, p->name, 0.25);
         return;
@@ -655,10 +649,10 @@ static void wait_nowhere(struct gs__cycle *cy, const struct gs_cyc_decision *d,
 static void apply_wait(struct gs__cycle *cy, const struct gs_cyc_decision *d)
 {
     struct gs__cycleout *s = cy->out;
-    const struct gs_store_pod *e = &cy->sn.pods[cy->idx[d->pod]];
-    const struct gs_kube_pod *p = &e->p;
-    int queue = cy->ty.pod_queue[cy->idx[d->pod]], g = cy->ty.pod_gang[cy->idx[d->pod]];
-    const struct gs_kube_podgroup *pg = g >= 0 ? &cy->po.groups[g] : NULL;
+    const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, cy->idx[d->pod]);
+    int queue = gs_tenancy_pod_queue(&cy->ty, cy->idx[d->pod]);
+    int g = gs_tenancy_pod_gang(&cy->ty, cy->idx[d->pod]);
+    const struct gs_kube_podgroup *pg = gs_policy_group(&cy->po, g);
     char msg[1600], why[400];
     int nm = gang_members(cy, g);
     if (!cy->cpods[d->pod].due && d->why != GS_WHY_PREEMPTING)
@@ -685,10 +679,11 @@ static void apply_wait(struct gs__cycle *cy, const struct gs_cyc_decision *d)
     gs_reasons_str(&d->r, d->failed >= 0 ? &cy->cpods[d->failed].req : &p->req, reasons,
                    sizeof(reasons));
     if (!pg) {
-        wait_nowhere(cy, d, e, queue, reasons);
+        wait_nowhere(cy, d, queue, reasons);
         return;
     }
-    const char *fname = d->failed >= 0 ? cy->sn.pods[cy->idx[d->failed]].p.name : p->name;
+    const char *fname =
+        d->failed >= 0 ? gs__snapshot_pod(cy->sn, cy->idx[d->failed])->name : p->name;
     snprintf(msg, sizeof(msg),
              "gang %s/%s (%d pods, minMember %d): member %s does not fit: %s; the "
              "gang holds nothing",
@@ -717,8 +712,8 @@ static void log_gangs(const struct gs__cycle *cy, const struct gs_cycle_out *out
         for (int j = k;
              j < out->n && out->d[j].kind == GS_CYC_BIND && cy->cpods[out->d[j].pod].gang == g; j++)
             n++;
-        GS_INFO("scheduler", "gang %s/%s: %d pods placed together", cy->po.groups[g].ns,
-                cy->po.groups[g].name, n);
+        const struct gs_kube_podgroup *pg = gs_policy_group(&cy->po, g);
+        GS_INFO("scheduler", "gang %s/%s: %d pods placed together", pg->ns, pg->name, n);
     }
 }
 
@@ -726,17 +721,18 @@ static void log_gangs(const struct gs__cycle *cy, const struct gs_cycle_out *out
  * backoff) keep their last verdict. */
 static int publish_report(struct gs__cycle *cy)
 {
-    const struct gs_snapshot *sn = &cy->sn;
-    char(*keys)[GS_REPORT_KEY_MAX] = malloc(sizeof(*keys) * ((size_t)sn->np + 1));
-    const char **pending = malloc(sizeof(*pending) * ((size_t)sn->np + 1));
+    const struct gs_snapshot *sn = cy->sn;
+    int np = gs__snapshot_npods(sn);
+    char(*keys)[GS_REPORT_KEY_MAX] = malloc(sizeof(*keys) * ((size_t)np + 1));
+    const char **pending = malloc(sizeof(*pending) * ((size_t)np + 1));
     if (!keys || !pending) {
         free(keys);
         free(pending);
         return GS_ENOMEM;
     }
     int n = 0;
-    for (int i = 0; i < sn->np; i++) {
-        const struct gs_kube_pod *p = &sn->pods[i].p;
+    for (int i = 0; i < np; i++) {
+        const struct gs_kube_pod *p = gs__snapshot_pod(sn, i);
         if (p->node[0] || p->terminating)
             continue;
         snprintf(keys[n], sizeof(keys[n]), "%s/%s", p->ns, p->name);
@@ -764,7 +760,7 @@ int gs__cycleout_apply(struct gs__cycleout *s, struct gs__cycle *cy, const struc
     }
     for (int k = 0; k < cy->nwaits; k++) {
         const struct gs__wait *x = &cy->waits[k];
-        unschedulable(cy, &cy->sn.pods[x->pod].p, x->queue, x->category, x->msg, cy->t0);
+        unschedulable(cy, gs__snapshot_pod(cy->sn, x->pod), x->queue, x->category, x->msg, cy->t0);
     }
     if (s->d.dry)
         decision_lines(s, cy, out);
@@ -772,8 +768,8 @@ int gs__cycleout_apply(struct gs__cycleout *s, struct gs__cycle *cy, const struc
     int nrecarve_from = -1;
     for (int k = 0; k < out->n; k++) {
         const struct gs_cyc_decision *d = &out->d[k];
-        const struct gs_kube_pod *p = &cy->sn.pods[cy->idx[d->pod]].p;
-        int g = cy->ty.pod_gang[cy->idx[d->pod]];
+        const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, cy->idx[d->pod]);
+        int g = gs_tenancy_pod_gang(&cy->ty, cy->idx[d->pod]);
         int owner = g >= 0 ? -2 - g : d->pod;
         if (vic.owner != owner)
             vic = (struct victims){.owner = owner};
@@ -787,7 +783,7 @@ int gs__cycleout_apply(struct gs__cycleout *s, struct gs__cycle *cy, const struc
                                 : NULL);
             break;
         case GS_CYC_EVICT:
-            evict(cy, p, cy->ty.pod_queue[cy->idx[d->pod]], d->victim, vic.names,
+            evict(cy, p, gs_tenancy_pod_queue(&cy->ty, cy->idx[d->pod]), d->victim, vic.names,
                   sizeof(vic.names));
             vic.n++;
             vic.gpu_hours += d->gpu_hours;

@@ -87,11 +87,12 @@ static json_t *x_filter_or_prioritize(struct gs_extender *s, const json_t *args,
         snprintf(errbuf, errsize, "%s", err.msg);
         return NULL;
     }
-    struct gs_snapshot sn;
-    if (gs__snapshot_take(s->st, &sn, NULL)) {
+    struct gs_snapshot *sn;
+    if (gs__snapshot_new(s->st, NULL, &sn)) {
         snprintf(errbuf, errsize, "out of memory");
         return NULL;
     }
+    struct gs_cluster *c = gs__snapshot_cluster(sn);
     json_t *cands = x_candidates(args);
     json_t *keep = json_array(), *failed = json_object(), *prio = json_array();
     int64_t *scores = calloc(json_array_size(cands) + 1, sizeof(*scores));
@@ -102,25 +103,25 @@ static json_t *x_filter_or_prioritize(struct gs_extender *s, const json_t *args,
         json_decref(failed);
         json_decref(prio);
         free(scores);
-        gs__snapshot_release(&sn);
+        gs__snapshot_free(sn);
         return NULL;
     }
     pthread_mutex_lock(&s->mu);
-    struct gs_engine *e = x_engine(s, sn.c.nnodes);
+    struct gs_engine *e = x_engine(s, c->nnodes);
     size_t i;
     const json_t *v;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     json_array_foreach(cands, i, v)
     {
         const char *name = json_string_value(v);
-        int id = name ? gs__snapshot_find_node(&sn, name) : -1;
+        int id = name ? gs__snapshot_find_node(sn, name) : -1;
         struct gs_reasons why;
         memset(&why, 0, sizeof(why));
-        bool fits = id >= 0 && gs_kube_tolerates(&pod, &sn.nodes[id]) &&
-                    gs_engine_fits(&sn.c, id, &pod.req, &why);
+        bool fits = id >= 0 && gs_kube_tolerates(&pod, gs__snapshot_node(sn, id)) &&
+                    gs_engine_fits(c, id, &pod.req, &why);
         if (!fits) {
             char msg[256] = "node not in gpusched's cache";
-            if (id >= 0 && !gs_kube_tolerates(&pod, &sn.nodes[id]))
+            if (id >= 0 && !gs_kube_tolerates(&pod, gs__snapshot_node(sn, id)))
                 snprintf(msg, sizeof(msg), "untolerated taint");
             else if (id >= 0)
                 gs_reasons_str(&why, &pod.req, msg, sizeof(msg));
@@ -131,7 +132,7 @@ static json_t *x_filter_or_prioritize(struct gs_extender *s, const json_t *args,
         }
         json_array_append(keep, (json_t *)v);
         struct gs_alloc a;
-        scores[i] = e ? gs_engine_score(e, &sn.c, id, &pod.req, &a) : 0;
+        scores[i] = e ? gs_engine_score(e, c, id, &pod.req, &a) : 0;
         if (scores[i] < lo)
             lo = scores[i];
         if (scores[i] > hi)
@@ -160,7 +161,7 @@ static json_t *x_filter_or_prioritize(struct gs_extender *s, const json_t *args,
     json_decref(prio);
     json_decref(cands);
     free(scores);
-    gs__snapshot_release(&sn);
+    gs__snapshot_free(sn);
     return out;
 }
 
@@ -171,28 +172,29 @@ static json_t *x_bind_locked(struct gs_extender *s, const struct gs_kube_pod *po
                              const char *name, const char *node)
 {
     char msg[1024] = "", path[600];
-    struct gs_snapshot sn;
-    if (gs__snapshot_take(s->st, &sn, NULL))
+    struct gs_snapshot *sn;
+    if (gs__snapshot_new(s->st, NULL, &sn))
         return json_pack("{s:s}", "Error", "out of memory");
-    int id = gs__snapshot_find_node(&sn, node);
+    struct gs_cluster *c = gs__snapshot_cluster(sn);
+    int id = gs__snapshot_find_node(sn, node);
     char devices[256] = "";
     if (id < 0) {
         snprintf(msg, sizeof(msg), "node %s is not in gpusched's cache", node);
     } else if (pod->req.kind != GS_REQ_NONE) {
         struct gs_reasons why;
         memset(&why, 0, sizeof(why));
-        if (!gs_engine_fits(&sn.c, id, &pod->req, &why)) {
+        if (!gs_engine_fits(c, id, &pod->req, &why)) {
             gs_reasons_str(&why, &pod->req, msg, sizeof(msg));
         } else {
-            struct gs_engine *e = x_engine(s, sn.c.nnodes);
+            struct gs_engine *e = x_engine(s, c->nnodes);
             struct gs_alloc a;
             if (e) {
-                gs_engine_score(e, &sn.c, id, &pod->req, &a);
-                gs_kube_devices_str(&sn.c, &a, devices, sizeof(devices));
+                gs_engine_score(e, c, id, &pod->req, &a);
+                gs_kube_devices_str(c, &a, devices, sizeof(devices));
             }
         }
     }
-    gs__snapshot_release(&sn);
+    gs__snapshot_free(sn);
     if (msg[0])
         return json_pack("{s:s}", "Error", msg);
     json_t *b = gs_kube_binding(pod, node);

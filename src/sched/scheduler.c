@@ -47,6 +47,12 @@ struct daemon {
     struct gs_driver *driver;
 };
 
+/* The leader flag changed: the main loop looks at it now. */
+static void leader_changed(void *store)
+{
+    gs__store_changed(store);
+}
+
 /* kube/lease.c's loop; losing the lease is fatal to the daemon. */
 static void *leader_main(void *arg)
 {
@@ -56,7 +62,9 @@ static void *leader_main(void *arg)
                                .identity = s->o.identity,
                                .duration_s = s->o.lease_duration_s,
                                .renew_deadline_s = s->o.renew_deadline_s,
-                               .retry_period_s = s->o.retry_period_s};
+                               .retry_period_s = s->o.retry_period_s,
+                               .changed = leader_changed,
+                               .user = s->store};
     if (gs_lease_run(s->kc, &lo, &s->leader, &s->quit) != 0) {
         gs_flag_set(&s->fatal, 1);
         gs__store_changed(s->store);
@@ -164,21 +172,21 @@ static struct gs_driver *driver_new(struct daemon *s, bool dry)
 }
 
 /* The main loop: a cycle when the store changed and a pod of ours is due (the gauges refresh
- * each second), while this replica leads. Returns 0 when stopped, or the error that ended it. */
+ * each second), while this replica leads. Whatever its state, it sleeps until the store's
+ * generation moves (the informers' syncs, the tenancy feed's first lists and the leader flag
+ * move it too) or a second has passed. Returns 0 when stopped, or the error that ended it. */
 static int run_loop(struct daemon *s, volatile int *stop, struct gs_error *err)
 {
     uint64_t seen = (uint64_t)-1;
     double last_cycle = 0;
     while (!gs_flag_get(stop) && !gs_flag_get(&s->fatal)) {
-        uint64_t gen = gs__store_wait(s->store, seen, 1.0);
+        seen = gs__store_wait(s->store, seen, 1.0);
         bool ready = gs__store_synced(s->store) && gs_policy_feed_ready(s->policy);
-        /* watch events for pods we just bound need no cycle */
-        bool due = ready && (gs__store_work_due(s->store, s->o.scheduler_name) ||
-                             gs_clock_mono() - last_cycle >= 1.0);
         if (!ready || !gs_flag_get(&s->leader) || s->o.extender)
             continue;
-        seen = gen;
-        if (!due)
+        /* watch events for pods we just bound need no cycle */
+        if (!gs__store_work_due(s->store, s->o.scheduler_name) &&
+            gs_clock_mono() - last_cycle < 1.0)
             continue;
         last_cycle = gs_clock_mono();
         int rc = gs__driver_cycle(s->driver);

@@ -1,6 +1,7 @@
-/* snapshot.c - a scheduling cycle's copy of the store (sched/snapshot.h): the driver
- * (sched/driver.c) and the extender (sched/extender.c) each take one and place pods in its
- * cluster, which sched/cache.c builds from the copied Nodes and bound Pods. */
+/* snapshot.c - a scheduling cycle's copy of the store (sched/snapshot.h): the cycle input
+ * (sched/cyclein.c), the extender (sched/extender.c) and the dashboard (sched/uistate.c) each
+ * take one and read it through its functions; sched/cache.c builds its cluster from the copied
+ * Nodes and bound Pods. The struct is defined here only. */
 #include "snapshot.h"
 
 #include "../base/error.h"
@@ -13,8 +14,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-void gs__snapshot_release(struct gs_snapshot *sn)
+struct gs_snapshot {
+    struct gs_cluster c;
+    struct gs_kube_node *nodes;
+    int nn;
+    struct gs_store_pod *pods;
+    int np;
+    bool tainted;
+    struct gs_alloc *alloc; /* per pod: what a bound pod holds */
+    int8_t *placed;
+    int *hidx; /* node name hash: open addressing, -1 empty */
+    unsigned hcap;
+    /* per node, what its pods ask of what the engine counts only roughly or not at all:
+     * memory to the byte, and each of the node's other resources (its res[] order) */
+    int64_t *mem_used;
+    int64_t (*res_used)[GS_MAX_NODE_RES];
+    /* dynamic MIG: per GPU, being re-carved (a node's gpusched.io/mig-desired newer than its
+     * inventory: the GPU is laid out as asked) and when this daemon last changed it; per
+     * node, whether any of its GPUs is being re-carved */
+    uint8_t *busy;
+    double *changed_s;
+    uint8_t *node_busy;
+};
+
+void gs__snapshot_free(struct gs_snapshot *sn)
 {
+    if (!sn)
+        return;
     gs_cluster_release(&sn->c);
     for (int i = 0; sn->nodes && i < sn->nn; i++)
         gs_kube_node_release(&sn->nodes[i]);
@@ -30,7 +56,7 @@ void gs__snapshot_release(struct gs_snapshot *sn)
     free(sn->busy);
     free(sn->changed_s);
     free(sn->node_busy);
-    memset(sn, 0, sizeof(*sn));
+    free(sn);
 }
 
 int gs__snapshot_find_node(const struct gs_snapshot *sn, const char *name)
@@ -133,21 +159,26 @@ static void apply_desired(struct gs_snapshot *sn, int node)
     }
 }
 
-int gs__snapshot_take(struct gs_store *st, struct gs_snapshot *sn, const struct gs_policy_objs *po)
+int gs__snapshot_new(struct gs_store *st, const struct gs_policy_objs *po, struct gs_snapshot **out)
 {
-    memset(sn, 0, sizeof(*sn));
-    if (gs__store_copy(st, &sn->nodes, &sn->nn, &sn->pods, &sn->np))
+    *out = NULL;
+    struct gs_snapshot *sn = calloc(1, sizeof(*sn));
+    if (!sn)
         return GS_ENOMEM;
+    gs_cluster_init(&sn->c);
+    if (gs__store_copy(st, &sn->nodes, &sn->nn, &sn->pods, &sn->np)) {
+        free(sn);
+        return GS_ENOMEM;
+    }
     size_t ann = sn->nn > 0 ? (size_t)sn->nn : 1, anp = sn->np > 0 ? (size_t)sn->np : 1;
     sn->alloc = calloc(anp, sizeof(*sn->alloc));
     sn->placed = calloc(anp, 1);
     if (!sn->alloc || !sn->placed) {
-        gs__snapshot_release(sn);
+        gs__snapshot_free(sn);
         return GS_ENOMEM;
     }
     map_mig_clients(sn, po);
     index_nodes(sn);
-    gs_cluster_init(&sn->c);
     for (int i = 0; i < sn->nn; i++) {
         gs_cache_add_node(&sn->c, &sn->nodes[i], gs__store_migparted(st), NULL, 0);
         sn->tainted |= sn->nodes[i].ntaints > 0 || sn->nodes[i].unschedulable;
@@ -158,7 +189,7 @@ int gs__snapshot_take(struct gs_store *st, struct gs_snapshot *sn, const struct 
     sn->changed_s = calloc((size_t)sn->c.ngpus + 1, sizeof(double));
     sn->node_busy = calloc(ann, 1);
     if (!sn->mem_used || !sn->res_used || !sn->busy || !sn->changed_s || !sn->node_busy) {
-        gs__snapshot_release(sn);
+        gs__snapshot_free(sn);
         return GS_ENOMEM;
     }
     /* GPUs being re-carved are laid out as asked, before the pods bind on them */
@@ -174,6 +205,7 @@ int gs__snapshot_take(struct gs_store *st, struct gs_snapshot *sn, const struct 
             gs__snapshot_count_resources(sn, id, p);
         }
     }
+    *out = sn;
     return 0;
 }
 
@@ -200,4 +232,111 @@ bool gs__snapshot_resources_fit(const struct gs_snapshot *sn, int node, const st
         }
     }
     return true;
+}
+
+/* ---------- reading ---------- */
+
+struct gs_cluster *gs__snapshot_cluster(struct gs_snapshot *sn)
+{
+    return &sn->c;
+}
+
+int gs__snapshot_nnodes(const struct gs_snapshot *sn)
+{
+    return sn->nn;
+}
+
+const struct gs_kube_node *gs__snapshot_node(const struct gs_snapshot *sn, int i)
+{
+    return &sn->nodes[i];
+}
+
+bool gs__snapshot_tainted(const struct gs_snapshot *sn)
+{
+    return sn->tainted;
+}
+
+const uint8_t *gs__snapshot_gpus_busy(const struct gs_snapshot *sn)
+{
+    return sn->busy;
+}
+
+const double *gs__snapshot_gpus_changed(const struct gs_snapshot *sn)
+{
+    return sn->changed_s;
+}
+
+bool gs__snapshot_node_busy(const struct gs_snapshot *sn, int node)
+{
+    return sn->node_busy[node] != 0;
+}
+
+void gs__snapshot_note_recarve(struct gs_snapshot *sn, int node, int gpu, double at_wall, bool busy)
+{
+    int g = sn->c.nodes[node].gpu0 + gpu;
+    sn->changed_s[g] = at_wall;
+    if (busy) {
+        sn->busy[g] = 1;
+        sn->node_busy[node] = 1;
+    }
+}
+
+int gs__snapshot_npods(const struct gs_snapshot *sn)
+{
+    return sn->np;
+}
+
+const struct gs_kube_pod *gs__snapshot_pod(const struct gs_snapshot *sn, int i)
+{
+    return &sn->pods[i].p;
+}
+
+uint64_t gs__snapshot_pod_seq(const struct gs_snapshot *sn, int i)
+{
+    return sn->pods[i].seq;
+}
+
+const char *gs__snapshot_pod_nominated(const struct gs_snapshot *sn, int i)
+{
+    return sn->pods[i].nominated;
+}
+
+double gs__snapshot_pod_nominated_at(const struct gs_snapshot *sn, int i)
+{
+    return sn->pods[i].nominated_at;
+}
+
+bool gs__snapshot_pod_due(const struct gs_snapshot *sn, int i, double t)
+{
+    return sn->pods[i].next_try <= t;
+}
+
+bool gs__snapshot_pod_adopt(struct gs_snapshot *sn, int i, double t)
+{
+    struct gs_store_pod *e = &sn->pods[i];
+    if (e->nominated[0] || !e->p.nominated[0] || e->adopted)
+        return false;
+    snprintf(e->nominated, sizeof(e->nominated), "%s", e->p.nominated);
+    e->nominated_at = t;
+    return true;
+}
+
+bool gs__snapshot_pod_placed(const struct gs_snapshot *sn, int i, const struct gs_alloc **a)
+{
+    *a = &sn->alloc[i];
+    return sn->placed[i] != 0;
+}
+
+void gs__snapshot_mark_evicted(struct gs_snapshot *sn, struct gs_store *st)
+{
+    for (int i = 0; i < sn->np; i++)
+        if (gs__store_is_evicted(st, sn->pods[i].p.uid))
+            sn->pods[i].p.terminating = true;
+}
+
+int gs__snapshot_tenancy(const struct gs_snapshot *sn, const struct gs_policy_objs *po,
+                         struct gs_tenancy *ty)
+{
+    return gs_tenancy_build(ty, po, &sn->c, &sn->pods[0].p, sizeof(sn->pods[0]), sn->np, sn->alloc,
+                            sn->placed);
 }

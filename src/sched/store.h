@@ -26,6 +26,8 @@ struct gs_error;
 struct gs_migparted;
 struct gs_store;
 
+/* A pod as the store holds it. Its fields are this module's and the snapshot's, which holds
+ * the copies (sched/snapshot.c); every other module reads them through sched/snapshot.h. */
 struct gs_store_pod {
     struct gs_kube_pod p;
     uint64_t seq;    /* arrival order in the store */

@@ -296,6 +296,11 @@ const struct gs_kube_pv *gs_policy_pv_find(const struct gs_policy_objs *po, cons
     return NULL;
 }
 
+const struct gs_kube_podgroup *gs_policy_group(const struct gs_policy_objs *po, int g)
+{
+    return g >= 0 ? &po->groups[g] : NULL;
+}
+
 const char *gs_policy_mig_for(const struct gs_policy_objs *po, const struct gs_kube_pod *p)
 {
     if (p->req.kind != GS_REQ_GPU || p->req.gpus != 1)
@@ -320,6 +325,26 @@ void gs_tenancy_release(struct gs_tenancy *ty)
     free(ty->run_pod);
     free(ty->pdb_allowed);
     memset(ty, 0, sizeof(*ty));
+}
+
+struct gs_tenants *gs_tenancy_tenants(struct gs_tenancy *ty)
+{
+    return &ty->t;
+}
+
+int gs_tenancy_pod_queue(const struct gs_tenancy *ty, int i)
+{
+    return ty->pod_queue[i];
+}
+
+int gs_tenancy_pod_gang(const struct gs_tenancy *ty, int i)
+{
+    return ty->pod_gang[i];
+}
+
+int gs_tenancy_run_pod(const struct gs_tenancy *ty, int v)
+{
+    return ty->run_pod[v];
 }
 
 static void set_all(struct gs_tenants *t, struct gs_qvec *v, const struct gs_tobj_res *r, int n,

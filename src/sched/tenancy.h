@@ -9,7 +9,11 @@
  * computed from the pods it selects (no controller is needed to fill its status).
  *
  * The feed also keeps PersistentVolumeClaims and PersistentVolumes, for the node affinity of
- * the volumes bound to a pending pod's claims (kube-scheduler's VolumeBinding filter). */
+ * the volumes bound to a pending pod's claims (kube-scheduler's VolumeBinding filter).
+ *
+ * The fields of struct gs_policy_objs and struct gs_tenancy are this module's and the cycle
+ * input's (sched/cyclein.c, which builds a cycle from them); every other module reads them
+ * through the functions below. */
 #ifndef GS_SCHED_TENANCY_H
 #define GS_SCHED_TENANCY_H
 
@@ -80,6 +84,8 @@ const struct gs_kube_pvc *gs_policy_pvc_find(const struct gs_policy_objs *po, co
                                              const char *name);
 /* The volume named name, or NULL. */
 const struct gs_kube_pv *gs_policy_pv_find(const struct gs_policy_objs *po, const char *name);
+/* PodGroup g (an index gs_tenancy_pod_gang gives), or NULL when g < 0. */
+const struct gs_kube_podgroup *gs_policy_group(const struct gs_policy_objs *po, int g);
 /* Lists started so far (each kind counts one, failed lists too). Thread-safe. */
 uint64_t gs_policy_feed_lists(struct gs_policy_feed *f);
 /* Deep equality (to tell whether a relist changed anything). */
@@ -104,5 +110,11 @@ int gs_tenancy_build(struct gs_tenancy *ty, const struct gs_policy_objs *po,
                      const struct gs_cluster *c, const struct gs_kube_pod *pods, size_t stride,
                      int np, const struct gs_alloc *alloc, const int8_t *placed);
 void gs_tenancy_release(struct gs_tenancy *ty);
+/* The queues with their usage; pod i's queue (GS_QUEUE_NONE) and gang (-1: none); running pod
+ * v's index among the pods. */
+struct gs_tenants *gs_tenancy_tenants(struct gs_tenancy *ty);
+int gs_tenancy_pod_queue(const struct gs_tenancy *ty, int i);
+int gs_tenancy_pod_gang(const struct gs_tenancy *ty, int i);
+int gs_tenancy_run_pod(const struct gs_tenancy *ty, int v);
 
 #endif

@@ -75,19 +75,19 @@ struct holders {
     json_t **list; /* per GPU: an array */
 };
 
-static int holders_fill(struct holders *h, const struct gs_snapshot *sn)
+static int holders_fill(struct holders *h, struct gs_snapshot *sn)
 {
-    const struct gs_cluster *c = &sn->c;
+    const struct gs_cluster *c = gs__snapshot_cluster(sn);
     size_t ng = (size_t)c->ngpus + 1;
     h->slot = calloc(ng * GS_MIG_COMPUTE_MAX, sizeof(*h->slot));
     h->list = calloc(ng, sizeof(*h->list));
     if (!h->slot || !h->list)
         return GS_ENOMEM;
     int bad = 0;
-    for (int i = 0; i < sn->np; i++) {
-        const struct gs_kube_pod *p = &sn->pods[i].p;
-        const struct gs_alloc *a = &sn->alloc[i];
-        if (!sn->placed[i] || !p->node[0] || a->kind == GS_REQ_NONE)
+    for (int i = 0, np = gs__snapshot_npods(sn); i < np; i++) {
+        const struct gs_kube_pod *p = gs__snapshot_pod(sn, i);
+        const struct gs_alloc *a;
+        if (!gs__snapshot_pod_placed(sn, i, &a) || !p->node[0] || a->kind == GS_REQ_NONE)
             continue;
         char who[GS_KNAME_MAX + 70];
         snprintf(who, sizeof(who), "%s/%s", p->ns, p->name);
@@ -131,10 +131,10 @@ static void holders_release(struct holders *h, int ngpus)
     free(h->list);
 }
 
-static json_t *gpu_json(const struct gs_snapshot *sn, const struct holders *h, int node, int g,
-                        int *bad)
+static json_t *gpu_json(struct gs_snapshot *sn, const struct holders *h, int node, int g, int *bad)
 {
-    const struct gs_cluster *c = &sn->c;
+    const struct gs_cluster *c = gs__snapshot_cluster(sn);
+    const uint8_t *busy = gs__snapshot_gpus_busy(sn);
     const struct gs_node *n = &c->nodes[node];
     const struct gs_gpu *G = &c->gpus[g];
     const struct gs_gpu_model *m = gs_catalog_get(G->model);
@@ -147,7 +147,7 @@ static json_t *gpu_json(const struct gs_snapshot *sn, const struct holders *h, i
     put(o, "model", json_string(m ? m->name : "other"), bad);
     put(o, "mode", json_string(mode_name(G->mode)), bad);
     put(o, "healthy", json_boolean(G->healthy), bad);
-    put(o, "recarving", json_boolean(sn->busy && sn->busy[g]), bad);
+    put(o, "recarving", json_boolean(busy && busy[g]), bad);
     put(o, "memory_mib", json_integer(G->mem_mib), bad);
     put(o, "allocated", json_real(gs_gpu_alloc_units(G)), bad);
     if (G->mode == GS_GPU_MIG) {
@@ -174,16 +174,17 @@ static json_t *gpu_json(const struct gs_snapshot *sn, const struct holders *h, i
     return o;
 }
 
-static json_t *nodes_json(const struct gs_snapshot *sn, const struct holders *h, int *bad)
+static json_t *nodes_json(struct gs_snapshot *sn, const struct holders *h, int *bad)
 {
+    const struct gs_cluster *c = gs__snapshot_cluster(sn);
     json_t *a = json_array();
     if (!a) {
         (*bad)++;
         return NULL;
     }
-    for (int i = 0; i < sn->nn && i < sn->c.nnodes; i++) {
-        const struct gs_kube_node *kn = &sn->nodes[i];
-        const struct gs_node *n = &sn->c.nodes[i];
+    for (int i = 0; i < gs__snapshot_nnodes(sn) && i < c->nnodes; i++) {
+        const struct gs_kube_node *kn = gs__snapshot_node(sn, i);
+        const struct gs_node *n = &c->nodes[i];
         const struct gs_gpu_model *m = n->ngpus > 0 ? gs_catalog_get(n->model) : NULL;
         json_t *o = json_object(), *gpus = json_array();
         if (!o || !gpus) {
@@ -266,14 +267,15 @@ static json_t *pending_json(const struct gs_uistate_src *s, const struct gs_snap
     }
     json_decref(report);
     /* arrival order (the snapshot keeps the store's order, which deletions shuffle) */
-    int *order = malloc(sizeof(int) * (size_t)(sn->np + 1));
+    int np = gs__snapshot_npods(sn);
+    int *order = malloc(sizeof(int) * (size_t)(np + 1));
     int n = 0;
-    for (int i = 0; order && i < sn->np; i++) {
-        const struct gs_kube_pod *p = &sn->pods[i].p;
+    for (int i = 0; order && i < np; i++) {
+        const struct gs_kube_pod *p = gs__snapshot_pod(sn, i);
         if (p->node[0] || p->terminating || strcmp(p->scheduler, s->scheduler_name) != 0)
             continue;
         int j = n++;
-        while (j > 0 && sn->pods[order[j - 1]].seq > sn->pods[i].seq) {
+        while (j > 0 && gs__snapshot_pod_seq(sn, order[j - 1]) > gs__snapshot_pod_seq(sn, i)) {
             order[j] = order[j - 1];
             j--;
         }
@@ -282,8 +284,8 @@ static json_t *pending_json(const struct gs_uistate_src *s, const struct gs_snap
     if (!order)
         (*bad)++;
     for (int k = 0; k < n; k++) {
-        const struct gs_store_pod *e = &sn->pods[order[k]];
-        const struct gs_kube_pod *p = &e->p;
+        const struct gs_kube_pod *p = gs__snapshot_pod(sn, order[k]);
+        const char *nominated = gs__snapshot_pod_nominated(sn, order[k]);
         snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
         const json_t *v = json_object_get(by, key);
         const char *reason = v ? json_string_value(json_object_get(v, "reason")) : NULL;
@@ -293,7 +295,7 @@ static json_t *pending_json(const struct gs_uistate_src *s, const struct gs_snap
             json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s}", "namespace", p->ns, "pod", p->name,
                       "queue", queue ? queue : "", "priority", (int)p->priority, "reason",
                       reason ? reason : "", "message", msg ? msg : "", "nominated",
-                      e->nominated[0] ? e->nominated : p->nominated),
+                      nominated[0] ? nominated : p->nominated),
             bad);
     }
     free(order);
@@ -305,12 +307,11 @@ int gs__uistate_build(const struct gs_uistate_src *s, json_t **out)
 {
     *out = NULL;
     struct gs_policy_objs po;
-    struct gs_snapshot sn;
+    struct gs_snapshot *sn = NULL;
     struct gs_tenancy ty;
     struct holders h = {0};
     json_t *doc = NULL;
     int bad = 0;
-    memset(&sn, 0, sizeof(sn));
     memset(&ty, 0, sizeof(ty));
     memset(&po, 0, sizeof(po));
     int rc = s->policy ? gs_policy_feed_copy(s->policy, &po) : 0;
@@ -318,10 +319,8 @@ int gs__uistate_build(const struct gs_uistate_src *s, json_t **out)
         return rc;
     uint64_t gen = gs__store_gen(s->store);
     bool synced = gs__store_synced(s->store);
-    if ((rc = gs__snapshot_take(s->store, &sn, &po)) ||
-        (rc = gs_tenancy_build(&ty, &po, &sn.c, &sn.pods[0].p, sizeof(sn.pods[0]), sn.np, sn.alloc,
-                               sn.placed)) ||
-        (rc = holders_fill(&h, &sn)))
+    if ((rc = gs__snapshot_new(s->store, &po, &sn)) || (rc = gs__snapshot_tenancy(sn, &po, &ty)) ||
+        (rc = holders_fill(&h, sn)))
         goto out;
     rc = GS_ENOMEM;
     if (!(doc = json_object()))
@@ -334,9 +333,9 @@ int gs__uistate_build(const struct gs_uistate_src *s, json_t **out)
     put(doc, "leader", json_boolean(gs_flag_get(s->leader)), &bad);
     put(doc, "synced", json_boolean(synced), &bad);
     put(doc, "dynamic_mig", json_boolean(s->dynamic_mig), &bad);
-    put(doc, "nodes", nodes_json(&sn, &h, &bad), &bad);
-    put(doc, "queues", queues_json(&ty.t, &bad), &bad);
-    put(doc, "pending", pending_json(s, &sn, &bad), &bad);
+    put(doc, "nodes", nodes_json(sn, &h, &bad), &bad);
+    put(doc, "queues", queues_json(gs_tenancy_tenants(&ty), &bad), &bad);
+    put(doc, "pending", pending_json(s, sn, &bad), &bad);
     put(doc, "events", gs__journal_json(s->journal), &bad);
     if (bad) {
         json_decref(doc);
@@ -345,9 +344,9 @@ int gs__uistate_build(const struct gs_uistate_src *s, json_t **out)
     }
     rc = 0;
 out:
-    holders_release(&h, sn.c.ngpus);
+    holders_release(&h, sn ? gs__snapshot_cluster(sn)->ngpus : 0);
     gs_tenancy_release(&ty);
-    gs__snapshot_release(&sn);
+    gs__snapshot_free(sn);
     gs_policy_objs_release(&po);
     *out = doc;
     return rc;
