@@ -110,9 +110,9 @@ test-tsan: build-tsan
 test-fuzz: build-fuzz
 	FUZZ_SEED=$(FUZZ_TEST_SEED) ./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS) $(JOBS)
 
-# end-to-end tests against a real kube-apiserver and etcd
+# end-to-end tests against a real kube-apiserver and etcd, side by side as in `make test`
 e2e: build control-plane
-	cd $(BUILD) && ctest --output-on-failure -L e2e
+	cd $(BUILD) && ctest --output-on-failure -L e2e -j $(JOBS)
 
 test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
