@@ -12,53 +12,66 @@ GS_CI := $(if $(filter true,$(CI)),ON,OFF)
 # libFuzzer seed it runs with there (`make fuzz` draws one per run)
 FUZZ_TEST_SECONDS ?= 15
 FUZZ_TEST_SEED ?= 1
+# `make test` times each stage (scripts/stage.sh) and prints the table at the end; the log is
+# set for `test` and, through it, for its prerequisites. $(call stage,NAME) prefixes a command.
+STAGE_LOG ?=
+stage = $(if $(STAGE_LOG),scripts/stage.sh $(STAGE_LOG) "$(1)",)
 
-.PHONY: deps build build-asan build-tsan build-fuzz control-plane run test test-fast test-tsan \
+.PHONY: deps build build-asan build-tsan build-fuzz control-plane control-plane-start run test test-fast test-tsan \
 	test-fuzz e2e bench bench-e2e format clean fuzz image
 
 deps:
-	@./scripts/install-deps.sh
+	@$(if $(STAGE_LOG),scripts/stage.sh $(STAGE_LOG) --reset)
+	@$(call stage,deps) ./scripts/install-deps.sh
 
 # DIR/.gs-ci-ON or -OFF: the mode DIR was last configured in
 %/.gs-ci-$(GS_CI):
 	@mkdir -p $* && rm -f $*/.gs-ci-* && touch $@
 
 $(BUILD)/build.ninja: CMakeLists.txt $(BUILD)/.gs-ci-$(GS_CI) | deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DGS_CI=$(GS_CI)
-	@touch $@
-
-build: deps $(BUILD)/build.ninja
-	cmake --build $(BUILD) -j $(JOBS)
-
-$(ASAN_BUILD)/build.ninja: CMakeLists.txt $(ASAN_BUILD)/.gs-ci-$(GS_CI) | deps
-	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGS_SANITIZE=ON -DGS_CI=$(GS_CI)
-	@touch $@
-
-build-asan: deps $(ASAN_BUILD)/build.ninja
-	cmake --build $(ASAN_BUILD) -j $(JOBS)
-
-# ThreadSanitizer: only what the threaded tests (ctest label tsan) run
-$(TSAN_BUILD)/build.ninja: CMakeLists.txt $(TSAN_BUILD)/.gs-ci-$(GS_CI) | deps
-	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGS_TSAN=ON \
+	$(call stage,configure release) cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
 		-DGS_CI=$(GS_CI)
 	@touch $@
 
+build: deps $(BUILD)/build.ninja
+	$(call stage,build release) cmake --build $(BUILD) -j $(JOBS)
+
+$(ASAN_BUILD)/build.ninja: CMakeLists.txt $(ASAN_BUILD)/.gs-ci-$(GS_CI) | deps
+	$(call stage,configure asan) cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+		-DGS_SANITIZE=ON -DGS_CI=$(GS_CI)
+	@touch $@
+
+build-asan: deps $(ASAN_BUILD)/build.ninja
+	$(call stage,build asan) cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+# ThreadSanitizer: only what the threaded tests (ctest label tsan) run
+$(TSAN_BUILD)/build.ninja: CMakeLists.txt $(TSAN_BUILD)/.gs-ci-$(GS_CI) | deps
+	$(call stage,configure tsan) cmake -S . -B $(TSAN_BUILD) -G Ninja \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGS_TSAN=ON -DGS_CI=$(GS_CI)
+	@touch $@
+
 build-tsan: deps $(TSAN_BUILD)/build.ninja
-	cmake --build $(TSAN_BUILD) -j $(JOBS) --target tsan-tests
+	$(call stage,build tsan) cmake --build $(TSAN_BUILD) -j $(JOBS) --target tsan-tests
 
 # libFuzzer binaries of every fuzz target (clang)
 $(FUZZ_BUILD)/build.ninja: CMakeLists.txt $(FUZZ_BUILD)/.gs-ci-$(GS_CI) | deps
-	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
-		-DGS_FUZZ=ON -DGS_CI=$(GS_CI)
+	$(call stage,configure fuzz) cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_C_COMPILER=clang \
+		-DCMAKE_BUILD_TYPE=Debug -DGS_FUZZ=ON -DGS_CI=$(GS_CI)
 	@touch $@
 
 build-fuzz: deps $(FUZZ_BUILD)/build.ninja
-	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
+	$(call stage,build fuzz) cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
 
 # the upstream control plane the e2e tests run against, built from pinned Go modules on first
-# use (cached in ~/.cache/gpusched-e2e): its own step, so a cold build is not timed as a test
+# use (cached in ~/.cache/gpusched-e2e): its own step, so a cold build is not timed as a test.
+# `make test` starts it in the background beside the C builds (control-plane-start); the
+# control-plane step then waits for it (the script's lock) and finds the cache complete.
 control-plane:
-	@tests/e2e/build-control-plane.sh >/dev/null
+	@$(call stage,control plane ready) tests/e2e/build-control-plane.sh >/dev/null
+
+control-plane-start: deps
+	@$(if $(STAGE_LOG),scripts/stage.sh $(STAGE_LOG) --background "control plane" \
+		tests/e2e/build-control-plane.sh,tests/e2e/build-control-plane.sh >/dev/null)
 
 run: build
 	./$(BUILD)/gpusched sim
@@ -75,13 +88,20 @@ image: build
 		--ca-certs /etc/ssl/certs/ca-certificates.crt --out $(BUILD)/image/gpusched-image.tar
 
 # the whole suite, again under ASan+UBSan (but the real-node install tests, label realnode),
-# the threaded tests under TSan, and every fuzz target for FUZZ_TEST_SECONDS
-test: build build-asan build-tsan build-fuzz control-plane
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		GS_TEST_SANITIZED=1 ctest --output-on-failure -j $(JOBS) -LE realnode
-	./scripts/tsan.sh $(TSAN_BUILD) $(JOBS)
-	FUZZ_SEED=$(FUZZ_TEST_SEED) ./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS) $(JOBS)
+# the threaded tests under TSan, and every fuzz target for FUZZ_TEST_SECONDS. The e2e tests
+# run side by side (ctest -j; the real-node ones one at a time, RESOURCE_LOCK in
+# CMakeLists.txt); the upstream control plane builds beside the C builds; the stage timings
+# ($(BUILD)/stage-times) are printed at the end.
+test: STAGE_LOG := $(abspath $(BUILD))/stage-times
+test: deps control-plane-start build build-asan build-tsan build-fuzz control-plane
+	@$(call stage,ctest release) sh -c 'cd $(BUILD) && ctest --output-on-failure -j $(JOBS)'
+	@$(call stage,ctest asan) sh -c 'cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 \
+		UBSAN_OPTIONS=print_stacktrace=1 GS_TEST_SANITIZED=1 \
+		ctest --output-on-failure -j $(JOBS) -LE realnode'
+	@$(call stage,tsan) ./scripts/tsan.sh $(TSAN_BUILD) $(JOBS)
+	@$(call stage,fuzz) env FUZZ_SEED=$(FUZZ_TEST_SEED) \
+		./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS) $(JOBS)
+	@scripts/stage.sh $(STAGE_LOG) --report
 
 # the threaded tests under ThreadSanitizer; every report (from any process) fails the run
 test-tsan: build-tsan
@@ -90,9 +110,9 @@ test-tsan: build-tsan
 test-fuzz: build-fuzz
 	FUZZ_SEED=$(FUZZ_TEST_SEED) ./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS) $(JOBS)
 
-# end-to-end tests against a real kube-apiserver and etcd
+# end-to-end tests against a real kube-apiserver and etcd, side by side as in `make test`
 e2e: build control-plane
-	cd $(BUILD) && ctest --output-on-failure -L e2e
+	cd $(BUILD) && ctest --output-on-failure -L e2e -j $(JOBS)
 
 test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -82,8 +82,8 @@ bool gs_catalog_mig_capable(int id);
 int gs_catalog_find_profile(int model, const char *name);
 /* Kubernetes extended resource name of a profile: "nvidia.com/mig-1g.10gb.me". */
 void gs_mig_resource_name(const struct gs_mig_profile *p, char *out, unsigned out_size);
-/* Accounting unit of DESIGN.md: max(compute / the GPU's compute slices, memory slices / the
- * GPU's memory slices), e.g. max(c/7, m/8) on A100, max(c/4, m/4) on A30. */
+/* Accounting unit (docs/architecture.md): max(compute / the GPU's compute slices, memory slices /
+ * the GPU's memory slices), e.g. max(c/7, m/8) on A100, max(c/4, m/4) on A30. */
 double gs_mig_profile_units(const struct gs_mig_profile *p);
 /* Share of the GPU's compute an instance has: compute / the GPU's compute slices. */
 double gs_mig_profile_compute_share(const struct gs_mig_profile *p);

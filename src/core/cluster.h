@@ -92,7 +92,7 @@ const char *gs_node_label(const struct gs_node *n, const char *key);
 /* Deep copy (dst must be initialised; its old content is released). */
 int gs_cluster_copy(struct gs_cluster *dst, const struct gs_cluster *src);
 
-/* Totals for reports. "units" follow DESIGN.md's accounting unit. */
+/* Totals for reports. "units" follow the accounting unit of docs/architecture.md. */
 struct gs_cluster_totals {
     int64_t gpus;       /* physical GPUs */
     double units_cap;   /* = gpus */

@@ -82,7 +82,7 @@ struct gs_cyc_pod {
     bool preempt_never;   /* preemptionPolicy: Never */
     bool due;             /* out of backoff: tried in this cycle (nominated pods always are) */
     /* what it holds outside req, charged to its queue with req: devices of its DRA claims
-     * (sched/dra.c); zero for none */
+     * (sched/claims.c); zero for none */
     struct gs_qvec claimed;
 };
 

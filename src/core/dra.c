@@ -2,7 +2,7 @@
  * and a bounded backtracking search over one claim's requests, alternatives and devices,
  * with candidates ordered fragmentation-aware (pack onto GPUs in use, then keep the most
  * future placements of a counter set, as core/frag.c weighs what a node can still host).
- * formats/draobj.c builds worlds and claims from the API's objects; sched/dra.c runs this for
+ * formats/draobj.c builds worlds and claims from the API's objects; sched/claims.c runs this for
  * the pods it schedules. */
 #include "dra.h"
 

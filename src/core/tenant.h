@@ -2,10 +2,10 @@
  *
  * A queue (the GPUQueue CRD) has a parent (a hierarchy; usage counts up the chain), a
  * deserved quota and a limit per resource, an over-quota weight and a priority. Resources
- * are a fixed vector: GPU-equivalents in DESIGN.md's accounting unit (milli), whole GPUs
- * (nvidia.com/gpu), CPU (millicores), memory (MiB) and up to GS_QR_MIG_MAX MIG resource
- * names (nvidia.com/mig-3g.40gb), registered as they are first named. Native ResourceQuota
- * objects are hard caps per namespace over the same vector.
+ * are a fixed vector: GPU-equivalents in the accounting unit of docs/architecture.md (milli), whole
+ * GPUs (nvidia.com/gpu), CPU (millicores), memory (MiB) and up to GS_QR_MIG_MAX MIG resource names
+ * (nvidia.com/mig-3g.40gb), registered as they are first named. Native ResourceQuota objects are
+ * hard caps per namespace over the same vector.
  *
  * Rules (gs_tenants_admit, gs_tenants_reclaimable):
  *   - a pod never takes its queue (or any ancestor) over its limit, nor its namespace over a

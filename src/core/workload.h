@@ -33,8 +33,8 @@ struct gs_request {
     struct gs_label sel[GS_MAX_SELECTOR];
 };
 
-/* GPU total requested in DESIGN.md's accounting units for a given model (MIG units depend on
- * the model; for kind MIG with model < 0 the smallest matching profile across models). */
+/* GPU total requested in the accounting units of docs/architecture.md for a given model (MIG units
+ * depend on the model; for kind MIG with model < 0 the smallest matching profile across models). */
 double gs_request_units(const struct gs_request *r, int model);
 /* Total milli-GPU of a milli-accounted request (gpus x milli), 0 for MIG/NONE. */
 int64_t gs_request_total_milli(const struct gs_request *r);

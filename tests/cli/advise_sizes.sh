@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # gpusched advise sizes: the article's cluster-size table measured. A short search (--budget)
-# keeps the test quick; the README's table is the default run. Each size is in its range, the
-# recommendation never does worse than the cluster as written (the search starts there), and
-# the article's recommendation stands beside it.
+# keeps the test quick; the table in docs/simulator.md is the default run. Each size is in its
+# range, the recommendation never does worse than the cluster as written (the search starts
+# there), and the article's recommendation stands beside it.
 . "$(dirname "$0")/lib.sh"
 expect 0 "$GS" advise sizes --budget 8 --format json && cp "$TMP/out" "$TMP/s.json"
 python3 - "$TMP/s.json" <<'PY' && ok || fail "sizes"

@@ -9,7 +9,7 @@
 # e2e_down (the exit trap) stops the node and removes what it made: containers, mounts,
 # network namespaces, cgroups, iptables rules, the bridge.
 #
-# How the runtime is set up, and why (see also README "A real node in the e2e suite"):
+# How the runtime is set up, and why (see also docs/e2e-tests.md, "The real node"):
 #   containerd  own root, state and socket under $E2E_DIR/node (no system service touched);
 #               CRI plugin with the cgroupfs driver (SystemdCgroup=false: no systemd here),
 #               sandbox image gpusched.local/pause:3.10 (built by scripts/image.py from

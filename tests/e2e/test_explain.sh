@@ -25,6 +25,10 @@ print(json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b200"
 P
 sleep 3
 "$GS" explain --kubeconfig "$E2E_DIR/scheduler.kubeconfig" --output json > "$E2E_DIR/x1.json" || tn_fail explain
+# the live verdicts before the taint: once every node is tainted, a retry of four-0 (its
+# backoff may end while the taint lands, the sooner on a loaded machine) would say taint
+curl -sf "http://127.0.0.1:$TN_PORT/debug/pending" > "$E2E_DIR/pending0.json" || tn_fail /debug/pending
+curl -sf "http://127.0.0.1:$TN_PORT/metrics" > "$E2E_DIR/metrics0.txt" || tn_fail /metrics
 # taint every node: a pod that does not tolerate it waits for the taint
 "$K" taint nodes a100-000 a100-001 dedicated=infra:NoSchedule > /dev/null
 python3 - <<'P' | "$K" create -f - > /dev/null
@@ -38,9 +42,10 @@ sleep 3
     tn_fail "explain x/untolerated"
 curl -sf "http://127.0.0.1:$TN_PORT/debug/pending" > "$E2E_DIR/pending.json" || tn_fail /debug/pending
 curl -sf "http://127.0.0.1:$TN_PORT/metrics" > "$E2E_DIR/metrics.txt" || tn_fail /metrics
-for r in fragmentation taint; do
-    grep -q "^gpusched_pending_pods_by_reason{reason=\"$r\"} [1-9]" "$E2E_DIR/metrics.txt" &&
-        echo "ok   /metrics counts pods pending for $r" || tn_fail "/metrics counts no pod pending for $r"
+for r in fragmentation:metrics0 taint:metrics; do
+    grep -q "^gpusched_pending_pods_by_reason{reason=\"${r%:*}\"} [1-9]" "$E2E_DIR/${r#*:}.txt" &&
+        echo "ok   /metrics counts pods pending for ${r%:*}" ||
+        tn_fail "/metrics counts no pod pending for ${r%:*}"
 done
 python3 - "$E2E_DIR" <<'P' || TN_OK=1
 import json, sys
@@ -48,11 +53,12 @@ d = sys.argv[1]
 x1 = {r["pod"]: r for r in json.load(open(d + "/x1.json"))}
 x2 = {r["pod"]: r for r in json.load(open(d + "/x2.json"))}
 live = {r["pod"]: r for r in json.load(open(d + "/pending.json"))}
+live0 = {r["pod"]: r for r in json.load(open(d + "/pending0.json"))}
 want = [(x1, "four-0", "fragmentation", "6 whole GPUs are free in the cluster but no node has 4 free"),
         (x1, "b200-0" if "b200-0" in x1 else "b200", "selector", "node selector"),
         (x2, "untolerated", "taint", ""),
         (live, "untolerated", "taint", ""),
-        (live, "four-0", "fragmentation", "no node has 4 free")]
+        (live0, "four-0", "fragmentation", "no node has 4 free")]
 bad = 0
 for src, pod, reason, text in want:
     r = src.get(pod)
