@@ -1,6 +1,7 @@
 /* migmgr.c - plan and apply a mig-parted config, or a desired layout with exact placements
- * (dynamic MIG), on a node's GPUs (see migmgr.h). The agent (agent.c) gives it the devices
- * pods hold; the GPU backend (gpu.h) does the work and enforces NVIDIA's rules again. */
+ * (dynamic MIG), on a node's GPUs (see migmgr.h). The node reconciler (reconciler.c) gives
+ * it the devices pods hold; the GPU backend (gpu.h) does the work and enforces NVIDIA's rules
+ * again. */
 #include "migmgr.h"
 
 #include "../base/error.h"

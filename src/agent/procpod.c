@@ -1,8 +1,8 @@
 /* procpod.c - a process's pod UID and container ID from the text of /proc/PID/cgroup (see
- * procpod.h for the cgroup names the kubelet gives under each driver). The agent (agent.c)
- * calls gs_procpod_read for the PIDs its GPU backend reports; the parser is also a fuzz
- * target (fuzz/fuzz_procpod.c). Everything is looked at in place: no copy of the input, no
- * allocation. */
+ * procpod.h for the cgroup names the kubelet gives under each driver). The GPU sampler
+ * (sampler.c) calls gs_procpod_read for the PIDs its GPU backend reports; the parser is also
+ * a fuzz target (fuzz/fuzz_procpod.c). Everything is looked at in place: no copy of the input,
+ * no allocation. */
 #include "procpod.h"
 
 #include "../base/error.h"

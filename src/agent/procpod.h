@@ -14,7 +14,7 @@
  *
  * The parser is pure and bounded (GS_PROCPOD_MAX_TEXT bytes looked at, lines and segments
  * of bounded length), and thread-safe. The agent maps the PIDs NVML reports to pods with it
- * (agent.c); the PIDs are the host's, so the agent reads the host's /proc (hostPID). */
+ * (sampler.c); the PIDs are the host's, so the agent reads the host's /proc (hostPID). */
 #ifndef GS_AGENT_PROCPOD_H
 #define GS_AGENT_PROCPOD_H
 

@@ -1,5 +1,5 @@
 /* arena.c - the region allocator of base/arena.h: a list of blocks, newest first, each
- * filled from the front; the engine's pod constraints (core/constraints.c) live in one. */
+ * filled from the front; a pod's constraint data (core/kpod.c) lives in one. */
 #include "arena.h"
 
 #include <stdalign.h>

@@ -1,5 +1,5 @@
 /* inventory.c - the node inventory annotation (see inventory.h): the agent writes it from its
- * GPU backend (agent/agent.c), the scheduler's cache (sched/cache.c) reads it to lay out the
+ * GPU backend (agent/reconciler.c), the scheduler's cache (sched/cache.c) reads it to lay out the
  * node's GPUs at their physical indexes with their exact MIG placements. */
 #include "inventory.h"
 

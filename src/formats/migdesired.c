@@ -1,5 +1,5 @@
 /* migdesired.c - the desired MIG layout annotation (see migdesired.h): the scheduler writes
- * it, the node agent's MIG manager (agent/agent.c, agent/migmgr.c) reads it and reports what
+ * it, the node agent's MIG manager (agent/reconciler.c, agent/migmgr.c) reads it and reports what
  * became of it in the inventory (inventory.c, whose instance notation it shares). Bounded as
  * the inventory is: the text's size, the GPUs per node and the instances per GPU. */
 #include "migdesired.h"

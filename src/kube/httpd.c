@@ -1,6 +1,6 @@
 /* httpd.c - the daemons' HTTP server over libmicrohttpd (see httpd.h): the bounds on
  * connections, time and bodies live here once, so sched/endpoints.c (scheduler and extender
- * endpoints) and agent/agent.c (/healthz, /metrics, /status) only answer whole requests.
+ * endpoints) and agent/exporter.c (/healthz, /metrics, /status) only answer whole requests.
  *
  * libmicrohttpd runs a listening thread and one thread per connection (poll, so descriptors
  * past FD_SETSIZE are fine) and enforces the connection limits and the idle timeout itself.

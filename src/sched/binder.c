@@ -1,6 +1,6 @@
 /* binder.c - the scheduler's write lanes (sched/binder.h): bounded job queues drained by the
- * bind workers and the background writer over kube/client.c. The scheduling cycle
- * (sched/driver.c) queues binds and writes; a failed bind gives the pod back to the store
+ * bind workers and the background writer over kube/client.c. The cycle output
+ * (sched/cycleout.c) queues binds and writes; a failed bind gives the pod back to the store
  * (sched/store.c) in backoff. */
 #include "binder.h"
 

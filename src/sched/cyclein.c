@@ -1,7 +1,7 @@
 /* cyclein.c - a scheduling cycle's input (sched/cyclein.h): the snapshot of the store
  * (sched/snapshot.c) and the tenancy objects (sched/tenancy.c) into core/cycle.h's input, with
  * the hooks the cycle calls for each pending pod: taints and Kubernetes constraints
- * (core/constraints.c), bound volumes, the resources the engine counts roughly, and DRA claims
+ * (core/constraints.h), bound volumes, the resources the engine counts roughly, and DRA claims
  * (sched/claims.c). The output (sched/cycleout.c) applies what the cycle decides. */
 #include "cyclein.h"
 

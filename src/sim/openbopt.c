@@ -1,7 +1,7 @@
 /* openbopt.c - the offline packer and the Lagrangian bound of openbopt.h. sim/openb.c runs
  * them as the pseudo-policy "offline" on the arrivals the online policies see; feasibility
- * is core/engine.c's filter and binding its gs_cluster_bind, so the packer obeys the same
- * rules as every policy. */
+ * is core/fit.c's filter (gs_engine_fits) and binding its gs_cluster_bind, so the packer
+ * obeys the same rules as every policy. */
 #include "openbopt.h"
 
 #include "../base/error.h"
