@@ -396,7 +396,8 @@ static int dra_pass(struct sim *s, const int *idx, int n, struct gs_dracycle_hoo
     return rc;
 }
 
-/* Cycle pod q (pod pi) was bound: the devices its claim got are its own. */
+/* Cycle pod q (pod pi) was bound or nominated: the devices its claim got (if placed) are its
+ * own. */
 static int dra_bound(struct sim *s, int q, int pi)
 {
     struct gs__simdra *d = s->dra;
@@ -535,7 +536,7 @@ static int schedule_pass(struct sim *s)
             int pi = idx[d->pod];
             struct pod *p = &s->pods[pi];
             p->alloc = d->alloc;
-            if (d->kind == GS_CYC_BIND && (rc = dra_bound(s, d->pod, pi)))
+            if ((rc = dra_bound(s, d->pod, pi)))
                 break;
             if (d->kind == GS_CYC_NOMINATE && alloc_busy(s, &d->alloc)) {
                 p->state = P_HELD; /* the devices are held in the cluster */
