@@ -413,6 +413,65 @@ void gs_dracycle_bound_demand(const struct gs_dracycle *cy, const char *ns,
     }
 }
 
+/* ---------- the simulators' objects ---------- */
+
+static const char *const default_class_json[2] = {
+    "{\"metadata\": {\"name\": \"gpu.gpusched.io\"}, \"spec\": {\"selectors\": [{\"cel\": "
+    "{\"expression\": \"device.driver == 'gpu.gpusched.io' && "
+    "device.attributes['gpu.gpusched.io'].type == 'gpu'\"}}]}}",
+    "{\"metadata\": {\"name\": \"mig.gpusched.io\"}, \"spec\": {\"selectors\": [{\"cel\": "
+    "{\"expression\": \"device.driver == 'gpu.gpusched.io' && "
+    "device.attributes['gpu.gpusched.io'].type == 'mig'\"}}]}}",
+};
+
+int gs_dracycle_default_classes(struct gs_draobj_class out[2], struct gs_error *err)
+{
+    for (int c = 0; c < 2; c++) {
+        json_t *o = json_loads(default_class_json[c], 0, NULL);
+        int rc = o ? gs_draobj_class_read(o, &out[c], err)
+                   : gs_error_set(err, GS_ENOMEM, "out of memory");
+        json_decref(o);
+        if (rc) {
+            for (int k = 0; k < c; k++)
+                gs_draobj_class_release(&out[k]);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+int gs_dracycle_node_slices(const struct gs_draslice_node *dn, struct gs_draobj_slice **slices,
+                            int *n, int *cap, struct gs_error *err)
+{
+    json_t *arr = gs_draslice_build(dn, err);
+    if (!arr)
+        return GS_EINVAL;
+    int rc = 0;
+    size_t i;
+    json_t *o;
+    json_array_foreach(arr, i, o)
+    {
+        if (*n == *cap) {
+            int nc = *cap ? 2 * *cap : 16;
+            struct gs_draobj_slice *v = realloc(*slices, sizeof(*v) * (size_t)nc);
+            if (!v) {
+                rc = gs_error_set(err, GS_ENOMEM, "out of memory");
+                break;
+            }
+            *slices = v;
+            *cap = nc;
+        }
+        char name[160];
+        snprintf(name, sizeof(name), "%s-slice-%zu", dn->node, i);
+        json_object_set_new(json_object_get(o, "metadata"), "name", json_string(name));
+        if ((rc = gs_draobj_slice_read(o, &(*slices)[*n], err)))
+            break;
+        (*n)++;
+    }
+    json_decref(arr);
+    return rc;
+}
+
 /* ---------- the cycle's hooks ---------- */
 
 void gs_dracycle_give_run(struct gs_dracycle *cy, const int *claims, bool gone)

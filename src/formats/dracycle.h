@@ -18,6 +18,7 @@
 #include "../core/dra.h"
 #include "../core/tenant.h"
 #include "draobj.h"
+#include "draslice.h"
 #include "kubeobj.h"
 
 #include <stdbool.h>
@@ -93,6 +94,18 @@ void gs_dracycle_pod_why(const struct gs_dracycle *cy, int i, char *out, size_t 
 void gs_dracycle_bound_demand(const struct gs_dracycle *cy, const char *ns,
                               const char (*names)[GS_KNAME_MAX], int n, struct gs_tenants *t,
                               struct gs_qvec *out);
+
+/* ---------- the simulators' objects ---------- */
+
+/* The two DeviceClasses of deploy/dra/deviceclasses.yaml (gpu.gpusched.io: type gpu,
+ * mig.gpusched.io: type mig), read into out[0..2). Returns 0 or an error (out released). */
+int gs_dracycle_default_classes(struct gs_draobj_class out[2], struct gs_error *err);
+/* Node dn's slices as its agent publishes them (gs_draslice_build), named as the API server
+ * names them from their generateName ("<node>-slice-<i>"), read as the scheduler reads them
+ * and appended to *slices (*n in use, *cap allocated; the caller releases them). Returns 0 or
+ * an error. */
+int gs_dracycle_node_slices(const struct gs_draslice_node *dn, struct gs_draobj_slice **slices,
+                            int *n, int *cap, struct gs_error *err);
 
 /* ---------- the cycle's hooks for DRA (core/cycle.h) ---------- */
 

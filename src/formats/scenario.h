@@ -6,7 +6,13 @@
  *   mig_configs: <mig-parted v1 document>          # optional, else the article's
  *   node_groups:
  *     - {name, gpu, nodes, gpus, cpu, memory, mig_config, mig_layout,
- *        sharing: none|timeslicing|mps|fraction, replicas, labels}
+ *        sharing: none|timeslicing|mps|fraction, replicas, labels,
+ *        dra: whole|dynamic-mig}
+ *     dra: the group's GPUs are published as gpusched's DRA driver publishes them
+ *     (ResourceSlices of gpu.gpusched.io, as `agent run --dra` builds them), not as
+ *     device-plugin GPUs: whole GPUs not in MIG mode, or (dynamic-mig, as with
+ *     --dra-dynamic-mig) partitionable GPUs in MIG mode without instances. Pods reach them
+ *     only through claims.
  *   min_runtime: 10m                                # no preemption of younger pods
  *   tenants: [{name, namespace, quota: {nvidia.com/gpu: 8}, limit: {...}, weight: 1}]
  *     quota: the deserved share (a GPUQueue's spec.deserved); idle capacity beyond it is
@@ -16,7 +22,12 @@
  *       priority, arrival {process: poisson|fixed, per_hour | interval, start, stop}
  *       (fixed at interval 0s: a burst of max_jobs pods at start),
  *       duration {dist: fixed|exponential|lognormal, mean | median, sigma},
- *       request {gpus, cpu, memory, gpu_memory, mig, share: true|false|timeslicing|mps},
+ *       request {gpus, cpu, memory, gpu_memory, mig, share: true|false|timeslicing|mps,
+ *                claim {device_class, selector, count: 1}},
+ *       (claim: each pod names a ResourceClaim of its own with one request "gpu" of count
+ *       devices of the DeviceClass (gpu.gpusched.io or mig.gpusched.io, as deploy/dra/
+ *       defines them) that the CEL selector accepts; allocated from the dra groups' slices
+ *       as the scheduler allocates claims; instead of gpus and mig)
  *       util, max_jobs, gang (pods per job, all placed at once or none),
  *       service (online-inference only, instead of arrival and duration): the class is a
  *       Deployment of replicas of its request's shape that serves a load of requests
@@ -65,6 +76,7 @@ enum gs_class_kind { GS_KIND_ONLINE = 0, GS_KIND_BATCH, GS_KIND_TRAINING, GS_KIN
 enum gs_group_sharing { GS_SHARE_NONE = 0, GS_SHARE_TIMESLICING, GS_SHARE_MPS, GS_SHARE_FRACTION };
 enum gs_arrival { GS_ARRIVAL_POISSON = 0, GS_ARRIVAL_FIXED };
 enum gs_dist { GS_DIST_FIXED = 0, GS_DIST_EXP, GS_DIST_LOGNORMAL };
+enum gs_sc_dra { GS_SC_DRA_NONE = 0, GS_SC_DRA_WHOLE, GS_SC_DRA_DYNAMIC };
 
 struct gs_sc_group {
     char name[GS_NAME_MAX];
@@ -78,6 +90,14 @@ struct gs_sc_group {
     int replicas;
     int nlabels;
     struct gs_label labels[8];
+    enum gs_sc_dra dra; /* the GPUs are DRA devices (ResourceSlices), not device-plugin GPUs */
+};
+
+/* A class's pods' ResourceClaim: one request "gpu" (count 0: none). */
+struct gs_sc_claim {
+    char device_class[64];
+    char selector[256]; /* CEL; "" none */
+    int count;
 };
 
 struct gs_sc_tenant {
@@ -131,6 +151,7 @@ struct gs_sc_class {
     double util;
     int max_jobs;
     int gang; /* pods per job (0 or 1: a single pod) */
+    struct gs_sc_claim claim;
     struct gs_sc_service service;
 };
 

@@ -136,13 +136,26 @@ static int g_labels(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void
     }
     return 0;
 }
+static int g_dra(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    char b[32];
+    if (gs_yaml_str(&c->y, v, p, b, sizeof(b), c->err))
+        return GS_EINVAL;
+    if (strcmp(b, "whole") == 0)
+        GROUP(o)->dra = GS_SC_DRA_WHOLE;
+    else if (strcmp(b, "dynamic-mig") == 0)
+        GROUP(o)->dra = GS_SC_DRA_DYNAMIC;
+    else
+        return gs_yaml_fail(&c->y, v, p, c->err, "'%s': expected whole or dynamic-mig", b);
+    return 0;
+}
 static const struct gs__sc_field group_fields[] = {
     {"name", g_name, true},          {"gpu", g_gpu, false},
     {"nodes", g_nodes, true},        {"gpus", g_gpus, false},
     {"cpu", g_cpu, false},           {"memory", g_mem, false},
     {"mig_config", g_migcfg, false}, {"mig_layout", g_miglayout, false},
     {"sharing", g_sharing, false},   {"replicas", g_replicas, false},
-    {"labels", g_labels, false},
+    {"labels", g_labels, false},     {"dra", g_dra, false},
 };
 
 static void init_group(void *o)
@@ -170,6 +183,15 @@ int gs__sc_groups(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *
         snprintf(sub, sizeof(sub), "%s[%d]", p, i);
         if (g->gpus > 0 && g->model < 0)
             return gs_yaml_fail(&c->y, e, sub, c->err, "a group with GPUs needs 'gpu'");
+        if (g->dra && (g->gpus == 0 || g->gpus > 16))
+            return gs_yaml_fail(&c->y, e, sub, c->err, "a dra group needs 1 to 16 'gpus'");
+        if (g->dra && (g->mig_config[0] || g->has_layout || g->sharing || g->replicas))
+            return gs_yaml_fail(&c->y, e, sub, c->err,
+                                "a dra group's GPUs are DRA devices: drop mig_config, "
+                                "mig_layout, sharing and replicas");
+        if (g->dra == GS_SC_DRA_DYNAMIC && !gs_catalog_mig_capable(g->model))
+            return gs_yaml_fail(&c->y, e, sub, c->err, "dra dynamic-mig: %s does not support MIG",
+                                gs_catalog_get(g->model)->name);
         if ((g->mig_config[0] || g->has_layout) && !gs_catalog_mig_capable(g->model))
             return gs_yaml_fail(&c->y, e, sub, c->err, "%s does not support MIG",
                                 gs_catalog_get(g->model) ? gs_catalog_get(g->model)->name : "?");

@@ -209,13 +209,48 @@ static int r_share(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void 
                             b);
     return 0;
 }
+static int cl_class(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    struct gs_sc_claim *cl = &CLS(o)->claim;
+    return gs_yaml_str(&c->y, v, p, cl->device_class, sizeof(cl->device_class), c->err);
+}
+static int cl_selector(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    struct gs_sc_claim *cl = &CLS(o)->claim;
+    return gs_yaml_str(&c->y, v, p, cl->selector, sizeof(cl->selector), c->err);
+}
+static int cl_count(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    int64_t n;
+    if (gs_yaml_int(&c->y, v, p, 1, 8, &n, c->err))
+        return GS_EINVAL;
+    CLS(o)->claim.count = (int)n;
+    return 0;
+}
+static const struct gs__sc_field claim_fields[] = {
+    {"device_class", cl_class, true},
+    {"selector", cl_selector, false},
+    {"count", cl_count, false},
+};
+static int r_claim(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    CLS(o)->claim.count = 1;
+    return gs__sc_walk(c, v, p, claim_fields, GS__SC_NFIELDS(claim_fields), o);
+}
 static const struct gs__sc_field request_fields[] = {
     {"gpus", r_gpus, false},       {"cpu", r_cpu, false}, {"memory", r_mem, false},
     {"gpu_memory", r_gmem, false}, {"mig", r_mig, false}, {"share", r_share, false},
+    {"claim", r_claim, false},
 };
 static int c_request(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
 {
-    return gs__sc_walk(c, v, p, request_fields, GS__SC_NFIELDS(request_fields), o);
+    if (gs__sc_walk(c, v, p, request_fields, GS__SC_NFIELDS(request_fields), o))
+        return GS_EINVAL;
+    const struct gs_sc_class *k = CLS(o);
+    if (k->claim.count > 0 && (k->gpus > 0 || k->mig[0] || k->share || k->gpu_mem_mib))
+        return gs_yaml_fail(&c->y, v, p, c->err,
+                            "a claim is the pod's devices: drop gpus, mig, share and gpu_memory");
+    return 0;
 }
 static int c_util(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
 {

@@ -5,8 +5,11 @@
 #include "../base/error.h"
 #include "../core/catalog.h"
 #include "../core/mig.h"
+#include "../formats/dracycle.h"
 
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int gs_simbuild_migparted(const struct gs_scenario *sc, struct gs_migparted **mp,
@@ -99,22 +102,22 @@ static int build_group(const struct gs_scenario *sc, const struct gs_strategy *s
                        const struct gs_migparted *mp, struct gs_cluster *c, struct gs_error *err)
 {
     const struct gs_sc_group *g = &sc->groups[gi];
-    int replicas = 0;
-    enum gs_gpu_mode mode = g->gpus ? group_share_mode(st, g, &replicas) : GS_GPU_WHOLE;
+    int replicas = 0, gpus = g->dra ? 0 : g->gpus;
+    enum gs_gpu_mode mode = gpus ? group_share_mode(st, g, &replicas) : GS_GPU_WHOLE;
     const struct gs_mp_config *cfg = NULL;
-    bool use_mig = st->mig && g->gpus && (g->has_layout || g->mig_config[0]);
+    bool use_mig = st->mig && gpus && (g->has_layout || g->mig_config[0]);
     int rc = use_mig ? gs_simbuild_group_config(sc, mp, gi, &cfg, err) : 0;
     for (int ni = 0; ni < g->nodes && !rc; ni++) {
         char name[GS_NAME_MAX];
         snprintf(name, sizeof(name), "%s-%d", g->name, ni);
-        int id = gs_cluster_add_node(c, name, g->gpus ? g->model : -1, g->gpus, g->cpu_milli,
-                                     g->mem_mib, mode, replicas, NULL);
+        int id = gs_cluster_add_node(c, name, gpus ? g->model : -1, gpus, g->cpu_milli, g->mem_mib,
+                                     mode, replicas, NULL);
         if (id < 0)
             return gs_error_set(err, id, "node group '%s': cannot build node", g->name);
         struct gs_node *n = &c->nodes[id];
         for (int l = 0; l < g->nlabels; l++)
             gs_node_set_label(n, g->labels[l].key, g->labels[l].val);
-        if (g->gpus) {
+        if (gpus) {
             gs_node_set_label(n, "nvidia.com/gpu.product", gs_catalog_get(g->model)->product);
             gs_node_set_label(n, "nvidia.com/gpu.sharing-strategy",
                               mode == GS_GPU_TIMESLICE  ? "time-slicing"
@@ -233,4 +236,99 @@ void gs_simbuild_request(const struct gs_scenario *sc, const struct gs_strategy 
         snprintf(r->sel[0].val, sizeof(r->sel[0].val), "%s", ok == 1 ? "time-slicing" : "mps");
     if ((ok & 1) && !st->mem_aware)
         r->gpu_mem_mib = 0; /* the stock device plugin knows no GPU memory */
+}
+
+/* ---------- DRA ---------- */
+
+/* The slices of node ni of dra group g, as `agent run --dra` publishes them. */
+static int group_node_slices(const struct gs_sc_group *g, int ni, struct gs_simbuild_dra *d,
+                             struct gs_error *err)
+{
+    const struct gs_gpu_model *m = gs_catalog_get(g->model);
+    struct gs_draslice_node *dn = calloc(1, sizeof(*dn));
+    if (!dn)
+        return gs_error_set(err, GS_ENOMEM, "out of memory");
+    char name[GS_NAME_MAX + 16];
+    snprintf(name, sizeof(name), "%s-%d", g->name, ni);
+    dn->node = name;
+    dn->generation = 1;
+    dn->dynamic_mig = g->dra == GS_SC_DRA_DYNAMIC;
+    dn->ngpus = g->gpus;
+    for (int k = 0; k < g->gpus; k++) {
+        struct gs_draslice_gpu *x = &dn->gpus[k];
+        x->index = k;
+        snprintf(x->uuid, sizeof(x->uuid), "GPU-sim-%s-%d", name, k);
+        x->model = g->model;
+        x->mem_mib = (uint64_t)m->mem_mib;
+        x->mig_enabled = dn->dynamic_mig;
+        x->healthy = true;
+    }
+    int rc = gs_dracycle_node_slices(dn, &d->slices, &d->nslices, &d->cap_slices, err);
+    free(dn);
+    return rc;
+}
+
+/* Class k's pods' claim: one request "gpu" of count devices of its class and selector. */
+static int class_claim(const struct gs_sc_class *k, int idx, struct gs_draobj_claim *out,
+                       struct gs_error *err)
+{
+    char uid[32];
+    snprintf(uid, sizeof(uid), "uid-%d", idx);
+    json_t *ex = json_pack("{s:s, s:s, s:i}", "deviceClassName", k->claim.device_class,
+                           "allocationMode", "ExactCount", "count", k->claim.count);
+    if (ex && k->claim.selector[0])
+        json_object_set_new(ex, "selectors",
+                            json_pack("[{s:{s:s}}]", "cel", "expression", k->claim.selector));
+    json_t *o = ex ? json_pack("{s:{s:s, s:s, s:s}, s:{s:{s:[{s:s, s:o}]}}}", "metadata",
+                               "namespace", "sim", "name", k->name, "uid", uid, "spec", "devices",
+                               "requests", "name", "gpu", "exactly", ex)
+                   : NULL;
+    int rc = o ? gs_draobj_claim_read(o, out, err) : gs_error_set(err, GS_ENOMEM, "out of memory");
+    json_decref(o);
+    return rc;
+}
+
+/* err's message prefixed with what it is about. */
+static int named(struct gs_error *err, int rc, const char *what, const char *name)
+{
+    char msg[sizeof(err->msg)];
+    snprintf(msg, sizeof(msg), "%s", err->msg);
+    return gs_error_set(err, rc, "%s '%s': %s", what, name, msg);
+}
+
+int gs_simbuild_dra(const struct gs_scenario *sc, struct gs_simbuild_dra *d, struct gs_error *err)
+{
+    memset(d, 0, sizeof(*d));
+    for (int k = 0; k < GS_SC_MAX_CLASSES; k++)
+        d->claim_of[k] = -1;
+    int rc = 0;
+    for (int gi = 0; gi < sc->ngroups && !rc; gi++)
+        for (int ni = 0; sc->groups[gi].dra && ni < sc->groups[gi].nodes && !rc; ni++)
+            if ((rc = group_node_slices(&sc->groups[gi], ni, d, err)))
+                rc = named(err, rc, "node group", sc->groups[gi].name);
+    for (int k = 0; k < sc->nclasses && !rc; k++) {
+        if (sc->classes[k].claim.count == 0)
+            continue;
+        if ((rc = class_claim(&sc->classes[k], k, &d->claims[d->nclaims], err)))
+            return named(err, rc, "class", sc->classes[k].name);
+        d->claim_of[k] = d->nclaims++;
+    }
+    if (!rc && (d->nslices > 0 || d->nclaims > 0)) {
+        rc = gs_dracycle_default_classes(d->classes, err);
+        d->has_classes = rc == 0;
+    }
+    return rc;
+}
+
+void gs_simbuild_dra_release(struct gs_simbuild_dra *d)
+{
+    for (int k = 0; k < d->nclaims; k++)
+        gs_draobj_claim_release(&d->claims[k]);
+    if (d->has_classes)
+        for (int c = 0; c < 2; c++)
+            gs_draobj_class_release(&d->classes[c]);
+    for (int i = 0; i < d->nslices; i++)
+        gs_draobj_slice_release(&d->slices[i]);
+    free(d->slices);
+    memset(d, 0, sizeof(*d));
 }

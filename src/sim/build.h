@@ -12,6 +12,7 @@
 #include "../core/cluster.h"
 #include "../core/engine.h"
 #include "../core/tenant.h"
+#include "../formats/draobj.h"
 #include "../formats/migparted.h"
 #include "scenario.h"
 
@@ -34,7 +35,8 @@ int gs_simbuild_group_config(const struct gs_scenario *sc, const struct gs_migpa
 int gs_simbuild_gpu_mig(const struct gs_scenario *sc, const struct gs_mp_config *cfg, int g, int k,
                         bool *on, struct gs_mig_layout *layout, struct gs_error *err);
 
-/* The cluster of the scenario's node groups under strategy st (nodes GROUP-N), into c
+/* The cluster of the scenario's node groups under strategy st (nodes GROUP-N; a dra group's
+ * nodes without GPUs: theirs are DRA devices), into c
  * (initialised here; the caller releases it, also on error). Returns 0 or an error. */
 int gs_simbuild_cluster(const struct gs_scenario *sc, const struct gs_strategy *st,
                         struct gs_cluster *c, struct gs_error *err);
@@ -50,5 +52,22 @@ int gs_simbuild_tenants(const struct gs_scenario *sc, const struct gs_cluster *c
  * may land on a time-sliced or MPS GPU. */
 void gs_simbuild_request(const struct gs_scenario *sc, const struct gs_strategy *st,
                          const uint8_t *share_ok, int k, struct gs_request *r, bool *shared);
+
+/* The DRA part of a scenario: the ResourceSlices of its dra groups' nodes as gpusched's agent
+ * publishes them, the DeviceClasses of deploy/dra/, and per claim class its pods' claim
+ * (every pod of the class names one like it; sim/scenario.c allocates it per pod). */
+struct gs_simbuild_dra {
+    struct gs_draobj_class classes[2];
+    bool has_classes;
+    struct gs_draobj_slice *slices;
+    int nslices, cap_slices;
+    struct gs_draobj_claim claims[GS_SC_MAX_CLASSES];
+    int nclaims;
+    int claim_of[GS_SC_MAX_CLASSES]; /* per class: its claim, -1 none */
+};
+/* Into d (initialised here; the caller releases it, also on error): nothing (nslices and
+ * nclaims 0) for a scenario without dra groups nor claims. Returns 0 or an error. */
+int gs_simbuild_dra(const struct gs_scenario *sc, struct gs_simbuild_dra *d, struct gs_error *err);
+void gs_simbuild_dra_release(struct gs_simbuild_dra *d);
 
 #endif

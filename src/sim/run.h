@@ -62,6 +62,8 @@ struct gs__deploys {
     struct deploy *v;
 };
 
+struct gs__simdra;
+
 struct sim {
     const struct gs_scenario *sc;
     const struct gs_strategy *st;
@@ -99,6 +101,7 @@ struct sim {
     double *changed_s; /* per GPU: last re-carve */
     int recarves;
     struct gs__deploys svc;
+    struct gs__simdra *dra; /* DRA claims (sim/scenario.c), NULL for a scenario without */
 };
 
 /* Room for one more element of arr (n in use, cap allocated; both ints): gs_grow when full,

@@ -13,6 +13,7 @@
 #include "../base/clock.h"
 #include "../base/error.h"
 #include "../formats/decision.h"
+#include "../formats/dracycle.h"
 #include "build.h"
 #include "run.h"
 
@@ -310,6 +311,124 @@ static bool alloc_busy(const struct sim *s, const struct gs_alloc *a)
     return false;
 }
 
+/* ---------- DRA claims ---------- */
+
+/* The dra groups' slices and the claim classes' claims (gs_simbuild_dra), the scheduler's
+ * claim cycle kept across passes (the devices bound pods hold stay taken in it), each claim
+ * prepared once, and per pod the devices its claim holds. */
+struct gs__simdra {
+    struct gs_simbuild_dra b;
+    struct gs_dracycle dc;
+    bool dc_open;
+    struct gs_draobj_prep prep[GS_SC_MAX_CLASSES];
+    bool prepped[GS_SC_MAX_CLASSES];
+    struct gs_dra_result *res; /* per pod */
+    int cap_res;
+};
+
+static int32_t dra_node_id(void *ctx, const char *node)
+{
+    const struct sim *s = ctx;
+    for (int n = 0; n < s->c.nnodes; n++)
+        if (strcmp(s->c.nodes[n].name, node) == 0)
+            return n;
+    return -1;
+}
+
+static void dra_close(struct sim *s)
+{
+    struct gs__simdra *d = s->dra;
+    if (!d)
+        return;
+    for (int k = 0; k < GS_SC_MAX_CLASSES; k++)
+        if (d->prepped[k])
+            gs_draobj_prep_release(&d->prep[k]);
+    if (d->dc_open)
+        gs_dracycle_release(&d->dc);
+    gs_simbuild_dra_release(&d->b);
+    free(d->res);
+    free(d);
+    s->dra = NULL;
+}
+
+/* The claim cycle of a scenario with dra groups or claims (none without). */
+static int dra_open(struct sim *s, struct gs_error *err)
+{
+    struct gs__simdra *d = calloc(1, sizeof(*d));
+    if (!d)
+        return gs_error_set(err, GS_ENOMEM, "out of memory");
+    int rc = gs_simbuild_dra(s->sc, &d->b, err);
+    if (rc || (d->b.nslices == 0 && d->b.nclaims == 0)) {
+        gs_simbuild_dra_release(&d->b);
+        free(d);
+        return rc;
+    }
+    s->dra = d;
+    if (gs_dracycle_init(&d->dc, d->b.classes, 2, d->b.slices, d->b.nslices, d->b.claims,
+                         d->b.nclaims, false, 0, dra_node_id, s))
+        return gs_error_set(err, GS_ENOMEM, "cannot build the DRA world of the dra groups");
+    d->dc_open = true;
+    for (int k = 0; k < s->sc->nclasses && !rc; k++) {
+        int c = d->b.claim_of[k];
+        if (c < 0)
+            continue;
+        if ((rc =
+                 gs_draobj_prepare(&d->b.claims[c], d->b.classes, 2, &d->dc.w.w, &d->prep[k], err)))
+            return rc;
+        d->prepped[k] = true;
+    }
+    return 0;
+}
+
+/* The pass's pods' claims (idx: the cycle's pods) borrowed by the claim cycle, its hooks
+ * into in. */
+static int dra_pass(struct sim *s, const int *idx, int n, struct gs_dracycle_hooks *h,
+                    struct gs_cycle_in *in)
+{
+    struct gs__simdra *d = s->dra;
+    int rc = gs_dracycle_next(&d->dc, n);
+    for (int q = 0; q < n && !rc; q++) {
+        int k = s->pods[idx[q]].cls;
+        if (k >= 0 && k < s->sc->nclasses && d->b.claim_of[k] >= 0)
+            rc = gs_dracycle_pod_borrow(&d->dc, q, d->b.claim_of[k], &d->prep[k]);
+    }
+    gs_dracycle_hooks_init(h, &d->dc, NULL, &in->h);
+    return rc;
+}
+
+/* Cycle pod q (pod pi) was bound or nominated: the devices its claim got (if placed) are its
+ * own. */
+static int dra_bound(struct sim *s, int q, int pi)
+{
+    struct gs__simdra *d = s->dra;
+    if (!d || !d->dc.pods[q] || !d->dc.pods[q]->placed)
+        return 0;
+    if (pi >= d->cap_res) {
+        int cap = d->cap_res;
+        while (cap <= pi)
+            cap = cap ? 2 * cap : 256;
+        struct gs_dra_result *v = realloc(d->res, sizeof(*v) * (size_t)cap);
+        if (!v)
+            return GS_ENOMEM;
+        memset(v + d->cap_res, 0, sizeof(*v) * (size_t)(cap - d->cap_res));
+        d->res = v;
+        d->cap_res = cap;
+    }
+    d->res[pi] = d->dc.pods[q]->res[0];
+    return 0;
+}
+
+/* Pod pi leaves: the devices of its claim are free again. */
+static void dra_leave(struct sim *s, int pi)
+{
+    struct gs__simdra *d = s->dra;
+    if (!d || pi >= d->cap_res)
+        return;
+    for (int j = 0; j < d->res[pi].n; j++)
+        gs_dra_give(&d->dc.st, d->res[pi].dev[j]);
+    d->res[pi].n = 0;
+}
+
 /* One cycle of core/cycle.c over the queue; its decisions applied to the simulated world:
  * victims leave at once (no grace period), so a pod nominated for its victims starts now; a
  * re-carve takes the time the scenario's reconfig costs say, and the pods nominated onto it
@@ -356,9 +475,13 @@ static int schedule_pass(struct sim *s)
                                    .recarve = s->st->recarve,
                                    .hold_s = s->sc->reconf_hold_s,
                                    .min_runtime_s = s->sc->min_runtime_s}};
+    struct gs_dracycle_hooks dh;
+    if (s->dra)
+        rc = dra_pass(s, idx, n, &dh, &in);
     struct gs_cycle_out out;
     gs_cycle_out_init(&out);
-    rc = gs_cycle_run(&in, &out);
+    if (!rc)
+        rc = gs_cycle_run(&in, &out);
     s->preemptions += out.preemptions;
     for (int k = 0; s->trace && k < out.n; k++) {
         const struct gs_cyc_decision *d = &out.d[k];
@@ -413,6 +536,8 @@ static int schedule_pass(struct sim *s)
             int pi = idx[d->pod];
             struct pod *p = &s->pods[pi];
             p->alloc = d->alloc;
+            if ((rc = dra_bound(s, d->pod, pi)))
+                break;
             if (d->kind == GS_CYC_NOMINATE && alloc_busy(s, &d->alloc)) {
                 p->state = P_HELD; /* the devices are held in the cluster */
                 break;
@@ -461,6 +586,7 @@ static int finish_pod(struct sim *s, int pi, bool unbind)
     s->used_units -= gs__sim_pod_used(p);
     p->state = P_DONE;
     leave_gpus(s, pi);
+    dra_leave(s, pi);
     s->run_dirty = true;
     if (unbind) {
         if (gs_cluster_unbind(&s->c, &p->req, &p->alloc))
@@ -685,11 +811,14 @@ static int sim_open(struct sim *s, const struct gs_scenario *sc, const struct gs
                          sc->seed);
     if (!s->grt || !s->e || !s->busy || !s->changed_s)
         return gs_error_set(err, GS_ENOMEM, "out of memory");
+    if ((rc = dra_open(s, err)))
+        return rc;
     return first_events(s, err);
 }
 
 static void sim_close(struct sim *s)
 {
+    dra_close(s);
     gs_engine_free(s->e);
     for (int i = 0; s->grt && i < s->c.ngpus; i++)
         free(s->grt[i].pods);

@@ -11,6 +11,13 @@
 # (the simulator's driver, its first cycle) must print the same decisions, line for line:
 # binds with their devices, re-carves with their layouts, nominations and waits. The same for
 # static MIG (mig-priority), where the layouts stay as they are.
+# DRA on the same cycle: two more nodes (x-dra-0, x-dra-1: two A100-80GB each, partitionable)
+# have no device-plugin GPUs but the ResourceSlices gpusched's agent publishes for them (it
+# runs as the DRA driver with --dra-dynamic-mig on fake GPUs until its pools are there, then
+# the Nodes get back what the agent wrote on them), and six pods name a ResourceClaim of their
+# own: five a dynamic 3g.40gb placement (DeviceClass mig.gpusched.io, a CEL selector on the
+# profile), one a whole GPU (gpu.gpusched.io). The scenario says the same with a dra node
+# group and claim classes; both drivers must bind the claim pods on the same nodes.
 set -u
 GS="$1"; DRIVER="$2"
 . "$(dirname "$0")/cluster.sh"
@@ -20,10 +27,17 @@ K="$E2E_BIN/kubectl"
 "$K" apply -f "$SEED/gpu-priority-class.yaml" > /dev/null 2>&1
 "$K" get priorityclass gpu-critical gpu-high gpu-low > /dev/null || { tn_fail "priority classes"; tn_done; }
 
+DRA=1
+"$K" api-resources --api-group=resource.k8s.io 2>/dev/null | grep -q resourceclaims || DRA=0
+[ $DRA = 1 ] || echo "  the API server does not serve resource.k8s.io/v1: no claims"
+if [ $DRA = 1 ]; then
+    tn_dra_agent_user || { tn_fail "the agent's DRA identity and deploy/dra/"; tn_done; }
+fi
+
 # one description, two forms: the scenario for the simulator, the objects for the API server
-python3 - "$E2E_DIR" "$E2E_SRC/../data/nodes/a100-whole.json" <<'PY' || { tn_fail "fixtures"; tn_done; }
+python3 - "$E2E_DIR" "$E2E_SRC/../data/nodes/a100-whole.json" "$DRA" <<'PY' || { tn_fail "fixtures"; tn_done; }
 import json, sys
-out, tmpl = sys.argv[1], json.load(open(sys.argv[2]))
+out, tmpl, dra = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3] == "1"
 LAYOUT = {  # the simulator's placements of the article's mig-parted configs (largest first,
             # lowest start), as the agent would publish them
     "mixed": lambda i: ["3g.40gb@0", "3g.40gb@4"] if i == 0 else
@@ -44,17 +58,31 @@ classes = [  # name, priority class, count, request
     ("e-big", "gpu-low", 2, {"gpus": 4}),
     ("f-dist", "gpu-low", 1, {"gpus": 8}),
 ]
+A = "device.attributes['gpu.gpusched.io']"
+DRA_GROUP = ("x-dra", "A100-80GB", 2, 2, "64", "512Gi")  # name, model, nodes, gpus, cpu, memory
+claim_classes = [  # name, priority class, count, DeviceClass, CEL selector
+    ("g-mig3", "gpu-high", 5, "mig.gpusched.io", A + ".profile == '3g.40gb'"),
+    ("h-whole", "gpu-low", 1, "gpu.gpusched.io", None),
+] if dra else []
 # the scenario
 y = ["name: one-cycle", "seed: 42", "duration: 1h", "warmup: 0s", "node_groups:"]
 for name, model, _, _, n, g, cpu, mem, cfg in groups:
     y.append("  - {name: %s, gpu: %s, nodes: %d, gpus: %d, cpu: %s, memory: %s%s}"
              % (name, model, n, g, cpu, mem, ", mig_config: " + cfg if cfg else ""))
+if dra:
+    y.append("  - {name: %s, gpu: %s, nodes: %d, gpus: %d, cpu: %s, memory: %s, dra: dynamic-mig}"
+             % DRA_GROUP)
 y.append("classes:")
 for name, pc, count, req in classes:
     r = ("mig: %s" % req["mig"]) if "mig" in req else ("gpus: %d" % req["gpus"])
     y += ["  - name: %s" % name, "    kind: training", "    priority: %s" % pc,
           "    arrival: {process: fixed, interval: 0s}", "    duration: {dist: fixed, mean: 10h}",
           "    request: {%s, cpu: 2, memory: 8Gi}" % r, "    max_jobs: %d" % count]
+for name, pc, count, dc, sel in claim_classes:
+    cl = "device_class: %s" % dc + (", selector: %s" % json.dumps(sel) if sel else "")
+    y += ["  - name: %s" % name, "    kind: training", "    priority: %s" % pc,
+          "    arrival: {process: fixed, interval: 0s}", "    duration: {dist: fixed, mean: 10h}",
+          "    request: {cpu: 2, memory: 8Gi, claim: {%s}}" % cl, "    max_jobs: %d" % count]
 open(out + "/one-cycle.yaml", "w").write("\n".join(y) + "\n")
 # the Nodes: labelled as NFD and GFD label them, the agent's inventory, allocatable as its
 # device plugin reports it
@@ -95,6 +123,24 @@ for name, model, product, gmem, n, g, cpu, mem, cfg in groups:
         node.pop("spec", None)
         nodes.append(node)
         statuses.append({"name": nn, "status": {"status": st}})
+# the DRA nodes: no GPU labels nor device-plugin resources (their GPUs are the agent's slices)
+dname, dmodel, dn, dg, dcpu, dmem = DRA_GROUP
+for k in range(dn if dra else 0):
+    node = json.loads(json.dumps(tmpl))
+    nn = "%s-%d" % (dname, k)
+    md = node["metadata"]
+    md["name"] = nn
+    md["labels"] = {k2: v for k2, v in md["labels"].items() if not k2.startswith("nvidia.com/")}
+    md["labels"]["kubernetes.io/hostname"] = nn
+    st = node.pop("status")
+    alloc = {"cpu": dcpu, "memory": dmem, "pods": "110"}
+    st["capacity"] = dict(alloc)
+    st["allocatable"] = dict(alloc)
+    node.pop("spec", None)
+    nodes.append(node)
+    statuses.append({"name": nn, "status": {"status": st}})
+json.dump({"gpus": [{"model": dmodel, "mig": True, "instances": []}] * dg},
+          open(out + "/gpus-dra.json", "w"))
 json.dump({"apiVersion": "v1", "kind": "List", "items": nodes}, open(out + "/nodes.json", "w"))
 json.dump(statuses, open(out + "/statuses.json", "w"))
 # the Pods, created in the order the simulator's pods arrive
@@ -114,6 +160,22 @@ for name, pc, count, req in classes:
                                                "effect": "NoSchedule"}],
                               "containers": [{"name": "main", "image": "registry.example.com/%s:1" % name,
                                               "resources": {"requests": res, "limits": res}}]}})
+for name, pc, count, dc, sel in claim_classes:
+    for k in range(count):
+        ex = {"deviceClassName": dc}
+        if sel:
+            ex["selectors"] = [{"cel": {"expression": sel}}]
+        pn = "%s-%d" % (name, k)
+        pods.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                     "metadata": {"name": pn, "namespace": "default"},
+                     "spec": {"devices": {"requests": [{"name": "gpu", "exactly": ex}]}}})
+        pods.append({"apiVersion": "v1", "kind": "Pod",
+                     "metadata": {"name": pn, "namespace": "default", "labels": {"app": name}},
+                     "spec": {"schedulerName": "gpusched", "priorityClassName": pc,
+                              "resourceClaims": [{"name": "gpu", "resourceClaimName": pn}],
+                              "containers": [{"name": "main", "image": "registry.example.com/%s:1" % name,
+                                              "resources": {"requests": {"cpu": "2", "memory": "8Gi"},
+                                                            "claims": [{"name": "gpu"}]}}]}})
 json.dump({"apiVersion": "v1", "kind": "List", "items": pods}, open(out + "/pods.json", "w"))
 PY
 "$K" create -f "$E2E_DIR/nodes.json" > /dev/null || { tn_fail "nodes"; tn_done; }
@@ -124,6 +186,47 @@ for s in json.load(open(sys.argv[1])):
 while read -r name st; do
     "$K" patch node "$name" --subresource=status --type=merge -p "$st" > /dev/null || echo "status of $name"
 done
+# the DRA nodes' slices, as the agent publishes them; then the Nodes as they were (the agent
+# labels them and writes its inventory: the daemon would count their GPUs as devices too)
+if [ $DRA = 1 ]; then
+    for n in x-dra-0 x-dra-1; do
+        "$K" get node $n -o json > "$E2E_DIR/node-$n.json"
+        mkdir -p "$E2E_DIR/$n/plugins" "$E2E_DIR/$n/registry" "$E2E_DIR/$n/cdi"
+        "$GS" --log-level info agent run --fake "$E2E_DIR/gpus-dra.json" --node $n --interval 0.5 \
+            --kubeconfig "$E2E_DIR/agent.kubeconfig" --metrics-port 0 --auto-cordon false \
+            --dra --dra-dynamic-mig --dra-plugins-dir "$E2E_DIR/$n/plugins" \
+            --dra-registry-dir "$E2E_DIR/$n/registry" --cdi-dir "$E2E_DIR/$n/cdi" \
+            > "$E2E_DIR/agent-$n.log" 2>&1 &
+        echo $! > "$E2E_DIR/agent-$n.pid"
+    done
+    slices() {
+        "$K" get resourceslices -o json --field-selector "spec.driver=gpu.gpusched.io,spec.nodeName=$1" |
+            python3 -c '
+import json, sys
+items = json.load(sys.stdin)["items"]
+ok = items and {s["spec"]["pool"]["resourceSliceCount"] for s in items} == {len(items)}
+ok = ok and len({s["spec"]["pool"]["generation"] for s in items}) == 1
+sys.exit(0 if ok else 1)'
+    }
+    for n in x-dra-0 x-dra-1; do
+        tn_wait 30 slices $n || { tn_fail "the agent of $n did not publish its pool"; tail -20 "$E2E_DIR/agent-$n.log"; }
+        kill "$(cat "$E2E_DIR/agent-$n.pid")" 2> /dev/null
+        wait "$(cat "$E2E_DIR/agent-$n.pid")" 2> /dev/null
+    done
+    for n in x-dra-0 x-dra-1; do
+        "$K" get node $n -o json | python3 -c '
+import json, sys
+was, now = json.load(open(sys.argv[1]))["metadata"], json.load(sys.stdin)["metadata"]
+p = {}
+for f in ("labels", "annotations"):
+    p[f] = {k: None for k in now.get(f, {}) if k not in was.get(f, {})}
+    p[f].update({k: v for k, v in was.get(f, {}).items() if now.get(f, {}).get(k) != v})
+print(json.dumps({"metadata": p}))' "$E2E_DIR/node-$n.json" > "$E2E_DIR/restore-$n.json"
+        "$K" patch node $n --type=merge -p "$(cat "$E2E_DIR/restore-$n.json")" > /dev/null ||
+            tn_fail "node $n back as it was"
+    done
+    echo "  $("$K" get resourceslices --no-headers | wc -l) ResourceSlices published for x-dra-0 and x-dra-1"
+fi
 "$K" create -f "$E2E_DIR/pods.json" > /dev/null || { tn_fail "pods"; tn_done; }
 
 compare() { # STRATEGY EXPLAIN-FLAGS...
@@ -153,5 +256,12 @@ grep -q "^BIND a-llm-.* mig=[0-9]*:3g.40gb@" "$E2E_DIR/sim-dynamic-mig.lines" ||
 compare mig-priority
 grep -q "^REPARTITION " "$E2E_DIR/sim-mig-priority.lines" && tn_fail "mig-priority re-carved"
 grep -q "^WAIT c-mid" "$E2E_DIR/sim-mig-priority.lines" || tn_fail "mig-priority: 2g.20gb should wait (no such slot)"
+if [ $DRA = 1 ]; then
+    for st in dynamic-mig mig-priority; do
+        n=$(grep -c '^BIND [gh]-[a-z0-9]*-[0-9]* x-dra-[01] ' "$E2E_DIR/daemon-$st.lines")
+        [ "$n" -eq 6 ] || tn_fail "$st: $n of the 6 claim pods bound on the DRA nodes"
+        grep '^[A-Z]* [gh]-[a-z0-9]*-[0-9]* ' "$E2E_DIR/sim-$st.lines" | sed "s/^/  $st: /"
+    done
+fi
 sed 's/^/  /' "$E2E_DIR/daemon-dynamic-mig.txt" | head -12
 tn_done

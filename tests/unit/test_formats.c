@@ -436,6 +436,32 @@ Test(scenario, the_default_parses)
     free(sc);
 }
 
+Test(scenario, dra_groups_and_claims)
+{
+    const char *doc = "duration: 1h\nnode_groups:\n"
+                      "  - {name: d, gpu: A100-80GB, nodes: 2, gpus: 2, dra: dynamic-mig}\n"
+                      "  - {name: w, gpu: L40S-48GB, nodes: 1, dra: whole}\n"
+                      "classes:\n  - name: c\n    kind: training\n"
+                      "    arrival: {process: poisson, per_hour: 1}\n"
+                      "    duration: {dist: fixed, mean: 10m}\n"
+                      "    request: {cpu: 2, claim: {device_class: mig.gpusched.io, "
+                      "selector: \"device.attributes['gpu.gpusched.io'].profile == '3g.40gb'\", "
+                      "count: 2}}\n";
+    struct gs_scenario *sc = calloc(1, sizeof(*sc));
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_scenario_parse("t.yaml", doc, strlen(doc), sc, &err), 0, "%s", err.msg);
+    cr_assert_eq(sc->groups[0].dra, GS_SC_DRA_DYNAMIC);
+    cr_assert_eq(sc->groups[1].dra, GS_SC_DRA_WHOLE);
+    cr_assert_str_eq(sc->classes[0].claim.device_class, "mig.gpusched.io");
+    cr_assert_str_eq(sc->classes[0].claim.selector,
+                     "device.attributes['gpu.gpusched.io'].profile == '3g.40gb'");
+    cr_assert_eq(sc->classes[0].claim.count, 2);
+    cr_assert_eq(sc->classes[0].gpus, 0);
+    gs_scenario_release(sc);
+    free(sc);
+}
+
 Test(scenario, bad_fields_name_the_line_and_path)
 {
     const char *base = "duration: 1h\nnode_groups:\n  - {name: a, gpu: A100-80GB, nodes: 1}\n"
@@ -460,6 +486,14 @@ Test(scenario, bad_fields_name_the_line_and_path)
         {"kind: training", "kind: training\n    gang: 0", "classes[0].gang"},
         {"kind: training", "kind: training\n    gang: 65", "classes[0].gang"},
         {"duration: 1h", "duration: 1h\nmin_runtime: soon", "min_runtime"},
+        {"nodes: 1}", "nodes: 1, dra: partly}", "t.yaml:3: node_groups[0].dra: 'partly'"},
+        {"nodes: 1}", "nodes: 1, dra: whole, sharing: mps}", "drop mig_config"},
+        {"request: {gpus: 1}", "request: {gpus: 1, claim: {device_class: gpu.gpusched.io}}",
+         "t.yaml:9: classes[0].request: a claim is the pod's devices"},
+        {"request: {gpus: 1}", "request: {claim: {selector: \"true\"}}",
+         "missing required field 'device_class'"},
+        {"request: {gpus: 1}", "request: {claim: {device_class: x, count: 9}}",
+         "classes[0].request.claim.count"},
         {"duration: 1h", "duration: 1h\ntenants: [{name: t, quota: {cpu: 4}}]",
          "expected nvidia.com/gpu"},
         {"duration: 1h", "duration: 1h\ntenants: [{name: t, weight: 0}]", "tenants[0].weight"},
