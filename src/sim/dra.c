@@ -39,16 +39,6 @@ const char *gs_drasim_policy_name(enum gs_drasim_policy p)
     return p == GS_DRASIM_FIRSTFIT ? "firstfit" : "gpusched";
 }
 
-/* The two DeviceClasses of deploy/dra/deviceclasses.yaml. */
-static const char *const class_json[2] = {
-    "{\"metadata\": {\"name\": \"gpu.gpusched.io\"}, \"spec\": {\"selectors\": [{\"cel\": "
-    "{\"expression\": \"device.driver == 'gpu.gpusched.io' && "
-    "device.attributes['gpu.gpusched.io'].type == 'gpu'\"}}]}}",
-    "{\"metadata\": {\"name\": \"mig.gpusched.io\"}, \"spec\": {\"selectors\": [{\"cel\": "
-    "{\"expression\": \"device.driver == 'gpu.gpusched.io' && "
-    "device.attributes['gpu.gpusched.io'].type == 'mig'\"}}]}}",
-};
-
 struct pod {
     int cls;
     double arrive, run, start; /* start < 0: pending */
@@ -139,44 +129,17 @@ static int build_world(struct sim *s, struct gs_error *err)
             x->mig_enabled = true;
             x->healthy = true;
         }
-        json_t *arr = gs_draslice_build(&dn, err);
-        if (!arr)
-            return GS_EINVAL;
-        size_t i;
-        json_t *o;
-        json_array_foreach(arr, i, o)
-        {
-            if (s->nslices == cap) {
-                cap = cap ? 2 * cap : 16;
-                struct gs_draobj_slice *v = realloc(s->slices, sizeof(*v) * (size_t)cap);
-                if (!v) {
-                    rc = gs_error_set(err, GS_ENOMEM, "out of memory");
-                    break;
-                }
-                s->slices = v;
-            }
-            /* the API server names a slice from its generateName */
-            json_t *md = json_object_get(o, "metadata");
-            char sname[96];
-            snprintf(sname, sizeof(sname), "node-%d-slice-%zu", n, i);
-            json_object_set_new(md, "name", json_string(sname));
-            if ((rc = gs_draobj_slice_read(o, &s->slices[s->nslices], err)))
-                break;
-            s->nslices++;
-        }
-        json_decref(arr);
+        rc = gs_dracycle_node_slices(&dn, &s->slices, &s->nslices, &cap, err);
     }
     return rc;
 }
 
 static int prepare_claims(struct sim *s, struct gs_error *err)
 {
-    for (int c = 0; c < 2; c++) {
-        json_t *o = json_loads(class_json[c], 0, NULL);
-        int rc = o ? gs_draobj_class_read(o, &s->classes[c], err) : GS_ENOMEM;
-        json_decref(o);
-        if (rc)
-            return rc;
+    int rc = gs_dracycle_default_classes(s->classes, err);
+    if (rc) {
+        memset(s->classes, 0, sizeof(s->classes)); /* released by the call */
+        return rc;
     }
     const struct gs_gpu_model *m = gs_catalog_get(s->model);
     for (int k = 0; k < s->sp->nclasses; k++) {
@@ -203,7 +166,7 @@ static int prepare_claims(struct sim *s, struct gs_error *err)
                  "\"count\": 1}}]}}}",
                  cl->name, k, cl->profile ? "mig.gpusched.io" : "gpu.gpusched.io", sel);
         json_t *o = json_loads(text, 0, NULL);
-        int rc = o ? gs_draobj_claim_read(o, &s->claims[k], err) : GS_ENOMEM;
+        rc = o ? gs_draobj_claim_read(o, &s->claims[k], err) : GS_ENOMEM;
         json_decref(o);
         if (rc)
             return rc;
@@ -216,7 +179,7 @@ static int prepare_claims(struct sim *s, struct gs_error *err)
     s->dc_open = true;
     for (int k = 0; k < s->sp->nclasses; k++) {
         const struct gs_drasim_class *cl = &s->sp->cls[k];
-        int rc = gs_draobj_prepare(&s->claims[k], s->classes, 2, &s->dc.w.w, &s->prep[k], err);
+        rc = gs_draobj_prepare(&s->claims[k], s->classes, 2, &s->dc.w.w, &s->prep[k], err);
         if (rc)
             return rc;
         s->prepped[k] = true;
