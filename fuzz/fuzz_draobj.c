@@ -1,7 +1,9 @@
-/* Fuzz target: the DRA object readers (DeviceClass, ResourceSlice, ResourceClaim JSON). The
- * input is read as each kind, or, when it is a list [class, slice, claim], its items as those;
- * a slice becomes a world, and with a claim and a class the claim is prepared (CEL compiled
- * and evaluated), allocated on the slice's node and its status patch written. */
+/* Fuzz target: the DRA object readers (DeviceClass, ResourceSlice with its devices' taints,
+ * ResourceClaim with its requests' tolerations, DeviceTaintRule JSON). The input is read as each
+ * kind, or, when it is a list [class, slice, claim] or [class, slice, claim, rule], its items as
+ * those; a slice becomes a world (the rule applied to it), and with a claim and a class the
+ * claim is prepared (CEL compiled and evaluated, taints tolerated or not), allocated on the
+ * slice's node and its status patch written. */
 #include "base/error.h"
 #include "formats/draobj.h"
 
@@ -24,15 +26,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static struct gs_draobj_class cl;
     static struct gs_draobj_slice sl;
     static struct gs_draobj_claim c;
-    bool list = json_is_array(o) && json_array_size(o) == 3;
+    static struct gs_drataint_rule rule;
+    bool list = json_is_array(o) && (json_array_size(o) == 3 || json_array_size(o) == 4);
     const json_t *ocl = list ? json_array_get(o, 0) : o, *osl = list ? json_array_get(o, 1) : o,
-                 *oc = list ? json_array_get(o, 2) : o;
+                 *oc = list ? json_array_get(o, 2) : o, *orl = list ? json_array_get(o, 3) : o;
+    bool have_rule = gs_drataint_rule_read(orl, &rule, &err) == 0;
     bool have_cl = gs_draobj_class_read(ocl, &cl, &err) == 0;
     bool have_c = gs_draobj_claim_read(oc, &c, &err) == 0;
     if (gs_draobj_slice_read(osl, &sl, &err) == 0) {
         const struct gs_draobj_slice *sp = &sl;
         struct gs_draobj_world w;
         if (gs_draobj_world_build(&sp, 1, node_id, NULL, &w) == 0) {
+            if (have_rule)
+                gs_draobj_world_taint(&w, &rule, 1);
             struct gs_draobj_prep p;
             if (have_c && have_cl && gs_draobj_prepare(&c, &cl, 1, &w.w, &p, &err) == 0) {
                 struct gs_dra_state st;

@@ -41,6 +41,37 @@ const char *gs_dra_attr_str(const struct gs_dra_device *d, const char *qname)
     return a && (a->v.type == GS_DRA_STRING || a->v.type == GS_DRA_VERSION) ? a->v.s : NULL;
 }
 
+bool gs_dra_tolerates(const struct gs_dra_toleration *t, const struct gs_dra_taint *x)
+{
+    if (t->effect != GS_DRA_EFFECT_ANY && t->effect != x->effect)
+        return false;
+    if (t->key[0] && strcmp(t->key, x->key) != 0)
+        return false;
+    switch (t->op) {
+    case GS_DRA_TOL_EQUAL:
+        return strcmp(t->value, x->value) == 0;
+    case GS_DRA_TOL_EXISTS:
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool gs_dra_tolerated(const struct gs_dra_device *d, const struct gs_dra_toleration *tol, int ntol)
+{
+    for (int k = 0; k < d->ntaints; k++) {
+        const struct gs_dra_taint *x = &d->taints[k];
+        if (x->effect != GS_DRA_EFFECT_NOSCHEDULE && x->effect != GS_DRA_EFFECT_NOEXECUTE)
+            continue;
+        bool ok = false;
+        for (int t = 0; t < ntol && !ok; t++)
+            ok = gs_dra_tolerates(&tol[t], x);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
 int gs_dra_find(const struct gs_dra_world *w, const char *driver, const char *pool,
                 const char *name)
 {
@@ -94,7 +125,7 @@ static bool consume_fits(const struct gs_dra_state *s, const struct gs_dra_devic
 
 bool gs_dra_fits(const struct gs_dra_state *s, int dev)
 {
-    return s->owner[dev] < 0 && !s->w->dev[dev].tainted && consume_fits(s, &s->w->dev[dev], NULL);
+    return s->owner[dev] < 0 && consume_fits(s, &s->w->dev[dev], NULL);
 }
 
 static void consume(struct gs_dra_state *s, int dev, int sign)

@@ -47,6 +47,10 @@
 #define GS_DRA_MAX_CONS     8   /* constraints of one claim */
 #define GS_DRA_MAX_COUNT    32  /* devices one request takes */
 #define GS_DRA_MAX_STEPS    200000
+#define GS_DRA_MAX_TAINTS   16  /* taints of one device (API: 16) */
+#define GS_DRA_MAX_TOL      16  /* tolerations of one request (API: 16) */
+#define GS_DRA_KEY_MAX      320 /* a label name: prefix (253) '/' name (63) */
+#define GS_DRA_LVALUE_MAX   64  /* a label value (63) */
 
 enum gs_dra_type {
     GS_DRA_NONE = 0,
@@ -73,6 +77,33 @@ struct gs_dra_attr {
     struct gs_dra_value v;
 };
 
+/* A device taint's effect, and a toleration's (ANY: the toleration names none). Only NoSchedule
+ * and NoExecute keep a device from being allocated; None and effects this build does not know
+ * are informational (upstream: "consumers must treat unknown effects like None"). */
+enum gs_dra_effect {
+    GS_DRA_EFFECT_ANY = 0,
+    GS_DRA_EFFECT_NONE,
+    GS_DRA_EFFECT_NOSCHEDULE,
+    GS_DRA_EFFECT_NOEXECUTE,
+    GS_DRA_EFFECT_OTHER
+};
+
+struct gs_dra_taint {
+    char key[GS_DRA_KEY_MAX];
+    char value[GS_DRA_LVALUE_MAX];
+    uint8_t effect; /* enum gs_dra_effect, never ANY */
+};
+
+enum gs_dra_tol_op { GS_DRA_TOL_EQUAL = 0, GS_DRA_TOL_EXISTS, GS_DRA_TOL_OTHER };
+
+/* A request's toleration: key "" matches every key (with Exists), effect ANY every effect. */
+struct gs_dra_toleration {
+    char key[GS_DRA_KEY_MAX];
+    char value[GS_DRA_LVALUE_MAX];
+    uint8_t op;     /* enum gs_dra_tol_op; OTHER tolerates nothing */
+    uint8_t effect; /* enum gs_dra_effect */
+};
+
 struct gs_dra_consume {
     int32_t set; /* index into the world's counter sets */
     uint8_t n;
@@ -85,7 +116,10 @@ struct gs_dra_device {
     char pool[GS_DRA_POOL_MAX];
     char name[GS_DRA_NAME_MAX];
     int32_t node; /* the caller's node id; -1: every node (allNodes) */
-    bool tainted; /* a NoSchedule or NoExecute taint: never allocated (no tolerations) */
+    bool tainted; /* a NoSchedule or NoExecute taint: allocated only where a request tolerates
+                   * every such taint (gs_dra_tolerated) */
+    uint16_t ntaints;
+    const struct gs_dra_taint *taints; /* the driver's and DeviceTaintRules', borrowed */
     uint8_t nattrs;
     struct gs_dra_attr attrs[GS_DRA_MAX_ATTRS];
     uint8_t nconsume;
@@ -117,6 +151,12 @@ const struct gs_dra_attr *gs_dra_attr_find(const struct gs_dra_device *d, const 
 /* A device's string attribute named by a qualified name ("gpu.gpusched.io/profile"), or
  * NULL. */
 const char *gs_dra_attr_str(const struct gs_dra_device *d, const char *qname);
+/* Whether tolerations tol[0..ntol) tolerate every NoSchedule and NoExecute taint of d (as
+ * k8s.io/dynamic-resource-allocation's allocator decides: ToleratesTaint per taint). */
+bool gs_dra_tolerated(const struct gs_dra_device *d, const struct gs_dra_toleration *tol, int ntol);
+/* Whether toleration t tolerates taint x (resourceclaim.ToleratesTaint). */
+bool gs_dra_tolerates(const struct gs_dra_toleration *t, const struct gs_dra_taint *x);
+
 /* The device named driver/pool/name, or -1. */
 int gs_dra_find(const struct gs_dra_world *w, const char *driver, const char *pool,
                 const char *name);
@@ -135,7 +175,8 @@ struct gs_dra_state {
 /* Returns 0 or GS_ENOMEM. */
 int gs_dra_state_init(struct gs_dra_state *s, const struct gs_dra_world *w);
 void gs_dra_state_release(struct gs_dra_state *s);
-/* Whether device dev is free and its consumption fits the counters left. */
+/* Whether device dev is free and its consumption fits the counters left (taints are the
+ * candidates' business: gs_dra_sub.cand). */
 bool gs_dra_fits(const struct gs_dra_state *s, int dev);
 /* Take device dev for owner (its counters consumed even when they do not fit: an allocation
  * read from the API server is a fact), or give it back (owner -1). */
@@ -145,13 +186,14 @@ void gs_dra_give(struct gs_dra_state *s, int dev);
 enum gs_dra_mode { GS_DRA_EXACT = 0, GS_DRA_ALL };
 
 /* One alternative of a request. cand: the devices (world indices, ascending) its class's and
- * its own selectors admit, on any node; owned by the caller. */
+ * its own selectors admit and whose taints it tolerates, on any node; owned by the caller. */
 struct gs_dra_sub {
     char name[2 * GS_DRA_NAME_MAX]; /* "req" or, for firstAvailable, "req/sub" */
     uint8_t mode;                   /* enum gs_dra_mode */
     int32_t count;                  /* GS_DRA_EXACT: 1..GS_DRA_MAX_COUNT */
     const int32_t *cand;
     int32_t ncand;
+    int32_t ntainted; /* devices the selectors admit that are left out for their taints */
 };
 
 struct gs_dra_req {

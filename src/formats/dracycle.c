@@ -396,6 +396,10 @@ void gs_dracycle_pod_why(const struct gs_dracycle *cy, int i, char *out, size_t 
                                       "device(s), %d free",
                                       o ? "; " : "", cl->ns, cl->name, sb->name, want, sb->ncand,
                                       nfree);
+                if (sb->ntainted && o < n)
+                    o += (size_t)snprintf(out + o, n - o,
+                                          " (%d more with a taint it does not tolerate)",
+                                          (int)sb->ntainted);
             }
         }
     }

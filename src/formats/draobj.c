@@ -183,6 +183,23 @@ static int read_counters(const json_t *m, char (*names)[GS_DRA_NAME_MAX], int64_
     return 0;
 }
 
+/* A device's taints into the slice's store at *used (room counted beforehand). */
+static int read_device_taints(const json_t *a, struct gs_draobj_slice *s, struct gs_dra_device *d,
+                              size_t *used, const char *who, const char *path, struct gs_error *err)
+{
+    struct gs_dra_taint t[GS_DRA_MAX_TAINTS];
+    int rc = gs_drataint_read_taints(a, t, &d->ntaints, who, path, err);
+    if (rc || d->ntaints == 0)
+        return rc;
+    memcpy(&s->taints[*used], t, sizeof(*t) * d->ntaints);
+    d->taints = &s->taints[*used];
+    *used += d->ntaints;
+    for (int k = 0; k < d->ntaints; k++)
+        d->tainted |=
+            t[k].effect == GS_DRA_EFFECT_NOSCHEDULE || t[k].effect == GS_DRA_EFFECT_NOEXECUTE;
+    return 0;
+}
+
 int gs_draobj_slice_read(const json_t *o, struct gs_draobj_slice *s, struct gs_error *err)
 {
     memset(s, 0, sizeof(*s));
@@ -237,13 +254,21 @@ int gs_draobj_slice_read(const json_t *o, struct gs_draobj_slice *s, struct gs_e
                           GS_DRAOBJ_MAX_DEV);
         goto out;
     }
-    size_t nd = json_array_size(devs);
+    size_t nd = json_array_size(devs), ntaints = 0;
     s->dev = calloc(nd + 1, sizeof(*s->dev));
     s->cref = calloc(nd + 1, sizeof(*s->cref));
-    if (!s->dev || !s->cref) {
+    json_array_foreach(devs, i, x)
+    {
+        const json_t *t = json_object_get(x, "taints");
+        ntaints +=
+            json_is_array(t) && json_array_size(t) <= GS_DRA_MAX_TAINTS ? json_array_size(t) : 0;
+    }
+    s->taints = ntaints ? malloc(sizeof(*s->taints) * ntaints) : NULL;
+    if (!s->dev || !s->cref || (ntaints && !s->taints)) {
         rc = gs_error_set(err, GS_ENOMEM, "out of memory");
         goto out;
     }
+    ntaints = 0;
     json_array_foreach(devs, i, x)
     {
         struct gs_dra_device *d = &s->dev[s->ndev];
@@ -261,13 +286,11 @@ int gs_draobj_slice_read(const json_t *o, struct gs_draobj_slice *s, struct gs_e
         snprintf(path, sizeof(path), "spec.devices[%zu].capacity", i);
         if ((rc = read_attrs(json_object_get(x, "capacity"), true, s->driver, d, who, path, err)))
             goto out;
+        snprintf(path, sizeof(path), "spec.devices[%zu].taints", i);
+        if ((rc = read_device_taints(json_object_get(x, "taints"), s, d, &ntaints, who, path, err)))
+            goto out;
         size_t j;
         const json_t *c;
-        json_array_foreach(json_object_get(x, "taints"), j, c)
-        {
-            const char *eff = jstr(c, "effect");
-            d->tainted |= eff && (strcmp(eff, "NoSchedule") == 0 || strcmp(eff, "NoExecute") == 0);
-        }
         const json_t *cc = json_object_get(x, "consumesCounters");
         if (cc && (!json_is_array(cc) || json_array_size(cc) > GS_DRA_MAX_CONSUME)) {
             rc = gs_error_set(err, GS_EINVAL,
@@ -300,8 +323,10 @@ void gs_draobj_slice_release(struct gs_draobj_slice *s)
 {
     free(s->dev);
     free(s->cref);
+    free(s->taints);
     s->dev = NULL;
     s->cref = NULL;
+    s->taints = NULL;
     s->ndev = 0;
 }
 
@@ -332,6 +357,10 @@ static int read_sub(const json_t *x, struct gs_draobj_sub *sb, const char *who, 
                                 path, GS_DRA_MAX_COUNT);
         sb->count = (int32_t)json_integer_value(cnt);
     }
+    snprintf(p, sizeof(p), "%s.tolerations", path);
+    if ((rc = gs_drataint_read_tolerations(json_object_get(x, "tolerations"), &sb->tol, &sb->ntol,
+                                           who, p, err)))
+        return rc;
     snprintf(p, sizeof(p), "%s.selectors", path);
     return read_selectors(json_object_get(x, "selectors"), sb->sel, &sb->nsel, who, p, err);
 }
@@ -535,6 +564,9 @@ void gs_draobj_claim_release(struct gs_draobj_claim *c)
             for (int k = 0; k < c->req[r].sub[s].nsel; k++)
                 free(c->req[r].sub[s].sel[k]);
             c->req[r].sub[s].nsel = 0;
+            free(c->req[r].sub[s].tol);
+            c->req[r].sub[s].tol = NULL;
+            c->req[r].sub[s].ntol = 0;
         }
 }
 
@@ -637,10 +669,24 @@ int gs_draobj_world_build(const struct gs_draobj_slice *const *slices, int n,
     return 0;
 }
 
+int gs_draobj_world_taint(struct gs_draobj_world *w, const struct gs_drataint_rule *rules, int n)
+{
+    struct gs_dra_taint *store = NULL;
+    if (n <= 0)
+        return 0;
+    int rc = gs_drataint_apply(w->dev, w->w.ndev, rules, n, &store);
+    if (rc)
+        return rc;
+    free(w->taints);
+    w->taints = store;
+    return 0;
+}
+
 void gs_draobj_world_release(struct gs_draobj_world *w)
 {
     free(w->dev);
     free(w->sets);
+    free(w->taints);
     memset(w, 0, sizeof(*w));
 }
 
@@ -721,7 +767,9 @@ int gs_draobj_prepare(const struct gs_draobj_claim *claim, const struct gs_draob
                 bool ok = true;
                 for (int k = 0; k < np && ok; k++)
                     ok = gs_cel_eval(&progs[k], &w->dev[d]) == 1;
-                if (ok)
+                if (ok && w->dev[d].tainted && !gs_dra_tolerated(&w->dev[d], sb->tol, sb->ntol))
+                    ds->ntainted++;
+                else if (ok)
                     out->cand[used + ds->ncand++] = d;
             }
             used += ds->ncand;

@@ -4,13 +4,15 @@
  *   DeviceClass: metadata.name, spec.selectors[].cel.expression
  *   ResourceSlice: spec.driver, spec.pool {name, generation}, spec.nodeName | spec.allNodes,
  *     spec.devices[] {name, attributes {NAME: {int|bool|string|version}}, capacity {NAME:
- *     {value}}, consumesCounters [{counterSet, counters {NAME: {value}}}], taints[].effect
- *     (NoSchedule, NoExecute: the device is not allocated; claims' tolerations are not read)},
+ *     {value}}, consumesCounters [{counterSet, counters {NAME: {value}}}], taints[] (formats/
+ *     drataint.h: a NoSchedule or NoExecute taint keeps the device from requests that do not
+ *     tolerate it)},
  *     spec.sharedCounters[] {name, counters {NAME: {value}}}; a bare attribute or capacity
  *     name is qualified with the driver ("type" of gpu.gpusched.io is gpu.gpusched.io/type)
  *   ResourceClaim: metadata {namespace, name, uid, resourceVersion}, spec.devices.requests[]
- *     {name, exactly {deviceClassName, selectors, allocationMode, count} | firstAvailable[]
- *     {name, deviceClassName, selectors, allocationMode, count}}, spec.devices.constraints[]
+ *     {name, exactly {deviceClassName, selectors, allocationMode, count, tolerations} |
+ *     firstAvailable[] {name, deviceClassName, selectors, allocationMode, count, tolerations}},
+ *     spec.devices.constraints[]
  *     {requests, matchAttribute | distinctAttribute}, status.allocation {devices.results[]
  *     {request, driver, pool, device}, nodeSelector}, status.reservedFor[] {resource, name,
  *     uid}
@@ -27,6 +29,7 @@
 #define GS_DRAOBJ_H
 
 #include "../core/dra.h"
+#include "drataint.h"
 #include "kubeobj.h"
 
 #include <jansson.h>
@@ -65,6 +68,7 @@ struct gs_draobj_slice {
     struct gs_draobj_cref (*cref)[GS_DRA_MAX_CONSUME]; /* per device, owned */
     int nsets;
     struct gs_dra_counterset sets[GS_DRAOBJ_MAX_SETS];
+    struct gs_dra_taint *taints; /* owned: the devices' taints point into it */
 };
 
 struct gs_draobj_sub {
@@ -74,6 +78,8 @@ struct gs_draobj_sub {
     int32_t count;
     int nsel;
     char *sel[GS_DRAOBJ_MAX_SEL]; /* owned */
+    int ntol;
+    struct gs_dra_toleration *tol; /* owned */
 };
 
 struct gs_draobj_req {
@@ -131,18 +137,25 @@ struct gs_draobj_world {
     struct gs_dra_world w;
     struct gs_dra_device *dev;
     struct gs_dra_counterset *sets;
+    struct gs_dra_taint *taints; /* DeviceTaintRules' taints with the devices' own (drataint.h) */
 };
 int gs_draobj_world_build(const struct gs_draobj_slice *const *slices, int n,
                           int32_t (*node_id)(void *ctx, const char *node), void *ctx,
                           struct gs_draobj_world *out);
 void gs_draobj_world_release(struct gs_draobj_world *w);
 
+/* DeviceTaintRules rules[0..n) applied to w's devices (formats/drataint.h). Returns 0 or
+ * GS_ENOMEM (w untouched). */
+int gs_draobj_world_taint(struct gs_draobj_world *w, const struct gs_drataint_rule *rules, int n);
+
 /* A claim ready for core: candidates per alternative (owned by the prep). */
 struct gs_draobj_prep {
     struct gs_dra_claim c;
     int32_t *cand;
 };
-/* Prepare claim against world w and the classes. Returns 0, GS_ENOTFOUND (a class does not
+/* Prepare claim against world w and the classes: per alternative the devices its class's and
+ * its own selectors admit and whose taints it tolerates (ntainted: those left out for their
+ * taints). Returns 0, GS_ENOTFOUND (a class does not
  * exist), GS_EINVAL (a selector outside the CEL subset or malformed: the message quotes it,
  * "resourceclaim ns/x: request gpu: selector \"...\": unsupported CEL: macro 'exists' at
  * position 30"), or GS_ENOMEM. */

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { KCLASS = 0, KSLICE, KCLAIM, NK };
+enum { KCLASS = 0, KSLICE, KCLAIM, KRULE, NK };
 
 #define ASSUME_S   60
 #define ASSUME_MAX 1024
@@ -26,9 +26,11 @@ enum { KCLASS = 0, KSLICE, KCLAIM, NK };
 GS_KCACHE_DECODER(rd_class, gs_draobj_class_read)
 GS_KCACHE_DECODER(rd_slice, gs_draobj_slice_read)
 GS_KCACHE_DECODER(rd_claim, gs_draobj_claim_read)
+GS_KCACHE_DECODER(rd_rule, gs_drataint_rule_read)
 GS_KCACHE_RELEASER(rel_class, gs_draobj_class_release)
 GS_KCACHE_RELEASER(rel_slice, gs_draobj_slice_release)
 GS_KCACHE_RELEASER(rel_claim, gs_draobj_claim_release)
+GS_KCACHE_RELEASER(rel_rule, gs_drataint_rule_release)
 
 static void bad_object(void *user, const struct gs_error *err)
 {
@@ -43,7 +45,7 @@ static int list_failed(void *user, int rc, const struct gs_error *err)
     return 0;
 }
 
-/* The three kinds: whole lists (kube/cache.h, GS_KCACHE_LISTS) that views hold. */
+/* The four kinds: whole lists (kube/cache.h, GS_KCACHE_LISTS) that views hold. */
 #define KIND(p, w, type, rd, rel)                                                                  \
     {                                                                                              \
         .path = p, .what = w, .size = sizeof(type), .mode = GS_KCACHE_LISTS, .lane2 = true,        \
@@ -57,6 +59,8 @@ static const struct gs_kcache_kind kinds[NK] = {
          rd_slice, rel_slice),
     KIND("/apis/resource.k8s.io/v1/resourceclaims", "ResourceClaims", struct gs_draobj_claim,
          rd_claim, rel_claim),
+    KIND("/apis/resource.k8s.io/v1/devicetaintrules", "DeviceTaintRules", struct gs_drataint_rule,
+         rd_rule, rel_rule),
 };
 
 struct assumed {
@@ -128,9 +132,16 @@ int gs_claims_view(struct gs_claims *c, struct gs_claims_view *v)
     v->from = c;
     for (int k = 0; k < NK; k++) {
         v->ref[k] = gs_kcache_items_get(c->kc[k]);
-        v->absent |= !gs_kcache_synced(c->kc[k]) || gs_kcache_absent(c->kc[k]);
+        /* DeviceTaintRules not served (or not readable): no rule; but not listed yet, the
+         * devices they taint are not known yet */
+        v->absent |= !gs_kcache_synced(c->kc[k]) || (k != KRULE && gs_kcache_absent(c->kc[k]));
     }
-    struct gs_kcache_items *lc = v->ref[KCLASS], *ls = v->ref[KSLICE], *lk = v->ref[KCLAIM];
+    struct gs_kcache_items *lc = v->ref[KCLASS], *ls = v->ref[KSLICE], *lk = v->ref[KCLAIM],
+                           *lr = v->ref[KRULE];
+    if (lr && lr->n > 0) {
+        v->rules = lr->items;
+        v->nrules = lr->n < GS_DRATAINT_MAX_RULES ? lr->n : GS_DRATAINT_MAX_RULES;
+    }
     pthread_mutex_lock(&c->mu);
     if (lc) {
         v->classes = lc->items;
@@ -236,6 +247,8 @@ int gs_claims_cycle_init(struct gs_claims_cycle *cy, struct gs_claims *c, int np
         return rc;
     rc = gs_dracycle_init(&cy->d, cy->v.classes, cy->v.nclasses, cy->v.slices, cy->v.nslices,
                           cy->v.claims, cy->v.nclaims, cy->v.absent, npods, node_id, ctx);
+    if (!rc && (rc = gs_draobj_world_taint(&cy->d.w, cy->v.rules, cy->v.nrules)))
+        gs_dracycle_release(&cy->d);
     if (rc)
         gs_claims_view_release(&cy->v);
     return rc;

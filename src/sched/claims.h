@@ -1,5 +1,6 @@
-/* claims.h - the scheduler's Dynamic Resource Allocation: the DeviceClasses, ResourceSlices
- * and ResourceClaims (resource.k8s.io/v1) listed and watched, and, for one scheduling cycle,
+/* claims.h - the scheduler's Dynamic Resource Allocation: the DeviceClasses, ResourceSlices,
+ * ResourceClaims and DeviceTaintRules (resource.k8s.io/v1) listed and watched, and, for one
+ * scheduling cycle,
  * the allocation of the claims of the pods it places, as kube-scheduler's DynamicResources
  * plugin does it:
  *   - a pod names its claims in spec.resourceClaims (resourceClaimName, or the claim the
@@ -9,7 +10,8 @@
  *   - a claim already allocated is honoured: the pod goes to the node its allocation names;
  *   - otherwise a node fits only when all its claims can be allocated there (core/dra.c,
  *     fragmentation-aware) beside every device other claims hold (formats/dracycle.h: the
- *     same cycle the simulator runs);
+ *     same cycle the simulator runs), on devices whose taints (the driver's and those
+ *     DeviceTaintRules add, formats/drataint.h) the request tolerates;
  *   - when the pod binds, each claim's status (allocation: results and nodeSelector; and
  *     reservedFor the pod) is written through resourceclaims/<name>/status before the
  *     Binding, and the allocation is assumed until the watch shows it;
@@ -50,7 +52,8 @@ void gs_claims_free(struct gs_claims *c);
 /* Completed lists so far (changes when any kind was listed again). Thread-safe. */
 uint64_t gs_claims_gen(struct gs_claims *c);
 
-/* One consistent view of the three kinds, the scheduler's assumed allocations applied. */
+/* One consistent view of the four kinds, the scheduler's assumed allocations applied. A
+ * DeviceTaintRule kind that is not served or not readable counts as no rule. */
 struct gs_claims_view {
     const struct gs_draobj_class *classes;
     int nclasses;
@@ -58,8 +61,10 @@ struct gs_claims_view {
     int nslices;
     struct gs_draobj_claim *claims; /* shallow copies (selectors borrowed), owned by the view */
     int nclaims;
+    const struct gs_drataint_rule *rules;
+    int nrules;
     bool absent; /* resource.k8s.io/v1 is not served, or not every kind listed yet */
-    void *ref[3];
+    void *ref[4];
     struct gs_claims *from;
 };
 /* Returns 0 or GS_ENOMEM. */
@@ -75,7 +80,7 @@ void gs_claims_forget(struct gs_claims *c, const char *uid);
 void gs_claims_assume_released(struct gs_claims *c, const struct gs_draobj_claim *claim);
 
 /* A cycle (formats/dracycle.h) on one view: the world built from the view's slices (node ids:
- * node_id), every allocated claim's devices taken. */
+ * node_id) with the view's DeviceTaintRules applied, every allocated claim's devices taken. */
 struct gs_claims_cycle {
     struct gs_claims_view v;
     struct gs_dracycle d; /* on v's classes, slices and claims */

@@ -111,7 +111,7 @@ affinity:
   verbs: [get, list, watch]
 - apiGroups: [resource.k8s.io]
   # DRA: gpusched allocates its pods' ResourceClaims
-  resources: [deviceclasses, resourceslices, resourceclaims]
+  resources: [deviceclasses, resourceslices, resourceclaims, devicetaintrules]
   verbs: [get, list, watch]
 - apiGroups: [resource.k8s.io]
   # binding: the permission the API server asks to set status.allocation and reservedFor
