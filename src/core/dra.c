@@ -15,14 +15,15 @@ const struct gs_dra_attr *gs_dra_attr_find(const struct gs_dra_device *d, const 
                                            size_t dlen, const char *name, size_t nlen,
                                            bool capacity)
 {
+    if (dlen + 1 + nlen >= GS_DRA_QNAME_MAX)
+        return NULL;
     for (int k = 0; k < d->nattrs; k++) {
         const struct gs_dra_attr *a = &d->attrs[k];
-        if (a->capacity != capacity)
+        /* the name's last part first: it differs soonest among one domain's attributes */
+        if (a->capacity != capacity || a->name[dlen] != '/' || a->name[dlen + 1 + nlen] != '\0' ||
+            memcmp(a->name + dlen + 1, name, nlen) != 0 || memcmp(a->name, domain, dlen) != 0)
             continue;
-        size_t n = strlen(a->name);
-        if (n == dlen + 1 + nlen && memcmp(a->name, domain, dlen) == 0 && a->name[dlen] == '/' &&
-            memcmp(a->name + dlen + 1, name, nlen) == 0)
-            return a;
+        return a;
     }
     return NULL;
 }
@@ -82,13 +83,154 @@ int gs_dra_find(const struct gs_dra_world *w, const char *driver, const char *po
     return -1;
 }
 
+/* The GPU a device is part of: its parentUUID, else its uuid (any domain), else NULL. */
+static const char *gpu_key(const struct gs_dra_device *d)
+{
+    const char *uuid = NULL;
+    for (int k = 0; k < d->nattrs; k++) {
+        const struct gs_dra_attr *a = &d->attrs[k];
+        if (a->capacity || a->v.type != GS_DRA_STRING)
+            continue;
+        const char *slash = strrchr(a->name, '/');
+        const char *n = slash ? slash + 1 : a->name;
+        if (strcmp(n, "parentUUID") == 0)
+            return a->v.s;
+        if (strcmp(n, "uuid") == 0)
+            uuid = a->v.s;
+    }
+    return uuid;
+}
+
+struct keyed {
+    const char *key;
+    int32_t node, dev;
+};
+
+static int cmp_keyed(const void *pa, const void *pb)
+{
+    const struct keyed *a = pa, *b = pb;
+    if (a->node != b->node)
+        return a->node < b->node ? -1 : 1;
+    int c = strcmp(a->key, b->key);
+    return c ? c : (a->dev > b->dev) - (a->dev < b->dev);
+}
+
+/* Dense GPU ids: devices of one node with the same key share one. */
+static int index_gpus(struct gs_dra_state *s)
+{
+    const struct gs_dra_world *w = s->w;
+    struct keyed *k = malloc(sizeof(*k) * ((size_t)w->ndev + 1));
+    if (!k)
+        return GS_ENOMEM;
+    int n = 0;
+    for (int i = 0; i < w->ndev; i++) {
+        s->gpu[i] = -1;
+        const char *key = gpu_key(&w->dev[i]);
+        if (key)
+            k[n++] = (struct keyed){key, w->dev[i].node, i};
+    }
+    qsort(k, (size_t)n, sizeof(*k), cmp_keyed);
+    int id = -1;
+    for (int j = 0; j < n; j++) {
+        if (j == 0 || k[j].node != k[j - 1].node || strcmp(k[j].key, k[j - 1].key) != 0)
+            id++;
+        s->gpu[k[j].dev] = id;
+    }
+    free(k);
+    s->gpu_taken = calloc((size_t)id + 2, sizeof(*s->gpu_taken));
+    return s->gpu_taken ? 0 : GS_ENOMEM;
+}
+
+/* Whether device d consumes from set before its consumption c. */
+static bool consumes_before(const struct gs_dra_device *d, int c, int32_t set)
+{
+    for (int a = 0; a < c; a++)
+        if (d->consume[a].set == set)
+            return true;
+    return false;
+}
+
+/* The devices of each counter set, once each, in world order. */
+static int index_sets(struct gs_dra_state *s)
+{
+    const struct gs_dra_world *w = s->w;
+    s->set_off = calloc((size_t)w->nsets + 2, sizeof(*s->set_off));
+    if (!s->set_off)
+        return GS_ENOMEM;
+    size_t total = 0;
+    for (int i = 0; i < w->ndev; i++)
+        for (int c = 0; c < w->dev[i].nconsume; c++) {
+            int32_t set = w->dev[i].consume[c].set;
+            if (set >= 0 && set < w->nsets && !consumes_before(&w->dev[i], c, set)) {
+                s->set_off[set + 1]++;
+                total++;
+            }
+        }
+    for (int k = 0; k < w->nsets; k++)
+        s->set_off[k + 1] += s->set_off[k];
+    s->set_devs = malloc(sizeof(*s->set_devs) * (total + 1));
+    int32_t *fill = calloc((size_t)w->nsets + 1, sizeof(*fill));
+    if (!s->set_devs || !fill) {
+        free(fill);
+        return GS_ENOMEM;
+    }
+    for (int i = 0; i < w->ndev; i++)
+        for (int c = 0; c < w->dev[i].nconsume; c++) {
+            int32_t set = w->dev[i].consume[c].set;
+            if (set >= 0 && set < w->nsets && !consumes_before(&w->dev[i], c, set))
+                s->set_devs[s->set_off[set] + fill[set]++] = i;
+        }
+    free(fill);
+    return 0;
+}
+
+static int cmp_name3(const struct gs_dra_device *a, const char *driver, const char *pool,
+                     const char *name)
+{
+    int c = strcmp(a->name, name);
+    if (!c)
+        c = strcmp(a->pool, pool);
+    return c ? c : strcmp(a->driver, driver);
+}
+
+struct named {
+    const struct gs_dra_device *d;
+    int32_t dev;
+};
+
+static int cmp_named(const void *pa, const void *pb)
+{
+    const struct named *a = pa, *b = pb;
+    int c = cmp_name3(a->d, b->d->driver, b->d->pool, b->d->name);
+    return c ? c : (a->dev > b->dev) - (a->dev < b->dev);
+}
+
+/* The devices by (name, pool, driver), then index. */
+static int index_names(struct gs_dra_state *s)
+{
+    const struct gs_dra_world *w = s->w;
+    struct named *v = malloc(sizeof(*v) * ((size_t)w->ndev + 1));
+    if (!v)
+        return GS_ENOMEM;
+    for (int i = 0; i < w->ndev; i++)
+        v[i] = (struct named){&w->dev[i], i};
+    qsort(v, (size_t)w->ndev, sizeof(*v), cmp_named);
+    for (int i = 0; i < w->ndev; i++)
+        s->byname[i] = v[i].dev;
+    free(v);
+    return 0;
+}
+
 int gs_dra_state_init(struct gs_dra_state *s, const struct gs_dra_world *w)
 {
     memset(s, 0, sizeof(*s));
     s->w = w;
     s->owner = malloc(sizeof(*s->owner) * ((size_t)w->ndev + 1));
     s->used = calloc((size_t)w->nsets * GS_DRA_MAX_COUNTERS + 1, sizeof(*s->used));
-    if (!s->owner || !s->used) {
+    s->gpu = malloc(sizeof(*s->gpu) * ((size_t)w->ndev + 1));
+    s->byname = malloc(sizeof(*s->byname) * ((size_t)w->ndev + 1));
+    if (!s->owner || !s->used || !s->gpu || !s->byname || index_gpus(s) || index_sets(s) ||
+        index_names(s)) {
         gs_dra_state_release(s);
         return GS_ENOMEM;
     }
@@ -97,10 +239,31 @@ int gs_dra_state_init(struct gs_dra_state *s, const struct gs_dra_world *w)
     return 0;
 }
 
+int gs_dra_state_find(const struct gs_dra_state *s, const char *driver, const char *pool,
+                      const char *name)
+{
+    int lo = 0, hi = s->w->ndev; /* the first not below the key */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (cmp_name3(&s->w->dev[s->byname[mid]], driver, pool, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < s->w->ndev && cmp_name3(&s->w->dev[s->byname[lo]], driver, pool, name) == 0)
+        return s->byname[lo];
+    return -1;
+}
+
 void gs_dra_state_release(struct gs_dra_state *s)
 {
     free(s->owner);
     free(s->used);
+    free(s->gpu);
+    free(s->gpu_taken);
+    free(s->set_off);
+    free(s->set_devs);
+    free(s->byname);
     memset(s, 0, sizeof(*s));
 }
 
@@ -143,6 +306,8 @@ void gs_dra_take(struct gs_dra_state *s, int dev, int32_t owner)
         return;
     s->owner[dev] = owner < 0 ? 0 : owner;
     consume(s, dev, +1);
+    if (s->gpu[dev] >= 0)
+        s->gpu_taken[s->gpu[dev]]++;
 }
 
 void gs_dra_give(struct gs_dra_state *s, int dev)
@@ -151,27 +316,11 @@ void gs_dra_give(struct gs_dra_state *s, int dev)
         return;
     s->owner[dev] = -1;
     consume(s, dev, -1);
+    if (s->gpu[dev] >= 0)
+        s->gpu_taken[s->gpu[dev]]--;
 }
 
 /* ---------- fragmentation-aware order ---------- */
-
-/* The GPU a device is part of: its parentUUID, else its uuid (any domain), else NULL. */
-static const char *gpu_key(const struct gs_dra_device *d)
-{
-    const char *uuid = NULL;
-    for (int k = 0; k < d->nattrs; k++) {
-        const struct gs_dra_attr *a = &d->attrs[k];
-        if (a->capacity || a->v.type != GS_DRA_STRING)
-            continue;
-        const char *slash = strrchr(a->name, '/');
-        const char *n = slash ? slash + 1 : a->name;
-        if (strcmp(n, "parentUUID") == 0)
-            return a->v.s;
-        if (strcmp(n, "uuid") == 0)
-            uuid = a->v.s;
-    }
-    return uuid;
-}
 
 /* Whether the GPU of device dev is in use already: a counter of a set it consumes from is
  * consumed, or another taken device belongs to the same GPU. */
@@ -182,36 +331,29 @@ static bool partly_used(const struct gs_dra_state *s, int dev)
         for (int k = 0; k < GS_DRA_MAX_COUNTERS; k++)
             if (s->used[d->consume[c].set * GS_DRA_MAX_COUNTERS + k] > 0)
                 return true;
-    const char *key = gpu_key(d);
-    if (!key)
-        return false;
-    for (int i = 0; i < s->w->ndev; i++) {
-        if (i == dev || s->owner[i] < 0 || s->w->dev[i].node != d->node)
-            continue;
-        const char *o = gpu_key(&s->w->dev[i]);
-        if (o && strcmp(o, key) == 0)
-            return true;
-    }
-    return false;
+    return s->gpu[dev] >= 0 && s->gpu_taken[s->gpu[dev]] > 0;
 }
 
 /* Devices sharing a counter set with dev that would still fit once dev is taken. */
 static double fits_after(const struct gs_dra_state *s, int dev)
 {
     const struct gs_dra_device *d = &s->w->dev[dev];
-    if (d->nconsume == 0)
-        return 0;
     double n = 0;
-    for (int i = 0; i < s->w->ndev; i++) {
-        const struct gs_dra_device *o = &s->w->dev[i];
-        if (i == dev || s->owner[i] >= 0 || o->nconsume == 0)
+    for (int c = 0; c < d->nconsume; c++) {
+        int32_t set = d->consume[c].set;
+        if (consumes_before(d, c, set))
             continue;
-        bool shares = false;
-        for (int a = 0; a < o->nconsume && !shares; a++)
-            for (int b = 0; b < d->nconsume; b++)
-                shares |= o->consume[a].set == d->consume[b].set;
-        if (shares && consume_fits(s, o, d))
-            n += s->weight ? s->weight[i] : 1;
+        for (int j = s->set_off[set]; j < s->set_off[set + 1]; j++) {
+            int i = s->set_devs[j];
+            const struct gs_dra_device *o = &s->w->dev[i];
+            bool counted = false; /* through an earlier set of dev's */
+            for (int a = 0; a < o->nconsume && !counted; a++)
+                counted = o->consume[a].set != set && consumes_before(d, c, o->consume[a].set);
+            if (i == dev || counted || s->owner[i] >= 0)
+                continue;
+            if (consume_fits(s, o, d))
+                n += s->weight ? s->weight[i] : 1;
+        }
     }
     return n;
 }
@@ -335,25 +477,81 @@ static bool choose(struct search *x, int r, int sub, const struct cand *cands, i
     return false;
 }
 
+/* The first index of bynode[lo..hi) whose device is on node n or after it. */
+static int lower_node(const struct gs_dra_world *w, const int32_t *bynode, int lo, int hi,
+                      int32_t n)
+{
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (w->dev[bynode[mid]].node < n)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Candidate dev of the search's node, if it fits now, appended to cands. */
+static void add_cand(struct search *x, int dev, struct cand *cands, int *n, bool *all_free)
+{
+    if (!gs_dra_fits(x->s, dev)) {
+        *all_free = false;
+        return;
+    }
+    cands[(*n)++] = (struct cand){dev, partly_used(x->s, dev), x->s->w->dev[dev].nconsume == 0,
+                                  fits_after(x->s, dev)};
+}
+
+/* Where alternative sb's devices of every node (-1) and of the search's node lie in its bynode:
+ * span[0..2) and span[2..4). Returns how many there are (without bynode: every candidate). */
+static int node_span(const struct search *x, const struct gs_dra_sub *sb, int span[4])
+{
+    const struct gs_dra_world *w = x->s->w;
+    if (!sb->bynode)
+        return sb->ncand;
+    span[0] = lower_node(w, sb->bynode, 0, sb->ncand, -1);
+    span[1] = lower_node(w, sb->bynode, span[0], sb->ncand, 0);
+    span[2] = x->node >= 0 ? lower_node(w, sb->bynode, span[1], sb->ncand, x->node) : span[1];
+    span[3] = x->node >= 0 ? lower_node(w, sb->bynode, span[2], sb->ncand, x->node + 1) : span[1];
+    return span[1] - span[0] + span[3] - span[2];
+}
+
+/* The candidates of alternative sb on the search's node (and of every node) that fit now, in
+ * world order; all_free: none of them is taken or out of counters. */
+static int node_cands(struct search *x, const struct gs_dra_sub *sb, const int span[4],
+                      struct cand *cands, bool *all_free)
+{
+    const struct gs_dra_world *w = x->s->w;
+    int n = 0;
+    *all_free = true;
+    if (!sb->bynode) {
+        for (int i = 0; i < sb->ncand; i++) {
+            int dev = sb->cand[i];
+            if (dev >= 0 && dev < w->ndev && on_node(x, dev))
+                add_cand(x, dev, cands, &n, all_free);
+        }
+        return n;
+    }
+    int a = span[0], ae = span[1], b = span[2], be = span[3]; /* two runs merged */
+    while (a < ae || b < be) {
+        int dev = b >= be || (a < ae && sb->bynode[a] < sb->bynode[b]) ? sb->bynode[a++]
+                                                                       : sb->bynode[b++];
+        add_cand(x, dev, cands, &n, all_free);
+    }
+    return n;
+}
+
 static bool try_sub(struct search *x, int r, int sub)
 {
     const struct gs_dra_sub *sb = &x->claim->req[r].sub[sub];
-    struct cand *cands = malloc(sizeof(*cands) * ((size_t)sb->ncand + 1));
+    int span[4];
+    int cap = node_span(x, sb, span);
+    struct cand stack[64];
+    struct cand *cands = cap <= 64 ? stack : malloc(sizeof(*cands) * ((size_t)cap + 1));
     if (!cands)
         return false;
-    int n = 0;
-    bool all_free = true;
-    for (int i = 0; i < sb->ncand; i++) {
-        int dev = sb->cand[i];
-        if (dev < 0 || dev >= x->s->w->ndev || !on_node(x, dev))
-            continue;
-        if (!gs_dra_fits(x->s, dev)) {
-            all_free = false;
-            continue;
-        }
-        cands[n++] = (struct cand){dev, partly_used(x->s, dev), x->s->w->dev[dev].nconsume == 0,
-                                   fits_after(x->s, dev)};
-    }
+    bool all_free;
+    int n = node_cands(x, sb, span, cands, &all_free);
     bool ok = false;
     if (sb->mode == GS_DRA_ALL) {
         /* every matching device of the node, none taken, and together within the counters */
@@ -375,7 +573,8 @@ static bool try_sub(struct search *x, int r, int sub)
         qsort(cands, (size_t)n, sizeof(*cands), cmp_cand);
         ok = choose(x, r, sub, cands, n, 0, sb->count);
     }
-    free(cands);
+    if (cands != stack)
+        free(cands);
     return ok;
 }
 
@@ -405,6 +604,45 @@ int gs_dra_allocate(struct gs_dra_state *s, const struct gs_dra_claim *claim, in
     while (out->n > 0)
         pop(&x);
     return GS_ENOFIT;
+}
+
+struct node_dev {
+    int32_t node, dev;
+};
+
+static int cmp_node_dev(const void *pa, const void *pb)
+{
+    const struct node_dev *a = pa, *b = pb;
+    if (a->node != b->node)
+        return a->node < b->node ? -1 : 1;
+    return (a->dev > b->dev) - (a->dev < b->dev);
+}
+
+void gs_dra_sub_index(struct gs_dra_sub *sb, const struct gs_dra_world *w, int32_t *store)
+{
+    sb->bynode = NULL;
+    for (int i = 0; i < sb->ncand; i++)
+        if (sb->cand[i] < 0 || sb->cand[i] >= w->ndev)
+            return; /* left to the scan, which checks each */
+    struct node_dev *v = malloc(sizeof(*v) * ((size_t)sb->ncand + 1));
+    if (!v)
+        return;
+    for (int i = 0; i < sb->ncand; i++)
+        v[i] = (struct node_dev){w->dev[sb->cand[i]].node, sb->cand[i]};
+    qsort(v, (size_t)sb->ncand, sizeof(*v), cmp_node_dev);
+    for (int i = 0; i < sb->ncand; i++)
+        store[i] = v[i].dev;
+    free(v);
+    sb->bynode = store;
+}
+
+void gs_dra_claim_index(struct gs_dra_claim *c, const struct gs_dra_world *w, int32_t *store)
+{
+    for (int r = 0; r < c->nreq; r++)
+        for (int k = 0; k < c->req[r].nsub; k++) {
+            gs_dra_sub_index(&c->req[r].sub[k], w, store);
+            store += c->req[r].sub[k].ncand;
+        }
 }
 
 const char *gs_dra_result_request(const struct gs_dra_claim *claim, const struct gs_dra_result *r,

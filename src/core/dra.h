@@ -161,11 +161,18 @@ bool gs_dra_tolerates(const struct gs_dra_toleration *t, const struct gs_dra_tai
 int gs_dra_find(const struct gs_dra_world *w, const char *driver, const char *pool,
                 const char *name);
 
-/* What is taken in a world. Heap arrays sized for it (gs_dra_state_init). */
+/* What is taken in a world. Heap arrays sized for it (gs_dra_state_init), with indices of the
+ * world built there: the GPU each device is part of, the devices of each counter set, the
+ * devices by name. */
 struct gs_dra_state {
     const struct gs_dra_world *w;
-    int32_t *owner; /* per device: taker id (>= 0), or -1 free */
-    int64_t *used;  /* per set x GS_DRA_MAX_COUNTERS: consumed milli */
+    int32_t *owner;     /* per device: taker id (>= 0), or -1 free */
+    int64_t *used;      /* per set x GS_DRA_MAX_COUNTERS: consumed milli */
+    int32_t *gpu;       /* per device: its GPU (parentUUID, else uuid, on its node) as a dense id,
+                         * or -1 */
+    int32_t *gpu_taken; /* per GPU id: devices of it taken */
+    int32_t *set_off, *set_devs; /* devices consuming from set k: set_devs[set_off[k]..[k+1]) */
+    int32_t *byname;             /* device indices sorted by (name, pool, driver) */
     /* per device (the caller's, may be NULL: 1 each): what keeping the device allocatable is
      * worth to the claims to come, e.g. the demand for its profile. The fragmentation-aware
      * choice keeps the most weight of other devices of the GPU allocatable. */
@@ -174,6 +181,9 @@ struct gs_dra_state {
 
 /* Returns 0 or GS_ENOMEM. */
 int gs_dra_state_init(struct gs_dra_state *s, const struct gs_dra_world *w);
+/* gs_dra_find through the state's index (O(log n)). */
+int gs_dra_state_find(const struct gs_dra_state *s, const char *driver, const char *pool,
+                      const char *name);
 void gs_dra_state_release(struct gs_dra_state *s);
 /* Whether device dev is free and its consumption fits the counters left (taints are the
  * candidates' business: gs_dra_sub.cand). */
@@ -186,12 +196,15 @@ void gs_dra_give(struct gs_dra_state *s, int dev);
 enum gs_dra_mode { GS_DRA_EXACT = 0, GS_DRA_ALL };
 
 /* One alternative of a request. cand: the devices (world indices, ascending) its class's and
- * its own selectors admit and whose taints it tolerates, on any node; owned by the caller. */
+ * its own selectors admit and whose taints it tolerates, on any node; bynode (NULL: none, the
+ * search then scans cand): the same devices ordered by (node, index), so that a node's are
+ * found at once (gs_dra_claim_index). Both owned by the caller. */
 struct gs_dra_sub {
     char name[2 * GS_DRA_NAME_MAX]; /* "req" or, for firstAvailable, "req/sub" */
     uint8_t mode;                   /* enum gs_dra_mode */
     int32_t count;                  /* GS_DRA_EXACT: 1..GS_DRA_MAX_COUNT */
     const int32_t *cand;
+    const int32_t *bynode;
     int32_t ncand;
     int32_t ntainted; /* devices the selectors admit that are left out for their taints */
 };
@@ -224,6 +237,12 @@ struct gs_dra_result {
     int16_t req[GS_DRA_MAX_REQ * GS_DRA_MAX_COUNT]; /* request index */
     int8_t sub[GS_DRA_MAX_REQ * GS_DRA_MAX_COUNT];  /* alternative index */
 };
+
+/* Set alternative sb's bynode, in store (room for its ncand, owned by the caller), from its
+ * cand and w; left NULL when a candidate is not a device of w. gs_dra_claim_index does it for
+ * every alternative of a claim (store: room for all their ncand). */
+void gs_dra_sub_index(struct gs_dra_sub *sb, const struct gs_dra_world *w, int32_t *store);
+void gs_dra_claim_index(struct gs_dra_claim *c, const struct gs_dra_world *w, int32_t *store);
 
 /* Allocate claim on node (devices of that node or of every node) in s for owner: 0 with the
  * devices taken in s and listed in out; GS_ENOFIT (s unchanged) when no choice fits. Never
