@@ -81,6 +81,7 @@ int gs_dracycle_init(struct gs_dracycle *cy, const struct gs_draobj_class *class
                      int32_t (*node_id)(void *ctx, const char *node), void *ctx)
 {
     memset(cy, 0, sizeof(*cy));
+    gs_draobj_selcache_init(&cy->sel);
     cy->classes = classes;
     cy->nclasses = nclasses;
     cy->claims = claims;
@@ -102,8 +103,8 @@ int gs_dracycle_init(struct gs_dracycle *cy, const struct gs_draobj_class *class
     for (int i = 0; i < nclaims; i++) {
         const struct gs_draobj_claim *cl = &claims[i];
         for (int r = 0; cl->allocated && r < cl->nresults; r++) {
-            int d = gs_dra_find(&cy->w.w, cl->results[r].driver, cl->results[r].pool,
-                                cl->results[r].device);
+            int d = gs_dra_state_find(&cy->st, cl->results[r].driver, cl->results[r].pool,
+                                      cl->results[r].device);
             if (d >= 0)
                 gs_dra_take(&cy->st, d, i);
         }
@@ -115,6 +116,7 @@ int gs_dracycle_init(struct gs_dracycle *cy, const struct gs_draobj_class *class
 void gs_dracycle_release(struct gs_dracycle *cy)
 {
     pods_release(cy);
+    gs_draobj_selcache_release(&cy->sel);
     gs_dra_state_release(&cy->st);
     free(cy->weight);
     gs_draobj_world_release(&cy->w);
@@ -150,8 +152,8 @@ static void hold(struct gs_dracycle *cy, int k, bool held)
 {
     const struct gs_draobj_claim *cl = &cy->claims[k];
     for (int r = 0; cl->allocated && r < cl->nresults; r++) {
-        int d = gs_dra_find(&cy->w.w, cl->results[r].driver, cl->results[r].pool,
-                            cl->results[r].device);
+        int d = gs_dra_state_find(&cy->st, cl->results[r].driver, cl->results[r].pool,
+                                  cl->results[r].device);
         if (d < 0)
             continue;
         if (!held && cy->st.owner[d] == k)
@@ -200,8 +202,8 @@ static void allocated_demand(const struct gs_dracycle *cy, const struct gs_draob
                              struct gs_tenants *t, struct gs_qvec *acc)
 {
     for (int r = 0; r < cl->nresults; r++) {
-        int d = gs_dra_find(&cy->w.w, cl->results[r].driver, cl->results[r].pool,
-                            cl->results[r].device);
+        int d = gs_dra_state_find(&cy->st, cl->results[r].driver, cl->results[r].pool,
+                                  cl->results[r].device);
         if (d >= 0)
             device_demand(t, &cy->w.w.dev[d], 1, acc);
     }
@@ -268,8 +270,8 @@ int gs_dracycle_pod_prepare(struct gs_dracycle *cy, int i, const char *ns,
                 /* the node it was allocated for: found through a device of the node */
                 int32_t node = -1;
                 for (int r = 0; r < cl->nresults && node < 0; r++) {
-                    int d = gs_dra_find(&cy->w.w, cl->results[r].driver, cl->results[r].pool,
-                                        cl->results[r].device);
+                    int d = gs_dra_state_find(&cy->st, cl->results[r].driver, cl->results[r].pool,
+                                              cl->results[r].device);
                     if (d >= 0)
                         node = cy->w.w.dev[d].node;
                 }
@@ -293,7 +295,8 @@ int gs_dracycle_pod_prepare(struct gs_dracycle *cy, int i, const char *ns,
         }
         struct gs_error err;
         gs_error_init(&err);
-        int rc = gs_draobj_prepare(cl, cy->classes, cy->nclasses, &cy->w.w, &p->prep[k], &err);
+        int rc = gs_draobj_prepare_cached(cl, cy->classes, cy->nclasses, &cy->w.w, &cy->sel,
+                                          &p->prep[k], &err);
         if (rc == GS_ENOMEM)
             return rc;
         if (rc) {

@@ -51,6 +51,7 @@ struct gs_dracycle {
     double *weight;
     struct gs_dracycle_pod **pods; /* per pod of the caller (NULL: no claims) */
     int npods;
+    struct gs_draobj_selcache sel; /* claims alike are evaluated once */
 };
 
 /* The world built from slices (node ids: node_id), every allocated claim's devices taken, the

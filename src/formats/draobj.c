@@ -3,6 +3,7 @@
  * patch the scheduler writes (see draobj.h). */
 #include "draobj.h"
 
+#include "../base/buf.h"
 #include "../base/error.h"
 #include "cel.h"
 
@@ -377,6 +378,8 @@ static int read_claim_spec(const json_t *devices, struct gs_draobj_claim *c, con
     size_t i;
     const json_t *r;
     int rc;
+    if (!(c->req = calloc(json_array_size(reqs), sizeof(*c->req))))
+        return gs_error_set(err, GS_ENOMEM, "out of memory");
     json_array_foreach(reqs, i, r)
     {
         struct gs_draobj_req *q = &c->req[c->nreq++];
@@ -513,8 +516,16 @@ int gs_draobj_claim_read(const json_t *o, struct gs_draobj_claim *c, struct gs_e
         c->allocated = true;
         selector_node(json_object_get(alloc, "nodeSelector"), c->node, sizeof(c->node));
         size_t i;
-        const json_t *r;
-        json_array_foreach(json_object_get(json_object_get(alloc, "devices"), "results"), i, r)
+        const json_t *r, *rl = json_object_get(json_object_get(alloc, "devices"), "results");
+        if (json_array_size(rl) > 0 &&
+            !(c->results =
+                  calloc(json_array_size(rl) < GS_DRAOBJ_MAX_RESULTS ? json_array_size(rl)
+                                                                     : GS_DRAOBJ_MAX_RESULTS,
+                         sizeof(*c->results)))) {
+            rc = gs_error_set(err, GS_ENOMEM, "out of memory");
+            goto out;
+        }
+        json_array_foreach(rl, i, r)
         {
             if (c->nresults >= GS_DRAOBJ_MAX_RESULTS) {
                 rc = gs_error_set(err, GS_EINVAL,
@@ -535,8 +546,14 @@ int gs_draobj_claim_read(const json_t *o, struct gs_draobj_claim *c, struct gs_e
         }
     }
     size_t i;
-    const json_t *r;
-    json_array_foreach(json_object_get(st, "reservedFor"), i, r)
+    const json_t *r, *rf = json_object_get(st, "reservedFor");
+    size_t nrf =
+        json_array_size(rf) < GS_DRAOBJ_MAX_RESERVED ? json_array_size(rf) : GS_DRAOBJ_MAX_RESERVED;
+    if (nrf > 0 && !(c->reserved = calloc(nrf, sizeof(*c->reserved)))) {
+        rc = gs_error_set(err, GS_ENOMEM, "out of memory");
+        goto out;
+    }
+    json_array_foreach(rf, i, r)
     {
         if (c->nreserved < GS_DRAOBJ_MAX_RESERVED) {
             struct gs_draobj_reserved *x = &c->reserved[c->nreserved];
@@ -568,6 +585,13 @@ void gs_draobj_claim_release(struct gs_draobj_claim *c)
             c->req[r].sub[s].tol = NULL;
             c->req[r].sub[s].ntol = 0;
         }
+    free(c->req);
+    free(c->results);
+    free(c->reserved);
+    c->req = NULL;
+    c->results = NULL;
+    c->reserved = NULL;
+    c->nreq = c->nresults = 0;
 }
 
 /* ---------- worlds ---------- */
@@ -716,21 +740,129 @@ static int compile_all(struct gs_cel *progs, int *np, char *const *sel, int nsel
     return 0;
 }
 
-int gs_draobj_prepare(const struct gs_draobj_claim *claim, const struct gs_draobj_class *classes,
-                      int nclasses, const struct gs_dra_world *w, struct gs_draobj_prep *out,
-                      struct gs_error *err)
+void gs_draobj_selcache_init(struct gs_draobj_selcache *c)
+{
+    memset(c, 0, sizeof(*c));
+    gs_strmap_init(&c->map);
+}
+
+void gs_draobj_selcache_release(struct gs_draobj_selcache *c)
+{
+    for (int i = 0; i < c->n; i++)
+        free(c->e[i].cand);
+    free(c->e);
+    gs_strmap_release(&c->map);
+    memset(c, 0, sizeof(*c));
+}
+
+/* An alternative's key: its class, selectors and tolerations, each field ended by a NUL. */
+static int sel_key(const struct gs_draobj_sub *sb, struct gs_buf *key)
+{
+    gs_buf_reset(key);
+    int rc = gs_buf_append(key, sb->cls, strlen(sb->cls) + 1);
+    for (int k = 0; k < sb->nsel && !rc; k++)
+        rc = gs_buf_append(key, sb->sel[k], strlen(sb->sel[k]) + 1);
+    rc = rc ? rc : gs_buf_append(key, "\x01", 1);
+    for (int t = 0; t < sb->ntol && !rc; t++) {
+        const struct gs_dra_toleration *x = &sb->tol[t];
+        uint8_t ops[2] = {x->op, x->effect};
+        rc = gs_buf_append(key, x->key, strlen(x->key) + 1) ||
+             gs_buf_append(key, x->value, strlen(x->value) + 1) || gs_buf_append(key, ops, 2);
+    }
+    return rc ? GS_ENOMEM : 0;
+}
+
+/* The candidates of alternative sb of class cl, evaluated over w into ds (cand at store). */
+static int evaluate(const struct gs_draobj_sub *sb, const struct gs_draobj_class *cl,
+                    const struct gs_dra_world *w, const char *who, struct gs_dra_sub *ds,
+                    int32_t *store, struct gs_error *err)
+{
+    struct gs_cel *progs = malloc(sizeof(*progs) * 2 * GS_DRAOBJ_MAX_SEL);
+    if (!progs)
+        return gs_error_set(err, GS_ENOMEM, "out of memory");
+    int np = 0, rc;
+    char cwhat[GS_KNAME_MAX + 20];
+    snprintf(cwhat, sizeof(cwhat), "deviceclass %s", cl->name);
+    if ((rc = compile_all(progs, &np, cl->sel, cl->nsel, who, cwhat, err)) ||
+        (rc = compile_all(progs, &np, sb->sel, sb->nsel, who, "its", err))) {
+        free(progs);
+        return rc;
+    }
+    ds->cand = store;
+    for (int d = 0; d < w->ndev; d++) {
+        bool ok = true;
+        for (int k = 0; k < np && ok; k++)
+            ok = gs_cel_eval(&progs[k], &w->dev[d]) == 1;
+        if (ok && w->dev[d].tainted && !gs_dra_tolerated(&w->dev[d], sb->tol, sb->ntol))
+            ds->ntainted++;
+        else if (ok)
+            store[ds->ncand++] = d;
+    }
+    free(progs);
+    return 0;
+}
+
+/* Alternative sb's candidates into ds at store (cand, then bynode): from the cache when it has
+ * them, else evaluated (and kept there). Returns the ints of store used, or an error. */
+static int sub_candidates(const struct gs_draobj_sub *sb, const struct gs_draobj_class *cl,
+                          const struct gs_dra_world *w, struct gs_draobj_selcache *cache,
+                          struct gs_buf *key, const char *who, struct gs_dra_sub *ds,
+                          int32_t *store, struct gs_error *err)
+{
+    int32_t at = -1;
+    bool keyed = cache && sel_key(sb, key) == 0;
+    if (keyed)
+        at = gs_strmap_get(&cache->map, key->data, (uint32_t)key->len);
+    if (at >= 0) {
+        const struct gs_draobj_selent *e = &cache->e[at];
+        memcpy(store, e->cand, sizeof(*store) * (e->indexed ? 2 : 1) * (size_t)e->ncand);
+        ds->cand = store;
+        ds->ncand = e->ncand;
+        ds->ntainted = e->ntainted;
+        ds->bynode = e->indexed ? store + e->ncand : NULL;
+        return 2 * e->ncand;
+    }
+    int rc = evaluate(sb, cl, w, who, ds, store, err);
+    if (rc)
+        return rc;
+    gs_dra_sub_index(ds, w, store + ds->ncand);
+    if (keyed && cache->n == cache->cap) {
+        void *v = gs_grow(cache->e, &cache->cap, sizeof(*cache->e), 16);
+        if (v)
+            cache->e = v;
+    }
+    if (keyed && cache->n < cache->cap) {
+        struct gs_draobj_selent *e = &cache->e[cache->n];
+        size_t n = (ds->bynode ? 2 : 1) * (size_t)ds->ncand;
+        e->cand = malloc(sizeof(*e->cand) * (n + 1));
+        if (e->cand && gs_strmap_put(&cache->map, key->data, (uint32_t)key->len, cache->n) == 0) {
+            memcpy(e->cand, store, sizeof(*store) * n);
+            e->ncand = ds->ncand;
+            e->ntainted = ds->ntainted;
+            e->indexed = ds->bynode != NULL;
+            cache->n++;
+        } else {
+            free(e->cand); /* not cached: still prepared */
+        }
+    }
+    return 2 * ds->ncand;
+}
+
+int gs_draobj_prepare_cached(const struct gs_draobj_claim *claim,
+                             const struct gs_draobj_class *classes, int nclasses,
+                             const struct gs_dra_world *w, struct gs_draobj_selcache *cache,
+                             struct gs_draobj_prep *out, struct gs_error *err)
 {
     memset(out, 0, sizeof(*out));
     int nalt = 0;
     for (int r = 0; r < claim->nreq; r++)
         nalt += claim->req[r].nsub;
-    struct gs_cel *progs = malloc(sizeof(*progs) * 2 * GS_DRAOBJ_MAX_SEL);
-    out->cand = malloc(sizeof(*out->cand) * ((size_t)w->ndev * (size_t)nalt + 1));
-    if (!progs || !out->cand) {
-        free(progs);
-        gs_draobj_prep_release(out);
+    /* per alternative its candidates, then their bynode order (gs_dra_sub_index) */
+    out->cand = malloc(sizeof(*out->cand) * (2 * (size_t)w->ndev * (size_t)nalt + 1));
+    if (!out->cand)
         return gs_error_set(err, GS_ENOMEM, "out of memory");
-    }
+    struct gs_buf key;
+    gs_buf_init(&key, 0);
     char who[GS_KNAME_MAX + 120];
     int rc = 0, used = 0;
     out->c.nreq = (uint8_t)claim->nreq;
@@ -756,31 +888,26 @@ int gs_draobj_prepare(const struct gs_draobj_claim *claim, const struct gs_draob
                                   sb->cls);
                 break;
             }
-            int np = 0;
-            char cwhat[GS_KNAME_MAX + 20];
-            snprintf(cwhat, sizeof(cwhat), "deviceclass %s", cl->name);
-            if ((rc = compile_all(progs, &np, cl->sel, cl->nsel, who, cwhat, err)) ||
-                (rc = compile_all(progs, &np, sb->sel, sb->nsel, who, "its", err)))
-                break;
-            ds->cand = out->cand + used;
-            for (int d = 0; d < w->ndev; d++) {
-                bool ok = true;
-                for (int k = 0; k < np && ok; k++)
-                    ok = gs_cel_eval(&progs[k], &w->dev[d]) == 1;
-                if (ok && w->dev[d].tainted && !gs_dra_tolerated(&w->dev[d], sb->tol, sb->ntol))
-                    ds->ntainted++;
-                else if (ok)
-                    out->cand[used + ds->ncand++] = d;
-            }
-            used += ds->ncand;
+            int n = sub_candidates(sb, cl, w, cache, &key, who, ds, out->cand + used, err);
+            if (n < 0)
+                rc = n;
+            else
+                used += n;
         }
     }
+    gs_buf_release(&key);
     out->c.ncons = (uint8_t)claim->ncons;
     memcpy(out->c.cons, claim->cons, sizeof(claim->cons));
-    free(progs);
     if (rc)
         gs_draobj_prep_release(out);
     return rc;
+}
+
+int gs_draobj_prepare(const struct gs_draobj_claim *claim, const struct gs_draobj_class *classes,
+                      int nclasses, const struct gs_dra_world *w, struct gs_draobj_prep *out,
+                      struct gs_error *err)
+{
+    return gs_draobj_prepare_cached(claim, classes, nclasses, w, NULL, out, err);
 }
 
 void gs_draobj_prep_release(struct gs_draobj_prep *p)

@@ -28,6 +28,7 @@
 #ifndef GS_DRAOBJ_H
 #define GS_DRAOBJ_H
 
+#include "../base/hash.h"
 #include "../core/dra.h"
 #include "drataint.h"
 #include "kubeobj.h"
@@ -102,22 +103,25 @@ struct gs_draobj_reserved {
     char uid[64];
 };
 
+/* A claim: small, its lists on the heap (owned by the claim read; a shallow copy borrows them
+ * and must not write through them: whoever changes a copy's status points it at lists of its
+ * own). */
 struct gs_draobj_claim {
     char ns[64];
     char name[GS_KNAME_MAX];
     char uid[64];
     char rv[32];
     int nreq;
-    struct gs_draobj_req req[GS_DRA_MAX_REQ];
+    struct gs_draobj_req *req; /* nreq */
     int ncons;
     struct gs_dra_constraint cons[GS_DRA_MAX_CONS];
     /* status */
     bool allocated;
     char node[GS_KNAME_MAX]; /* the node its allocation's nodeSelector names ("": any) */
     int nresults;
-    struct gs_draobj_result results[GS_DRAOBJ_MAX_RESULTS];
+    struct gs_draobj_result *results; /* nresults (at most GS_DRAOBJ_MAX_RESULTS) */
     int nreserved; /* every entry counted; the first GS_DRAOBJ_MAX_RESERVED kept */
-    struct gs_draobj_reserved reserved[GS_DRAOBJ_MAX_RESERVED];
+    struct gs_draobj_reserved *reserved; /* min(nreserved, GS_DRAOBJ_MAX_RESERVED) */
 };
 
 struct gs_error;
@@ -163,6 +167,28 @@ int gs_draobj_prepare(const struct gs_draobj_claim *claim, const struct gs_draob
                       int nclasses, const struct gs_dra_world *w, struct gs_draobj_prep *out,
                       struct gs_error *err);
 void gs_draobj_prep_release(struct gs_draobj_prep *p);
+
+/* What gs_draobj_prepare found for each distinct alternative (its class, selectors and
+ * tolerations) against one world, so that claims alike (a Job's pods' claims from one template)
+ * are evaluated once a cycle: their candidates and bynode order copied from the first. Embedded:
+ * zero it or gs_draobj_selcache_init; valid for one world only. Not thread-safe. */
+struct gs_draobj_selent {
+    int32_t *cand; /* ncand candidates, then their bynode order (NULL: none) */
+    int32_t ncand, ntainted;
+    bool indexed;
+};
+struct gs_draobj_selcache {
+    struct gs_strmap map; /* key -> index in e */
+    struct gs_draobj_selent *e;
+    int n, cap;
+};
+void gs_draobj_selcache_init(struct gs_draobj_selcache *c);
+void gs_draobj_selcache_release(struct gs_draobj_selcache *c);
+/* gs_draobj_prepare through cache (NULL: none); the same results. */
+int gs_draobj_prepare_cached(const struct gs_draobj_claim *claim,
+                             const struct gs_draobj_class *classes, int nclasses,
+                             const struct gs_dra_world *w, struct gs_draobj_selcache *cache,
+                             struct gs_draobj_prep *out, struct gs_error *err);
 
 /* The merge patch of the claim's status subresource that allocates it (when
  * alloc is non-NULL: results on devices of w, nodeSelector naming node) and reserves it for the

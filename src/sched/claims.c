@@ -64,7 +64,8 @@ static const struct gs_kcache_kind kinds[NK] = {
 };
 
 struct assumed {
-    struct gs_draobj_claim c; /* status fields used only (and rv, released) */
+    struct gs_draobj_claim c; /* status fields used only (and rv, released); its results and
+                               * reserved lists are the entry's own, no requests */
     double at;
     bool released; /* held while the list shows the resourceVersion it was written against */
 };
@@ -86,6 +87,15 @@ struct gs_claims {
     int nunk;
 };
 
+/* The status lists of a claim held apart (an assumed entry's, a view's own). */
+static void status_free(struct gs_draobj_claim *c)
+{
+    free(c->results);
+    free(c->reserved);
+    c->results = NULL;
+    c->reserved = NULL;
+}
+
 struct gs_claims *gs_claims_new(struct gs_kube_client *kc, bool watch, double resync_s,
                                 struct gs_error *err)
 {
@@ -104,6 +114,8 @@ void gs_claims_free(struct gs_claims *c)
 {
     if (!c)
         return;
+    for (int a = 0; a < c->nas; a++)
+        status_free(&c->as[a].c);
     free(c->as);
     free(c->unk);
     gs_kcache_close(c->kc, NK);
@@ -116,14 +128,55 @@ uint64_t gs_claims_gen(struct gs_claims *c)
     return gs_kcache_gen_sum(c->kc, NK);
 }
 
-static void overlay(struct gs_draobj_claim *to, const struct gs_draobj_claim *from)
+/* A claim's status as from's, with lists of its own (to's are not freed). Returns 0 or
+ * GS_ENOMEM (to unchanged). */
+static int status_copy(struct gs_draobj_claim *to, const struct gs_draobj_claim *from)
 {
+    int nres = from->nresults,
+        nrsv = from->nreserved < GS_DRAOBJ_MAX_RESERVED ? from->nreserved : GS_DRAOBJ_MAX_RESERVED;
+    struct gs_draobj_result *res = nres > 0 ? malloc(sizeof(*res) * (size_t)nres) : NULL;
+    struct gs_draobj_reserved *rsv = nrsv > 0 ? malloc(sizeof(*rsv) * (size_t)nrsv) : NULL;
+    if ((nres > 0 && !res) || (nrsv > 0 && !rsv)) {
+        free(res);
+        free(rsv);
+        return GS_ENOMEM;
+    }
+    if (nres > 0)
+        memcpy(res, from->results, sizeof(*res) * (size_t)nres);
+    if (nrsv > 0)
+        memcpy(rsv, from->reserved, sizeof(*rsv) * (size_t)nrsv);
     to->allocated = from->allocated;
     memcpy(to->node, from->node, sizeof(to->node));
-    to->nresults = from->nresults;
-    memcpy(to->results, from->results, sizeof(to->results));
+    to->nresults = nres;
+    to->results = res;
     to->nreserved = from->nreserved;
-    memcpy(to->reserved, from->reserved, sizeof(to->reserved));
+    to->reserved = rsv;
+    return 0;
+}
+
+/* View claim i's status lists made the view's own (it may change them). Returns 0 or
+ * GS_ENOMEM. */
+static int own_status(struct gs_claims_view *v, int i)
+{
+    if (v->own[i])
+        return 0;
+    struct gs_draobj_claim *cl = &v->claims[i];
+    int rc = status_copy(cl, cl);
+    v->own[i] = rc == 0;
+    return rc;
+}
+
+/* View claim i's status as the assumed from's. */
+static void overlay(struct gs_claims_view *v, int i, const struct gs_draobj_claim *from)
+{
+    struct gs_draobj_claim *cl = &v->claims[i];
+    struct gs_draobj_claim x = *cl;
+    if (status_copy(&x, from))
+        return; /* without memory: as the list shows it */
+    if (v->own[i])
+        status_free(cl);
+    *cl = x;
+    v->own[i] = true;
 }
 
 int gs_claims_view(struct gs_claims *c, struct gs_claims_view *v)
@@ -154,11 +207,12 @@ int gs_claims_view(struct gs_claims *c, struct gs_claims_view *v)
     int rc = 0;
     if (lk && lk->n > 0) {
         v->claims = malloc(sizeof(*v->claims) * (size_t)lk->n);
-        if (!v->claims)
+        v->own = calloc((size_t)lk->n, sizeof(*v->own));
+        if (!v->claims || !v->own)
             rc = GS_ENOMEM;
         else
             memcpy(v->claims, lk->items, sizeof(*v->claims) * (size_t)lk->n);
-        v->nclaims = v->claims ? lk->n : 0;
+        v->nclaims = rc ? 0 : lk->n;
     }
     /* assumed allocations: applied while the list does not show them yet */
     double now = gs_clock_mono();
@@ -174,9 +228,10 @@ int gs_claims_view(struct gs_claims *c, struct gs_claims_view *v)
                             : cl->allocated && cl->nreserved >= x->c.nreserved)
                 keep = false; /* the watch shows it (or a newer change) */
             else
-                overlay(cl, &x->c);
+                overlay(v, i, &x->c);
         }
         if (!keep || (!found && lk)) {
+            status_free(&x->c);
             c->as[a--] = c->as[--c->nas];
         }
     }
@@ -190,30 +245,42 @@ void gs_claims_view_release(struct gs_claims_view *v)
 {
     for (int k = 0; k < NK; k++)
         gs_kcache_items_put(v->ref[k]);
+    for (int i = 0; v->own && i < v->nclaims; i++)
+        if (v->own[i])
+            status_free(&v->claims[i]);
+    free(v->own);
     free(v->claims);
     memset(v, 0, sizeof(*v));
 }
 
 static void assume(struct gs_claims *c, const struct gs_draobj_claim *claim, bool released)
 {
+    struct gs_draobj_claim x = *claim;
+    x.req = NULL; /* the status only */
+    x.nreq = 0;
+    if (status_copy(&x, claim))
+        return; /* without memory: not assumed (the watch shows it in time) */
     pthread_mutex_lock(&c->mu);
     int a = 0;
     while (a < c->nas && strcmp(c->as[a].c.uid, claim->uid) != 0)
         a++;
-    if (a == c->nas && c->nas < ASSUME_MAX) {
-        if (c->nas == c->capas) {
-            void *v = gs_grow(c->as, &c->capas, sizeof(*c->as), 16);
-            if (v)
-                c->as = v;
-        }
-        if (c->nas < c->capas)
-            c->nas++;
+    if (a == c->nas && c->nas < ASSUME_MAX && c->nas == c->capas) {
+        void *v = gs_grow(c->as, &c->capas, sizeof(*c->as), 16);
+        if (v)
+            c->as = v;
     }
-    if (a < c->nas) {
-        c->as[a].c = *claim;
-        c->as[a].at = gs_clock_mono();
-        c->as[a].released = released;
+    if (a == c->nas && (c->nas >= ASSUME_MAX || c->nas == c->capas)) {
+        pthread_mutex_unlock(&c->mu);
+        status_free(&x);
+        return;
     }
+    if (a == c->nas)
+        c->nas++;
+    else
+        status_free(&c->as[a].c);
+    c->as[a].c = x;
+    c->as[a].at = gs_clock_mono();
+    c->as[a].released = released;
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -231,8 +298,10 @@ void gs_claims_forget(struct gs_claims *c, const char *uid)
 {
     pthread_mutex_lock(&c->mu);
     for (int a = 0; a < c->nas; a++)
-        if (strcmp(c->as[a].c.uid, uid) == 0)
+        if (strcmp(c->as[a].c.uid, uid) == 0) {
+            status_free(&c->as[a].c);
             c->as[a--] = c->as[--c->nas];
+        }
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -343,6 +412,13 @@ int gs_claims_release_stale(struct gs_claims_cycle *cy, struct gs_claims *c,
                 cl->name, cl->nreserved - nkept, cl->nreserved,
                 nkept ? "" : ": its allocation is released");
         /* the view as the API will show it, at once */
+        if (own_status(&cy->v, i)) {
+            pthread_mutex_unlock(&c->mu);
+            free(seen);
+            free(was);
+            free(verdict);
+            return GS_ENOMEM;
+        }
         int n = 0;
         for (int r = 0; r < cl->nreserved; r++)
             if (keep[r])
@@ -391,8 +467,23 @@ json_t *gs_claims_pod_writes(struct gs_claims_cycle *cy, struct gs_claims *c, in
                  "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s/status", cl->ns,
                  cl->name);
         json_array_append_new(out, json_pack("{s:s, s:o*}", "path", path, "body", body));
-        /* the claim as the API will show it: assumed until the watch does */
+        /* the claim as the API will show it: assumed until the watch does (assume copies the
+         * lists) */
         struct gs_draobj_claim a = *cl;
+        int nrsv = cl->nreserved < GS_DRAOBJ_MAX_RESERVED ? cl->nreserved : GS_DRAOBJ_MAX_RESERVED;
+        struct gs_draobj_result *res = calloc(GS_DRAOBJ_MAX_RESULTS, sizeof(*res));
+        struct gs_draobj_reserved *rsv = calloc(GS_DRAOBJ_MAX_RESERVED, sizeof(*rsv));
+        if (!res || !rsv) {
+            free(res);
+            free(rsv);
+            continue; /* not assumed: the watch shows it in time */
+        }
+        if (nrsv > 0)
+            memcpy(rsv, cl->reserved, sizeof(*rsv) * (size_t)nrsv);
+        if (cl->nresults > 0)
+            memcpy(res, cl->results, sizeof(*res) * (size_t)cl->nresults);
+        a.results = res;
+        a.reserved = rsv;
         if (p->prepared[k]) {
             a.allocated = true;
             snprintf(a.node, sizeof(a.node), "%s", node);
@@ -416,6 +507,8 @@ json_t *gs_claims_pod_writes(struct gs_claims_cycle *cy, struct gs_claims *c, in
         a.nreserved++;
         if (c)
             gs_claims_assume(c, &a);
+        free(res);
+        free(rsv);
     }
     return out;
 }
