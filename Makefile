@@ -120,10 +120,12 @@ test-fast: build
 bench: build
 	./scripts/bench.sh $(BUILD)
 
-# scheduling throughput on the real control plane: gpusched and kube-scheduler, same QPS
+# scheduling throughput on the real control plane: gpusched and kube-scheduler, same QPS;
+# then pods with DRA claims on 500 nodes' ResourceSlices (NVIDIA's driver's shape)
 bench-e2e: build
 	./bench/e2e_throughput.sh $(BUILD)/gpusched $(BUILD)/e2e_driver 1000 5000
 	QPS=1000 BURST=2000 ./bench/e2e_throughput.sh $(BUILD)/gpusched $(BUILD)/e2e_driver 1000 5000
+	QPS=1000 BURST=2000 ./bench/e2e_dra.sh $(BUILD)/gpusched $(BUILD)/e2e_driver 500 2000
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

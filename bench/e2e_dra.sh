@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# bench-e2e, DRA: scheduling throughput of pods with ResourceClaims on the real control plane,
+# gpusched against the stock kube-scheduler (its DynamicResources plugin) in the same run, with
+# the same client QPS and burst. NODES fake nodes (kwok) each publish one ResourceSlice shaped
+# as NVIDIA's DRA driver publishes it (driver gpu.nvidia.com, pool = node, devices gpu-0..7:
+# whole H100s with NVIDIA's attributes and their memory capacity), with NVIDIA's DeviceClass
+# gpu.nvidia.com. Each scheduler gets a fresh set: PODS ResourceClaims (one GPU each, a CEL
+# selector on productName), made beforehand as the resourceclaim controller makes them from a
+# template, and a pod naming each; then the scheduler starts and the clock runs until every
+# pod is bound. Between the two, the pods and claims of the first are deleted. One JSON line
+# per scheduler, then one with the ratio.
+set -u
+GS="$1"; DRIVER="$2"; NODES="${3:-500}"; PODS="${4:-2000}"; QPS="${QPS:-1000}"; BURST="${BURST:-2000}"
+. "$(dirname "$0")/../tests/e2e/cluster.sh"
+e2e_up >&2 || exit 1
+echo "$NODES dra H100-80GB 0 whole" | "$DRIVER" nodes || exit 1
+K="$E2E_BIN/kubectl"
+now() { date +%s.%N; }
+# create FILE: kubectl create of a List, four at a time
+create() {
+    python3 - "$1" <<'P' || return 1
+import json, sys
+items = json.load(open(sys.argv[1]))["items"]
+for k in range(4):
+    json.dump({"apiVersion": "v1", "kind": "List", "items": items[k::4]},
+              open("%s.%d" % (sys.argv[1], k), "w"))
+P
+    local k pids=()
+    for k in 0 1 2 3; do "$K" create -f "$1.$k" > /dev/null & pids+=($!); done
+    for k in "${pids[@]}"; do wait "$k" || return 1; done
+}
+# the DeviceClass and each node's slice, as NVIDIA's driver publishes them
+python3 - "$NODES" > "$E2E_DIR/slices.json" <<'P'
+import json, sys
+D = "gpu.nvidia.com"
+items = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": D},
+          "spec": {"selectors": [{"cel": {"expression":
+              "device.driver == '%s' && device.attributes['%s'].type == 'gpu'" % (D, D)}}]}}]
+for n in range(int(sys.argv[1])):
+    node = "dra-%03d" % n
+    devs = []
+    for m in range(8):
+        s = lambda v: {"string": v}
+        devs.append({"name": "gpu-%d" % m, "attributes": {
+            "type": s("gpu"), "uuid": s("GPU-%08x-1c2d-4e5f-8a9b-%012x" % (n, m)),
+            "minor": {"int": m}, "index": {"int": m}, "productName": s("NVIDIA H100 80GB HBM3"),
+            "brand": s("Nvidia"), "architecture": s("Hopper"),
+            "cudaComputeCapability": {"version": "9.0.0"}, "driverVersion": {"version": "570.133.20"},
+            "cudaDriverVersion": {"version": "12.8.0"},
+            "resource.kubernetes.io/pciBusID": s("0000:%02x:00.0" % (0x18 + 0x10 * m)),
+            "resource.kubernetes.io/pcieRoot": s("pci0000:%02x" % (0x10 * (m // 2)))},
+            "capacity": {"memory": {"value": "85520809984"}}})
+    items.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                  "metadata": {"name": "%s-%s-x7k2q" % (node, D)},
+                  "spec": {"driver": D, "nodeName": node,
+                           "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                           "devices": devs}})
+json.dump({"apiVersion": "v1", "kind": "List", "items": items}, sys.stdout)
+P
+create "$E2E_DIR/slices.json" || exit 1
+"$K" create namespace dra > /dev/null || exit 1
+run() { # NAME SCHEDULER-NAME COMMAND...
+    local name="$1" sched="$2"; shift 2
+    python3 - "$PODS" "$name" "$sched" > "$E2E_DIR/$name-objs.json" <<'P'
+import json, sys
+n, name, sched = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+sel = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"
+items = []
+for i in range(n):
+    c = "%s-%04d-gpu" % (name, i)
+    items.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                  "metadata": {"name": c, "namespace": "dra"},
+                  "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                      "deviceClassName": "gpu.nvidia.com",
+                      "selectors": [{"cel": {"expression": sel}}]}}]}}})
+    items.append({"apiVersion": "v1", "kind": "Pod",
+                  "metadata": {"name": "%s-%04d" % (name, i), "namespace": "dra"},
+                  "spec": {"schedulerName": sched,
+                           "resourceClaims": [{"name": "gpu", "resourceClaimName": c}],
+                           "containers": [{"name": "c", "image": "registry.invalid/none:1",
+                                           "resources": {"requests": {"cpu": "100m"},
+                                                         "claims": [{"name": "gpu"}]}}]}})
+json.dump({"apiVersion": "v1", "kind": "List", "items": items}, sys.stdout)
+P
+    create "$E2E_DIR/$name-objs.json" || exit 1
+    local t0 t1
+    t0=$(now)
+    "$@" > "$E2E_DIR/$name.log" 2>&1 &
+    local pid=$!
+    E2E_SCHEDULER="$sched" "$DRIVER" wait-bound "$PODS" 900 >&2 || { tail -5 "$E2E_DIR/$name.log" >&2; exit 1; }
+    t1=$(now)
+    kill "$pid"; wait "$pid" 2>/dev/null
+    # every claim allocated once, on its pod's node, no device twice
+    "$K" get resourceclaims -n dra -o json > "$E2E_DIR/$name-claims.json"
+    "$K" get pods -n dra -o json > "$E2E_DIR/$name-pods.json"
+    python3 - "$E2E_DIR/$name-claims.json" "$E2E_DIR/$name-pods.json" "$PODS" <<'P' >&2 || exit 1
+import json, sys
+claims = json.load(open(sys.argv[1]))["items"]
+pods = {p["metadata"]["name"]: p for p in json.load(open(sys.argv[2]))["items"]}
+seen, bad = set(), 0
+for c in claims:
+    res = ((c.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results", [])
+    pod = pods.get(c["metadata"]["name"][:-len("-gpu")])
+    node = pod and pod["spec"].get("nodeName")
+    if len(res) != 1 or res[0]["pool"] != node or (res[0]["pool"], res[0]["device"]) in seen:
+        bad += 1
+    for r in res:
+        seen.add((r["pool"], r["device"]))
+print("  %d claims allocated, %d devices, %d wrong" % (len(claims) - bad, len(seen), bad))
+sys.exit(0 if bad == 0 and len(claims) == int(sys.argv[3]) else 1)
+P
+    python3 -c "import sys; print('{\"bench\":\"e2e_dra\",\"scheduler\":\"%s\",\"nodes\":%d,\"devices\":%d,\"pods\":%d,\"qps\":%d,\"burst\":%d,\"pods_per_s\":%.1f}' % ('$name', $NODES, 8 * $NODES, $PODS, $QPS, $BURST, $PODS / ($t1 - $t0)))" | tee "$E2E_DIR/$name.rate"
+    # a fresh set for the next: the pods and their claims go (finalizers dropped: no
+    # resourceclaim controller runs here to drop them)
+    "$K" delete pods --all -n dra --grace-period=0 --force --wait=false > /dev/null 2>&1
+    "$K" get resourceclaims -n dra -o json | python3 -c '
+import json, sys
+l = json.load(sys.stdin)
+for c in l["items"]:
+    c["metadata"].pop("finalizers", None)
+json.dump(l, sys.stdout)' > "$E2E_DIR/$name-unfin.json"
+    "$K" replace -f "$E2E_DIR/$name-unfin.json" > /dev/null 2>&1
+    "$K" delete resourceclaims --all -n dra --wait=false > /dev/null 2>&1
+    for i in $(seq 1 120); do
+        [ "$("$K" get pods,resourceclaims -n dra --no-headers 2>/dev/null | wc -l)" = 0 ] && break
+        sleep 1
+    done
+}
+run gpusched gpusched "$GS" scheduler --kubeconfig "$E2E_DIR/admin.kubeconfig" \
+    --leader-elect false --http-port 0 --qps "$QPS" --burst "$BURST"
+cat > "$E2E_DIR/ks.yaml" <<Y
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection: {leaderElect: false}
+clientConnection:
+  kubeconfig: $E2E_DIR/admin.kubeconfig
+  qps: $QPS
+  burst: $BURST
+Y
+run kube-scheduler default-scheduler "$E2E_BIN/kube-scheduler" --config "$E2E_DIR/ks.yaml" --secure-port 0
+python3 - "$E2E_DIR/gpusched.rate" "$E2E_DIR/kube-scheduler.rate" <<'P'
+import json, sys
+g, k = (json.load(open(f))["pods_per_s"] for f in sys.argv[1:])
+print(json.dumps({"bench": "e2e_dra", "ratio_gpusched_to_kube_scheduler": round(g / k, 1)}))
+P
