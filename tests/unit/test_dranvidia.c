@@ -545,3 +545,54 @@ Test(dranvidia, malformed_taints_and_tolerations_are_refused_naming_the_field)
               err.msg);
     json_decref(o);
 }
+
+/* ---------- claims alike are evaluated once a cycle ---------- */
+
+static void expect_same(const struct gs_dra_sub *a, const struct gs_dra_sub *b, const char *what)
+{
+    cr_expect_eq(a->ncand, b->ncand, "%s: %d candidates against %d", what, a->ncand, b->ncand);
+    cr_expect_eq(a->ntainted, b->ntainted, "%s", what);
+    for (int i = 0; i < a->ncand && i < b->ncand; i++) {
+        cr_expect_eq(a->cand[i], b->cand[i], "%s: candidate %d", what, i);
+        cr_expect_eq(a->bynode != NULL, b->bynode != NULL, "%s", what);
+        if (a->bynode && b->bynode)
+            cr_expect_eq(a->bynode[i], b->bynode[i], "%s: by node %d", what, i);
+    }
+}
+
+Test(dranvidia, the_selector_cache_gives_what_each_claim_would_get, .init = setup, .fini = teardown)
+{
+    const char *specs[] = {
+        REQ("gpu.nvidia.com", SEL(ATTR ".productName == 'NVIDIA H100 80GB HBM3'")),
+        REQ("gpu.nvidia.com", SEL(ATTR ".productName == 'NVIDIA H100 80GB HBM3'")),
+        /* the same selector, tolerating the xid taint: one more candidate */
+        REQ("gpu.nvidia.com",
+            SEL(ATTR ".productName == 'NVIDIA H100 80GB HBM3'") ",\"tolerations\":[{\"operator\":"
+                                                                "\"Exists\"}]"),
+        MIG("3g.40gb"),
+        MIG("3g.40gb"),
+    };
+    struct gs_draobj_selcache cache;
+    gs_draobj_selcache_init(&cache);
+    int ncand[5];
+    for (int k = 0; k < 5; k++) {
+        static struct gs_draobj_claim c;
+        claim_of(specs[k], &c);
+        struct gs_draobj_prep a, b;
+        struct gs_error err;
+        gs_error_init(&err);
+        cr_assert_eq(gs_draobj_prepare(&c, classes, 2, &world.w, &a, &err), 0, "%s", err.msg);
+        cr_assert_eq(gs_draobj_prepare_cached(&c, classes, 2, &world.w, &cache, &b, &err), 0, "%s",
+                     err.msg);
+        expect_same(&a.c.req[0].sub[0], &b.c.req[0].sub[0], specs[k]);
+        ncand[k] = b.c.req[0].sub[0].ncand;
+        gs_draobj_prep_release(&a);
+        gs_draobj_prep_release(&b);
+        gs_draobj_claim_release(&c);
+    }
+    cr_expect_eq(cache.n, 3, "three alternatives apart: %d", cache.n);
+    cr_expect_eq(ncand[0], 7);
+    cr_expect_eq(ncand[2], 8, "tolerated, the tainted H100 is a candidate");
+    cr_expect_eq(ncand[3], 5, "the static one and two placements on each partitionable GPU");
+    gs_draobj_selcache_release(&cache);
+}
