@@ -1,10 +1,13 @@
-/* Fuzz target: the DRA object readers (DeviceClass, ResourceSlice with its devices' taints,
- * ResourceClaim with its requests' tolerations, DeviceTaintRule JSON). The input is read as each
- * kind, or, when it is a list [class, slice, claim] or [class, slice, claim, rule], its items as
- * those; a slice becomes a world (the rule applied to it), and with a claim and a class the
- * claim is prepared (CEL compiled and evaluated, taints tolerated or not), allocated on the
- * slice's node and its status patch written. */
+/* Fuzz target: the DRA object readers (DeviceClass with its extendedResourceName, ResourceSlice
+ * with its devices' taints, ResourceClaim with its requests' tolerations and owner,
+ * DeviceTaintRule JSON). The input is read as each kind, or, when it is a list [class, slice,
+ * claim], [class, slice, claim, rule] or [class, slice, claim, rule, pod], its items as those; a
+ * slice becomes a world (the rule applied to it), and with a claim and a class the claim is
+ * prepared (CEL compiled and evaluated, taints tolerated or not), allocated on the slice's node
+ * and its status patch written; a pod's extended resources the class backs become the claim
+ * kube-scheduler would make for it, and the pod status naming it. */
 #include "base/error.h"
+#include "formats/draext.h"
 #include "formats/draobj.h"
 
 #include <stdint.h>
@@ -27,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static struct gs_draobj_slice sl;
     static struct gs_draobj_claim c;
     static struct gs_drataint_rule rule;
-    bool list = json_is_array(o) && (json_array_size(o) == 3 || json_array_size(o) == 4);
+    bool list = json_is_array(o) && json_array_size(o) >= 3 && json_array_size(o) <= 5;
     const json_t *ocl = list ? json_array_get(o, 0) : o, *osl = list ? json_array_get(o, 1) : o,
                  *oc = list ? json_array_get(o, 2) : o, *orl = list ? json_array_get(o, 3) : o;
     bool have_rule = gs_drataint_rule_read(orl, &rule, &err) == 0;
@@ -54,6 +57,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             gs_draobj_world_release(&w);
         }
         gs_draobj_slice_release(&sl);
+    }
+    static struct gs_kube_pod pod;
+    if (have_cl && gs_kube_pod_read(list ? json_array_get(o, 4) : o, &pod, &err) == 0) {
+        static struct gs_draext x;
+        if (gs_draext_build(&pod, &cl, 1, &x, &err) == 0 && x.nres > 0) {
+            json_decref(gs_draext_claim_json(&x, pod.name, pod.uid));
+            json_decref(gs_draext_pod_status(&x));
+        }
+        gs_draext_release(&x);
     }
     if (have_c)
         gs_draobj_claim_release(&c);

@@ -68,6 +68,10 @@ static void pods_release(struct gs_dracycle *cy)
         struct gs_dracycle_pod *p = cy->pods[i];
         for (int k = 0; p && !p->borrowed && k < p->n; k++)
             gs_draobj_prep_release(&p->prep[k]);
+        if (p && p->x) {
+            gs_draext_release(p->x);
+            free(p->x);
+        }
         free(p);
     }
     free(cy->pods);
@@ -230,13 +234,106 @@ static void pending_demand(const struct gs_dracycle *cy, const struct gs_dra_cla
         }
 }
 
-int gs_dracycle_pod_prepare(struct gs_dracycle *cy, int i, const char *ns,
-                            const char (*names)[GS_KNAME_MAX], int n, struct gs_tenants *t,
-                            struct gs_qvec *claimed, char *why, size_t why_size)
+void gs_dracycle_set_alloc(struct gs_dracycle *cy,
+                           int64_t (*alloc)(void *ctx, int32_t node, const char *res), void *ctx)
+{
+    cy->alloc = alloc;
+    cy->alloc_ctx = ctx;
+}
+
+const struct gs_draobj_claim *gs_dracycle_pod_claim(const struct gs_dracycle *cy,
+                                                    const struct gs_dracycle_pod *p, int k)
+{
+    return p->claim[k] >= 0 ? &cy->claims[p->claim[k]] : &p->x->claim;
+}
+
+/* Claim c (an index in the cycle's claims, or -1: the special claim) as slot k of pod p:
+ * prepared, or, allocated, fixing the pod's node. Returns 0, 1 (why says why the pod waits) or
+ * GS_ENOMEM. */
+static int pod_slot(struct gs_dracycle *cy, struct gs_dracycle_pod *p, int k, int c,
+                    struct gs_tenants *t, struct gs_qvec *claimed, char *why, size_t why_size)
+{
+    p->claim[k] = c;
+    const struct gs_draobj_claim *cl = gs_dracycle_pod_claim(cy, p, k);
+    if (cl->allocated) {
+        allocated_demand(cy, cl, t, claimed);
+        if (!cl->node[0])
+            return 0;
+        /* the node it was allocated for: found through a device of the node */
+        int32_t node = -1;
+        for (int r = 0; r < cl->nresults && node < 0; r++) {
+            int d = gs_dra_state_find(&cy->st, cl->results[r].driver, cl->results[r].pool,
+                                      cl->results[r].device);
+            if (d >= 0)
+                node = cy->w.w.dev[d].node;
+        }
+        if (node < 0) {
+            snprintf(why, why_size,
+                     "resourceclaim %s/%s is allocated on node %s, whose devices are not "
+                     "published",
+                     cl->ns, cl->name, cl->node);
+            return 1;
+        }
+        if (p->node >= 0 && p->node != node) {
+            snprintf(why, why_size,
+                     "its claims are allocated on different nodes (resourceclaim %s/%s on %s)",
+                     cl->ns, cl->name, cl->node);
+            return 1;
+        }
+        p->node = node;
+        return 0;
+    }
+    struct gs_error err;
+    gs_error_init(&err);
+    int rc = gs_draobj_prepare_cached(cl, cy->classes, cy->nclasses, &cy->w.w, &cy->sel,
+                                      &p->prep[k], &err);
+    if (rc == GS_ENOMEM)
+        return rc;
+    if (rc) {
+        snprintf(why, why_size, "%s", err.msg);
+        return 1;
+    }
+    p->prepared[k] = true;
+    pending_demand(cy, &p->prep[k].c, t, claimed);
+    return 0;
+}
+
+/* The pod's extended resources a DeviceClass backs, as the last slot: the claim an earlier
+ * try made (the pod its controller owner), else the one to make. */
+static int pod_extended(struct gs_dracycle *cy, struct gs_dracycle_pod *p,
+                        const struct gs_kube_pod *pod, struct gs_tenants *t,
+                        struct gs_qvec *claimed, char *why, size_t why_size)
+{
+    struct gs_error err;
+    gs_error_init(&err);
+    if (!(p->x = calloc(1, sizeof(*p->x))))
+        return GS_ENOMEM;
+    int rc = gs_draext_build(pod, cy->classes, cy->nclasses, p->x, &err);
+    if (rc == GS_ENOMEM)
+        return rc;
+    if (rc) {
+        snprintf(why, why_size, "%s", err.msg);
+        return 1;
+    }
+    if (p->x->nres == 0)
+        return 0;
+    int c = -1;
+    for (int k = 0; k < cy->nclaims && c < 0; k++)
+        if (cy->claims[k].extended && strcmp(cy->claims[k].owner_uid, pod->uid) == 0 &&
+            strcmp(cy->claims[k].ns, pod->ns) == 0)
+            c = k;
+    p->x_slot = p->n++;
+    return pod_slot(cy, p, p->x_slot, c, t, claimed, why, why_size);
+}
+
+int gs_dracycle_pod_prepare(struct gs_dracycle *cy, int i, const struct gs_kube_pod *pod,
+                            struct gs_tenants *t, struct gs_qvec *claimed, char *why,
+                            size_t why_size)
 {
     gs_qvec_zero(claimed);
-    if (n <= 0)
-        return 0;
+    int n = pod->ndra;
+    if (n <= 0 && (pod->nxreq <= 0 || cy->absent))
+        return 0; /* extended resources without DRA's objects: the device plugins' */
     if (cy->absent) {
         snprintf(why, why_size,
                  "resource.k8s.io/v1 (DeviceClasses, ResourceSlices, ResourceClaims) is not "
@@ -248,65 +345,37 @@ int gs_dracycle_pod_prepare(struct gs_dracycle *cy, int i, const char *ns,
         return GS_ENOMEM;
     cy->pods[i] = p;
     p->node = -1;
-    p->n = n;
+    p->x_slot = -1;
     for (int k = 0; k < n; k++) {
-        if (!names[k][0]) {
+        if (!pod->dra[k][0]) {
             snprintf(why, why_size,
                      "spec.resourceClaims[%d]: the ResourceClaim from its template does not "
                      "exist yet",
                      k);
             return 1;
         }
-        int c = find_claim(cy, ns, names[k]);
+        int c = find_claim(cy, pod->ns, pod->dra[k]);
         if (c < 0) {
-            snprintf(why, why_size, "resourceclaim %s/%s not found", ns, names[k]);
+            snprintf(why, why_size, "resourceclaim %s/%s not found", pod->ns, pod->dra[k]);
             return 1;
         }
-        p->claim[k] = c;
-        const struct gs_draobj_claim *cl = &cy->claims[c];
-        if (cl->allocated) {
-            allocated_demand(cy, cl, t, claimed);
-            if (cl->node[0]) {
-                /* the node it was allocated for: found through a device of the node */
-                int32_t node = -1;
-                for (int r = 0; r < cl->nresults && node < 0; r++) {
-                    int d = gs_dra_state_find(&cy->st, cl->results[r].driver, cl->results[r].pool,
-                                              cl->results[r].device);
-                    if (d >= 0)
-                        node = cy->w.w.dev[d].node;
-                }
-                if (node < 0) {
-                    snprintf(why, why_size,
-                             "resourceclaim %s/%s is allocated on node %s, whose devices are "
-                             "not published",
-                             ns, cl->name, cl->node);
-                    return 1;
-                }
-                if (p->node >= 0 && p->node != node) {
-                    snprintf(why, why_size,
-                             "its claims are allocated on different nodes (resourceclaim %s/%s "
-                             "on %s)",
-                             ns, cl->name, cl->node);
-                    return 1;
-                }
-                p->node = node;
-            }
-            continue;
-        }
-        struct gs_error err;
-        gs_error_init(&err);
-        int rc = gs_draobj_prepare_cached(cl, cy->classes, cy->nclasses, &cy->w.w, &cy->sel,
-                                          &p->prep[k], &err);
-        if (rc == GS_ENOMEM)
+        p->n++;
+        int rc = pod_slot(cy, p, k, c, t, claimed, why, why_size);
+        if (rc)
             return rc;
-        if (rc) {
-            snprintf(why, why_size, "%s", err.msg);
-            return 1;
-        }
-        p->prepared[k] = true;
-        pending_demand(cy, &p->prep[k].c, t, claimed);
     }
-    return 0;
+    return pod->nxreq > 0 ? pod_extended(cy, p, pod, t, claimed, why, why_size) : 0;
+}
+
+uint32_t gs_dracycle_pod_dra_res(const struct gs_dracycle *cy, int i, const struct gs_kube_pod *p)
+{
+    const struct gs_dracycle_pod *dp = i >= 0 && i < cy->npods ? cy->pods[i] : NULL;
+    uint32_t m = 0;
+    for (int r = 0; dp && dp->x && r < p->nres && r < 32; r++)
+        for (int k = 0; k < dp->x->nres; k++)
+            if (strcmp(p->res[r].name, dp->x->res[k]) == 0)
+                m |= 1u << r;
+    return m;
 }
 
 int gs_dracycle_pod_borrow(struct gs_dracycle *cy, int i, int claim,
@@ -317,6 +386,7 @@ int gs_dracycle_pod_borrow(struct gs_dracycle *cy, int i, int claim,
         return GS_ENOMEM;
     cy->pods[i] = p;
     p->node = -1;
+    p->x_slot = -1;
     p->n = 1;
     p->claim[0] = claim;
     p->prep[0] = *prep;
@@ -325,15 +395,34 @@ int gs_dracycle_pod_borrow(struct gs_dracycle *cy, int i, int claim,
     return 0;
 }
 
+/* Whether node serves pod p's extended resources by DRA (1: none of them allocatable), by
+ * device plugins (0: each allocatable), or neither (-1: some of both). */
+static int served_by_dra(const struct gs_dracycle *cy, const struct gs_dracycle_pod *p,
+                         int32_t node)
+{
+    if (!cy->alloc)
+        return 1;
+    int zero = 0;
+    for (int k = 0; k < p->x->nres; k++)
+        zero += cy->alloc(cy->alloc_ctx, node, p->x->res[k]) <= 0;
+    return zero == p->x->nres ? 1 : zero == 0 ? 0 : -1;
+}
+
 /* Allocate every prepared claim of p on node; keep (true) or give back. */
 static bool allocate(struct gs_dracycle *cy, struct gs_dracycle_pod *p, int i, int32_t node,
                      bool keep)
 {
     if (p->node >= 0 && p->node != node)
         return false;
+    int dra = p->x_slot >= 0 ? served_by_dra(cy, p, node) : 1;
+    if (dra < 0 || (dra == 0 && p->x_slot >= 0 && p->claim[p->x_slot] >= 0 &&
+                    cy->claims[p->claim[p->x_slot]].allocated))
+        return false; /* (its claim, allocated, holds DRA's devices already) */
+    if (keep)
+        p->x_used = p->x_slot >= 0 && dra == 1;
     int k = 0;
     for (; k < p->n; k++) {
-        if (!p->prepared[k])
+        if (!p->prepared[k] || (k == p->x_slot && dra == 0))
             continue;
         if (gs_dra_allocate(&cy->st, &p->prep[k].c, node, cy->nclaims + i, &p->res[k]))
             break;
@@ -341,7 +430,7 @@ static bool allocate(struct gs_dracycle *cy, struct gs_dracycle_pod *p, int i, i
     bool ok = k == p->n;
     if (!ok || !keep)
         for (int j = 0; j < k; j++)
-            for (int r = 0; p->prepared[j] && r < p->res[j].n; r++)
+            for (int r = 0; p->prepared[j] && !(j == p->x_slot && dra == 0) && r < p->res[j].n; r++)
                 gs_dra_give(&cy->st, p->res[j].dev[r]);
     return ok;
 }
@@ -376,7 +465,7 @@ void gs_dracycle_pod_why(const struct gs_dracycle *cy, int i, char *out, size_t 
         return;
     size_t o = 0;
     for (int k = 0; k < p->n && o < n; k++) {
-        const struct gs_draobj_claim *cl = &cy->claims[p->claim[k]];
+        const struct gs_draobj_claim *cl = gs_dracycle_pod_claim(cy, p, k);
         if (!p->prepared[k]) {
             o += (size_t)snprintf(out + o, n - o, "%sresourceclaim %s/%s: allocated on node %s",
                                   o ? "; " : "", cl->ns, cl->name, cl->node[0] ? cl->node : "-");

@@ -17,6 +17,7 @@
 #include "../core/cycle.h"
 #include "../core/dra.h"
 #include "../core/tenant.h"
+#include "draext.h"
 #include "draobj.h"
 #include "draslice.h"
 #include "kubeobj.h"
@@ -25,17 +26,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One pending pod's claims in a cycle. */
+/* One pending pod's claims in a cycle: those it names, then the claim of its extended
+ * resources (formats/draext.h) when a DeviceClass backs one. */
+#define GS_DRACYCLE_MAX_CLAIMS (GS_MAX_POD_DRA + 1)
 struct gs_dracycle_pod {
     int n;
-    int claim[GS_MAX_POD_DRA]; /* index in the cycle's claims */
-    struct gs_draobj_prep prep[GS_MAX_POD_DRA];
-    bool prepared[GS_MAX_POD_DRA]; /* not yet allocated: prep holds it */
-    bool borrowed;                 /* prep belongs to the caller (gs_dracycle_pod_borrow) */
-    int32_t node;                  /* a node its allocated claims fix, or -1 */
+    int claim[GS_DRACYCLE_MAX_CLAIMS]; /* index in the cycle's claims; -1: x's, to be made */
+    struct gs_draobj_prep prep[GS_DRACYCLE_MAX_CLAIMS];
+    bool prepared[GS_DRACYCLE_MAX_CLAIMS]; /* not yet allocated: prep holds it */
+    bool borrowed;                         /* prep belongs to the caller (gs_dracycle_pod_borrow) */
+    int32_t node;                          /* a node its allocated claims fix, or -1 */
     bool placed;
     int32_t placed_node;
-    struct gs_dra_result res[GS_MAX_POD_DRA];
+    struct gs_dra_result res[GS_DRACYCLE_MAX_CLAIMS];
+    /* extended resources backed by a DeviceClass: x (owned; NULL: none), its claim the last
+     * (x_slot), used only on nodes that serve them by DRA (gs_dracycle_set_alloc) */
+    struct gs_draext *x;
+    int x_slot;
+    bool x_used; /* placed on a node that serves them by DRA */
 };
 
 struct gs_dracycle {
@@ -52,6 +60,9 @@ struct gs_dracycle {
     struct gs_dracycle_pod **pods; /* per pod of the caller (NULL: no claims) */
     int npods;
     struct gs_draobj_selcache sel; /* claims alike are evaluated once */
+    /* a node's allocatable of an extended resource (NULL: none anywhere) */
+    int64_t (*alloc)(void *ctx, int32_t node, const char *res);
+    void *alloc_ctx;
 };
 
 /* The world built from slices (node ids: node_id), every allocated claim's devices taken, the
@@ -73,12 +84,21 @@ int gs_dracycle_find(const struct gs_dracycle *cy, const char *ns, const char *n
  * others keep it). */
 void gs_dracycle_hold(struct gs_dracycle *cy, int k, bool held);
 
-/* Prepare pending pod i (ns, its claim names): 0 with claimed (what its claims count for in t),
- * or 1 when it must wait, with why ("resourceclaim ai/x: request gpu: its selector \"...\":
- * unsupported CEL: ..."); GS_ENOMEM. */
-int gs_dracycle_pod_prepare(struct gs_dracycle *cy, int i, const char *ns,
-                            const char (*names)[GS_KNAME_MAX], int n, struct gs_tenants *t,
-                            struct gs_qvec *claimed, char *why, size_t why_size);
+/* Where the nodes' allocatable of extended resources comes from, for pods whose extended
+ * resources a DeviceClass backs (formats/draext.h). */
+void gs_dracycle_set_alloc(struct gs_dracycle *cy,
+                           int64_t (*alloc)(void *ctx, int32_t node, const char *res), void *ctx);
+/* Prepare pending pod i (p: its claims' names, its extended resources): 0 with claimed (what
+ * its claims count for in t), or 1 when it must wait, with why ("resourceclaim ai/x: request
+ * gpu: its selector \"...\": unsupported CEL: ..."); GS_ENOMEM. */
+int gs_dracycle_pod_prepare(struct gs_dracycle *cy, int i, const struct gs_kube_pod *p,
+                            struct gs_tenants *t, struct gs_qvec *claimed, char *why,
+                            size_t why_size);
+/* Pod i's other resources (p->res[r], bit r) that DRA serves on a node without them. */
+uint32_t gs_dracycle_pod_dra_res(const struct gs_dracycle *cy, int i, const struct gs_kube_pod *p);
+/* The claim of pod i's slot k: the cycle's, or the one of its extended resources to make. */
+const struct gs_draobj_claim *gs_dracycle_pod_claim(const struct gs_dracycle *cy,
+                                                    const struct gs_dracycle_pod *p, int k);
 /* Pending pod i names the pending claim at index claim, prepared by the caller as prep (kept
  * by the caller, alive while the pod is; the simulator prepares one per class). Returns 0 or
  * GS_ENOMEM. */

@@ -69,8 +69,15 @@ int gs_draobj_class_read(const json_t *o, struct gs_draobj_class *c, struct gs_e
         return rc;
     char who[GS_KNAME_MAX + 16];
     snprintf(who, sizeof(who), "deviceclass %s", c->name);
-    rc = read_selectors(json_object_get(json_object_get(o, "spec"), "selectors"), c->sel, &c->nsel,
-                        who, "spec.selectors", err);
+    const json_t *spec = json_object_get(o, "spec");
+    if ((rc = put(c->ext, sizeof(c->ext), jstr(spec, "extendedResourceName"), who,
+                  "spec.extendedResourceName", false, err)) ||
+        (rc = put(c->created, sizeof(c->created),
+                  jstr(json_object_get(o, "metadata"), "creationTimestamp"), who,
+                  "metadata.creationTimestamp", false, err)))
+        return rc;
+    rc = read_selectors(json_object_get(spec, "selectors"), c->sel, &c->nsel, who, "spec.selectors",
+                        err);
     if (rc)
         gs_draobj_class_release(c);
     return rc;
@@ -508,6 +515,18 @@ int gs_draobj_claim_read(const json_t *o, struct gs_draobj_claim *c, struct gs_e
         (rc = put(c->rv, sizeof(c->rv), jstr(md, "resourceVersion"), who,
                   "metadata.resourceVersion", false, err)))
         return rc;
+    const char *ext =
+        jstr(json_object_get(md, "annotations"), "resource.kubernetes.io/extended-resource-claim");
+    c->extended = ext && strcmp(ext, "true") == 0;
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(md, "ownerReferences"), i, r)
+    {
+        if (json_is_true(json_object_get(r, "controller")) &&
+            (rc = put(c->owner_uid, sizeof(c->owner_uid), jstr(r, "uid"), who,
+                      "metadata.ownerReferences.uid", false, err)))
+            return rc;
+    }
     if ((rc = read_claim_spec(json_object_get(json_object_get(o, "spec"), "devices"), c, who, err)))
         goto out;
     const json_t *st = json_object_get(o, "status");
@@ -515,8 +534,7 @@ int gs_draobj_claim_read(const json_t *o, struct gs_draobj_claim *c, struct gs_e
     if (json_is_object(alloc)) {
         c->allocated = true;
         selector_node(json_object_get(alloc, "nodeSelector"), c->node, sizeof(c->node));
-        size_t i;
-        const json_t *r, *rl = json_object_get(json_object_get(alloc, "devices"), "results");
+        const json_t *rl = json_object_get(json_object_get(alloc, "devices"), "results");
         if (json_array_size(rl) > 0 &&
             !(c->results =
                   calloc(json_array_size(rl) < GS_DRAOBJ_MAX_RESULTS ? json_array_size(rl)
@@ -545,8 +563,7 @@ int gs_draobj_claim_read(const json_t *o, struct gs_draobj_claim *c, struct gs_e
                 goto out;
         }
     }
-    size_t i;
-    const json_t *r, *rf = json_object_get(st, "reservedFor");
+    const json_t *rf = json_object_get(st, "reservedFor");
     size_t nrf =
         json_array_size(rf) < GS_DRAOBJ_MAX_RESERVED ? json_array_size(rf) : GS_DRAOBJ_MAX_RESERVED;
     if (nrf > 0 && !(c->reserved = calloc(nrf, sizeof(*c->reserved)))) {

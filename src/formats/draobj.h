@@ -1,7 +1,8 @@
 /* draobj.h - the resource.k8s.io/v1 objects gpusched reads to allocate devices, and the status
  * it writes back:
  *
- *   DeviceClass: metadata.name, spec.selectors[].cel.expression
+ *   DeviceClass: metadata.name, creationTimestamp, spec.selectors[].cel.expression,
+ *     spec.extendedResourceName
  *   ResourceSlice: spec.driver, spec.pool {name, generation}, spec.nodeName | spec.allNodes,
  *     spec.devices[] {name, attributes {NAME: {int|bool|string|version}}, capacity {NAME:
  *     {value}}, consumesCounters [{counterSet, counters {NAME: {value}}}], taints[] (formats/
@@ -9,7 +10,9 @@
  *     tolerate it)},
  *     spec.sharedCounters[] {name, counters {NAME: {value}}}; a bare attribute or capacity
  *     name is qualified with the driver ("type" of gpu.gpusched.io is gpu.gpusched.io/type)
- *   ResourceClaim: metadata {namespace, name, uid, resourceVersion}, spec.devices.requests[]
+ *   ResourceClaim: metadata {namespace, name, uid, resourceVersion, the annotation
+ *     resource.kubernetes.io/extended-resource-claim and the controller ownerReference's uid},
+ *     spec.devices.requests[]
  *     {name, exactly {deviceClassName, selectors, allocationMode, count, tolerations} |
  *     firstAvailable[] {name, deviceClassName, selectors, allocationMode, count, tolerations}},
  *     spec.devices.constraints[]
@@ -47,6 +50,8 @@ struct gs_draobj_class {
     char name[GS_KNAME_MAX];
     int nsel;
     char *sel[GS_DRAOBJ_MAX_SEL]; /* CEL text, owned */
+    char ext[64];                 /* spec.extendedResourceName, or "" (formats/draext.h) */
+    char created[40];             /* metadata.creationTimestamp (RFC 3339, compared as text) */
 };
 
 /* The names a device's consumption uses, before they are resolved against its pool. */
@@ -111,6 +116,8 @@ struct gs_draobj_claim {
     char name[GS_KNAME_MAX];
     char uid[64];
     char rv[32];
+    bool extended;      /* made by a scheduler for a pod's extended resources (draext.h) */
+    char owner_uid[64]; /* the controller ownerReference's uid, or "" */
     int nreq;
     struct gs_draobj_req *req; /* nreq */
     int ncons;

@@ -218,6 +218,76 @@ static void pod_fields(const json_t *obj, const json_t *md, const json_t *spec, 
     }
 }
 
+/* An extended resource as kube-scheduler's DRA backs them (IsDRAExtendedResourceName): a domain
+ * outside kubernetes.io, or a DeviceClass's implicit name. */
+static bool xres_name(const char *key)
+{
+    return strncmp(key, "deviceclass.resource.kubernetes.io/", 35) == 0 ||
+           (strchr(key, '/') && !strstr(key, "kubernetes.io/") &&
+            strncmp(key, "requests.", 9) != 0);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Container c's (index k) requests of extended resources other than the GPUs gpusched counts
+ * itself, into p->xreq (requests as the API server defaults them: limits where unset). */
+static void container_xreqs(const json_t *c, int k, uint8_t init, struct gs_kube_pod *p)
+{
+    const json_t *res = json_object_get(c, "resources");
+    const json_t *req = json_object_get(res, "requests"), *lim = json_object_get(res, "limits");
+    const char *keys[64];
+    int n = 0;
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)req, key, v)
+    {
+        if (n < 64)
+            keys[n++] = key;
+    }
+    json_object_foreach((json_t *)lim, key, v)
+    {
+        if (n < 64 && !json_object_get(req, key))
+            keys[n++] = key;
+    }
+    qsort(keys, (size_t)n, sizeof(*keys), cmp_str);
+    for (int i = 0; i < n && p->nxreq < GS_MAX_POD_XREQ; i++) {
+        struct gs_quantity q;
+        const json_t *qv = json_object_get(req, keys[i]) ? json_object_get(req, keys[i])
+                                                         : json_object_get(lim, keys[i]);
+        if (!other_resource(keys[i]) || !xres_name(keys[i]) || strlen(keys[i]) >= 64 ||
+            qty(qv, &q) || !gs_quantity_is_integer(&q) || gs_quantity_value(&q) <= 0)
+            continue;
+        struct gs_kube_xreq *x = &p->xreq[p->nxreq++];
+        copy(x->container, sizeof(x->container), jstr(c, "name"));
+        copy(x->name, sizeof(x->name), keys[i]);
+        x->count = gs_quantity_value(&q);
+        x->index = (uint8_t)k;
+        x->ridx = (uint8_t)i;
+        x->init = init;
+    }
+}
+
+static void pod_xreqs(const json_t *spec, struct gs_kube_pod *p)
+{
+    const json_t *ic = json_object_get(spec, "initContainers");
+    size_t i, nic = json_array_size(ic);
+    const json_t *c;
+    json_array_foreach(ic, i, c)
+    {
+        const char *rp = jstr(c, "restartPolicy");
+        if (i < 255)
+            container_xreqs(c, (int)i, rp && strcmp(rp, "Always") == 0 ? 2 : 1, p);
+    }
+    json_array_foreach(json_object_get(spec, "containers"), i, c)
+    {
+        if (nic + i < 255)
+            container_xreqs(c, (int)(nic + i), 0, p);
+    }
+}
+
 /* The pod's effective request as kube-scheduler counts it: max(sum of containers, each init
  * container), sidecars on both sides, plus spec.overhead. Returns 0 or an error in err. */
 static int pod_totals(const char *who, const json_t *spec, struct res_sum *tot,
@@ -495,6 +565,7 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
         return rc;
     pod_claims(obj, spec, p);
     pod_tolerations(spec, p);
+    pod_xreqs(spec, p);
     return 0;
 }
 

@@ -45,6 +45,19 @@ struct gs_kube_res {
     int64_t value;
 };
 
+/* One container's request of an extended resource (a name with a domain outside kubernetes.io,
+ * or deviceclass.resource.kubernetes.io/<class>) among the other resources, as DRA serves
+ * extended resources from a DeviceClass (formats/draext.h). */
+#define GS_MAX_POD_XREQ 8
+struct gs_kube_xreq {
+    char container[64];
+    char name[64];
+    int64_t count;
+    uint8_t index; /* in spec.initContainers followed by spec.containers */
+    uint8_t ridx;  /* the name's place among the container's requests, sorted */
+    uint8_t init;  /* 0 a container, 1 an init container, 2 a sidecar (restartPolicy Always) */
+};
+
 struct gs_toleration {
     char key[GS_LABEL_KEY_MAX];
     char op[16]; /* Equal | Exists */
@@ -77,7 +90,9 @@ struct gs_kube_pod {
     int64_t mem_bytes; /* the memory request to the byte (req.mem_mib is rounded down) */
     int nres;
     struct gs_kube_res res[GS_MAX_POD_RES]; /* requests of the other resources */
-    int nclaims;                            /* spec.volumes' PersistentVolumeClaims */
+    int nxreq; /* containers' requests of extended resources (the first GS_MAX_POD_XREQ) */
+    struct gs_kube_xreq xreq[GS_MAX_POD_XREQ];
+    int nclaims; /* spec.volumes' PersistentVolumeClaims */
     char claims[GS_MAX_POD_CLAIMS][GS_KNAME_MAX];
     /* spec.resourceClaims: the ResourceClaim each names (resourceClaimName, or for a
      * resourceClaimTemplateName the claim status.resourceClaimStatuses records; "" while the
@@ -141,6 +156,13 @@ struct gs_kube_node {
 };
 
 struct gs_error;
+
+/* Whether DRA may serve pod p: it names ResourceClaims, or asks extended resources a
+ * DeviceClass may back (formats/draext.h). */
+static inline bool gs_kube_pod_dra(const struct gs_kube_pod *p)
+{
+    return p->ndra > 0 || p->nxreq > 0;
+}
 
 /* Read a Pod. Bad resource values are GS_EINVAL with "ns/name: spec.containers[0].resources
  * .limits.nvidia.com/gpu: ...". */

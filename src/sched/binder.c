@@ -141,11 +141,17 @@ static void *bind_worker(void *arg)
         int rc = 0;
         json_array_foreach(j.body, wi, w)
         {
-            rc = gs_kube_request(s->d.kc, "PATCH", json_string_value(json_object_get(w, "path")),
-                                 "application/merge-patch+json", json_object_get(w, "body"), NULL,
-                                 &status, &err);
+            /* a merge patch, or {method: POST}: a claim to create (one an earlier try made is
+             * there already: 409) */
+            const char *method = json_string_value(json_object_get(w, "method"));
+            rc = gs_kube_request(s->d.kc, method ? method : "PATCH",
+                                 json_string_value(json_object_get(w, "path")),
+                                 method ? NULL : "application/merge-patch+json",
+                                 json_object_get(w, "body"), NULL, &status, &err);
+            if (rc && method && status == 409)
+                rc = 0;
             if (rc) {
-                gs_error_prefix(&err, "writing the status of its ResourceClaim");
+                gs_error_prefix(&err, "writing its ResourceClaims");
                 break;
             }
         }

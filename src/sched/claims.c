@@ -11,6 +11,7 @@
 #include "../base/clock.h"
 #include "../base/error.h"
 #include "../base/log.h"
+#include "../formats/draext.h"
 #include "../kube/cache.h"
 
 #include <pthread.h>
@@ -204,24 +205,26 @@ int gs_claims_view(struct gs_claims *c, struct gs_claims_view *v)
         v->slices = ls->items;
         v->nslices = ls->n;
     }
-    int rc = 0;
-    if (lk && lk->n > 0) {
-        v->claims = malloc(sizeof(*v->claims) * (size_t)lk->n);
-        v->own = calloc((size_t)lk->n, sizeof(*v->own));
+    int rc = 0, nlist = lk ? lk->n : 0, room = nlist + c->nas;
+    if (room > 0) { /* the list's claims, then those the scheduler made that it lacks */
+        v->claims = malloc(sizeof(*v->claims) * (size_t)room);
+        v->own = calloc((size_t)room, sizeof(*v->own));
         if (!v->claims || !v->own)
             rc = GS_ENOMEM;
-        else
-            memcpy(v->claims, lk->items, sizeof(*v->claims) * (size_t)lk->n);
-        v->nclaims = rc ? 0 : lk->n;
+        else if (nlist > 0)
+            memcpy(v->claims, lk->items, sizeof(*v->claims) * (size_t)nlist);
+        v->nclaims = rc ? 0 : nlist;
     }
     /* assumed allocations: applied while the list does not show them yet */
     double now = gs_clock_mono();
     for (int a = 0; a < c->nas; a++) {
         struct assumed *x = &c->as[a];
         bool keep = now - x->at < ASSUME_S, found = false;
-        for (int i = 0; keep && i < v->nclaims; i++) {
+        for (int i = 0; keep && i < nlist && !rc; i++) {
             struct gs_draobj_claim *cl = &v->claims[i];
-            if (strcmp(cl->uid, x->c.uid) != 0)
+            /* a claim the scheduler made has no uid yet: known by name */
+            if (x->c.uid[0] ? strcmp(cl->uid, x->c.uid) != 0
+                            : strcmp(cl->name, x->c.name) != 0 || strcmp(cl->ns, x->c.ns) != 0)
                 continue;
             found = true;
             if (x->released ? strcmp(cl->rv, x->c.rv) != 0
@@ -230,7 +233,13 @@ int gs_claims_view(struct gs_claims *c, struct gs_claims_view *v)
             else
                 overlay(v, i, &x->c);
         }
-        if (!keep || (!found && lk)) {
+        if (keep && !found && !x->c.uid[0] && !rc && v->claims) {
+            int i = v->nclaims++; /* made, not listed yet: its devices are held */
+            v->claims[i] = x->c;
+            v->own[i] = status_copy(&v->claims[i], &x->c) == 0;
+            if (!v->own[i])
+                v->nclaims--;
+        } else if (!keep || (!found && lk)) {
             status_free(&x->c);
             c->as[a--] = c->as[--c->nas];
         }
@@ -453,7 +462,17 @@ json_t *gs_claims_pod_writes(struct gs_claims_cycle *cy, struct gs_claims *c, in
     struct gs_dracycle_pod *p = i >= 0 && i < cy->d.npods ? cy->d.pods[i] : NULL;
     json_t *out = json_array();
     for (int k = 0; p && out && k < p->n; k++) {
-        struct gs_draobj_claim *cl = &cy->v.claims[p->claim[k]];
+        if (k == p->x_slot && !p->x_used)
+            continue; /* the node's device plugins serve its extended resources */
+        const struct gs_draobj_claim *cl = gs_dracycle_pod_claim(&cy->d, p, k);
+        if (p->claim[k] < 0) { /* the claim of its extended resources: made first */
+            char path[300];
+            snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims",
+                     cl->ns);
+            json_array_append_new(out,
+                                  json_pack("{s:s, s:s, s:o*}", "method", "POST", "path", path,
+                                            "body", gs_draext_claim_json(p->x, pod_name, pod_uid)));
+        }
         bool reserved = false;
         for (int r = 0; r < cl->nreserved && r < GS_DRAOBJ_MAX_RESERVED; r++)
             reserved |= strcmp(cl->reserved[r].uid, pod_uid) == 0;
@@ -509,6 +528,13 @@ json_t *gs_claims_pod_writes(struct gs_claims_cycle *cy, struct gs_claims *c, in
             gs_claims_assume(c, &a);
         free(res);
         free(rsv);
+    }
+    if (p && out && p->x_slot >= 0 && p->x_used) { /* the pod names the claim */
+        char path[600];
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", p->x->claim.ns,
+                 pod_name);
+        json_array_append_new(
+            out, json_pack("{s:s, s:o*}", "path", path, "body", gs_draext_pod_status(p->x)));
     }
     return out;
 }

@@ -92,20 +92,21 @@ int gs_claims_cycle_init(struct gs_claims_cycle *cy, struct gs_claims *c, int np
 void gs_claims_cycle_release(struct gs_claims_cycle *cy);
 
 /* formats/dracycle.h's, on the cycle's claims */
-static inline int gs_claims_pod_prepare(struct gs_claims_cycle *cy, int i, const char *ns,
-                                        const char (*names)[GS_KNAME_MAX], int n,
-                                        struct gs_tenants *t, struct gs_qvec *claimed, char *why,
-                                        size_t why_size)
+static inline int gs_claims_pod_prepare(struct gs_claims_cycle *cy, int i,
+                                        const struct gs_kube_pod *p, struct gs_tenants *t,
+                                        struct gs_qvec *claimed, char *why, size_t why_size)
 {
-    return gs_dracycle_pod_prepare(&cy->d, i, ns, names, n, t, claimed, why, why_size);
+    return gs_dracycle_pod_prepare(&cy->d, i, p, t, claimed, why, why_size);
 }
 static inline void gs_claims_pod_why(const struct gs_claims_cycle *cy, int i, char *out, size_t n)
 {
     gs_dracycle_pod_why(&cy->d, i, out, n);
 }
 /* The writes that allocate and reserve pod i's claims on node (placed there): a JSON array of
- * {path, body} merge patches of resourceclaims/<name>/status, in claim order (NULL without
- * memory); each allocated claim is assumed in c. */
+ * {path, body} merge patches of resourceclaims/<name>/status, in claim order; for the claim of
+ * its extended resources (formats/draext.h) the claim is first created ({method: POST, path,
+ * body}) and the pod's status.extendedResourceClaimStatus patched last (NULL without memory).
+ * Each allocated claim is assumed in c (the one created by name, until the watch shows it). */
 json_t *gs_claims_pod_writes(struct gs_claims_cycle *cy, struct gs_claims *c, int i,
                              const char *node, const char *pod_name, const char *pod_uid);
 /* Stale reservations, as kube-controller-manager's resourceclaim controller drops them: an

@@ -107,10 +107,12 @@ static bool tolerates_node(void *ctx, int node)
 static bool node_has_room(void *ctx, int node)
 {
     const struct tol_ctx *t = ctx;
-    bool vol = false, ok = gs__snapshot_resources_fit(t->cy->sn, node, t->p, NULL, 0);
+    uint32_t dra_res = t->cy->dra ? gs_dracycle_pod_dra_res(&t->cy->dra->d, t->pod, t->p) : 0;
+    bool vol = false, ok = gs__snapshot_resources_fit(t->cy->sn, node, t->p, dra_res, NULL, 0);
     if (ok && t->npvs > 0 && !volumes_fit(t, node))
         ok = false, vol = true;
-    if (ok && t->p->ndra > 0 && t->cy->dra && !gs_dracycle_pod_fits(&t->cy->dra->d, t->pod, node)) {
+    if (ok && gs_kube_pod_dra(t->p) && t->cy->dra &&
+        !gs_dracycle_pod_fits(&t->cy->dra->d, t->pod, node)) {
         ok = false;
         if (t->dra_refused)
             *t->dra_refused = true;
@@ -216,7 +218,7 @@ static void hook_placed(void *ctx, int pod, int node)
     if (cy->ks && p->k)
         gs_kstate_add_pod(cy->ks, cy->c, &p->k->kp, node);
     gs__snapshot_count_resources(cy->sn, node, p);
-    if (cy->dra && p->ndra > 0 && gs_dracycle_pod_place(&cy->dra->d, h->idx[pod], node))
+    if (cy->dra && gs_kube_pod_dra(p) && gs_dracycle_pod_place(&cy->dra->d, h->idx[pod], node))
         GS_WARN("scheduler", "%s/%s: its claims no longer fit node %s", p->ns, p->name,
                 cy->c->nodes[node].name);
 }
@@ -235,7 +237,7 @@ static bool hook_fits(void *ctx, int pod, int node)
     struct gs__hooks *h = ctx;
     struct gs__cycle *cy = h->cy;
     const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, h->idx[pod]);
-    return !cy->dra || p->ndra == 0 || gs_dracycle_pod_fits(&cy->dra->d, h->idx[pod], node);
+    return !cy->dra || !gs_kube_pod_dra(p) || gs_dracycle_pod_fits(&cy->dra->d, h->idx[pod], node);
 }
 
 /* ---------- stale claims ---------- */
@@ -314,6 +316,16 @@ static int release_stale_claims(struct gs__cycle *cy)
 static int32_t dra_node_id(void *ctx, const char *node)
 {
     return gs__snapshot_find_node(ctx, node);
+}
+
+/* A node's allocatable of an extended resource, for those DRA may serve. */
+static int64_t node_allocatable(void *ctx, int32_t node, const char *res)
+{
+    const struct gs_kube_node *kn = gs__snapshot_node(ctx, node);
+    for (int k = 0; kn && k < kn->nres; k++)
+        if (strcmp(kn->res[k].name, res) == 0)
+            return kn->res[k].value;
+    return 0;
 }
 
 /* Bound pods' claimed devices count against their queues (gs_tenancy_build counted their
@@ -409,6 +421,7 @@ static int prepare_dra(struct gs__cycle *cy)
                              cy->sn))
         return GS_ENOMEM;
     cy->dra = &cy->dra_state;
+    gs_dracycle_set_alloc(&cy->dra_state.d, node_allocatable, cy->sn);
     if (release_stale_claims(cy))
         return GS_ENOMEM;
     charge_bound_claims(cy);
@@ -498,11 +511,10 @@ static const char *pod_blocked(struct gs__cycle *cy, int i, char *msg, size_t n,
         snprintf(msg, n, "%svolumes: %s", g >= 0 ? "gang member: " : "", why);
         return "constraints";
     }
-    if (p->ndra <= 0)
-        return NULL;
-    int dr = cy->dra ? gs_claims_pod_prepare(cy->dra, i, p->ns, p->dra, p->ndra, &cy->ty.t, claimed,
-                                             why, sizeof(why))
-                     : 1;
+    if (!gs_kube_pod_dra(p) || (!cy->dra && p->ndra <= 0))
+        return NULL; /* (extended resources without DRA: the device plugins') */
+    int dr =
+        cy->dra ? gs_claims_pod_prepare(cy->dra, i, p, &cy->ty.t, claimed, why, sizeof(why)) : 1;
     if (dr < 0) {
         *rc = dr;
         return "error";

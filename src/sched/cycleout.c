@@ -634,7 +634,7 @@ static void wait_nowhere(struct gs__cycle *cy, const struct gs_cyc_decision *d, 
             cat = "quota";
     }
     snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s", extra);
-    if (cy->dra && p->ndra > 0 && gs__cycle_dra_refused(cy, d->pod) &&
+    if (cy->dra && gs_kube_pod_dra(p) && gs__cycle_dra_refused(cy, d->pod) &&
         strcmp(cat, "selector") != 0 && strcmp(cat, "taint") != 0) {
         char dw[800];
         gs_claims_pod_why(cy->dra, cy->idx[d->pod], dw, sizeof(dw));
@@ -776,7 +776,7 @@ int gs__cycleout_apply(struct gs__cycleout *s, struct gs__cycle *cy, const struc
         switch (d->kind) {
         case GS_CYC_BIND:
             assume_and_bind(cy, p, &d->alloc, cy->t0,
-                            cy->dra && p->ndra > 0 && !s->d.dry
+                            cy->dra && gs_kube_pod_dra(p) && !s->d.dry
                                 ? gs_claims_pod_writes(cy->dra, s->d.claims, cy->idx[d->pod],
                                                        cy->c->nodes[d->alloc.node].name, p->name,
                                                        p->uid)

@@ -210,7 +210,7 @@ int gs__snapshot_new(struct gs_store *st, const struct gs_policy_objs *po, struc
 }
 
 bool gs__snapshot_resources_fit(const struct gs_snapshot *sn, int node, const struct gs_kube_pod *p,
-                                char *why, size_t n)
+                                uint32_t dra_res, char *why, size_t n)
 {
     const struct gs_kube_node *kn = &sn->nodes[node];
     if (p->mem_bytes > 0 && kn->mem_bytes - sn->mem_used[node] < p->mem_bytes) {
@@ -221,10 +221,14 @@ bool gs__snapshot_resources_fit(const struct gs_snapshot *sn, int node, const st
     for (int r = 0; r < p->nres; r++) {
         if (p->res[r].value <= 0)
             continue;
-        int64_t room = 0;
+        int64_t room = 0, have = 0;
         for (int k = 0; k < kn->nres; k++)
-            if (strcmp(kn->res[k].name, p->res[r].name) == 0)
+            if (strcmp(kn->res[k].name, p->res[r].name) == 0) {
                 room = kn->res[k].value - sn->res_used[node][k];
+                have = kn->res[k].value;
+            }
+        if (r < 32 && (dra_res & (1u << r)) && have <= 0)
+            continue; /* DRA serves it here (formats/draext.h) */
         if (room < p->res[r].value) {
             if (why)
                 snprintf(why, n, "%s", p->res[r].name);

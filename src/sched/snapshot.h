@@ -97,8 +97,10 @@ int gs__snapshot_tenancy(const struct gs_snapshot *sn, const struct gs_policy_ob
 void gs__snapshot_count_resources(struct gs_snapshot *sn, int node, const struct gs_kube_pod *p);
 /* Whether the node has room, to the byte, for what the engine counts roughly (memory) or not
  * at all (ephemeral-storage, hugepages, extended resources other than GPUs): kube-scheduler's
- * NodeResourcesFit for them. Names the first resource short in why (may be NULL). */
+ * NodeResourcesFit for them. dra_res: p->res[r] (bit r) that DRA serves on a node without them
+ * (formats/draext.h), as NodeResourcesFit leaves them to DynamicResources there. Names the first
+ * resource short in why (may be NULL). */
 bool gs__snapshot_resources_fit(const struct gs_snapshot *sn, int node, const struct gs_kube_pod *p,
-                                char *why, size_t n);
+                                uint32_t dra_res, char *why, size_t n);
 
 #endif

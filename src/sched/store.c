@@ -446,7 +446,7 @@ void gs__store_kick(struct gs_store *st, bool dra_only)
     gs_kcache_lock(st->pods);
     for (int i = 0, n = gs_kcache_count(st->pods); i < n; i++) {
         struct gs_store_pod *e = gs_kcache_at(st->pods, i);
-        if (!e->p.node[0] && (!dra_only || e->p.ndra > 0))
+        if (!e->p.node[0] && (!dra_only || gs_kube_pod_dra(&e->p)))
             e->next_try = 0;
     }
     gs_kcache_unlock(st->pods);

@@ -17,7 +17,16 @@
 #   2. an H100 claim tolerating gpu.nvidia.com/xid: gpu-7; an A100 claim tolerating the rule's
 #      taint: gpu-1; two 4g.40gb: one on each partitionable GPU (its only placement is at 0);
 #   3. a third 4g.40gb: pending; three 3g.40gb: two bound (at 4, beside each 4g.40gb: 56 + 42 of
-#      98 multiprocessors), the third pending (no memory slice left).
+#      98 multiprocessors), the third pending (no memory slice left);
+#   4. extended resources backed by a DeviceClass (DRAExtendedResource): the class
+#      small-mig.example.com names extendedResourceName example.com/small-mig and selects
+#      1g.10gb MIG devices; a pod with limits example.com/small-mig: 1 (no ResourceClaim, and no
+#      node has the resource in its allocatable) gets the one left, nv-a100-mig-0's static
+#      gpu-0-mig-1g10gb-19-6, through a claim the scheduler makes (annotation
+#      resource.kubernetes.io/extended-resource-claim, the pod its controller owner, a request
+#      container-0-request-1 of one device of the class), and the pod's
+#      status.extendedResourceClaimStatus maps its container to that request; a second such pod
+#      stays pending.
 # Both schedulers must bind the same pods (the third wave's 3g.40gb: the same count), allocate
 # the same devices where only one can fit, every allocation a device of its pod's node, none
 # twice, no counter set over its counters; gpusched's reason for the tainted H100 names the
@@ -53,6 +62,11 @@ done
  "spec": {"deviceSelector": {"driver": "gpu.nvidia.com", "pool": "nv-a100-mig-0", "device": "gpu-1"},
           "taint": {"key": "example.com/maintenance", "value": "planned", "effect": "NoExecute"}}}
 Y
+"$K" create -f - > /dev/null <<'Y' || { tn_fail "creating the DeviceClass of example.com/small-mig"; tn_done; }
+{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "small-mig.example.com"},
+ "spec": {"extendedResourceName": "example.com/small-mig",
+          "selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig' && device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"}}]}}
+Y
 show "$("$K" get resourceslices --no-headers | wc -l) ResourceSlices of gpu.nvidia.com on 3 nodes," \
     "DeviceClasses $("$K" get deviceclasses -o name | tr '\n' ' ')and DeviceTaintRule maintenance"
 
@@ -84,9 +98,17 @@ waves = {1: [("h100-%d" % i, exactly("gpu.nvidia.com", H100), None) for i in ran
              ("m4-a", exactly("mig.nvidia.com", prof("4g.40gb")), "nv-a100-dyn-0"),
              ("m4-b", exactly("mig.nvidia.com", prof("4g.40gb")), "nv-a100-dyn-0")],
          3: [("m4-c", exactly("mig.nvidia.com", prof("4g.40gb")), "nv-a100-dyn-0")] +
-            [("m3-%s" % x, exactly("mig.nvidia.com", prof("3g.40gb")), "nv-a100-dyn-0") for x in "abc"]}
+            [("m3-%s" % x, exactly("mig.nvidia.com", prof("3g.40gb")), "nv-a100-dyn-0") for x in "abc"],
+         4: [("ext-a", None, None), ("ext-b", None, None)]}
 items = []
 for name, devices, node in waves[wave]:
+    if devices is None: # extended resources, no claim of its own
+        items.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns},
+                      "spec": {"schedulerName": sched, "containers": [{"name": "cuda",
+                               "image": "registry.invalid/cuda:1", "resources": {
+                                   "requests": {"cpu": "1"},
+                                   "limits": {"cpu": "1", "example.com/small-mig": "1"}}}]}})
+        continue
     items.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                   "metadata": {"name": name, "namespace": ns}, "spec": {"devices": devices}})
     spec = {"schedulerName": sched, "resourceClaims": [{"name": "gpu", "resourceClaimName": name}],
@@ -129,6 +151,9 @@ phase() {
     objs "$ns" "$sched" 3 | "$K" create -f - > /dev/null || { tn_fail "$ns: wave 3"; return 1; }
     tn_wait 60 settled "$ns" 14 5 me-pair a100-whole m4-c ||
         { tn_fail "$ns: wave 3 did not settle (two 3g.40gb bound, m4-c and one unschedulable)"; return 1; }
+    objs "$ns" "$sched" 4 | "$K" create -f - > /dev/null || { tn_fail "$ns: wave 4"; return 1; }
+    tn_wait 60 settled "$ns" 15 6 me-pair a100-whole m4-c ||
+        { tn_fail "$ns: wave 4 did not settle (one pod of extended resources bound, one unschedulable)"; return 1; }
     "$K" get pods -n "$ns" -o json > "$E2E_DIR/$ns-pods.json"
     "$K" get resourceclaims -n "$ns" -o json > "$E2E_DIR/$ns-claims.json"
 }
@@ -188,7 +213,29 @@ for ns, who in (("ks", "kube-scheduler"), ("gs", "gpusched")):
     res, used, taken = {}, {}, set()
     for name, p in sorted(pods.items()):
         node = p["spec"].get("nodeName")
-        al = ((claims[name].get("status") or {}).get("allocation") or {}).get("devices", {}).get("results", [])
+        claim = claims.get(name)
+        if name.startswith("ext-"): # the claim the scheduler made for it
+            made = [c for c in claims.values() if any(
+                o.get("uid") == p["metadata"]["uid"] and o.get("controller")
+                for o in c["metadata"].get("ownerReferences") or [])]
+            claim = made[0] if made else {}
+            ers = (p.get("status") or {}).get("extendedResourceClaimStatus")
+            if node:
+                ann = (claim.get("metadata", {}).get("annotations") or {}).get(
+                    "resource.kubernetes.io/extended-resource-claim")
+                reqs = [(r["name"], r["exactly"]["deviceClassName"], r["exactly"].get("count"))
+                        for r in claim.get("spec", {}).get("devices", {}).get("requests", [])]
+                want_map = [{"containerName": "cuda", "resourceName": "example.com/small-mig",
+                             "requestName": "container-0-request-1"}]
+                print("  %s: %s made resourceclaim %s (annotation %s, requests %s), pod status %s" %
+                      (who, name, claim.get("metadata", {}).get("name"), ann, reqs, ers))
+                if len(made) != 1 or ann != "true" or reqs != [("container-0-request-1", "small-mig.example.com", 1)] \
+                        or not ers or ers.get("resourceClaimName") != claim["metadata"]["name"] \
+                        or ers.get("requestMappings") != want_map:
+                    print("FAIL: %s: %s: the claim of its extended resources or its pod status" % (who, name)); ok = False
+            elif made:
+                print("FAIL: %s: %s is pending but has a claim %s" % (who, name, [c["metadata"]["name"] for c in made])); ok = False
+        al = ((claim.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results", [])
         got = sorted(r["device"] for r in al)
         res[name] = (node, got)
         if bool(node) != bool(al):
@@ -212,17 +259,23 @@ for ns, who in (("ks", "kube-scheduler"), ("gs", "gpusched")):
         print("    %-10s %s" % (name, "%s %s" % (node, " ".join(got)) if node else "pending"))
 ks, gs = out["kube-scheduler"], out["gpusched"]
 for name in sorted(ks):
-    if name.startswith("m3-") or name.startswith("h100-") and name != "h100-tol":
+    if name.startswith("m3-") or name.startswith("ext-") or name.startswith("h100-") and name != "h100-tol":
         continue
     if bool(ks[name][0]) != bool(gs[name][0]):
         print("FAIL: %s: kube-scheduler %s, gpusched %s" % (name, ks[name][0] or "pending", gs[name][0] or "pending")); ok = False
-for prefix, want in (("m3-", 2), ("h100-", 8)):
+for prefix, want in (("m3-", 2), ("h100-", 8), ("ext-", 1)):
     count = lambda r: sum(1 for n, v in r.items() if n.startswith(prefix) and v[0])
     if count(ks) != want or count(gs) != want:
         print("FAIL: %s* bound: kube-scheduler %d, gpusched %d, want %d" % (prefix, count(ks), count(gs), want)); ok = False
 # where one device only can fit, both took it
-for name, dev in (("h100-tol", ["gpu-7"]), ("a100-tol", ["gpu-1"]), ("mig-3g", ["gpu-0-mig-3g40gb-9-0"])):
+for name, dev in (("h100-tol", ["gpu-7"]), ("a100-tol", ["gpu-1"]), ("mig-3g", ["gpu-0-mig-3g40gb-9-0"]),
+                  ("ext-", ["gpu-0-mig-1g10gb-19-6"])):
     for who, r in out.items():
+        if name == "ext-":
+            got = [v[1] for n, v in r.items() if n.startswith("ext-") and v[0]]
+            if got != [dev]:
+                print("FAIL: %s: the pod of extended resources got %s, want %s" % (who, got, dev)); ok = False
+            continue
         if r[name][1] != dev:
             print("FAIL: %s: %s got %s, want %s" % (who, name, r[name][1], dev)); ok = False
 for who, r in out.items():

@@ -386,6 +386,15 @@ Test(dranvidia, every_set_of_placements_allocated_stays_within_the_counters, .in
     gs_dra_state_release(&st);
 }
 
+static void pod_of(const char *text, struct gs_kube_pod *p)
+{
+    json_t *o = json_of(text);
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_kube_pod_read(o, p, &err), 0, "%s", err.msg);
+    json_decref(o);
+}
+
 /* ---------- DeviceTaintRules ---------- */
 
 static void rule_of(const char *spec, struct gs_drataint_rule *r)
@@ -450,10 +459,13 @@ Test(dranvidia, why_a_claim_waits_names_the_tainted_devices, .init = setup, .fin
     static struct gs_tenants t;
     gs_tenants_init(&t);
     char why[512] = "";
-    const char names[1][GS_KNAME_MAX] = {"c"};
+    static struct gs_kube_pod pod;
+    pod_of("{\"metadata\":{\"namespace\":\"ai\",\"name\":\"p\",\"uid\":\"pu\"},\"spec\":{"
+           "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":\"c\"}],"
+           "\"containers\":[{\"name\":\"c\"}]}}",
+           &pod);
     struct gs_qvec q;
-    cr_assert_eq(gs_dracycle_pod_prepare(&cy, 0, "ai", names, 1, &t, &q, why, sizeof(why)), 0, "%s",
-                 why);
+    cr_assert_eq(gs_dracycle_pod_prepare(&cy, 0, &pod, &t, &q, why, sizeof(why)), 0, "%s", why);
     cr_expect_not(gs_dracycle_pod_fits(&cy, 0, H100));
     gs_dracycle_pod_why(&cy, 0, why, sizeof(why));
     cr_expect(strstr(why, "wants 1 of 0 matching device(s), 0 free (1 more with a taint it does "
