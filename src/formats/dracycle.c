@@ -62,6 +62,27 @@ static void set_weights(struct gs_dracycle *cy)
     cy->st.weight = cy->weight;
 }
 
+/* A pod with room for slots claims, in one allocation. NULL without memory. */
+static struct gs_dracycle_pod *pod_new(int slots)
+{
+#define ALIGN16(x) (((x) + 15) & ~(size_t)15)
+    size_t head = ALIGN16(sizeof(struct gs_dracycle_pod)), n = (size_t)slots;
+    size_t res = ALIGN16(n * sizeof(struct gs_dra_result));
+    size_t prep = ALIGN16(n * sizeof(struct gs_draobj_prep));
+#undef ALIGN16
+    struct gs_dracycle_pod *p = calloc(1, head + res + prep + n * (sizeof(int) + sizeof(bool)));
+    if (!p)
+        return NULL;
+    char *at = (char *)p + head;
+    p->res = (struct gs_dra_result *)at;
+    p->prep = (struct gs_draobj_prep *)(at + res);
+    p->claim = (int *)(at + res + prep);
+    p->prepared = (bool *)(at + res + prep + n * sizeof(int));
+    p->node = -1;
+    p->x_slot = -1;
+    return p;
+}
+
 static void pods_release(struct gs_dracycle *cy)
 {
     for (int i = 0; cy->pods && i < cy->npods; i++) {
@@ -340,12 +361,10 @@ int gs_dracycle_pod_prepare(struct gs_dracycle *cy, int i, const struct gs_kube_
                  "served or not listed yet");
         return 1;
     }
-    struct gs_dracycle_pod *p = calloc(1, sizeof(*p));
+    struct gs_dracycle_pod *p = pod_new(n + (pod->nxreq > 0));
     if (!p)
         return GS_ENOMEM;
     cy->pods[i] = p;
-    p->node = -1;
-    p->x_slot = -1;
     for (int k = 0; k < n; k++) {
         if (!pod->dra[k][0]) {
             snprintf(why, why_size,
@@ -381,12 +400,10 @@ uint32_t gs_dracycle_pod_dra_res(const struct gs_dracycle *cy, int i, const stru
 int gs_dracycle_pod_borrow(struct gs_dracycle *cy, int i, int claim,
                            const struct gs_draobj_prep *prep)
 {
-    struct gs_dracycle_pod *p = calloc(1, sizeof(*p));
+    struct gs_dracycle_pod *p = pod_new(1);
     if (!p)
         return GS_ENOMEM;
     cy->pods[i] = p;
-    p->node = -1;
-    p->x_slot = -1;
     p->n = 1;
     p->claim[0] = claim;
     p->prep[0] = *prep;

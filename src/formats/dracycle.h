@@ -28,17 +28,17 @@
 
 /* One pending pod's claims in a cycle: those it names, then the claim of its extended
  * resources (formats/draext.h) when a DeviceClass backs one. */
-#define GS_DRACYCLE_MAX_CLAIMS (GS_MAX_POD_DRA + 1)
 struct gs_dracycle_pod {
     int n;
-    int claim[GS_DRACYCLE_MAX_CLAIMS]; /* index in the cycle's claims; -1: x's, to be made */
-    struct gs_draobj_prep prep[GS_DRACYCLE_MAX_CLAIMS];
-    bool prepared[GS_DRACYCLE_MAX_CLAIMS]; /* not yet allocated: prep holds it */
-    bool borrowed;                         /* prep belongs to the caller (gs_dracycle_pod_borrow) */
-    int32_t node;                          /* a node its allocated claims fix, or -1 */
+    /* per claim (room for n, in the pod's own allocation): */
+    int *claim;                  /* index in the cycle's claims; -1: x's, to be made */
+    struct gs_draobj_prep *prep; /* prepared */
+    bool *prepared;              /* not yet allocated: prep holds it */
+    struct gs_dra_result *res;   /* its allocation */
+    bool borrowed;               /* prep belongs to the caller (gs_dracycle_pod_borrow) */
+    int32_t node;                /* a node its allocated claims fix, or -1 */
     bool placed;
     int32_t placed_node;
-    struct gs_dra_result res[GS_DRACYCLE_MAX_CLAIMS];
     /* extended resources backed by a DeviceClass: x (owned; NULL: none), its claim the last
      * (x_slot), used only on nodes that serve them by DRA (gs_dracycle_set_alloc) */
     struct gs_draext *x;
