@@ -125,7 +125,7 @@ bench: build
 bench-e2e: build
 	./bench/e2e_throughput.sh $(BUILD)/gpusched $(BUILD)/e2e_driver 1000 5000
 	QPS=1000 BURST=2000 ./bench/e2e_throughput.sh $(BUILD)/gpusched $(BUILD)/e2e_driver 1000 5000
-	QPS=1000 BURST=2000 ./bench/e2e_dra.sh $(BUILD)/gpusched $(BUILD)/e2e_driver 500 2000
+	QPS=1000 BURST=2000 ./bench/e2e_dra.sh $(BUILD)/gpusched $(BUILD)/e2e_driver 500 1000
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

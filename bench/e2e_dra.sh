@@ -4,13 +4,15 @@
 # the same client QPS and burst. NODES fake nodes (kwok) each publish one ResourceSlice shaped
 # as NVIDIA's DRA driver publishes it (driver gpu.nvidia.com, pool = node, devices gpu-0..7:
 # whole H100s with NVIDIA's attributes and their memory capacity), with NVIDIA's DeviceClass
-# gpu.nvidia.com. Each scheduler gets a fresh set: PODS ResourceClaims (one GPU each, a CEL
-# selector on productName), made beforehand as the resourceclaim controller makes them from a
-# template, and a pod naming each; then the scheduler starts and the clock runs until every
-# pod is bound. Between the two, the pods and claims of the first are deleted. One JSON line
-# per scheduler, then one with the ratio.
+# gpu.nvidia.com. Each run gets a fresh set: PODS ResourceClaims (one GPU each, a CEL selector
+# on productName), made beforehand as the resourceclaim controller makes them from a template,
+# and a pod naming each; then the scheduler starts and the clock runs until every pod is bound;
+# then the pods and claims go. ROUNDS rounds (default 2) alternate the order (gpusched first,
+# then kube-scheduler first), so that the machine's load drifting weighs on both alike. One
+# JSON line per run, then one per scheduler over its runs (pods over seconds) and the ratio.
 set -u
-GS="$1"; DRIVER="$2"; NODES="${3:-500}"; PODS="${4:-2000}"; QPS="${QPS:-1000}"; BURST="${BURST:-2000}"
+GS="$1"; DRIVER="$2"; NODES="${3:-500}"; PODS="${4:-1000}"; QPS="${QPS:-1000}"; BURST="${BURST:-2000}"
+ROUNDS="${ROUNDS:-2}"
 . "$(dirname "$0")/../tests/e2e/cluster.sh"
 e2e_up >&2 || exit 1
 echo "$NODES dra H100-80GB 0 whole" | "$DRIVER" nodes || exit 1
@@ -61,7 +63,8 @@ create "$E2E_DIR/slices.json" || exit 1
 "$K" create namespace dra > /dev/null || exit 1
 run() { # NAME SCHEDULER-NAME COMMAND...
     local name="$1" sched="$2"; shift 2
-    python3 - "$PODS" "$name" "$sched" > "$E2E_DIR/$name-objs.json" <<'P'
+    local label="${name}-$round"
+    python3 - "$PODS" "$label" "$sched" > "$E2E_DIR/$label-objs.json" <<'P'
 import json, sys
 n, name, sched = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 sel = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"
@@ -82,18 +85,18 @@ for i in range(n):
                                                          "claims": [{"name": "gpu"}]}}]}})
 json.dump({"apiVersion": "v1", "kind": "List", "items": items}, sys.stdout)
 P
-    create "$E2E_DIR/$name-objs.json" || exit 1
+    create "$E2E_DIR/$label-objs.json" || exit 1
     local t0 t1
     t0=$(now)
-    "$@" > "$E2E_DIR/$name.log" 2>&1 &
+    "$@" > "$E2E_DIR/$label.log" 2>&1 &
     local pid=$!
-    E2E_SCHEDULER="$sched" "$DRIVER" wait-bound "$PODS" 900 >&2 || { tail -5 "$E2E_DIR/$name.log" >&2; exit 1; }
+    E2E_SCHEDULER="$sched" "$DRIVER" wait-bound "$PODS" 900 >&2 || { tail -5 "$E2E_DIR/$label.log" >&2; exit 1; }
     t1=$(now)
     kill "$pid"; wait "$pid" 2>/dev/null
     # every claim allocated once, on its pod's node, no device twice
-    "$K" get resourceclaims -n dra -o json > "$E2E_DIR/$name-claims.json"
-    "$K" get pods -n dra -o json > "$E2E_DIR/$name-pods.json"
-    python3 - "$E2E_DIR/$name-claims.json" "$E2E_DIR/$name-pods.json" "$PODS" <<'P' >&2 || exit 1
+    "$K" get resourceclaims -n dra -o json > "$E2E_DIR/$label-claims.json"
+    "$K" get pods -n dra -o json > "$E2E_DIR/$label-pods.json"
+    python3 - "$E2E_DIR/$label-claims.json" "$E2E_DIR/$label-pods.json" "$PODS" <<'P' >&2 || exit 1
 import json, sys
 claims = json.load(open(sys.argv[1]))["items"]
 pods = {p["metadata"]["name"]: p for p in json.load(open(sys.argv[2]))["items"]}
@@ -109,7 +112,7 @@ for c in claims:
 print("  %d claims allocated, %d devices, %d wrong" % (len(claims) - bad, len(seen), bad))
 sys.exit(0 if bad == 0 and len(claims) == int(sys.argv[3]) else 1)
 P
-    python3 -c "import sys; print('{\"bench\":\"e2e_dra\",\"scheduler\":\"%s\",\"nodes\":%d,\"devices\":%d,\"pods\":%d,\"qps\":%d,\"burst\":%d,\"pods_per_s\":%.1f}' % ('$name', $NODES, 8 * $NODES, $PODS, $QPS, $BURST, $PODS / ($t1 - $t0)))" | tee "$E2E_DIR/$name.rate"
+    python3 -c "import sys; print('{\"bench\":\"e2e_dra\",\"scheduler\":\"%s\",\"round\":%d,\"nodes\":%d,\"devices\":%d,\"pods\":%d,\"qps\":%d,\"burst\":%d,\"seconds\":%.2f,\"pods_per_s\":%.1f}' % ('$name', $round, $NODES, 8 * $NODES, $PODS, $QPS, $BURST, $t1 - $t0, $PODS / ($t1 - $t0)))" | tee "$E2E_DIR/$label.rate"
     # a fresh set for the next: the pods and their claims go (finalizers dropped: no
     # resourceclaim controller runs here to drop them)
     "$K" delete pods --all -n dra --grace-period=0 --force --wait=false > /dev/null 2>&1
@@ -118,16 +121,14 @@ import json, sys
 l = json.load(sys.stdin)
 for c in l["items"]:
     c["metadata"].pop("finalizers", None)
-json.dump(l, sys.stdout)' > "$E2E_DIR/$name-unfin.json"
-    "$K" replace -f "$E2E_DIR/$name-unfin.json" > /dev/null 2>&1
+json.dump(l, sys.stdout)' > "$E2E_DIR/$label-unfin.json"
+    "$K" replace -f "$E2E_DIR/$label-unfin.json" > /dev/null 2>&1
     "$K" delete resourceclaims --all -n dra --wait=false > /dev/null 2>&1
     for i in $(seq 1 120); do
         [ "$("$K" get pods,resourceclaims -n dra --no-headers 2>/dev/null | wc -l)" = 0 ] && break
         sleep 1
     done
 }
-run gpusched gpusched "$GS" scheduler --kubeconfig "$E2E_DIR/admin.kubeconfig" \
-    --leader-elect false --http-port 0 --qps "$QPS" --burst "$BURST"
 cat > "$E2E_DIR/ks.yaml" <<Y
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -137,9 +138,26 @@ clientConnection:
   qps: $QPS
   burst: $BURST
 Y
-run kube-scheduler default-scheduler "$E2E_BIN/kube-scheduler" --config "$E2E_DIR/ks.yaml" --secure-port 0
-python3 - "$E2E_DIR/gpusched.rate" "$E2E_DIR/kube-scheduler.rate" <<'P'
-import json, sys
-g, k = (json.load(open(f))["pods_per_s"] for f in sys.argv[1:])
-print(json.dumps({"bench": "e2e_dra", "ratio_gpusched_to_kube_scheduler": round(g / k, 1)}))
+run_gs() {
+    run gpusched gpusched "$GS" scheduler --kubeconfig "$E2E_DIR/admin.kubeconfig" \
+        --leader-elect false --http-port 0 --qps "$QPS" --burst "$BURST"
+}
+run_ks() {
+    run kube-scheduler default-scheduler "$E2E_BIN/kube-scheduler" --config "$E2E_DIR/ks.yaml" \
+        --secure-port 0
+}
+for round in $(seq 1 "$ROUNDS"); do
+    if [ $((round % 2)) = 1 ]; then run_gs; run_ks; else run_ks; run_gs; fi
+done
+python3 - "$E2E_DIR" <<'P'
+import glob, json, sys
+runs = [json.load(open(f)) for f in sorted(glob.glob(sys.argv[1] + "/*.rate"))]
+rate = {}
+for who in ("gpusched", "kube-scheduler"):
+    mine = [r for r in runs if r["scheduler"] == who]
+    rate[who] = sum(r["pods"] for r in mine) / sum(r["seconds"] for r in mine)
+    print(json.dumps({"bench": "e2e_dra", "scheduler": who, "runs": len(mine),
+                      "pods": sum(r["pods"] for r in mine), "pods_per_s": round(rate[who], 1)}))
+print(json.dumps({"bench": "e2e_dra", "ratio_gpusched_to_kube_scheduler":
+                  round(rate["gpusched"] / rate["kube-scheduler"], 1)}))
 P

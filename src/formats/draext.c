@@ -189,7 +189,7 @@ int gs_draext_build(const struct gs_kube_pod *p, const struct gs_draobj_class *c
     gs_draext_claim_name(p, c->name, sizeof(c->name));
     snprintf(c->owner_uid, sizeof(c->owner_uid), "%s", p->uid);
     c->extended = true;
-    if (!(c->req = calloc((size_t)nreq + 1, sizeof(*c->req))))
+    if (gs_draobj_claim_alloc(c, nreq))
         return gs_error_set(err, GS_ENOMEM, "out of memory");
     for (int k = 0; k < nreq; k++) {
         struct gs_draobj_req *q = &c->req[c->nreq++];

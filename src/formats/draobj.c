@@ -385,7 +385,7 @@ static int read_claim_spec(const json_t *devices, struct gs_draobj_claim *c, con
     size_t i;
     const json_t *r;
     int rc;
-    if (!(c->req = calloc(json_array_size(reqs), sizeof(*c->req))))
+    if (gs_draobj_claim_alloc(c, (int)json_array_size(reqs)))
         return gs_error_set(err, GS_ENOMEM, "out of memory");
     json_array_foreach(reqs, i, r)
     {
@@ -543,6 +543,8 @@ int gs_draobj_claim_read(const json_t *o, struct gs_draobj_claim *c, struct gs_e
             rc = gs_error_set(err, GS_ENOMEM, "out of memory");
             goto out;
         }
+        if (c->heap)
+            c->heap->results = c->results;
         json_array_foreach(rl, i, r)
         {
             if (c->nresults >= GS_DRAOBJ_MAX_RESULTS) {
@@ -570,6 +572,8 @@ int gs_draobj_claim_read(const json_t *o, struct gs_draobj_claim *c, struct gs_e
         rc = gs_error_set(err, GS_ENOMEM, "out of memory");
         goto out;
     }
+    if (c->heap)
+        c->heap->reserved = c->reserved;
     json_array_foreach(rf, i, r)
     {
         if (c->nreserved < GS_DRAOBJ_MAX_RESERVED) {
@@ -591,20 +595,45 @@ out:
     return rc;
 }
 
+int gs_draobj_claim_alloc(struct gs_draobj_claim *c, int nreq)
+{
+    struct gs_draobj_heap *h = calloc(1, sizeof(*h));
+    struct gs_draobj_req *req = calloc((size_t)nreq + 1, sizeof(*req));
+    if (!h || !req) {
+        free(h);
+        free(req);
+        return GS_ENOMEM;
+    }
+    h->refs = 1;
+    h->req = req;
+    h->nreq = nreq;
+    c->heap = h;
+    c->req = req;
+    return 0;
+}
+
+void gs_draobj_claim_ref(const struct gs_draobj_claim *c)
+{
+    if (c->heap)
+        __atomic_add_fetch(&c->heap->refs, 1, __ATOMIC_RELAXED);
+}
+
 void gs_draobj_claim_release(struct gs_draobj_claim *c)
 {
-    for (int r = 0; r < c->nreq; r++)
-        for (int s = 0; s < c->req[r].nsub; s++) {
-            for (int k = 0; k < c->req[r].sub[s].nsel; k++)
-                free(c->req[r].sub[s].sel[k]);
-            c->req[r].sub[s].nsel = 0;
-            free(c->req[r].sub[s].tol);
-            c->req[r].sub[s].tol = NULL;
-            c->req[r].sub[s].ntol = 0;
-        }
-    free(c->req);
-    free(c->results);
-    free(c->reserved);
+    struct gs_draobj_heap *h = c->heap;
+    if (h && __atomic_sub_fetch(&h->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        for (int r = 0; r < h->nreq; r++)
+            for (int s = 0; s < h->req[r].nsub; s++) {
+                for (int k = 0; k < h->req[r].sub[s].nsel; k++)
+                    free(h->req[r].sub[s].sel[k]);
+                free(h->req[r].sub[s].tol);
+            }
+        free(h->req);
+        free(h->results);
+        free(h->reserved);
+        free(h);
+    }
+    c->heap = NULL;
     c->req = NULL;
     c->results = NULL;
     c->reserved = NULL;

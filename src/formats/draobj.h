@@ -108,9 +108,19 @@ struct gs_draobj_reserved {
     char uid[64];
 };
 
-/* A claim: small, its lists on the heap (owned by the claim read; a shallow copy borrows them
- * and must not write through them: whoever changes a copy's status points it at lists of its
- * own). */
+/* The lists a claim read owns, counted: copies share them (gs_draobj_claim_ref). */
+struct gs_draobj_heap {
+    long refs;
+    struct gs_draobj_req *req; /* nreq, each sub's selectors and tolerations */
+    int nreq;
+    struct gs_draobj_result *results;
+    struct gs_draobj_reserved *reserved;
+};
+
+/* A claim: small, its lists on the heap, counted (heap): a copy that takes a reference
+ * (gs_draobj_claim_ref) keeps them alive until it is released, and must not write through
+ * them: whoever changes a copy's status points it at lists of its own. A copy with heap NULL
+ * owns nothing. */
 struct gs_draobj_claim {
     char ns[64];
     char name[GS_KNAME_MAX];
@@ -129,6 +139,7 @@ struct gs_draobj_claim {
     struct gs_draobj_result *results; /* nresults (at most GS_DRAOBJ_MAX_RESULTS) */
     int nreserved; /* every entry counted; the first GS_DRAOBJ_MAX_RESERVED kept */
     struct gs_draobj_reserved *reserved; /* min(nreserved, GS_DRAOBJ_MAX_RESERVED) */
+    struct gs_draobj_heap *heap;
 };
 
 struct gs_error;
@@ -140,7 +151,14 @@ void gs_draobj_class_release(struct gs_draobj_class *c);
 int gs_draobj_slice_read(const json_t *o, struct gs_draobj_slice *out, struct gs_error *err);
 void gs_draobj_slice_release(struct gs_draobj_slice *s);
 int gs_draobj_claim_read(const json_t *o, struct gs_draobj_claim *out, struct gs_error *err);
+/* Drop c's reference to its lists (the last frees them) and clear them from c. Thread-safe for
+ * distinct copies. */
 void gs_draobj_claim_release(struct gs_draobj_claim *c);
+/* One more reference to c's lists, for a copy of c. Thread-safe. */
+void gs_draobj_claim_ref(const struct gs_draobj_claim *c);
+/* A claim's own lists with room for nreq requests (zeroed; c->nreq left to the caller).
+ * Returns 0 or GS_ENOMEM. */
+int gs_draobj_claim_alloc(struct gs_draobj_claim *c, int nreq);
 
 /* A world's storage. node_id maps a node name to the caller's id (-1: unknown: the node's
  * devices are left out). */

@@ -1,7 +1,8 @@
-/* claims.c - DRA in the scheduler (see claims.h): a feed of DeviceClasses, ResourceSlices and
- * ResourceClaims (a kube/cache.h cache per kind, or one list each for explain) into
- * immutable, counted lists; views with the allocations the scheduler wrote but the watch does
- * not show yet; and one cycle's allocation of pending pods' claims on a view
+/* claims.c - DRA in the scheduler (see claims.h): a feed of DeviceClasses, ResourceSlices,
+ * DeviceTaintRules (immutable, counted lists) and ResourceClaims (followed event by event; a
+ * view copies them, sharing their counted lists), a kube/cache.h cache per kind, or one list
+ * each for explain; views with the allocations the scheduler wrote but the watch does not show
+ * yet; and one cycle's allocation of pending pods' claims on a view
  * (formats/dracycle.c), with the stale reservations released and the claims' status writes.
  * sched/cyclein.c calls it from its hooks; sched/cycleout.c writes what it returns through
  * sched/binder.c before each Binding. */
@@ -10,6 +11,7 @@
 #include "../base/buf.h"
 #include "../base/clock.h"
 #include "../base/error.h"
+#include "../base/hash.h"
 #include "../base/log.h"
 #include "../formats/draext.h"
 #include "../kube/cache.h"
@@ -33,6 +35,12 @@ GS_KCACHE_RELEASER(rel_slice, gs_draobj_slice_release)
 GS_KCACHE_RELEASER(rel_claim, gs_draobj_claim_release)
 GS_KCACHE_RELEASER(rel_rule, gs_drataint_rule_release)
 
+static void claim_key(const void *rec, char *out, size_t n)
+{
+    const struct gs_draobj_claim *c = rec;
+    snprintf(out, n, "%s/%s", c->ns, c->name);
+}
+
 static void bad_object(void *user, const struct gs_error *err)
 {
     GS_WARN("claims", "ignored: %s", err->msg);
@@ -46,7 +54,8 @@ static int list_failed(void *user, int rc, const struct gs_error *err)
     return 0;
 }
 
-/* The four kinds: whole lists (kube/cache.h, GS_KCACHE_LISTS) that views hold. */
+/* The four kinds (kube/cache.h): whole lists that views hold (GS_KCACHE_LISTS), but claims,
+ * which change with every allocation, followed event by event (GS_KCACHE_EVENTS). */
 #define KIND(p, w, type, rd, rel)                                                                  \
     {                                                                                              \
         .path = p, .what = w, .size = sizeof(type), .mode = GS_KCACHE_LISTS, .lane2 = true,        \
@@ -58,8 +67,18 @@ static const struct gs_kcache_kind kinds[NK] = {
          rd_class, rel_class),
     KIND("/apis/resource.k8s.io/v1/resourceslices", "ResourceSlices", struct gs_draobj_slice,
          rd_slice, rel_slice),
-    KIND("/apis/resource.k8s.io/v1/resourceclaims", "ResourceClaims", struct gs_draobj_claim,
-         rd_claim, rel_claim),
+    /* claims change with every allocation: followed event by event, views copy them */
+    {.path = "/apis/resource.k8s.io/v1/resourceclaims",
+     .what = "ResourceClaims",
+     .size = sizeof(struct gs_draobj_claim),
+     .mode = GS_KCACHE_EVENTS,
+     .lane2 = true,
+     .absent_retry_s = 5,
+     .decode = rd_claim,
+     .release = rel_claim,
+     .key = claim_key,
+     .bad = bad_object,
+     .failed = list_failed},
     KIND("/apis/resource.k8s.io/v1/devicetaintrules", "DeviceTaintRules", struct gs_drataint_rule,
          rd_rule, rel_rule),
 };
@@ -180,6 +199,64 @@ static void overlay(struct gs_claims_view *v, int i, const struct gs_draobj_clai
     v->own[i] = true;
 }
 
+/* The claims as the watch shows them, each a copy with a reference to its lists. Returns the
+ * count, or GS_ENOMEM. */
+static int copy_claims(struct gs_kcache *kc, struct gs_draobj_claim **out, int spare)
+{
+    gs_kcache_lock(kc);
+    int n = gs_kcache_count(kc);
+    struct gs_draobj_claim *v = malloc(sizeof(*v) * ((size_t)n + (size_t)spare + 1));
+    for (int i = 0; v && i < n; i++) {
+        v[i] = *(const struct gs_draobj_claim *)gs_kcache_at(kc, i);
+        gs_draobj_claim_ref(&v[i]);
+    }
+    gs_kcache_unlock(kc);
+    *out = v;
+    return v ? n : GS_ENOMEM;
+}
+
+/* The assumed allocations applied to the view while the watch does not show them yet; those
+ * it shows (or a newer change), or older than ASSUME_S, forgotten. Called with c->mu held. */
+static void apply_assumed(struct gs_claims *c, struct gs_claims_view *v, int nlist, bool listed)
+{
+    struct gs_strmap byname; /* "ns/name" -> view index */
+    gs_strmap_init(&byname);
+    char key[GS_KNAME_MAX + 70];
+    for (int i = 0; i < nlist; i++) {
+        int n = snprintf(key, sizeof(key), "%s/%s", v->claims[i].ns, v->claims[i].name);
+        if (gs_strmap_get(&byname, key, (uint32_t)n) < 0)
+            gs_strmap_put(&byname, key, (uint32_t)n, i);
+    }
+    double now = gs_clock_mono();
+    for (int a = 0; a < c->nas; a++) {
+        struct assumed *x = &c->as[a];
+        bool keep = now - x->at < ASSUME_S;
+        int n = snprintf(key, sizeof(key), "%s/%s", x->c.ns, x->c.name);
+        int i = gs_strmap_get(&byname, key, (uint32_t)n);
+        /* a claim the scheduler made has no uid yet: known by name */
+        bool found = i >= 0 && (!x->c.uid[0] || strcmp(v->claims[i].uid, x->c.uid) == 0);
+        if (keep && found) {
+            const struct gs_draobj_claim *cl = &v->claims[i];
+            if (x->released ? strcmp(cl->rv, x->c.rv) != 0
+                            : cl->allocated && cl->nreserved >= x->c.nreserved)
+                keep = false; /* the watch shows it (or a newer change) */
+            else
+                overlay(v, i, &x->c);
+        }
+        if (keep && !found && !x->c.uid[0]) {
+            int k = v->nclaims++; /* made, not listed yet: its devices are held */
+            v->claims[k] = x->c;
+            v->own[k] = status_copy(&v->claims[k], &x->c) == 0;
+            if (!v->own[k])
+                v->nclaims--;
+        } else if (!keep || (!found && listed)) {
+            status_free(&x->c);
+            c->as[a--] = c->as[--c->nas];
+        }
+    }
+    gs_strmap_release(&byname);
+}
+
 int gs_claims_view(struct gs_claims *c, struct gs_claims_view *v)
 {
     memset(v, 0, sizeof(*v));
@@ -190,13 +267,7 @@ int gs_claims_view(struct gs_claims *c, struct gs_claims_view *v)
          * devices they taint are not known yet */
         v->absent |= !gs_kcache_synced(c->kc[k]) || (k != KRULE && gs_kcache_absent(c->kc[k]));
     }
-    struct gs_kcache_items *lc = v->ref[KCLASS], *ls = v->ref[KSLICE], *lk = v->ref[KCLAIM],
-                           *lr = v->ref[KRULE];
-    if (lr && lr->n > 0) {
-        v->rules = lr->items;
-        v->nrules = lr->n < GS_DRATAINT_MAX_RULES ? lr->n : GS_DRATAINT_MAX_RULES;
-    }
-    pthread_mutex_lock(&c->mu);
+    struct gs_kcache_items *lc = v->ref[KCLASS], *ls = v->ref[KSLICE], *lr = v->ref[KRULE];
     if (lc) {
         v->classes = lc->items;
         v->nclasses = lc->n;
@@ -205,58 +276,36 @@ int gs_claims_view(struct gs_claims *c, struct gs_claims_view *v)
         v->slices = ls->items;
         v->nslices = ls->n;
     }
-    int rc = 0, nlist = lk ? lk->n : 0, room = nlist + c->nas;
-    if (room > 0) { /* the list's claims, then those the scheduler made that it lacks */
-        v->claims = malloc(sizeof(*v->claims) * (size_t)room);
-        v->own = calloc((size_t)room, sizeof(*v->own));
-        if (!v->claims || !v->own)
-            rc = GS_ENOMEM;
-        else if (nlist > 0)
-            memcpy(v->claims, lk->items, sizeof(*v->claims) * (size_t)nlist);
-        v->nclaims = rc ? 0 : nlist;
+    if (lr && lr->n > 0) {
+        v->rules = lr->items;
+        v->nrules = lr->n < GS_DRATAINT_MAX_RULES ? lr->n : GS_DRATAINT_MAX_RULES;
     }
-    /* assumed allocations: applied while the list does not show them yet */
-    double now = gs_clock_mono();
-    for (int a = 0; a < c->nas; a++) {
-        struct assumed *x = &c->as[a];
-        bool keep = now - x->at < ASSUME_S, found = false;
-        for (int i = 0; keep && i < nlist && !rc; i++) {
-            struct gs_draobj_claim *cl = &v->claims[i];
-            /* a claim the scheduler made has no uid yet: known by name */
-            if (x->c.uid[0] ? strcmp(cl->uid, x->c.uid) != 0
-                            : strcmp(cl->name, x->c.name) != 0 || strcmp(cl->ns, x->c.ns) != 0)
-                continue;
-            found = true;
-            if (x->released ? strcmp(cl->rv, x->c.rv) != 0
-                            : cl->allocated && cl->nreserved >= x->c.nreserved)
-                keep = false; /* the watch shows it (or a newer change) */
-            else
-                overlay(v, i, &x->c);
-        }
-        if (keep && !found && !x->c.uid[0] && !rc && v->claims) {
-            int i = v->nclaims++; /* made, not listed yet: its devices are held */
-            v->claims[i] = x->c;
-            v->own[i] = status_copy(&v->claims[i], &x->c) == 0;
-            if (!v->own[i])
-                v->nclaims--;
-        } else if (!keep || (!found && lk)) {
-            status_free(&x->c);
-            c->as[a--] = c->as[--c->nas];
-        }
-    }
-    pthread_mutex_unlock(&c->mu);
-    if (rc)
+    bool listed = gs_kcache_synced(c->kc[KCLAIM]);
+    /* room for the claims the scheduler made that the watch lacks: ASSUME_MAX at most */
+    int nlist = copy_claims(c->kc[KCLAIM], &v->claims, ASSUME_MAX);
+    if (nlist < 0)
+        return GS_ENOMEM;
+    v->nclaims = nlist;
+    v->own = calloc((size_t)nlist + ASSUME_MAX + 1, sizeof(*v->own));
+    if (!v->own) {
         gs_claims_view_release(v);
-    return rc;
+        return GS_ENOMEM;
+    }
+    pthread_mutex_lock(&c->mu);
+    apply_assumed(c, v, nlist, listed);
+    pthread_mutex_unlock(&c->mu);
+    return 0;
 }
 
 void gs_claims_view_release(struct gs_claims_view *v)
 {
     for (int k = 0; k < NK; k++)
         gs_kcache_items_put(v->ref[k]);
-    for (int i = 0; v->own && i < v->nclaims; i++)
-        if (v->own[i])
+    for (int i = 0; v->claims && i < v->nclaims; i++) {
+        if (v->own && v->own[i])
             status_free(&v->claims[i]);
+        gs_draobj_claim_release(&v->claims[i]);
+    }
     free(v->own);
     free(v->claims);
     memset(v, 0, sizeof(*v));
@@ -267,6 +316,7 @@ static void assume(struct gs_claims *c, const struct gs_draobj_claim *claim, boo
     struct gs_draobj_claim x = *claim;
     x.req = NULL; /* the status only */
     x.nreq = 0;
+    x.heap = NULL;
     if (status_copy(&x, claim))
         return; /* without memory: not assumed (the watch shows it in time) */
     pthread_mutex_lock(&c->mu);

@@ -59,7 +59,7 @@ struct gs_claims_view {
     int nclasses;
     const struct gs_draobj_slice *slices;
     int nslices;
-    struct gs_draobj_claim *claims; /* shallow copies (their lists borrowed), owned by the view */
+    struct gs_draobj_claim *claims; /* copies (a reference to their lists each), the view's */
     bool *own; /* per claim: its status lists are the view's own (changed in it) */
     int nclaims;
     const struct gs_drataint_rule *rules;
