@@ -4,8 +4,10 @@
  * preemption victims) on the client's second lane, so that a flood of Events never delays
  * a bind. Each lane is a bounded queue: a write that does not fit is dropped with a warning.
  *
- * A bind job may carry the status writes of the pod's ResourceClaims (body: [{path, body}],
- * sched/claims.c): they are PATCHed first, in order, and when one fails the pod is not bound
+ * A bind job may carry the writes of the pod's ResourceClaims (body: [{path, body}] merge
+ * patches, or {method: POST, path, body} for a claim to create, sched/claims.c): they are
+ * written first, in order (a create that finds the claim there, 409, goes on), and when one
+ * fails the pod is not bound
  * (its devices go back in the store, it backs off, the claims' assumed allocations are forgotten).
  * A bind that succeeds records its latency and posts a Scheduled Event; one the API server
  * refuses because the pod is bound already or gone (409, 404) is left to the watch; any other
@@ -27,7 +29,9 @@
 
 #include <stdbool.h>
 
-#define GS_BIND_WORKERS 16
+/* Binds in flight: a pod with claims is two writes in a row (kube-scheduler binds each pod in a
+ * goroutine of its own) */
+#define GS_BIND_WORKERS 48
 #define GS_BINDER_QUEUE 65536 /* jobs per lane */
 
 struct gs_binder;
