@@ -107,6 +107,7 @@ int gs_dracycle_init(struct gs_dracycle *cy, const struct gs_draobj_class *class
 {
     memset(cy, 0, sizeof(*cy));
     gs_draobj_selcache_init(&cy->sel);
+    gs_strmap_init(&cy->byname);
     cy->classes = classes;
     cy->nclasses = nclasses;
     cy->claims = claims;
@@ -142,6 +143,7 @@ void gs_dracycle_release(struct gs_dracycle *cy)
 {
     pods_release(cy);
     gs_draobj_selcache_release(&cy->sel);
+    gs_strmap_release(&cy->byname);
     gs_dra_state_release(&cy->st);
     free(cy->weight);
     gs_draobj_world_release(&cy->w);
@@ -159,15 +161,33 @@ int gs_dracycle_next(struct gs_dracycle *cy, int npods)
     return 0;
 }
 
-static int find_claim(const struct gs_dracycle *v, const char *ns, const char *name)
+static int find_claim(struct gs_dracycle *cy, const char *ns, const char *name)
 {
-    for (int i = 0; i < v->nclaims; i++)
-        if (strcmp(v->claims[i].name, name) == 0 && strcmp(v->claims[i].ns, ns) == 0)
+    char key[GS_KNAME_MAX + 70];
+    if (!cy->named) { /* the first of a name, as a search in order finds it */
+        cy->named = true;
+        for (int i = 0; i < cy->nclaims; i++) {
+            int n = snprintf(key, sizeof(key), "%s/%s", cy->claims[i].ns, cy->claims[i].name);
+            if (gs_strmap_get(&cy->byname, key, (uint32_t)n) < 0 &&
+                gs_strmap_put(&cy->byname, key, (uint32_t)n, i)) {
+                gs_strmap_release(&cy->byname); /* without memory: searched in order */
+                gs_strmap_init(&cy->byname);
+                cy->named = false;
+                break;
+            }
+        }
+    }
+    if (cy->named) {
+        int n = snprintf(key, sizeof(key), "%s/%s", ns, name);
+        return gs_strmap_get(&cy->byname, key, (uint32_t)n);
+    }
+    for (int i = 0; i < cy->nclaims; i++)
+        if (strcmp(cy->claims[i].name, name) == 0 && strcmp(cy->claims[i].ns, ns) == 0)
             return i;
     return -1;
 }
 
-int gs_dracycle_find(const struct gs_dracycle *cy, const char *ns, const char *name)
+int gs_dracycle_find(struct gs_dracycle *cy, const char *ns, const char *name)
 {
     return find_claim(cy, ns, name);
 }
@@ -514,7 +534,7 @@ void gs_dracycle_pod_why(const struct gs_dracycle *cy, int i, char *out, size_t 
     }
 }
 
-void gs_dracycle_bound_demand(const struct gs_dracycle *cy, const char *ns,
+void gs_dracycle_bound_demand(struct gs_dracycle *cy, const char *ns,
                               const char (*names)[GS_KNAME_MAX], int n, struct gs_tenants *t,
                               struct gs_qvec *out)
 {

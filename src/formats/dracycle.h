@@ -60,6 +60,8 @@ struct gs_dracycle {
     struct gs_dracycle_pod **pods; /* per pod of the caller (NULL: no claims) */
     int npods;
     struct gs_draobj_selcache sel; /* claims alike are evaluated once */
+    struct gs_strmap byname;       /* "ns/name" -> claim index, made at the first search */
+    bool named;
     /* a node's allocatable of an extended resource (NULL: none anywhere) */
     int64_t (*alloc)(void *ctx, int32_t node, const char *res);
     void *alloc_ctx;
@@ -78,7 +80,7 @@ void gs_dracycle_release(struct gs_dracycle *cy);
 int gs_dracycle_next(struct gs_dracycle *cy, int npods);
 
 /* The index in the cycle's claims of claim ns/name, or -1. */
-int gs_dracycle_find(const struct gs_dracycle *cy, const char *ns, const char *name);
+int gs_dracycle_find(struct gs_dracycle *cy, const char *ns, const char *name);
 /* For preemption: give back (held false) or take again (held true) the devices allocated to
  * claim k (nothing for a claim not allocated, nor for one reserved for more than one pod: the
  * others keep it). */
@@ -112,7 +114,7 @@ int gs_dracycle_pod_place(struct gs_dracycle *cy, int i, int32_t node);
  * cluster and how many are free. */
 void gs_dracycle_pod_why(const struct gs_dracycle *cy, int i, char *out, size_t n);
 /* What the allocated claims (ns, names) of a bound pod count for in t. */
-void gs_dracycle_bound_demand(const struct gs_dracycle *cy, const char *ns,
+void gs_dracycle_bound_demand(struct gs_dracycle *cy, const char *ns,
                               const char (*names)[GS_KNAME_MAX], int n, struct gs_tenants *t,
                               struct gs_qvec *out);
 

@@ -642,6 +642,13 @@ void gs_draobj_claim_release(struct gs_draobj_claim *c)
 
 /* ---------- worlds ---------- */
 
+/* A counter set's key in its world: driver, pool and name. */
+static int set_key(const char *driver, const char *pool, const char *name, char *out, size_t n)
+{
+    int k = snprintf(out, n, "%s/%s/%s", driver, pool, name);
+    return k < 0 ? 0 : k >= (int)n ? (int)n - 1 : k;
+}
+
 struct pool_gen {
     const char *driver, *pool;
     int64_t gen;
@@ -657,49 +664,67 @@ int gs_draobj_world_build(const struct gs_draobj_slice *const *slices, int n,
     int npg = 0;
     if (!pg)
         return GS_ENOMEM;
+    /* each slice's pool, found through a map of "driver/pool" */
+    struct gs_strmap pools;
+    gs_strmap_init(&pools);
+    int32_t *pool_of = calloc((size_t)n + 1, sizeof(*pool_of));
+    if (!pool_of) {
+        free(pg);
+        return GS_ENOMEM;
+    }
     for (int i = 0; i < n; i++) {
         nd += (size_t)slices[i]->ndev;
         ns += (size_t)slices[i]->nsets;
-        int k = 0;
-        while (k < npg && (strcmp(pg[k].driver, slices[i]->driver) != 0 ||
-                           strcmp(pg[k].pool, slices[i]->pool) != 0))
-            k++;
+        char key[GS_DRA_NAME_MAX + GS_KNAME_MAX + 2];
+        int kl = snprintf(key, sizeof(key), "%s/%s", slices[i]->driver, slices[i]->pool);
+        int k = gs_strmap_get(&pools, key, (uint32_t)kl);
+        if (k < 0 && gs_strmap_put(&pools, key, (uint32_t)kl, npg) == 0)
+            k = npg;
+        if (k < 0) { /* without memory: searched in order */
+            k = 0;
+            while (k < npg && (strcmp(pg[k].driver, slices[i]->driver) != 0 ||
+                               strcmp(pg[k].pool, slices[i]->pool) != 0))
+                k++;
+        }
         if (k == npg)
             pg[npg++] =
                 (struct pool_gen){slices[i]->driver, slices[i]->pool, slices[i]->generation};
         else if (slices[i]->generation > pg[k].gen)
             pg[k].gen = slices[i]->generation;
+        pool_of[i] = k;
     }
+    gs_strmap_release(&pools);
     out->dev = calloc(nd + 1, sizeof(*out->dev));
     out->sets = calloc(ns + 1, sizeof(*out->sets));
-    if (!out->dev || !out->sets) {
-        free(pg);
-        gs_draobj_world_release(out);
-        return GS_ENOMEM;
-    }
     int32_t *node_of = calloc((size_t)n + 1, sizeof(*node_of));
     bool *use = calloc((size_t)n + 1, sizeof(*use));
-    if (!node_of || !use) {
+    if (!out->dev || !out->sets || !node_of || !use) {
         free(pg);
+        free(pool_of);
         free(node_of);
         free(use);
         gs_draobj_world_release(out);
         return GS_ENOMEM;
     }
-    /* counter sets first: devices refer to them */
+    /* counter sets first: devices refer to them (by "driver/pool/name", setmap) */
     int nsets = 0, ndev = 0;
+    struct gs_strmap setmap;
+    gs_strmap_init(&setmap);
     for (int i = 0; i < n; i++) {
         const struct gs_draobj_slice *s = slices[i];
-        int k = 0;
-        while (strcmp(pg[k].driver, s->driver) != 0 || strcmp(pg[k].pool, s->pool) != 0)
-            k++;
+        int k = pool_of[i];
         use[i] = s->generation == pg[k].gen && !s->other_nodes;
         node_of[i] = s->all_nodes ? -1 : node_id(ctx, s->node);
         if (!s->all_nodes && node_of[i] < 0)
             use[i] = false;
         for (int c = 0; use[i] && c < s->nsets; c++) {
             out->sets[nsets] = s->sets[c];
-            out->sets[nsets++].node = node_of[i];
+            out->sets[nsets].node = node_of[i];
+            char key[3 * GS_KNAME_MAX];
+            int kl = set_key(s->driver, s->pool, s->sets[c].name, key, sizeof(key));
+            if (gs_strmap_get(&setmap, key, (uint32_t)kl) < 0)
+                gs_strmap_put(&setmap, key, (uint32_t)kl, nsets);
+            nsets++;
         }
     }
     for (int i = 0; i < n; i++) {
@@ -711,12 +736,9 @@ int gs_draobj_world_build(const struct gs_draobj_slice *const *slices, int n,
             bool ok = true;
             for (int c = 0; c < x->nconsume && ok; c++) {
                 const struct gs_draobj_cref *cr = &s->cref[d][c];
-                int set = -1;
-                for (int k = 0; k < nsets && set < 0; k++)
-                    if (strcmp(out->sets[k].name, cr->set) == 0 &&
-                        strcmp(out->sets[k].driver, s->driver) == 0 &&
-                        strcmp(out->sets[k].pool, s->pool) == 0)
-                        set = k;
+                char key[3 * GS_KNAME_MAX];
+                int kl = set_key(s->driver, s->pool, cr->set, key, sizeof(key));
+                int set = gs_strmap_get(&setmap, key, (uint32_t)kl);
                 ok = set >= 0;
                 x->consume[c].set = set;
                 for (int j = 0; ok && j < cr->n; j++) {
@@ -732,7 +754,9 @@ int gs_draobj_world_build(const struct gs_draobj_slice *const *slices, int n,
                 ndev++;
         }
     }
+    gs_strmap_release(&setmap);
     free(pg);
+    free(pool_of);
     free(node_of);
     free(use);
     out->w = (struct gs_dra_world){out->dev, ndev, out->sets, nsets};

@@ -127,11 +127,11 @@ int gs_claims_release_stale(struct gs_claims_cycle *cy, struct gs_claims *c,
                                         const struct gs_draobj_reserved *r),
                             void *ctx, json_t *writes);
 
-static inline int gs_claims_find(const struct gs_claims_cycle *cy, const char *ns, const char *name)
+static inline int gs_claims_find(struct gs_claims_cycle *cy, const char *ns, const char *name)
 {
     return gs_dracycle_find(&cy->d, ns, name);
 }
-static inline void gs_claims_bound_demand(const struct gs_claims_cycle *cy, const char *ns,
+static inline void gs_claims_bound_demand(struct gs_claims_cycle *cy, const char *ns,
                                           const char (*names)[GS_KNAME_MAX], int n,
                                           struct gs_tenants *t, struct gs_qvec *out)
 {
