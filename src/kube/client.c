@@ -28,7 +28,7 @@ struct gs_kube_client {
      * after the first skip the handshake */
     pthread_mutex_t pool_mu;
     int npool;
-    CURL *pool[32];
+    CURL *pool[128]; /* idle handles kept: at least one per bind worker (sched/binder.h) */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;

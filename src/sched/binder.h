@@ -30,8 +30,8 @@
 #include <stdbool.h>
 
 /* Binds in flight: a pod with claims is two writes in a row (kube-scheduler binds each pod in a
- * goroutine of its own) */
-#define GS_BIND_WORKERS 48
+ * goroutine of its own); the client keeps an idle connection for each (kube/client.c) */
+#define GS_BIND_WORKERS 96
 #define GS_BINDER_QUEUE 65536 /* jobs per lane */
 
 struct gs_binder;
