@@ -200,69 +200,6 @@ static int int_or_pct(const json_t *v, int32_t *out, bool *pct, const char *who,
                         who, path);
 }
 
-/* A label selector ({matchLabels, matchExpressions}) at path into sel[]. */
-static int read_selector(const json_t *sel, struct gs_sel_req *out, int *nout, const char *who,
-                         const char *path, struct gs_error *err)
-{
-    *nout = 0;
-    const char *key;
-    const json_t *v;
-    json_object_foreach(json_object_get(sel, "matchLabels"), key, v)
-    {
-        if (*nout >= GS_TOBJ_MAX_SEL || strlen(key) >= GS_LABEL_KEY_MAX || !json_is_string(v) ||
-            strlen(json_string_value(v)) >= GS_LABEL_VAL_MAX)
-            return gs_error_set(err, GS_EINVAL,
-                                "%s: %s.matchLabels.%s: too many labels or too "
-                                "long",
-                                who, path, key);
-        struct gs_sel_req *r = &out[(*nout)++];
-        memset(r, 0, sizeof(*r));
-        snprintf(r->key, sizeof(r->key), "%s", key);
-        r->op = GS_SEL_IN;
-        r->nval = 1;
-        snprintf(r->val[0], sizeof(r->val[0]), "%s", json_string_value(v));
-    }
-    size_t i, j;
-    const json_t *e, *x;
-    json_array_foreach(json_object_get(sel, "matchExpressions"), i, e)
-    {
-        const char *k = jstr(e, "key"), *op = jstr(e, "operator");
-        if (*nout >= GS_TOBJ_MAX_SEL || !k || strlen(k) >= GS_LABEL_KEY_MAX || !op)
-            return gs_error_set(err, GS_EINVAL,
-                                "%s: %s.matchExpressions[%zu]: expected key and "
-                                "operator",
-                                who, path, i);
-        struct gs_sel_req *r = &out[*nout];
-        memset(r, 0, sizeof(*r));
-        snprintf(r->key, sizeof(r->key), "%s", k);
-        if (strcmp(op, "In") == 0)
-            r->op = GS_SEL_IN;
-        else if (strcmp(op, "NotIn") == 0)
-            r->op = GS_SEL_NOTIN;
-        else if (strcmp(op, "Exists") == 0)
-            r->op = GS_SEL_EXISTS;
-        else if (strcmp(op, "DoesNotExist") == 0)
-            r->op = GS_SEL_NOTEXISTS;
-        else
-            return gs_error_set(err, GS_EINVAL,
-                                "%s: %s.matchExpressions[%zu].operator: '%s': "
-                                "expected In, NotIn, Exists or DoesNotExist",
-                                who, path, i, op);
-        json_array_foreach(json_object_get(e, "values"), j, x)
-        {
-            if (r->nval >= 4 || !json_is_string(x) ||
-                strlen(json_string_value(x)) >= GS_LABEL_VAL_MAX)
-                return gs_error_set(err, GS_EINVAL,
-                                    "%s: %s.matchExpressions[%zu].values: at "
-                                    "most 4 values of at most %d characters",
-                                    who, path, i, GS_LABEL_VAL_MAX - 1);
-            snprintf(r->val[r->nval++], GS_LABEL_VAL_MAX, "%s", json_string_value(x));
-        }
-        (*nout)++;
-    }
-    return 0;
-}
-
 int gs_kube_pdb_read(const json_t *obj, struct gs_kube_pdb *b, struct gs_error *err)
 {
     memset(b, 0, sizeof(*b));
@@ -280,28 +217,20 @@ int gs_kube_pdb_read(const json_t *obj, struct gs_kube_pdb *b, struct gs_error *
         (rc = int_or_pct(json_object_get(spec, "maxUnavailable"), &b->max_unavailable, &b->max_pct,
                          who, "spec.maxUnavailable", err)))
         return rc;
-    if ((rc = read_selector(json_object_get(spec, "selector"), b->sel, &b->nsel, who,
-                            "spec.selector", err)))
+    if ((rc = gs_labelsel_read(json_object_get(spec, "selector"), b->sel, GS_TOBJ_MAX_SEL, &b->nsel,
+                               who, "spec.selector", err)))
         return rc;
     return 0;
 }
 
+static const char *pod_label(const void *p, const char *key)
+{
+    return gs_kube_pod_label(p, key);
+}
+
 bool gs_kube_selector_matches(const struct gs_sel_req *sel, int n, const struct gs_kube_pod *p)
 {
-    for (int i = 0; i < n; i++) {
-        const struct gs_sel_req *r = &sel[i];
-        const char *v = gs_kube_pod_label(p, r->key);
-        bool in = false;
-        for (int k = 0; v && k < r->nval; k++)
-            in |= strcmp(v, r->val[k]) == 0;
-        bool ok = r->op == GS_SEL_IN       ? in
-                  : r->op == GS_SEL_NOTIN  ? !in
-                  : r->op == GS_SEL_EXISTS ? v != NULL
-                                           : v == NULL;
-        if (!ok)
-            return false;
-    }
-    return true;
+    return gs_labelsel_matches(sel, n, pod_label, p);
 }
 
 bool gs_kube_pdb_matches(const struct gs_kube_pdb *b, const struct gs_kube_pod *p)
@@ -346,8 +275,8 @@ int gs_kube_migmgr_read(const json_t *obj, struct gs_kube_migmgr *m, struct gs_e
         snprintf(x->mig, sizeof(x->mig), "%s", dev);
         char spath[128];
         snprintf(spath, sizeof(spath), "%s.podSelector", path);
-        if ((rc = read_selector(json_object_get(c, "podSelector"), x->sel, &x->nsel, who, spath,
-                                err)))
+        if ((rc = gs_labelsel_read(json_object_get(c, "podSelector"), x->sel, GS_TOBJ_MAX_SEL,
+                                   &x->nsel, who, spath, err)))
             return rc;
         m->nclients++;
     }
@@ -380,169 +309,4 @@ json_t *gs_kube_disruption_patch(const char *message)
     return json_pack("{s:{s:[{s:s,s:s,s:s,s:s,s:s}]}}", "status", "conditions", "type",
                      "DisruptionTarget", "status", "True", "reason", "PreemptionByScheduler",
                      "message", message, "lastTransitionTime", now);
-}
-
-int gs_kube_pvc_read(const json_t *obj, struct gs_kube_pvc *c, struct gs_error *err)
-{
-    memset(c, 0, sizeof(*c));
-    const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
-    int rc = copy_name(c->name, sizeof(c->name), jstr(md, "name"), "PersistentVolumeClaim",
-                       "metadata.name", err);
-    if (rc)
-        return rc;
-    char who[GS_KNAME_MAX + 32];
-    snprintf(who, sizeof(who), "PersistentVolumeClaim %s", c->name);
-    if ((rc = copy_name(c->ns, sizeof(c->ns), jstr(md, "namespace"), who, "metadata.namespace",
-                        err)))
-        return rc;
-    if (spec && !json_is_object(spec))
-        return gs_error_set(err, GS_EINVAL, "%s: spec: expected an object", who);
-    const json_t *vn = json_object_get(spec, "volumeName");
-    if (vn && !json_is_string(vn))
-        return gs_error_set(err, GS_EINVAL, "%s: spec.volumeName: expected a string", who);
-    if (vn && json_string_value(vn)[0] &&
-        (rc = copy_name(c->volume, sizeof(c->volume), json_string_value(vn), who, "spec.volumeName",
-                        err)))
-        return rc;
-    const char *phase = jstr(json_object_get(obj, "status"), "phase");
-    c->bound = phase && strcmp(phase, "Bound") == 0 && c->volume[0];
-    return 0;
-}
-
-/* One requirement of a node selector term at path, as the API server validates it. */
-static int read_pv_req(const json_t *e, bool field, struct gs_pv_req *r, const char *who,
-                       const char *path, struct gs_error *err)
-{
-    memset(r, 0, sizeof(*r));
-    r->field = field;
-    const char *k = jstr(e, "key"), *op = jstr(e, "operator");
-    if (!k || !k[0] || strlen(k) >= sizeof(r->key))
-        return gs_error_set(err, GS_EINVAL, "%s: %s.key: expected a key of 1..%zu characters", who,
-                            path, sizeof(r->key) - 1);
-    if (field && strcmp(k, "metadata.name") != 0)
-        return gs_error_set(err, GS_EINVAL, "%s: %s.key: '%s': only metadata.name is a field", who,
-                            path, k);
-    snprintf(r->key, sizeof(r->key), "%s", k);
-    static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
-    int o = -1;
-    for (int i = 0; op && i < 6; i++)
-        if (strcmp(op, ops[i]) == 0)
-            o = i;
-    if (o < 0 || (field && o > GS_KOP_NOTIN))
-        return gs_error_set(err, GS_EINVAL, "%s: %s.operator: '%s': expected %s", who, path,
-                            op ? op : "",
-                            field ? "In or NotIn"
-                                  : "In, NotIn, Exists, "
-                                    "DoesNotExist, Gt or Lt");
-    r->op = (uint8_t)o;
-    const json_t *vals = json_object_get(e, "values"), *x;
-    if (vals && !json_is_array(vals))
-        return gs_error_set(err, GS_EINVAL, "%s: %s.values: expected a list", who, path);
-    size_t nv = json_array_size(vals), i;
-    if ((o <= GS_KOP_NOTIN && nv == 0) || (field && nv != 1))
-        return gs_error_set(err, GS_EINVAL, "%s: %s.values: %s", who, path,
-                            field ? "expected exactly one value" : "expected values for In/NotIn");
-    if ((o == GS_KOP_EXISTS || o == GS_KOP_DOESNOTEXIST) && nv != 0)
-        return gs_error_set(err, GS_EINVAL, "%s: %s.values: expected none for %s", who, path, op);
-    if ((o == GS_KOP_GT || o == GS_KOP_LT) &&
-        (nv != 1 || !gs_kreq_parse_num(json_string_value(json_array_get(vals, 0)), &r->num)))
-        return gs_error_set(err, GS_EINVAL, "%s: %s.values: expected one integer for %s", who, path,
-                            op);
-    if (nv > GS_PV_MAX_VALS)
-        return gs_error_set(err, GS_EINVAL, "%s: %s.values: %zu values, at most %d", who, path, nv,
-                            GS_PV_MAX_VALS);
-    json_array_foreach(vals, i, x)
-    {
-        if (!json_is_string(x) || strlen(json_string_value(x)) >= GS_LABEL_VAL_MAX)
-            return gs_error_set(err, GS_EINVAL,
-                                "%s: %s.values[%zu]: expected a string of at most %d characters",
-                                who, path, i, GS_LABEL_VAL_MAX - 1);
-        snprintf(r->val[r->nval++], GS_LABEL_VAL_MAX, "%s", json_string_value(x));
-    }
-    return 0;
-}
-
-int gs_kube_pv_read(const json_t *obj, struct gs_kube_pv *pv, struct gs_error *err)
-{
-    memset(pv, 0, sizeof(*pv));
-    const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
-    int rc = copy_name(pv->name, sizeof(pv->name), jstr(md, "name"), "PersistentVolume",
-                       "metadata.name", err);
-    if (rc)
-        return rc;
-    char who[GS_KNAME_MAX + 32];
-    snprintf(who, sizeof(who), "PersistentVolume %s", pv->name);
-    const json_t *req = json_object_get(json_object_get(spec, "nodeAffinity"), "required");
-    if (!req)
-        return 0;
-    const json_t *terms = json_object_get(req, "nodeSelectorTerms");
-    if (!json_is_array(terms) || json_array_size(terms) == 0)
-        return gs_error_set(err, GS_EINVAL,
-                            "%s: spec.nodeAffinity.required.nodeSelectorTerms: expected a "
-                            "non-empty list",
-                            who);
-    if (json_array_size(terms) > GS_PV_MAX_TERMS)
-        return gs_error_set(err, GS_EINVAL,
-                            "%s: spec.nodeAffinity.required.nodeSelectorTerms: %zu terms, at "
-                            "most %d",
-                            who, json_array_size(terms), GS_PV_MAX_TERMS);
-    size_t i, j;
-    const json_t *t, *e;
-    json_array_foreach(terms, i, t)
-    {
-        struct gs_pv_term *term = &pv->terms[pv->nterms++];
-        static const char *const lists[] = {"matchExpressions", "matchFields"};
-        for (int l = 0; l < 2; l++) {
-            const json_t *a = json_object_get(t, lists[l]);
-            char path[160];
-            snprintf(path, sizeof(path), "spec.nodeAffinity.required.nodeSelectorTerms[%zu].%s", i,
-                     lists[l]);
-            if (a && !json_is_array(a))
-                return gs_error_set(err, GS_EINVAL, "%s: %s: expected a list", who, path);
-            json_array_foreach(a, j, e)
-            {
-                if (term->nreqs >= GS_PV_MAX_REQS)
-                    return gs_error_set(err, GS_EINVAL,
-                                        "%s: %s: more than %d requirements in one term", who, path,
-                                        GS_PV_MAX_REQS);
-                char rpath[180];
-                snprintf(rpath, sizeof(rpath), "%s[%zu]", path, j);
-                if ((rc = read_pv_req(e, l == 1, &term->reqs[term->nreqs], who, rpath, err)))
-                    return rc;
-                term->nreqs++;
-            }
-        }
-    }
-    return 0;
-}
-
-static bool pv_req_matches(const struct gs_pv_req *r, const char *v)
-{
-    bool in = false;
-    for (int k = 0; v && k < r->nval; k++)
-        in |= strcmp(v, r->val[k]) == 0;
-    return gs_kop_matches((enum gs_kop)r->op, in, r->num, v);
-}
-
-/* As kube-scheduler's VolumeBinding (and the kubelet before it mounts) judges a volume:
- * k8s.io/component-helpers/storage/volume.CheckNodeAffinity matches the terms against a node
- * that holds the node's labels only, and nodeaffinity skips a term's matchFields for a node
- * without a name (nodeSelectorTerm.match: len(nodeFields) > 0). So matchFields constrain
- * nothing here, and a term of matchFields alone matches every node. */
-bool gs_kube_pv_node_matches(const struct gs_kube_pv *pv, const struct gs_kube_node *n)
-{
-    if (pv->nterms == 0)
-        return true;
-    for (int t = 0; t < pv->nterms; t++) {
-        const struct gs_pv_term *term = &pv->terms[t];
-        bool ok = term->nreqs > 0; /* a term with no requirement matches no node */
-        for (int i = 0; ok && i < term->nreqs; i++) {
-            const struct gs_pv_req *r = &term->reqs[i];
-            if (!r->field)
-                ok = pv_req_matches(r, gs_kube_label(n, r->key));
-        }
-        if (ok)
-            return true;
-    }
-    return false;
 }
