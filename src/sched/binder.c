@@ -11,6 +11,7 @@
 #include "journal.h"
 #include "metrics.h"
 #include "store.h"
+#include "volbind.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -27,8 +28,8 @@ struct gs_jobq {
 
 struct gs_binder {
     struct gs_binder_deps d;
-    struct gs_jobq bindq, bgq;
-    pthread_t t_bind[GS_BIND_WORKERS], t_bg;
+    struct gs_jobq bindq, volq, bgq;
+    pthread_t t_bind[GS_BIND_WORKERS], t_vol[GS_VOL_WORKERS], t_bg;
 };
 
 static void jobq_init(struct gs_jobq *q, int cap)
@@ -80,8 +81,10 @@ static void jobq_close(struct gs_jobq *q)
 
 static void jobq_release(struct gs_jobq *q)
 {
-    for (int k = 0; k < q->n; k++)
+    for (int k = 0; k < q->n; k++) {
         json_decref(q->v[(q->head + k) % q->cap].body);
+        json_decref(q->v[(q->head + k) % q->cap].vol);
+    }
     free(q->v);
     pthread_mutex_destroy(&q->mu);
     pthread_cond_destroy(&q->cv);
@@ -127,69 +130,181 @@ static void *bg_worker(void *arg)
     return NULL;
 }
 
+/* A bind that cannot go on: its devices back in the store, the pod in backoff. */
+static void bind_failed(struct gs_binder *s, const struct gs_job *j)
+{
+    gs__metrics_record_latency(s->d.metrics, gs_clock_mono() - j->t0, 2);
+    gs__store_give_back(s->d.store, j->pod.ns, j->pod.name, j->pod.uid);
+}
+
+/* The pod's ResourceClaims: allocated and reserved for it before it is bound. Returns 0, or
+ * non-zero with the claims' assumed allocations forgotten. Takes j->body. */
+static int write_claims(struct gs_binder *s, struct gs_job *j)
+{
+    struct gs_error err;
+    gs_error_init(&err);
+    long status = 0;
+    size_t wi;
+    json_t *w;
+    int rc = 0;
+    json_array_foreach(j->body, wi, w)
+    {
+        rc = gs_kube_request(s->d.kc, "PATCH", json_string_value(json_object_get(w, "path")),
+                             "application/merge-patch+json", json_object_get(w, "body"), NULL,
+                             &status, &err);
+        if (rc) {
+            gs_error_prefix(&err, "writing the status of its ResourceClaim");
+            break;
+        }
+    }
+    if (rc) {
+        GS_WARN("scheduler", "bind %s/%s: %s", j->pod.ns, j->pod.name, err.msg);
+        json_array_foreach(j->body, wi, w)
+        {
+            const char *uid = json_string_value(
+                json_object_get(json_object_get(json_object_get(w, "body"), "metadata"), "uid"));
+            if (s->d.claims && uid)
+                gs_claims_forget(s->d.claims, uid);
+        }
+    }
+    json_decref(j->body);
+    j->body = NULL;
+    return rc;
+}
+
+static void bind_one(struct gs_binder *s, struct gs_job *j)
+{
+    struct gs_error err;
+    gs_error_init(&err);
+    long status = 0;
+    if (write_claims(s, j)) {
+        bind_failed(s, j);
+        return;
+    }
+    json_t *b = gs_kube_binding(&j->pod, j->node);
+    if (j->devices[0])
+        json_object_set_new(json_object_get(b, "metadata"), "annotations",
+                            json_pack("{s:s}", GS_DEVICES_ANNOTATION, j->devices));
+    int rc = gs_kube_request(s->d.kc, "POST", j->path, NULL, b, NULL, &status, &err);
+    json_decref(b);
+    if (rc == 0) {
+        gs__metrics_record_latency(s->d.metrics, gs_clock_mono() - j->t0, 0);
+        char note[700];
+        snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s%s%s", j->pod.ns,
+                 j->pod.name, j->node, j->devices[0] ? " with " : "", j->devices);
+        gs__binder_emit_event(s, &j->pod, "Normal", "Scheduled", "Binding", note);
+        GS_INFO("scheduler", "%s/%s -> %s %s", j->pod.ns, j->pod.name, j->node, j->devices);
+        gs__journal_add(s->d.journal, "bind",
+                        json_pack("{s:s, s:s, s:s, s:s}", "namespace", j->pod.ns, "pod",
+                                  j->pod.name, "node", j->node, "devices", j->devices));
+        return;
+    }
+    if (status == 409 || status == 404) {
+        /* already assigned (the watch will tell) or gone */
+        gs__metrics_record_latency(s->d.metrics, gs_clock_mono() - j->t0, 2);
+        GS_INFO("scheduler", "bind %s/%s: %s", j->pod.ns, j->pod.name, err.msg);
+        return;
+    }
+    GS_WARN("scheduler", "bind %s/%s: %s", j->pod.ns, j->pod.name, err.msg);
+    bind_failed(s, j);
+}
+
 static void *bind_worker(void *arg)
 {
     struct gs_binder *s = arg;
     struct gs_job j;
-    while (jobq_pop(&s->bindq, &j)) {
+    while (jobq_pop(&s->bindq, &j))
+        bind_one(s, &j);
+    return NULL;
+}
+
+/* Whether claim ns/name is bound (status.phase Bound); 0 no, 1 yes, -1 gone or unreadable. */
+static int claim_bound(struct gs_binder *s, const char *ns, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/persistentvolumeclaims/%s", ns, name);
+    json_t *o = NULL;
+    struct gs_error err;
+    gs_error_init(&err);
+    long status = 0;
+    if (gs_kube_request(s->d.kc, "GET", path, NULL, NULL, &o, &status, &err))
+        return status == 404 ? -1 : 0;
+    const char *phase = json_string_value(json_object_get(json_object_get(o, "status"), "phase"));
+    int bound = phase && strcmp(phase, "Bound") == 0;
+    json_decref(o);
+    return bound;
+}
+
+static void forget_volumes(struct gs_binder *s, const json_t *wait)
+{
+    size_t i;
+    const json_t *c;
+    json_array_foreach(wait, i, c)
+        gs_volassume_drop(s->d.vols, json_string_value(json_object_get(c, "namespace")),
+                          json_string_value(json_object_get(c, "name")));
+}
+
+/* kube-scheduler's VolumeBinding PreBind: write the volumes' claimRefs and the provisioned
+ * claims' selected-node, then wait until every claim is bound (the volume controller binds,
+ * a provisioner creates the volume), up to the timeout. Returns 0, or non-zero with why. */
+static int bind_volumes(struct gs_binder *s, const json_t *vol, char *why, size_t n)
+{
+    const json_t *writes = json_object_get(vol, "writes"), *wait = json_object_get(vol, "wait");
+    size_t i;
+    const json_t *w;
+    json_array_foreach(writes, i, w)
+    {
         struct gs_error err;
         gs_error_init(&err);
-        long status = 0;
-        /* the pod's ResourceClaims: allocated and reserved for it before it is bound */
-        size_t wi;
-        json_t *w;
-        int rc = 0;
-        json_array_foreach(j.body, wi, w)
-        {
-            rc = gs_kube_request(s->d.kc, "PATCH", json_string_value(json_object_get(w, "path")),
-                                 "application/merge-patch+json", json_object_get(w, "body"), NULL,
-                                 &status, &err);
-            if (rc) {
-                gs_error_prefix(&err, "writing the status of its ResourceClaim");
-                break;
-            }
+        const char *path = json_string_value(json_object_get(w, "path"));
+        if (gs_kube_request(s->d.kc, "PATCH", path, "application/merge-patch+json",
+                            json_object_get(w, "body"), NULL, NULL, &err)) {
+            snprintf(why, n, "binding volumes: %s", err.msg);
+            return 1;
         }
-        if (rc) {
-            GS_WARN("scheduler", "bind %s/%s: %s", j.pod.ns, j.pod.name, err.msg);
-            json_array_foreach(j.body, wi, w)
-            {
-                const char *uid = json_string_value(json_object_get(
-                    json_object_get(json_object_get(w, "body"), "metadata"), "uid"));
-                if (s->d.claims && uid)
-                    gs_claims_forget(s->d.claims, uid);
-            }
+    }
+    double timeout = json_number_value(json_object_get(vol, "timeout"));
+    double until = gs_clock_mono() + (timeout > 0 ? timeout : 600), pause = 0.05;
+    json_array_foreach(wait, i, w)
+    {
+        const char *ns = json_string_value(json_object_get(w, "namespace"));
+        const char *name = json_string_value(json_object_get(w, "name"));
+        int b;
+        while ((b = claim_bound(s, ns, name)) == 0 && gs_clock_mono() < until) {
+            gs_clock_sleep(pause);
+            pause = pause < 1 ? pause * 2 : 1;
+        }
+        if (b < 0) {
+            snprintf(why, n, "binding volumes: persistentvolumeclaim \"%s\" not found", name);
+            return 1;
+        }
+        if (b == 0) {
+            snprintf(why, n,
+                     "binding volumes: timed out after %.0f s waiting for persistentvolumeclaim "
+                     "\"%s\" to be bound",
+                     timeout, name);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void *vol_worker(void *arg)
+{
+    struct gs_binder *s = arg;
+    struct gs_job j;
+    while (jobq_pop(&s->volq, &j)) {
+        char why[600];
+        if (bind_volumes(s, j.vol, why, sizeof(why))) {
+            GS_WARN("scheduler", "bind %s/%s: %s", j.pod.ns, j.pod.name, why);
+            gs__binder_emit_event(s, &j.pod, "Warning", "FailedScheduling", "Scheduling", why);
+            forget_volumes(s, json_object_get(j.vol, "wait"));
             json_decref(j.body);
-            gs__metrics_record_latency(s->d.metrics, gs_clock_mono() - j.t0, 2);
-            gs__store_give_back(s->d.store, j.pod.ns, j.pod.name, j.pod.uid);
-            continue;
+            bind_failed(s, &j);
+        } else {
+            bind_one(s, &j);
         }
-        json_decref(j.body);
-        json_t *b = gs_kube_binding(&j.pod, j.node);
-        if (j.devices[0])
-            json_object_set_new(json_object_get(b, "metadata"), "annotations",
-                                json_pack("{s:s}", GS_DEVICES_ANNOTATION, j.devices));
-        rc = gs_kube_request(s->d.kc, "POST", j.path, NULL, b, NULL, &status, &err);
-        json_decref(b);
-        if (rc == 0) {
-            gs__metrics_record_latency(s->d.metrics, gs_clock_mono() - j.t0, 0);
-            char note[700];
-            snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s%s%s", j.pod.ns,
-                     j.pod.name, j.node, j.devices[0] ? " with " : "", j.devices);
-            gs__binder_emit_event(s, &j.pod, "Normal", "Scheduled", "Binding", note);
-            GS_INFO("scheduler", "%s/%s -> %s %s", j.pod.ns, j.pod.name, j.node, j.devices);
-            gs__journal_add(s->d.journal, "bind",
-                            json_pack("{s:s, s:s, s:s, s:s}", "namespace", j.pod.ns, "pod",
-                                      j.pod.name, "node", j.node, "devices", j.devices));
-            continue;
-        }
-        gs__metrics_record_latency(s->d.metrics, gs_clock_mono() - j.t0, 2);
-        if (status == 409 || status == 404) {
-            /* already assigned (the watch will tell) or gone */
-            GS_INFO("scheduler", "bind %s/%s: %s", j.pod.ns, j.pod.name, err.msg);
-            continue;
-        }
-        GS_WARN("scheduler", "bind %s/%s: %s", j.pod.ns, j.pod.name, err.msg);
-        gs__store_give_back(s->d.store, j.pod.ns, j.pod.name, j.pod.uid);
+        json_decref(j.vol);
     }
     return NULL;
 }
@@ -201,9 +316,12 @@ struct gs_binder *gs__binder_start(const struct gs_binder_deps *d)
         return NULL;
     s->d = *d;
     jobq_init(&s->bindq, GS_BINDER_QUEUE);
+    jobq_init(&s->volq, GS_BINDER_QUEUE);
     jobq_init(&s->bgq, GS_BINDER_QUEUE);
     for (int k = 0; k < GS_BIND_WORKERS; k++)
         pthread_create(&s->t_bind[k], NULL, bind_worker, s);
+    for (int k = 0; k < GS_VOL_WORKERS; k++)
+        pthread_create(&s->t_vol[k], NULL, vol_worker, s);
     pthread_create(&s->t_bg, NULL, bg_worker, s);
     return s;
 }
@@ -212,17 +330,21 @@ void gs__binder_stop(struct gs_binder *s)
 {
     if (!s)
         return;
+    jobq_close(&s->volq);
+    for (int k = 0; k < GS_VOL_WORKERS; k++)
+        pthread_join(s->t_vol[k], NULL);
     jobq_close(&s->bindq);
     for (int k = 0; k < GS_BIND_WORKERS; k++)
         pthread_join(s->t_bind[k], NULL);
     jobq_close(&s->bgq);
     pthread_join(s->t_bg, NULL);
     jobq_release(&s->bindq);
+    jobq_release(&s->volq);
     jobq_release(&s->bgq);
     free(s);
 }
 
 bool gs__binder_bind(struct gs_binder *s, const struct gs_job *j)
 {
-    return jobq_push(&s->bindq, j);
+    return jobq_push(j->vol ? &s->volq : &s->bindq, j);
 }

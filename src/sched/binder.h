@@ -4,6 +4,13 @@
  * preemption victims) on the client's second lane, so that a flood of Events never delays
  * a bind. Each lane is a bounded queue: a write that does not fit is dropped with a warning.
  *
+ * A bind job with volume work (sched/volbind.h: gs_volbind_writes) goes to GS_VOL_WORKERS
+ * threads of its own: they PATCH the chosen volumes' claimRef and the provisioned claims'
+ * selected-node, then wait (polling the claims) until each claim is bound, up to the job's
+ * timeout; a write that fails or a timeout posts a FailedScheduling Event naming the claim,
+ * forgets the assumed volumes and gives the pod back in backoff. Binds without volumes never
+ * wait behind them.
+ *
  * A bind job may carry the status writes of the pod's ResourceClaims (body: [{path, body}],
  * sched/claims.c): they are PATCHed first, in order, and when one fails the pod is not bound
  * (its devices go back in the store, it backs off, the claims' assumed allocations are forgotten).
@@ -28,6 +35,7 @@
 #include <stdbool.h>
 
 #define GS_BIND_WORKERS 16
+#define GS_VOL_WORKERS  8     /* binds that wait for their volumes first */
 #define GS_BINDER_QUEUE 65536 /* jobs per lane */
 
 struct gs_binder;
@@ -35,6 +43,7 @@ struct gs_claims;
 struct gs_journal;
 struct gs_metrics;
 struct gs_store;
+struct gs_volassume;
 
 enum gs_job_kind { GS_JOB_BIND = 0, GS_JOB_WRITE };
 
@@ -44,6 +53,7 @@ struct gs_job {
     char path[640];
     char ctype[64];
     json_t *body;           /* GS_JOB_WRITE: the request's; GS_JOB_BIND: claim writes or NULL */
+    json_t *vol;            /* GS_JOB_BIND: the volume work (sched/volbind.h) or NULL */
     struct gs_kube_pod pod; /* GS_JOB_BIND */
     char node[GS_KNAME_MAX];
     char devices[256];
@@ -60,6 +70,7 @@ struct gs_binder_deps {
     struct gs_claims *claims;
     struct gs_metrics *metrics;
     struct gs_journal *journal;
+    struct gs_volassume *vols; /* forgotten when a bind's volumes fail (NULL: none) */
     const char *identity;
 };
 

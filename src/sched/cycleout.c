@@ -103,7 +103,7 @@ static void unschedulable(struct gs__cycle *cy, const struct gs_kube_pod *p, int
 }
 
 /* Assume the pod on the node now; a binder thread tells the API server. */
-static int assume_and_bind(struct gs__cycle *cy, const struct gs_kube_pod *p,
+static int assume_and_bind(struct gs__cycle *cy, int pod, const struct gs_kube_pod *p,
                            const struct gs_alloc *a, double t0, json_t *claim_writes)
 {
     struct gs__cycleout *s = cy->out;
@@ -126,10 +126,13 @@ static int assume_and_bind(struct gs__cycle *cy, const struct gs_kube_pod *p,
         report(cy, p, -1, "fits", msg);
         return 0;
     }
+    j.vol = cy->vb && p->nclaims > 0 ? gs_volbind_writes(cy->vb, pod, s->d.volume_bind_timeout_s)
+                                     : NULL;
     gs__store_assume(s->d.store, p->ns, p->name, p->uid, j.node, j.devices, true);
     if (!gs__binder_bind(s->d.binder, &j)) {
         /* cannot happen with the queue sized to the pending pods; undo */
         json_decref(claim_writes);
+        json_decref(j.vol);
         gs_cluster_unbind(cy->c, &p->req, a);
         gs__store_unassume(s->d.store, p->ns, p->name);
         return GS_ENOSPC;
@@ -143,7 +146,7 @@ static int assume_and_bind(struct gs__cycle *cy, const struct gs_kube_pod *p,
  * hold what it needs) or resources. */
 static const char *classify(struct gs__cycle *cy, const struct gs_kube_pod *p,
                             const struct gs_reasons *why, int masked, int candidates,
-                            const struct gs_kube_pv *const *pvs, int npvs, char *extra, size_t n)
+                            const struct gs_volpod *vp, char *extra, size_t n)
 {
     extra[0] = '\0';
     int nodes = why->nodes;
@@ -163,7 +166,7 @@ static const char *classify(struct gs__cycle *cy, const struct gs_kube_pod *p,
         for (int k = 0; k < cy->c->nnodes; k++) {
             const struct gs_node *nd = &cy->c->nodes[k];
             /* nodes its volumes rule out hold nothing it could use */
-            if (nd->unschedulable || (npvs > 0 && !gs__cycle_volumes_fit(cy, pvs, npvs, k)))
+            if (nd->unschedulable || gs__cycle_volumes_fit(cy, vp, k))
                 continue;
             for (int g = nd->gpu0; g < nd->gpu0 + nd->ngpus; g++) {
                 const struct gs_gpu *G = &cy->c->gpus[g];
@@ -259,22 +262,31 @@ static void nominate(struct gs__cycle *cy, const struct gs_kube_pod *p, int queu
                            gs_kube_nominated_patch(node, msg));
 }
 
+/* The nodes of fit refused for the pod's volumes (vol: counts by enum gs_volr). */
+static int vol_total(const int *vol, int fit)
+{
+    int t = 0;
+    for (int r = 1; r < GS_VOLR_COUNT; r++)
+        t += vol[r];
+    return t < fit ? t : fit;
+}
+
 /* ", 3 node(s) didn't match pod anti-affinity rules" for the nodes the constraints refused
- * (gs_engine_place_k's counts; vol of those its fit refused were for a volume's node
- * affinity); returns how many. */
-static int constraint_reasons(const struct gs_reasons *r, int vol, char *out, size_t n)
+ * (gs_engine_place_k's counts; of those its fit refused, vol[r] were for the pod's volumes,
+ * by enum gs_volr); returns how many. */
+static int constraint_reasons(const struct gs_reasons *r, const int *vol, char *out, size_t n)
 {
     int total = 0;
     size_t o = strlen(out);
-    vol = vol < r->fit ? vol : r->fit;
-    if (r->fit > vol && o < n)
+    int nvol = vol_total(vol, r->fit);
+    if (r->fit > nvol && o < n)
         o += (size_t)snprintf(out + o, n - o,
                               ", %d node(s) had too little memory, ephemeral-storage, hugepages "
                               "or another resource left",
-                              r->fit - vol);
-    if (vol > 0 && o < n)
-        o +=
-            (size_t)snprintf(out + o, n - o, ", %d node(s) had volume node affinity conflict", vol);
+                              r->fit - nvol);
+    for (int v = 1; v < GS_VOLR_COUNT && nvol > 0; v++)
+        if (vol[v] > 0 && o < n)
+            o += (size_t)snprintf(out + o, n - o, ", %d %s", vol[v], gs_volbind_reason(v));
     for (int v = GS_KNO_NODE_NAME; v < GS_KVERDICT_COUNT; v++) {
         if (!r->kverdict[v])
             continue;
@@ -600,8 +612,8 @@ static void wait_nowhere(struct gs__cycle *cy, const struct gs_cyc_decision *d, 
     const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, cy->idx[d->pod]);
     char msg[1600], extra[400], why[400];
     snprintf(msg, sizeof(msg), "%s", reasons);
-    int vol = gs__cycle_vol_refused(cy, d->pod);
-    int kmasked = constraint_reasons(&d->r, vol, msg, sizeof(msg));
+    const int *vols = gs__cycle_vol_refused(cy, d->pod);
+    int kmasked = constraint_reasons(&d->r, vols, msg, sizeof(msg));
     if (d->why == GS_WHY_PREEMPTING || d->why == GS_WHY_RECARVING) {
         snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "; waiting for %s node %s",
                  d->why == GS_WHY_RECARVING ? "a GPU re-carve on" : "preempted pods to leave",
@@ -610,17 +622,16 @@ static void wait_nowhere(struct gs__cycle *cy, const struct gs_cyc_decision *d, 
         gs__store_backoff(s->d.store, p->ns, p->name, 0.25);
         return;
     }
-    const struct gs_kube_pv *pvs[GS_MAX_POD_CLAIMS];
-    int npvs = 0;
-    gs__cycle_pod_volumes(cy, p, pvs, &npvs, why, sizeof(why));
+    struct gs_volpod vp;
+    gs__cycle_pod_volumes(cy, p, &vp, why, sizeof(why));
     const struct gs_reasons *r = &d->r;
-    const char *cat = classify(cy, p, r, r->taint, d->candidates, pvs, npvs, extra, sizeof(extra));
+    const char *cat = classify(cy, p, r, r->taint, d->candidates, &vp, extra, sizeof(extra));
     if (kmasked > 0 &&
         kmasked + r->taint + r->count[GS_R_SELECTOR] + r->count[GS_R_MODEL] >= r->nodes) {
         cat = r->kverdict[GS_KNO_NODE_AFFINITY] == kmasked ? "selector" : "constraints";
         extra[0] = '\0';
     }
-    vol = vol < r->fit ? vol : r->fit;
+    int vol = vol_total(vols, r->fit);
     if (vol > 0 &&
         kmasked + vol + r->taint + r->count[GS_R_SELECTOR] + r->count[GS_R_MODEL] >= r->nodes) {
         cat = "constraints";
@@ -775,7 +786,7 @@ int gs__cycleout_apply(struct gs__cycleout *s, struct gs__cycle *cy, const struc
             vic = (struct victims){.owner = owner};
         switch (d->kind) {
         case GS_CYC_BIND:
-            assume_and_bind(cy, p, &d->alloc, cy->t0,
+            assume_and_bind(cy, cy->idx[d->pod], p, &d->alloc, cy->t0,
                             cy->dra && p->ndra > 0 && !s->d.dry
                                 ? gs_claims_pod_writes(cy->dra, s->d.claims, cy->idx[d->pod],
                                                        cy->c->nodes[d->alloc.node].name, p->name,

@@ -57,6 +57,10 @@ GS_KCACHE_DECODER(rd_pdb, gs_kube_pdb_read)
 GS_KCACHE_DECODER(rd_migmgr, gs_kube_migmgr_read)
 GS_KCACHE_DECODER(rd_pvc, gs_kube_pvc_read)
 GS_KCACHE_DECODER(rd_pv, gs_kube_pv_read)
+GS_KCACHE_DECODER(rd_sc, gs_kube_sc_read)
+GS_KCACHE_DECODER(rd_csid, gs_kube_csidriver_read)
+GS_KCACHE_DECODER(rd_csic, gs_kube_csicap_read)
+GS_KCACHE_DECODER(rd_csin, gs_kube_csinode_read)
 
 static void bad_object(void *user, const struct gs_error *err)
 {
@@ -69,7 +73,7 @@ static void bad_object(void *user, const struct gs_error *err)
 static int optional_failed(void *user, int rc, const struct gs_error *err)
 {
     const struct gs_kcache_kind *k = user;
-    warn_once("listing %s: %s; pods' volumes are not checked", k->what, err->msg);
+    warn_once("listing %s: %s; pods' volumes are checked without them", k->what, err->msg);
     return 0;
 }
 
@@ -80,8 +84,8 @@ static int optional_failed(void *user, int rc, const struct gs_error *err)
         .failed = opt ? optional_failed : NULL                                                     \
     }
 
-/* The seven kinds, and where their arrays live in gs_policy_objs. */
-enum { KQ, KR, KG, KB, KM, KPVC, KPV, NKINDS };
+/* The kinds, and where their arrays live in gs_policy_objs. */
+enum { KQ, KR, KG, KB, KM, KPVC, KPV, KSC, KCSID, KCSIC, KCSIN, NKINDS };
 static const struct gs_kcache_kind kinds[NKINDS] = {
     KIND("/apis/gpusched.io/v1alpha1/gpuqueues", "GPUQueues", struct gs_kube_queue, rd_queue, 0),
     KIND("/api/v1/resourcequotas", "ResourceQuotas", struct gs_kube_rquota, rd_rquota, 0),
@@ -93,17 +97,26 @@ static const struct gs_kcache_kind kinds[NKINDS] = {
          0),
     KIND("/api/v1/persistentvolumeclaims", "PersistentVolumeClaims", struct gs_kube_pvc, rd_pvc, 1),
     KIND("/api/v1/persistentvolumes", "PersistentVolumes", struct gs_kube_pv, rd_pv, 1),
+    KIND("/apis/storage.k8s.io/v1/storageclasses", "StorageClasses", struct gs_kube_sc, rd_sc, 1),
+    KIND("/apis/storage.k8s.io/v1/csidrivers", "CSIDrivers", struct gs_kube_csidriver, rd_csid, 1),
+    KIND("/apis/storage.k8s.io/v1/csistoragecapacities", "CSIStorageCapacities",
+         struct gs_kube_csicap, rd_csic, 1),
+    KIND("/apis/storage.k8s.io/v1/csinodes", "CSINodes", struct gs_kube_csinode, rd_csin, 1),
 };
 static const size_t items_off[NKINDS] = {
-    offsetof(struct gs_policy_objs, queues),  offsetof(struct gs_policy_objs, rquotas),
-    offsetof(struct gs_policy_objs, groups),  offsetof(struct gs_policy_objs, pdbs),
-    offsetof(struct gs_policy_objs, migmgrs), offsetof(struct gs_policy_objs, pvcs),
-    offsetof(struct gs_policy_objs, pvs)};
+    offsetof(struct gs_policy_objs, queues),        offsetof(struct gs_policy_objs, rquotas),
+    offsetof(struct gs_policy_objs, groups),        offsetof(struct gs_policy_objs, pdbs),
+    offsetof(struct gs_policy_objs, migmgrs),       offsetof(struct gs_policy_objs, st.pvcs),
+    offsetof(struct gs_policy_objs, st.pvs),        offsetof(struct gs_policy_objs, st.classes),
+    offsetof(struct gs_policy_objs, st.csidrivers), offsetof(struct gs_policy_objs, st.csicaps),
+    offsetof(struct gs_policy_objs, st.csinodes)};
 static const size_t count_off[NKINDS] = {
-    offsetof(struct gs_policy_objs, nqueues),  offsetof(struct gs_policy_objs, nrquotas),
-    offsetof(struct gs_policy_objs, ngroups),  offsetof(struct gs_policy_objs, npdbs),
-    offsetof(struct gs_policy_objs, nmigmgrs), offsetof(struct gs_policy_objs, npvcs),
-    offsetof(struct gs_policy_objs, npvs)};
+    offsetof(struct gs_policy_objs, nqueues),        offsetof(struct gs_policy_objs, nrquotas),
+    offsetof(struct gs_policy_objs, ngroups),        offsetof(struct gs_policy_objs, npdbs),
+    offsetof(struct gs_policy_objs, nmigmgrs),       offsetof(struct gs_policy_objs, st.npvcs),
+    offsetof(struct gs_policy_objs, st.npvs),        offsetof(struct gs_policy_objs, st.nclasses),
+    offsetof(struct gs_policy_objs, st.ncsidrivers), offsetof(struct gs_policy_objs, st.ncsicaps),
+    offsetof(struct gs_policy_objs, st.ncsinodes)};
 
 static void **items_of(struct gs_policy_objs *po, int k)
 {
@@ -138,7 +151,8 @@ static int copy_kind(struct gs_policy_objs *to, int k, const void *v, int n)
 int gs_policy_objs_copy(struct gs_policy_objs *to, const struct gs_policy_objs *from)
 {
     memset(to, 0, sizeof(*to));
-    to->volumes_unknown = from->volumes_unknown;
+    to->st.volumes_unknown = from->st.volumes_unknown;
+    to->st.classes_unknown = from->st.classes_unknown;
     for (int k = 0; k < NKINDS; k++)
         if (copy_kind(to, k, *items_of((struct gs_policy_objs *)from, k),
                       *count_of((struct gs_policy_objs *)from, k))) {
@@ -173,7 +187,8 @@ static int take_lists(struct gs_policy_feed *f, struct gs_policy_objs *out)
         rc = l ? copy_kind(out, k, l->items, l->n) : 0;
         gs_kcache_items_put(l);
     }
-    out->volumes_unknown = gs_kcache_absent(f->kc[KPVC]) || gs_kcache_absent(f->kc[KPV]);
+    out->st.volumes_unknown = gs_kcache_absent(f->kc[KPVC]) || gs_kcache_absent(f->kc[KPV]);
+    out->st.classes_unknown = gs_kcache_absent(f->kc[KSC]);
     if (rc)
         gs_policy_objs_release(out);
     return rc;
@@ -274,25 +289,25 @@ bool gs_policy_objs_equal(const struct gs_policy_objs *a, const struct gs_policy
            same(a->groups, a->ngroups, b->groups, b->ngroups, sizeof(*a->groups)) &&
            same(a->pdbs, a->npdbs, b->pdbs, b->npdbs, sizeof(*a->pdbs)) &&
            same(a->migmgrs, a->nmigmgrs, b->migmgrs, b->nmigmgrs, sizeof(*a->migmgrs)) &&
-           same(a->pvcs, a->npvcs, b->pvcs, b->npvcs, sizeof(*a->pvcs)) &&
-           same(a->pvs, a->npvs, b->pvs, b->npvs, sizeof(*a->pvs)) &&
-           a->volumes_unknown == b->volumes_unknown;
+           same(a->st.pvcs, a->st.npvcs, b->st.pvcs, b->st.npvcs, sizeof(*a->st.pvcs)) &&
+           same(a->st.pvs, a->st.npvs, b->st.pvs, b->st.npvs, sizeof(*a->st.pvs)) &&
+           same(a->st.classes, a->st.nclasses, b->st.classes, b->st.nclasses,
+                sizeof(*a->st.classes)) &&
+           same(a->st.csidrivers, a->st.ncsidrivers, b->st.csidrivers, b->st.ncsidrivers,
+                sizeof(*a->st.csidrivers)) &&
+           same(a->st.csicaps, a->st.ncsicaps, b->st.csicaps, b->st.ncsicaps,
+                sizeof(*a->st.csicaps)) &&
+           same(a->st.csinodes, a->st.ncsinodes, b->st.csinodes, b->st.ncsinodes,
+                sizeof(*a->st.csinodes)) &&
+           a->st.volumes_unknown == b->st.volumes_unknown &&
+           a->st.classes_unknown == b->st.classes_unknown;
 }
 
-const struct gs_kube_pvc *gs_policy_pvc_find(const struct gs_policy_objs *po, const char *ns,
-                                             const char *name)
+const struct gs_kube_sc *gs_storage_class_find(const struct gs_storage *st, const char *name)
 {
-    for (int i = 0; i < po->npvcs; i++)
-        if (strcmp(po->pvcs[i].name, name) == 0 && strcmp(po->pvcs[i].ns, ns) == 0)
-            return &po->pvcs[i];
-    return NULL;
-}
-
-const struct gs_kube_pv *gs_policy_pv_find(const struct gs_policy_objs *po, const char *name)
-{
-    for (int i = 0; i < po->npvs; i++)
-        if (strcmp(po->pvs[i].name, name) == 0)
-            return &po->pvs[i];
+    for (int i = 0; i < st->nclasses; i++)
+        if (strcmp(st->classes[i].name, name) == 0)
+            return &st->classes[i];
     return NULL;
 }
 

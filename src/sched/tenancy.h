@@ -8,8 +8,8 @@
  * scheduling.x-k8s.io/pod-group names in its namespace. A PDB's allowed disruptions are
  * computed from the pods it selects (no controller is needed to fill its status).
  *
- * The feed also keeps PersistentVolumeClaims and PersistentVolumes, for the node affinity of
- * the volumes bound to a pending pod's claims (kube-scheduler's VolumeBinding filter).
+ * The feed also keeps the storage objects a pending pod's volumes depend on (claims, volumes,
+ * StorageClasses, CSIDrivers, CSIStorageCapacities, CSINodes), for sched/volbind.c.
  *
  * The fields of struct gs_policy_objs and struct gs_tenancy are this module's and the cycle
  * input's (sched/cyclein.c, which builds a cycle from them); every other module reads them
@@ -25,6 +25,28 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The storage objects a pending pod's volumes depend on (sched/volbind.h reads them). */
+struct gs_storage {
+    struct gs_kube_pvc *pvcs;
+    int npvcs;
+    struct gs_kube_pv *pvs;
+    int npvs;
+    struct gs_kube_sc *classes;
+    int nclasses;
+    struct gs_kube_csidriver *csidrivers;
+    int ncsidrivers;
+    struct gs_kube_csicap *csicaps;
+    int ncsicaps;
+    struct gs_kube_csinode *csinodes;
+    int ncsinodes;
+    /* the claims or volumes could not be listed (no API, or RBAC forbids it): pods' claims
+     * are then not checked at all, rather than all found missing */
+    bool volumes_unknown;
+    /* the StorageClasses could not be listed: a claim not yet bound is then no constraint (the
+     * pod goes where it fits, as when gpusched did not bind volumes) */
+    bool classes_unknown;
+};
+
 struct gs_policy_objs {
     struct gs_kube_queue *queues;
     int nqueues;
@@ -36,13 +58,7 @@ struct gs_policy_objs {
     int npdbs;
     struct gs_kube_migmgr *migmgrs;
     int nmigmgrs;
-    struct gs_kube_pvc *pvcs;
-    int npvcs;
-    struct gs_kube_pv *pvs;
-    int npvs;
-    /* the claims or volumes could not be listed (no API, or RBAC forbids it): pods' claims
-     * are then not checked at all, rather than all found missing */
-    bool volumes_unknown;
+    struct gs_storage st;
 };
 
 struct gs_error;
@@ -56,8 +72,8 @@ void gs_policy_objs_release(struct gs_policy_objs *po);
  * empty kind is a NULL array). Returns 0, or GS_ENOMEM with to empty. */
 int gs_policy_objs_copy(struct gs_policy_objs *to, const struct gs_policy_objs *from);
 
-/* The seven kinds (GPUQueue, ResourceQuota, PodGroup, PDB, MigManager, PersistentVolumeClaim,
- * PersistentVolume), each in a kube/cache.h cache: with watch, followed by an informer on a
+/* The kinds (GPUQueue, ResourceQuota, PodGroup, PDB, MigManager, and the storage kinds above),
+ * each in a kube/cache.h cache: with watch, followed by an informer on a
  * thread of its own (an event lists the kind again, every kind is listed again each resync_s
  * anyway, and a kind whose API is absent each second: its CRD may be installed later; lists
  * go on the client's second lane); without, listed once now (explain). A kind whose API is
@@ -79,11 +95,8 @@ bool gs_policy_feed_ready(struct gs_policy_feed *f);
 /* out (its old content not freed) becomes a copy of the current objects (empty before
  * ready). Returns 0 or GS_ENOMEM. Thread-safe. */
 int gs_policy_feed_copy(struct gs_policy_feed *f, struct gs_policy_objs *out);
-/* The claim named ns/name, or NULL. */
-const struct gs_kube_pvc *gs_policy_pvc_find(const struct gs_policy_objs *po, const char *ns,
-                                             const char *name);
-/* The volume named name, or NULL. */
-const struct gs_kube_pv *gs_policy_pv_find(const struct gs_policy_objs *po, const char *name);
+/* The StorageClass named name, or NULL. */
+const struct gs_kube_sc *gs_storage_class_find(const struct gs_storage *st, const char *name);
 /* PodGroup g (an index gs_tenancy_pod_gang gives), or NULL when g < 0. */
 const struct gs_kube_podgroup *gs_policy_group(const struct gs_policy_objs *po, int g);
 /* Lists started so far (each kind counts one, failed lists too). Thread-safe. */

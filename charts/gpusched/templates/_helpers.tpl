@@ -106,8 +106,12 @@ affinity:
   resources: [nodes, pods, resourcequotas]
   verbs: [get, list, watch]
 - apiGroups: [""]
-  # bound volumes' node affinity
+  # the volumes a pod's claims name, and the claims
   resources: [persistentvolumeclaims, persistentvolumes]
+  verbs: [get, list, watch]
+- apiGroups: [storage.k8s.io]
+  # classes, CSI capacity and attach limits
+  resources: [storageclasses, csidrivers, csistoragecapacities, csinodes]
   verbs: [get, list, watch]
 - apiGroups: [resource.k8s.io]
   # DRA: gpusched allocates its pods' ResourceClaims

@@ -1,0 +1,611 @@
+/* volbind.c - pods' volumes judged and bound as kube-scheduler's volume plugins do
+ * (sched/volbind.h). */
+#include "volbind.h"
+
+#include "../base/clock.h"
+#include "../base/error.h"
+#include "../base/hash.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_PROVISIONER "kubernetes.io/no-provisioner"
+#define ASSUME_MAX_S   900.0 /* an assumption the informers never confirm is dropped then */
+
+const char *gs_volbind_reason(int r)
+{
+    static const char *const words[GS_VOLR_COUNT] = {
+        "",
+        "node(s) had volume node affinity conflict",
+        "node(s) didn't find available persistent volumes to bind",
+        "node(s) did not have enough free storage",
+        "node(s) had no available volume zone",
+        "node(s) exceed max volume count",
+    };
+    return r > 0 && r < GS_VOLR_COUNT ? words[r] : "";
+}
+
+/* ---------- the assume table ---------- */
+
+struct assumed {
+    char ns[64];
+    char claim[GS_KNAME_MAX];
+    char pv[GS_KNAME_MAX]; /* the volume chosen for it, or "" (provisioned) */
+    char node[GS_KNAME_MAX];
+    double at; /* monotonic s */
+};
+
+struct gs_volassume {
+    pthread_mutex_t mu;
+    struct assumed *v;
+    int n, cap;
+};
+
+struct gs_volassume *gs_volassume_new(void)
+{
+    struct gs_volassume *a = calloc(1, sizeof(*a));
+    if (a)
+        pthread_mutex_init(&a->mu, NULL);
+    return a;
+}
+
+void gs_volassume_free(struct gs_volassume *a)
+{
+    if (!a)
+        return;
+    pthread_mutex_destroy(&a->mu);
+    free(a->v);
+    free(a);
+}
+
+static void assume_add(struct gs_volassume *a, const char *ns, const char *claim, const char *pv,
+                       const char *node)
+{
+    if (!a)
+        return;
+    pthread_mutex_lock(&a->mu);
+    if (a->n == a->cap) {
+        int cap = a->cap ? a->cap * 2 : 16;
+        struct assumed *v = realloc(a->v, sizeof(*v) * (size_t)cap);
+        if (!v) {
+            pthread_mutex_unlock(&a->mu);
+            return; /* not remembered: a later cycle may pick the volume, the write then fails */
+        }
+        a->v = v;
+        a->cap = cap;
+    }
+    struct assumed *e = &a->v[a->n++];
+    snprintf(e->ns, sizeof(e->ns), "%s", ns);
+    snprintf(e->claim, sizeof(e->claim), "%s", claim);
+    snprintf(e->pv, sizeof(e->pv), "%s", pv);
+    snprintf(e->node, sizeof(e->node), "%s", node);
+    e->at = gs_clock_mono();
+    pthread_mutex_unlock(&a->mu);
+}
+
+void gs_volassume_drop(struct gs_volassume *a, const char *ns, const char *claim)
+{
+    if (!a)
+        return;
+    pthread_mutex_lock(&a->mu);
+    for (int i = 0; i < a->n;)
+        if (strcmp(a->v[i].ns, ns) == 0 && strcmp(a->v[i].claim, claim) == 0)
+            a->v[i] = a->v[--a->n];
+        else
+            i++;
+    pthread_mutex_unlock(&a->mu);
+}
+
+/* ---------- the cycle's view ---------- */
+
+struct gs_volbind {
+    const struct gs_storage *po;
+    const struct gs_snapshot *sn;
+    struct gs_volassume *assume;
+    struct gs_strmap pvc_at;   /* "ns/name" -> index in po->pvcs */
+    struct gs_strmap pv_at;    /* name -> index in po->pvs */
+    struct gs_strmap csid_at;  /* CSIDriver name -> index */
+    struct gs_strmap csin_at;  /* CSINode name -> index */
+    struct gs_strmap attached; /* "node\0pv" -> 1: a CSI volume in use on the node */
+    struct gs_strmap ndrv;     /* "node\0driver" -> attached CSI volumes of the driver */
+    struct gs_strmap rwop;     /* "ns/claim" -> pods using a ReadWriteOncePod claim */
+    struct gs_strmap prov;     /* "ns/claim" -> node index its provisioning chose */
+    int8_t *taken;             /* per volume: given to a claim in this cycle (or in flight) */
+    struct plan **plans;       /* per snapshot pod, or NULL */
+    int npods;
+};
+
+enum { STEP_NONE = 0, STEP_BIND, STEP_PROVISION };
+
+struct plan {
+    int node;
+    int n;
+    uint8_t step[GS_MAX_POD_CLAIMS];
+    int pvc[GS_MAX_POD_CLAIMS];
+    int pv[GS_MAX_POD_CLAIMS];
+};
+
+static uint32_t key2(char *k, size_t n, const char *a, char sep, const char *b)
+{
+    int len = snprintf(k, n, "%s%c%s", a, sep, b);
+    return len < 0 ? 0 : (uint32_t)((size_t)len < n ? (size_t)len : n - 1);
+}
+
+static int map_add(struct gs_strmap *m, const char *k, uint32_t len, int32_t by)
+{
+    int32_t v = gs_strmap_get(m, k, len);
+    if (v >= 0) {
+        gs_strmap_del(m, k, len);
+        return gs_strmap_put(m, k, len, v + by);
+    }
+    return gs_strmap_put(m, k, len, by);
+}
+
+static int32_t map_get(const struct gs_strmap *m, const char *k, uint32_t len)
+{
+    int32_t v = gs_strmap_get(m, k, len);
+    return v < 0 ? 0 : v;
+}
+
+static const struct gs_kube_pvc *pvc_of(const struct gs_volbind *vb, const char *ns,
+                                        const char *name)
+{
+    char k[64 + GS_KNAME_MAX + 2];
+    int32_t i = gs_strmap_get(&vb->pvc_at, k, key2(k, sizeof(k), ns, '/', name));
+    return i >= 0 ? &vb->po->pvcs[i] : NULL;
+}
+
+static int pv_index(const struct gs_volbind *vb, const char *name)
+{
+    return gs_strmap_get(&vb->pv_at, name, (uint32_t)strlen(name));
+}
+
+static const struct gs_kube_csinode *csinode_of(const struct gs_volbind *vb, const char *node)
+{
+    int32_t i = gs_strmap_get(&vb->csin_at, node, (uint32_t)strlen(node));
+    return i >= 0 ? &vb->po->csinodes[i] : NULL;
+}
+
+/* A CSI volume in use on node: counted once per node, whoever uses it. */
+static int attach(struct gs_volbind *vb, int node, const struct gs_kube_pv *pv)
+{
+    if (!pv->csi_driver[0])
+        return 0;
+    const char *nn = gs__snapshot_node(vb->sn, node)->name;
+    char k[2 * GS_KNAME_MAX + 2];
+    uint32_t len = key2(k, sizeof(k), nn, '\0', pv->name);
+    if (gs_strmap_get(&vb->attached, k, len) >= 0)
+        return 0;
+    if (gs_strmap_put(&vb->attached, k, len, 1))
+        return GS_ENOMEM;
+    len = key2(k, sizeof(k), nn, '\0', pv->csi_driver);
+    return map_add(&vb->ndrv, k, len, 1);
+}
+
+/* A pod on node (bound, assumed, or placed in this cycle) uses its claims there. */
+static int count_pod(struct gs_volbind *vb, const struct gs_kube_pod *p, int node)
+{
+    int rc = 0;
+    for (int i = 0; i < p->nclaims && !rc; i++) {
+        const struct gs_kube_pvc *c = pvc_of(vb, p->ns, p->claims[i]);
+        if (!c)
+            continue;
+        if (c->access & GS_ACCESS_RWOP) {
+            char k[64 + GS_KNAME_MAX + 2];
+            rc = map_add(&vb->rwop, k, key2(k, sizeof(k), c->ns, '/', c->name), 1);
+        }
+        int v = c->bound ? pv_index(vb, c->volume) : -1;
+        if (!rc && v >= 0 && node >= 0)
+            rc = attach(vb, node, &vb->po->pvs[v]);
+    }
+    return rc;
+}
+
+static bool pod_running(const struct gs_kube_pod *p)
+{
+    return p->node[0] && strcmp(p->phase, "Succeeded") != 0 && strcmp(p->phase, "Failed") != 0;
+}
+
+/* What the assume table holds and the objects do not show yet: volumes taken, provisionings
+ * under way. Entries the objects confirm (or too old) are dropped. */
+static int import_assumed(struct gs_volbind *vb)
+{
+    struct gs_volassume *a = vb->assume;
+    if (!a)
+        return 0;
+    int rc = 0;
+    double now = gs_clock_mono();
+    pthread_mutex_lock(&a->mu);
+    for (int i = 0; i < a->n && !rc;) {
+        struct assumed *e = &a->v[i];
+        const struct gs_kube_pvc *c = pvc_of(vb, e->ns, e->claim);
+        int v = e->pv[0] ? pv_index(vb, e->pv) : -1;
+        bool done = !c || c->bound || now - e->at > ASSUME_MAX_S ||
+                    (v >= 0 && strcmp(vb->po->pvs[v].claim_name, e->claim) == 0 &&
+                     strcmp(vb->po->pvs[v].claim_ns, e->ns) == 0) ||
+                    (!e->pv[0] && strcmp(c->selected_node, e->node) == 0);
+        if (done) {
+            a->v[i] = a->v[--a->n];
+            continue;
+        }
+        if (v >= 0)
+            vb->taken[v] = 1;
+        int node = gs__snapshot_find_node(vb->sn, e->node);
+        if (!e->pv[0] && node >= 0) {
+            char k[64 + GS_KNAME_MAX + 2];
+            uint32_t len = key2(k, sizeof(k), e->ns, '/', e->claim);
+            if (gs_strmap_get(&vb->prov, k, len) < 0)
+                rc = gs_strmap_put(&vb->prov, k, len, node);
+        }
+        i++;
+    }
+    pthread_mutex_unlock(&a->mu);
+    return rc;
+}
+
+static int index_objects(struct gs_volbind *vb)
+{
+    const struct gs_storage *po = vb->po;
+    char k[64 + GS_KNAME_MAX + 2];
+    int rc = 0;
+    for (int i = 0; i < po->npvcs && !rc; i++) {
+        uint32_t len = key2(k, sizeof(k), po->pvcs[i].ns, '/', po->pvcs[i].name);
+        if (gs_strmap_get(&vb->pvc_at, k, len) < 0)
+            rc = gs_strmap_put(&vb->pvc_at, k, len, i);
+    }
+    for (int i = 0; i < po->npvs && !rc; i++) {
+        const char *n = po->pvs[i].name;
+        if (gs_strmap_get(&vb->pv_at, n, (uint32_t)strlen(n)) < 0)
+            rc = gs_strmap_put(&vb->pv_at, n, (uint32_t)strlen(n), i);
+    }
+    for (int i = 0; i < po->ncsidrivers && !rc; i++) {
+        const char *n = po->csidrivers[i].name;
+        if (gs_strmap_get(&vb->csid_at, n, (uint32_t)strlen(n)) < 0)
+            rc = gs_strmap_put(&vb->csid_at, n, (uint32_t)strlen(n), i);
+    }
+    for (int i = 0; i < po->ncsinodes && !rc; i++) {
+        const char *n = po->csinodes[i].name;
+        if (gs_strmap_get(&vb->csin_at, n, (uint32_t)strlen(n)) < 0)
+            rc = gs_strmap_put(&vb->csin_at, n, (uint32_t)strlen(n), i);
+    }
+    return rc;
+}
+
+struct gs_volbind *gs_volbind_new(const struct gs_storage *po, const struct gs_snapshot *sn,
+                                  struct gs_volassume *assume)
+{
+    struct gs_volbind *vb = calloc(1, sizeof(*vb));
+    if (!vb)
+        return NULL;
+    vb->po = po;
+    vb->sn = sn;
+    vb->assume = assume;
+    vb->npods = gs__snapshot_npods(sn);
+    vb->taken = calloc((size_t)po->npvs + 1, 1);
+    vb->plans = calloc((size_t)vb->npods + 1, sizeof(*vb->plans));
+    int rc = !vb->taken || !vb->plans ? GS_ENOMEM : index_objects(vb);
+    for (int i = 0; i < vb->npods && !rc; i++) {
+        const struct gs_kube_pod *p = gs__snapshot_pod(sn, i);
+        if (p->nclaims > 0 && pod_running(p))
+            rc = count_pod(vb, p, gs__snapshot_find_node(sn, p->node));
+    }
+    if (!rc)
+        rc = import_assumed(vb);
+    if (rc) {
+        gs_volbind_free(vb);
+        return NULL;
+    }
+    return vb;
+}
+
+void gs_volbind_free(struct gs_volbind *vb)
+{
+    if (!vb)
+        return;
+    struct gs_strmap *maps[] = {&vb->pvc_at,   &vb->pv_at, &vb->csid_at, &vb->csin_at,
+                                &vb->attached, &vb->ndrv,  &vb->rwop,    &vb->prov};
+    for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+        gs_strmap_release(maps[i]);
+    for (int i = 0; vb->plans && i < vb->npods; i++)
+        free(vb->plans[i]);
+    free(vb->plans);
+    free(vb->taken);
+    free(vb);
+}
+
+/* ---------- one pod ---------- */
+
+/* The claim is in use by a pod other than p (ReadWriteOncePod). */
+static bool rwop_in_use(const struct gs_volbind *vb, const struct gs_kube_pvc *c)
+{
+    char k[64 + GS_KNAME_MAX + 2];
+    return map_get(&vb->rwop, k, key2(k, sizeof(k), c->ns, '/', c->name)) > 0;
+}
+
+static int resolve_claim(struct gs_volbind *vb, const struct gs_kube_pod *p, int i,
+                         struct gs_volpod *vp, char *why, size_t n)
+{
+    const char *name = p->claims[i];
+    const struct gs_kube_pvc *c = pvc_of(vb, p->ns, name);
+    int k = vp->n;
+    if (!c) {
+        snprintf(why, n, "persistentvolumeclaim \"%s\" not found", name);
+        return 1;
+    }
+    if (c->deleting) {
+        snprintf(why, n, "persistentvolumeclaim \"%s\" is being deleted", name);
+        return 1;
+    }
+    if ((c->access & GS_ACCESS_RWOP) && rwop_in_use(vb, c)) {
+        snprintf(why, n,
+                 "node has pod using PersistentVolumeClaim with the same name and "
+                 "ReadWriteOncePod access mode");
+        return 1;
+    }
+    vp->pvc[k] = (int)(c - vb->po->pvcs);
+    vp->pv[k] = vp->sc[k] = -1;
+    if (c->bound) {
+        int v = pv_index(vb, c->volume);
+        if (v < 0) {
+            snprintf(why, n,
+                     "pvc(s) bound to non-existent pv(s): persistentvolumeclaim \"%s\" is bound "
+                     "to persistentvolume \"%s\", which does not exist",
+                     c->name, c->volume);
+            return 1;
+        }
+        vp->pv[k] = v;
+        const struct gs_kube_pv *pv = &vb->po->pvs[v];
+        vp->check |= pv->nterms > 0 || pv->nlabels > 0 || pv->csi_driver[0];
+        vp->n++;
+        return 0;
+    }
+    if (vb->po->classes_unknown)
+        return 0; /* no classes to judge by: no constraint, as before volume binding */
+    const struct gs_kube_sc *sc =
+        c->has_class && c->cls[0] ? gs_storage_class_find(vb->po, c->cls) : NULL;
+    if (c->has_class && c->cls[0] && !sc) {
+        snprintf(why, n,
+                 "persistentvolumeclaim \"%s\": storageclass.storage.k8s.io \"%s\" not found",
+                 c->name, c->cls);
+        return 1;
+    }
+    if (!sc || sc->mode != GS_BIND_WAIT_FOR_FIRST_CONSUMER) {
+        snprintf(why, n, "pod has unbound immediate PersistentVolumeClaims (\"%s\")", c->name);
+        return 1;
+    }
+    vp->sc[k] = (int)(sc - vb->po->classes);
+    vp->check = true;
+    vp->n++;
+    return 0;
+}
+
+int gs_volbind_pod(struct gs_volbind *vb, const struct gs_kube_pod *p, struct gs_volpod *vp,
+                   char *why, size_t n)
+{
+    memset(vp, 0, sizeof(*vp));
+    if (vb->po->volumes_unknown)
+        return 0;
+    for (int i = 0; i < p->nclaims; i++)
+        if (resolve_claim(vb, p, i, vp, why, n))
+            return 1;
+    return 0;
+}
+
+/* upstream's FindMatchingVolume for one claim on one node: a volume pre-bound to the claim
+ * first, else the smallest available one of its class that fits. -1: none. */
+static int match_volume(const struct gs_volbind *vb, const struct gs_kube_pvc *c,
+                        const struct gs_kube_node *node, const int *chosen, int nchosen)
+{
+    const struct gs_storage *po = vb->po;
+    int best = -1;
+    for (int v = 0; v < po->npvs; v++) {
+        const struct gs_kube_pv *pv = &po->pvs[v];
+        bool pre = pv->claim_name[0] && strcmp(pv->claim_name, c->name) == 0 &&
+                   strcmp(pv->claim_ns, c->ns) == 0 &&
+                   (!pv->claim_uid[0] || !c->uid[0] || strcmp(pv->claim_uid, c->uid) == 0);
+        if (pv->deleting || pv->block != c->block || (pv->claim_name[0] && !pre) || vb->taken[v])
+            continue;
+        bool dup = false;
+        for (int k = 0; k < nchosen; k++)
+            dup |= chosen[k] == v;
+        if (dup || !gs_kube_pv_node_matches(pv, node))
+            continue;
+        if (pre)
+            return v;
+        if (pv->phase != GS_PV_AVAILABLE || strcmp(pv->cls, c->cls) != 0 ||
+            (pv->access & c->access) != c->access || pv->capacity < c->request ||
+            (c->nsel > 0 &&
+             (pv->labels_partial || !gs_labelsel_matches(c->sel, c->nsel, gs_kube_pv_label, pv))))
+            continue;
+        if (best < 0 || pv->capacity < po->pvs[best].capacity)
+            best = v;
+    }
+    return best;
+}
+
+/* upstream's checkVolumeProvisions for one claim on one node: GS_VOLR_OK, or why not. */
+static int can_provision(const struct gs_volbind *vb, const struct gs_kube_pvc *c,
+                         const struct gs_kube_sc *sc, const struct gs_kube_node *node)
+{
+    if (!sc->provisioner[0] || strcmp(sc->provisioner, NO_PROVISIONER) == 0 ||
+        !gs_kube_sc_node_allowed(sc, node))
+        return GS_VOLR_BIND;
+    int32_t d = gs_strmap_get(&vb->csid_at, sc->provisioner, (uint32_t)strlen(sc->provisioner));
+    if (d < 0 || !vb->po->csidrivers[d].capacity)
+        return GS_VOLR_OK; /* no capacity tracking */
+    for (int i = 0; i < vb->po->ncsicaps; i++) {
+        const struct gs_kube_csicap *cap = &vb->po->csicaps[i];
+        if (strcmp(cap->cls, sc->name) != 0 || !gs_kube_csicap_node_matches(cap, node))
+            continue;
+        int64_t room = cap->max_size >= 0 ? cap->max_size : cap->capacity;
+        if (room >= c->request)
+            return GS_VOLR_OK;
+    }
+    return GS_VOLR_SPACE;
+}
+
+/* The node's CSI attach limit against the pod's new volumes. */
+static bool within_limits(const struct gs_volbind *vb, const struct gs_kube_node *node,
+                          const struct plan *pl, const struct gs_volpod *vp)
+{
+    const struct gs_kube_csinode *cn = csinode_of(vb, node->name);
+    if (!cn)
+        return true;
+    for (int d = 0; d < cn->ndrivers; d++) {
+        const struct gs_csinode_driver *drv = &cn->drivers[d];
+        if (drv->count < 0)
+            continue;
+        char k[2 * GS_KNAME_MAX + 2];
+        int32_t used = map_get(&vb->ndrv, k, key2(k, sizeof(k), node->name, '\0', drv->name));
+        for (int i = 0; i < pl->n; i++) {
+            const char *driver = NULL, *pvname = NULL;
+            if (pl->pv[i] >= 0) {
+                driver = vb->po->pvs[pl->pv[i]].csi_driver;
+                pvname = vb->po->pvs[pl->pv[i]].name;
+            } else if (vp->sc[i] >= 0) {
+                driver = vb->po->classes[vp->sc[i]].provisioner;
+            }
+            if (!driver || strcmp(driver, drv->name) != 0)
+                continue;
+            if (pvname &&
+                gs_strmap_get(&vb->attached, k, key2(k, sizeof(k), node->name, '\0', pvname)) >= 0)
+                continue; /* attached there already */
+            used++;
+        }
+        if (used > drv->count)
+            return false;
+    }
+    return true;
+}
+
+/* The plan for the pod's claims on node, or why it has none. */
+static int plan_node(struct gs_volbind *vb, const struct gs_volpod *vp, int node, struct plan *pl)
+{
+    const struct gs_kube_node *kn = gs__snapshot_node(vb->sn, node);
+    memset(pl, 0, sizeof(*pl));
+    pl->node = node;
+    pl->n = vp->n;
+    int why = GS_VOLR_OK;
+    int chosen[GS_MAX_POD_CLAIMS], nchosen = 0;
+    for (int i = 0; i < vp->n; i++) {
+        pl->pvc[i] = vp->pvc[i];
+        pl->pv[i] = vp->pv[i];
+        if (vp->pv[i] >= 0) {
+            const struct gs_kube_pv *pv = &vb->po->pvs[vp->pv[i]];
+            if (!gs_kube_pv_node_matches(pv, kn))
+                return GS_VOLR_AFFINITY;
+            if (!gs_kube_pv_zone_matches(pv, kn))
+                why = why ? why : GS_VOLR_ZONE;
+            continue;
+        }
+        const struct gs_kube_pvc *c = &vb->po->pvcs[vp->pvc[i]];
+        char k[64 + GS_KNAME_MAX + 2];
+        int32_t pnode = gs_strmap_get(&vb->prov, k, key2(k, sizeof(k), c->ns, '/', c->name));
+        if (c->selected_node[0] || pnode >= 0) {
+            /* provisioning chose a node already */
+            bool here = pnode >= 0 ? pnode == node : strcmp(c->selected_node, kn->name) == 0;
+            if (!here)
+                return GS_VOLR_BIND;
+            pl->step[i] = STEP_NONE;
+            continue;
+        }
+        int v = match_volume(vb, c, kn, chosen, nchosen);
+        if (v >= 0) {
+            pl->pv[i] = chosen[nchosen++] = v;
+            pl->step[i] = STEP_BIND;
+            continue;
+        }
+        int r = can_provision(vb, c, &vb->po->classes[vp->sc[i]], kn);
+        if (r)
+            return r;
+        pl->step[i] = STEP_PROVISION;
+    }
+    if (!why && !within_limits(vb, kn, pl, vp))
+        why = GS_VOLR_LIMIT;
+    return why;
+}
+
+int gs_volbind_node(struct gs_volbind *vb, const struct gs_volpod *vp, int node)
+{
+    if (!vp->check)
+        return GS_VOLR_OK;
+    struct plan pl;
+    return plan_node(vb, vp, node, &pl);
+}
+
+int gs_volbind_place(struct gs_volbind *vb, int pod, const struct gs_volpod *vp, int node)
+{
+    if (vp->n == 0 || pod < 0 || pod >= vb->npods)
+        return 0;
+    struct plan *pl = vb->plans[pod];
+    if (!pl && !(pl = vb->plans[pod] = malloc(sizeof(*pl))))
+        return GS_ENOMEM;
+    if (plan_node(vb, vp, node, pl) != GS_VOLR_OK) {
+        free(pl);
+        vb->plans[pod] = NULL;
+        return 0; /* placed against the hooks' word: nothing to bind */
+    }
+    int rc = 0;
+    for (int i = 0; i < pl->n && !rc; i++) {
+        const struct gs_kube_pvc *c = &vb->po->pvcs[pl->pvc[i]];
+        if (pl->step[i] == STEP_BIND)
+            vb->taken[pl->pv[i]] = 1;
+        if (pl->step[i] == STEP_PROVISION) {
+            char k[64 + GS_KNAME_MAX + 2];
+            uint32_t len = key2(k, sizeof(k), c->ns, '/', c->name);
+            if (gs_strmap_get(&vb->prov, k, len) < 0)
+                rc = gs_strmap_put(&vb->prov, k, len, node);
+        }
+    }
+    return rc ? rc : count_pod(vb, gs__snapshot_pod(vb->sn, pod), node);
+}
+
+json_t *gs_volbind_writes(struct gs_volbind *vb, int pod, double timeout_s)
+{
+    const struct plan *pl = pod >= 0 && pod < vb->npods ? vb->plans[pod] : NULL;
+    if (!pl)
+        return NULL;
+    const char *node = gs__snapshot_node(vb->sn, pl->node)->name;
+    json_t *writes = json_array(), *wait = json_array();
+    for (int i = 0; i < pl->n; i++) {
+        const struct gs_kube_pvc *c = &vb->po->pvcs[pl->pvc[i]];
+        char path[512];
+        if (pl->step[i] == STEP_BIND) {
+            /* the volume controller's bind, as upstream's PreBind writes it: claimRef with the
+             * claim's identity, guarded by the volume's resourceVersion */
+            const struct gs_kube_pv *pv = &vb->po->pvs[pl->pv[i]];
+            snprintf(path, sizeof(path), "/api/v1/persistentvolumes/%s", pv->name);
+            json_t *md = json_pack("{s:{s:s}}", "annotations",
+                                   "pv.kubernetes.io/bound-by-controller", "yes");
+            if (pv->rv[0])
+                json_object_set_new(md, "resourceVersion", json_string(pv->rv));
+            json_t *ref = json_pack("{s:s, s:s, s:s, s:s}", "kind", "PersistentVolumeClaim",
+                                    "apiVersion", "v1", "namespace", c->ns, "name", c->name);
+            if (c->uid[0])
+                json_object_set_new(ref, "uid", json_string(c->uid));
+            if (c->rv[0])
+                json_object_set_new(ref, "resourceVersion", json_string(c->rv));
+            json_array_append_new(writes, json_pack("{s:s, s:{s:o, s:{s:o}}}", "path", path, "body",
+                                                    "metadata", md, "spec", "claimRef", ref));
+            assume_add(vb->assume, c->ns, c->name, pv->name, node);
+        } else if (pl->step[i] == STEP_PROVISION) {
+            snprintf(path, sizeof(path), "/api/v1/namespaces/%s/persistentvolumeclaims/%s", c->ns,
+                     c->name);
+            json_array_append_new(writes,
+                                  json_pack("{s:s, s:{s:{s:{s:s}}}}", "path", path, "body",
+                                            "metadata", "annotations", GS_ANN_SELECTED_NODE, node));
+            assume_add(vb->assume, c->ns, c->name, "", node);
+        }
+        if (!c->bound)
+            json_array_append_new(wait,
+                                  json_pack("{s:s, s:s}", "namespace", c->ns, "name", c->name));
+    }
+    if (json_array_size(writes) == 0 && json_array_size(wait) == 0) {
+        json_decref(writes);
+        json_decref(wait);
+        return NULL;
+    }
+    return json_pack("{s:o, s:o, s:f}", "writes", writes, "wait", wait, "timeout", timeout_s);
+}
