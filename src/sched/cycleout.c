@@ -9,6 +9,7 @@
 
 #include "../base/clock.h"
 #include "../base/error.h"
+#include "../base/hash.h"
 #include "../base/log.h"
 #include "../formats/decision.h"
 #include "../formats/migdesired.h"
@@ -42,10 +43,20 @@ struct pg_outcome {
     char *msg; /* the first message of its kind (owned) */
 };
 
+/* the PodGroup conditions this daemon wrote lately, until the watch shows them: a cycle
+ * before that does not write the same again */
+#define GS_PG_NOTES  64
+#define GS_PG_NOTE_S 30
+struct gs__pg_note {
+    uint64_t group, what; /* hashes of ns/name and of the condition */
+    double at_mono;
+};
+
 struct gs__cycleout {
     struct gs__cycleout_deps d;
     struct gs__recarve_note notes[GS_RECARVE_NOTES];
     int nnotes;
+    struct gs__pg_note pg_notes[GS_PG_NOTES];
     json_t *decision_lines; /* dry: the last cycle's */
     int scheduled;          /* binds queued in this cycle */
     struct pg_outcome *pgo; /* during apply: per PodGroup of the cycle (NULL: none noted) */
@@ -110,6 +121,30 @@ static void note_group(struct gs__cycle *cy, const struct gs_kube_pod *p, int ki
         memcpy(s->pgo[g].msg, msg, n);
 }
 
+/* Whether this condition was written on pg within GS_PG_NOTE_S (the watch may not show it
+ * yet); if not, it is noted as written now (in the place of the group's note or the oldest). */
+static bool pg_written_lately(struct gs__cycleout *s, const struct gs_kube_podgroup *pg,
+                              const char *reason, const char *msg)
+{
+    uint64_t group = gs_hash_step(gs_hash_str(pg->ns), gs_hash_str(pg->name));
+    uint64_t what = gs_hash_step(gs_hash_str(reason), gs_hash_str(msg));
+    double now = gs_clock_mono();
+    int k = 0;
+    for (int j = 0; j < GS_PG_NOTES; j++) {
+        if (s->pg_notes[j].group == group) {
+            k = j;
+            break;
+        }
+        if (s->pg_notes[j].at_mono < s->pg_notes[k].at_mono)
+            k = j;
+    }
+    struct gs__pg_note *x = &s->pg_notes[k];
+    if (x->group == group && x->what == what && x->at_mono > 0 && now - x->at_mono < GS_PG_NOTE_S)
+        return true;
+    *x = (struct gs__pg_note){.group = group, .what = what, .at_mono = now};
+    return false;
+}
+
 /* PodGroupInitiallyScheduled on each Workload API PodGroup the cycle noted, where it changes:
  * True (reason Scheduled) once a member is bound, else False with the reason and message of
  * the first member left waiting (kube-scheduler's updatePodGroupCondition). */
@@ -128,7 +163,8 @@ static void write_group_conditions(struct gs__cycle *cy)
                              : o->kind == PGO_ERROR ? "SchedulerError"
                                                     : "Unschedulable";
         const char *msg = ok || !o->msg ? "" : o->msg;
-        if (!gs_kube_wpodgroup_condition_changes(pg, ok, reason, msg))
+        if (!gs_kube_wpodgroup_condition_changes(pg, ok, reason, msg) ||
+            pg_written_lately(s, pg, reason, msg))
             continue;
         char path[600];
         snprintf(path, sizeof(path),
