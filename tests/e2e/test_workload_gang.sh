@@ -5,7 +5,9 @@
 # policy into a Workload and a PodGroup (minCount defaulted to the Job's parallelism) and
 # stamps spec.schedulingGroup.podGroupName on its pods (pkg/controller/job/
 # job_scheduling_manager.go); gpusched places them on fake GPU nodes.
-#   1. parallelism 4, 8 GPUs a pod, three free 8-GPU nodes: no pod is bound (all or nothing),
+#   1. parallelism 4, 8 GPUs a pod, priority class gpu-high (the PodGroup's priority is the
+#      pods', resolved by the Priority admission plugin), three free 8-GPU nodes: no pod is
+#      bound (all or nothing),
 #      gpusched writes PodGroupInitiallyScheduled=False (Unschedulable) on the PodGroup as
 #      kube-scheduler does, explain says the gang holds nothing;
 #   2. a 4th node joins: the 4 pods are bound together in one step, on 4 nodes, and the
@@ -36,7 +38,10 @@ echo $! > "$E2E_DIR/kcm.pid"
 tn_start || exit 1
 "$K" create namespace ml > /dev/null
 
-# job NAME PARALLELISM GPUS [gang]: a Job of GPU pods for gpusched, a gang when asked
+"$K" create priorityclass gpu-high --value 1000 > /dev/null
+
+# job NAME PARALLELISM GPUS [gang]: a Job of GPU pods for gpusched; a gang of gpu-high pods
+# when asked
 job() {
     python3 - "$@" <<'P' | "$K" create -f - > /dev/null
 import json, sys
@@ -50,6 +55,7 @@ spec = {"parallelism": par, "completions": par, "backoffLimit": 0,
             "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]}}}
 if len(sys.argv) > 4:
     spec["scheduling"] = {"schedulingPolicy": {"gang": {}}}  # minCount: the parallelism
+    spec["template"]["spec"]["priorityClassName"] = "gpu-high"
 print(json.dumps({"apiVersion": "batch/v1", "kind": "Job",
                   "metadata": {"name": name, "namespace": "ml"}, "spec": spec}))
 P
@@ -92,6 +98,8 @@ echo "the Job controller made PodGroup ml/$PG:"
 [ "$("$K" get podgroups.v1beta1.scheduling.k8s.io -n ml "$PG" \
     -o jsonpath='{.spec.schedulingPolicy.gang.minCount}')" = 4 ] ||
     tn_fail "the PodGroup's minCount is not the Job's parallelism"
+[ "$("$K" get podgroups.v1beta1.scheduling.k8s.io -n ml "$PG" -o jsonpath='{.spec.priority}')" = 1000 ] ||
+    tn_fail "the PodGroup's priority is not gpu-high's"
 tn_wait 60 grouped train "$PG" 4 || tn_fail "the Job's 4 pods do not name PodGroup $PG"
 # gpusched tried the whole gang and said so on the PodGroup; nothing of it is bound
 tn_wait 60 cond_is "$PG" "False Unschedulable" ||
