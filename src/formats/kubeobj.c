@@ -469,6 +469,30 @@ static void pod_tolerations(const json_t *spec, struct gs_kube_pod *p)
     }
 }
 
+/* spec.schedulingGroup.podGroupName: the Workload API PodGroup the pod belongs to (Kubernetes
+ * v1.37, formats/workloadobj.h). One gpusched cannot read refuses the pod, naming the field. */
+static void pod_group(const json_t *spec, struct gs_kube_pod *p)
+{
+    const json_t *sg = json_object_get(spec, "schedulingGroup");
+    if (!sg || json_is_null(sg))
+        return;
+    const json_t *v = json_object_get(sg, "podGroupName");
+    const char *bad = NULL;
+    if (!json_is_object(sg))
+        bad = "spec.schedulingGroup: expected an object";
+    else if (!v)
+        bad = "spec.schedulingGroup: no podGroupName (the only kind of group gpusched reads)";
+    else if (!json_is_string(v) || json_string_length(v) == 0 ||
+             strlen(json_string_value(v)) != json_string_length(v))
+        bad = "spec.schedulingGroup.podGroupName: expected a name";
+    else if (json_string_length(v) >= sizeof(p->group))
+        bad = "spec.schedulingGroup.podGroupName: longer than 253 characters";
+    if (!bad)
+        copy(p->group, sizeof(p->group), json_string_value(v));
+    else if (!p->refused[0])
+        copy(p->refused, sizeof(p->refused), bad);
+}
+
 int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *err)
 {
     memset(p, 0, sizeof(*p));
@@ -495,6 +519,7 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
         return rc;
     pod_claims(obj, spec, p);
     pod_tolerations(spec, p);
+    pod_group(spec, p);
     return 0;
 }
 

@@ -6,7 +6,8 @@
  * without a request counts as both), nodeSelector, tolerations, schedulerName, priority,
  * the device annotation gpusched writes (GS_DEVICES_ANNOTATION), the claims its volumes use
  * (persistentVolumeClaim.claimName, and <pod>-<volume> for a generic ephemeral volume), the
- * ResourceClaims of spec.resourceClaims (DRA). Nodes:
+ * ResourceClaims of spec.resourceClaims (DRA), the Workload API PodGroup of
+ * spec.schedulingGroup. Nodes:
  * allocatable resources, every label (a Node owns its label set: gs_kube_node_release), taints,
  * unschedulable. Every error names the object and the field path. Readers take a parsed
  * jansson object; a Pod is plain data (no heap). */
@@ -87,6 +88,9 @@ struct gs_kube_pod {
     /* non-empty: why gpusched cannot model the pod exactly (more tolerations or claims than
      * it keeps); it is then not scheduled, and says why */
     char refused[160];
+    /* spec.schedulingGroup.podGroupName: its gang in the Workload API (formats/workloadobj.h;
+     * "": none) */
+    char group[GS_KNAME_MAX];
     /* Kubernetes placement constraints (node affinity, pod (anti-)affinity, spread, host
      * ports, every label), read only on request (gs_kube_pod_read_constraints): shared and
      * immutable, counted references. A by-value copy does not own a reference: only copies

@@ -157,8 +157,7 @@ int gs_kube_podgroup_read(const json_t *obj, struct gs_kube_podgroup *g, struct 
 {
     memset(g, 0, sizeof(*g));
     const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
-    int rc =
-        copy_name(g->name, sizeof(g->name), jstr(md, "name"), "PodGroup", "metadata.name", err);
+    int rc = copy_name(g->name, GS_NAME_MAX, jstr(md, "name"), "PodGroup", "metadata.name", err);
     if (rc)
         return rc;
     char who[GS_NAME_MAX + 16];

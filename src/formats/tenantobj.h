@@ -5,6 +5,8 @@
  *            priority, namespaces: [ns...]}   # pods of these namespaces default to it
  *   ResourceQuota (v1): spec.hard, as the article's gpu-quota-team-a/b
  *   PodGroup (scheduling.x-k8s.io/v1alpha1): spec.minMember, spec.scheduleTimeoutSeconds
+ *     (the Workload API's PodGroup, scheduling.k8s.io/v1beta1, is read into the same record by
+ *     formats/workloadobj.h)
  *   PodDisruptionBudget (policy/v1): minAvailable | maxUnavailable (int or "N%"),
  *     selector.matchLabels (and matchExpressions In / NotIn / Exists / DoesNotExist)
  *   MigManager (nvidia.com/v1alpha1, the article's): spec.gpuClientsConfig.gpuClients
@@ -51,12 +53,32 @@ struct gs_kube_rquota {
     struct gs_tobj_res hard[GS_TOBJ_MAX_RES];
 };
 
+/* Where a gang is declared: gpusched's PodGroup CRD (a pod's label GS_POD_GROUP_LABEL), or
+ * the Workload API's PodGroup of Kubernetes v1.37 (a pod's spec.schedulingGroup;
+ * formats/workloadobj.h). */
+enum gs_pg_api { GS_PG_CRD = 0, GS_PG_WORKLOAD };
+
+/* The PodGroupInitiallyScheduled condition a Workload API PodGroup carries. */
+enum gs_pg_cond { GS_PGC_NONE = 0, GS_PGC_TRUE, GS_PGC_FALSE };
+
 struct gs_kube_podgroup {
     char ns[64];
-    char name[GS_NAME_MAX];
+    char name[GS_KNAME_MAX]; /* the CRD's: shorter than GS_NAME_MAX */
     int32_t min_member;
     int32_t timeout_s; /* 0: none */
     double created_s;
+    /* the Workload API's alone (formats/workloadobj.h); zero for the CRD: */
+    uint8_t api;                 /* enum gs_pg_api */
+    bool basic;                  /* schedulingPolicy.basic: its pods go one by one */
+    bool disrupt_all;            /* disruptionMode.all: preempted whole (else one by one) */
+    int32_t priority;            /* spec.priority (0 when unset) */
+    int64_t generation;          /* metadata.generation */
+    uint8_t cond;                /* enum gs_pg_cond: PodGroupInitiallyScheduled */
+    char cond_reason[48];        /* its reason, */
+    uint64_t cond_msg;           /* the hash of its message */
+    char cond_since[40];         /* and its lastTransitionTime */
+    char workload[GS_KNAME_MAX]; /* spec.workloadRef.workloadName ("": none) */
+    char unsupported[120];       /* what its pods wait for gpusched to model ("": nothing) */
 };
 
 struct gs_kube_pdb {

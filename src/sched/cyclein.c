@@ -453,7 +453,10 @@ static const char *pod_blocked(struct gs__cycle *cy, int i, char *msg, size_t n,
                  GS_QUEUE_LABEL, qlabel);
         return "quota";
     }
-    if (gl && g < 0) {
+    /* spec.schedulingGroup (the Workload API) is read over the label (the CRD) */
+    if (p->group[0] && gs_policy_group_refusal(&cy->po, p, msg, n))
+        return "gang";
+    if (!p->group[0] && gl && g < 0) {
         snprintf(msg, n, "gang: PodGroup %s/%s (label %s) does not exist", p->ns, gl,
                  GS_POD_GROUP_LABEL);
         return "gang";

@@ -3,14 +3,17 @@
  * writes on the binder (sched/binder.c), assumed binds, backoffs and nominations in the store
  * (sched/store.c), events in the journal (sched/journal.c), counters and the pending report in
  * the metrics (sched/metrics.c); the verdict of each pod that waits, said as kube-scheduler
- * would, by category. */
+ * would, by category; and, as kube-scheduler writes it, the PodGroupInitiallyScheduled
+ * condition of each Workload API PodGroup whose pods the cycle bound or left waiting. */
 #include "cycleout.h"
 
 #include "../base/clock.h"
 #include "../base/error.h"
+#include "../base/hash.h"
 #include "../base/log.h"
 #include "../formats/decision.h"
 #include "../formats/migdesired.h"
+#include "../formats/workloadobj.h"
 #include "binder.h"
 #include "cyclein.h"
 #include "journal.h"
@@ -32,12 +35,32 @@ struct gs__recarve_note {
     struct gs_mig_desired_gpu want;
 };
 
+/* What a cycle did with a Workload API PodGroup's pods, the strongest first noted: a bind, a
+ * refusal of the group (SchedulerError), a pod left waiting (Unschedulable). */
+enum { PGO_NONE = 0, PGO_UNSCHEDULABLE, PGO_ERROR, PGO_SCHEDULED };
+struct pg_outcome {
+    uint8_t kind;
+    char *msg; /* the first message of its kind (owned) */
+};
+
+/* the PodGroup conditions this daemon wrote lately, until the watch shows them: a cycle
+ * before that does not write the same again */
+#define GS_PG_NOTES  64
+#define GS_PG_NOTE_S 30
+struct gs__pg_note {
+    uint64_t group, what; /* hashes of ns/name and of the condition */
+    double at_mono;
+};
+
 struct gs__cycleout {
     struct gs__cycleout_deps d;
     struct gs__recarve_note notes[GS_RECARVE_NOTES];
     int nnotes;
+    struct gs__pg_note pg_notes[GS_PG_NOTES];
     json_t *decision_lines; /* dry: the last cycle's */
     int scheduled;          /* binds queued in this cycle */
+    struct pg_outcome *pgo; /* during apply: per PodGroup of the cycle (NULL: none noted) */
+    int npgo;
 };
 
 struct gs__cycleout *gs__cycleout_new(const struct gs__cycleout_deps *d)
@@ -84,11 +107,84 @@ static void report(struct gs__cycle *cy, const struct gs_kube_pod *p, int queue,
                               "priority", (int)p->priority, "reason", category, "message", msg));
 }
 
-/* FailedScheduling: an Event, the PodScheduled condition and a backoff. */
-static void unschedulable(struct gs__cycle *cy, const struct gs_kube_pod *p, int queue,
-                          const char *category, const char *msg, double t0)
+/* Pod p's Workload API PodGroup, if any, had this outcome in the cycle. */
+static void note_group(struct gs__cycle *cy, const struct gs_kube_pod *p, int kind, const char *msg)
 {
     struct gs__cycleout *s = cy->out;
+    int g = s->pgo && p->group[0] ? gs_policy_pod_group(&cy->po, p) : -1;
+    if (g < 0 || g >= s->npgo || s->pgo[g].kind >= kind)
+        return;
+    s->pgo[g].kind = (uint8_t)kind;
+    free(s->pgo[g].msg);
+    size_t n = strlen(msg) + 1;
+    if ((s->pgo[g].msg = malloc(n)))
+        memcpy(s->pgo[g].msg, msg, n);
+}
+
+/* Whether this condition was written on pg within GS_PG_NOTE_S (the watch may not show it
+ * yet); if not, it is noted as written now (in the place of the group's note or the oldest). */
+static bool pg_written_lately(struct gs__cycleout *s, const struct gs_kube_podgroup *pg,
+                              const char *reason, const char *msg)
+{
+    uint64_t group = gs_hash_step(gs_hash_str(pg->ns), gs_hash_str(pg->name));
+    uint64_t what = gs_hash_step(gs_hash_str(reason), gs_hash_str(msg));
+    double now = gs_clock_mono();
+    int k = 0;
+    for (int j = 0; j < GS_PG_NOTES; j++) {
+        if (s->pg_notes[j].group == group) {
+            k = j;
+            break;
+        }
+        if (s->pg_notes[j].at_mono < s->pg_notes[k].at_mono)
+            k = j;
+    }
+    struct gs__pg_note *x = &s->pg_notes[k];
+    if (x->group == group && x->what == what && x->at_mono > 0 && now - x->at_mono < GS_PG_NOTE_S)
+        return true;
+    *x = (struct gs__pg_note){.group = group, .what = what, .at_mono = now};
+    return false;
+}
+
+/* PodGroupInitiallyScheduled on each Workload API PodGroup the cycle noted, where it changes:
+ * True (reason Scheduled) once a member is bound, else False with the reason and message of
+ * the first member left waiting (kube-scheduler's updatePodGroupCondition). */
+static void write_group_conditions(struct gs__cycle *cy)
+{
+    struct gs__cycleout *s = cy->out;
+    char now[40];
+    gs_kube_micro_time(now, sizeof(now));
+    for (int g = 0; g < s->npgo; g++) {
+        const struct pg_outcome *o = &s->pgo[g];
+        const struct gs_kube_podgroup *pg = gs_policy_group(&cy->po, g);
+        if (o->kind == PGO_NONE || pg->api != GS_PG_WORKLOAD)
+            continue;
+        bool ok = o->kind == PGO_SCHEDULED;
+        const char *reason = ok                     ? "Scheduled"
+                             : o->kind == PGO_ERROR ? "SchedulerError"
+                                                    : "Unschedulable";
+        const char *msg = ok || !o->msg ? "" : o->msg;
+        if (!gs_kube_wpodgroup_condition_changes(pg, ok, reason, msg) ||
+            pg_written_lately(s, pg, reason, msg))
+            continue;
+        char path[600];
+        snprintf(path, sizeof(path),
+                 "/apis/scheduling.k8s.io/v1beta1/namespaces/%s/podgroups/%s/status", pg->ns,
+                 pg->name);
+        gs__binder_write_later(s->d.binder, "PATCH", path, "application/strategic-merge-patch+json",
+                               gs_kube_wpodgroup_condition_patch(pg, ok, reason, msg, now));
+        GS_INFO("scheduler", "PodGroup %s/%s: %s %s (%s)", pg->ns, pg->name, GS_WPG_CONDITION,
+                ok ? "True" : "False", reason);
+    }
+}
+
+/* FailedScheduling: an Event, the PodScheduled condition and a backoff; group: the pod's
+ * Workload API PodGroup is told too. */
+static void unschedulable_as(struct gs__cycle *cy, const struct gs_kube_pod *p, int queue,
+                             const char *category, const char *msg, double t0, bool group)
+{
+    struct gs__cycleout *s = cy->out;
+    if (group)
+        note_group(cy, p, PGO_UNSCHEDULABLE, msg);
     report(cy, p, queue, category, msg);
     if (s->d.dry)
         return;
@@ -100,6 +196,12 @@ static void unschedulable(struct gs__cycle *cy, const struct gs_kube_pod *p, int
                            gs_kube_unschedulable_patch(msg));
     GS_INFO("scheduler", "%s/%s unschedulable (%s): %s", p->ns, p->name, category, msg);
     gs__store_backoff(s->d.store, p->ns, p->name, 0);
+}
+
+static void unschedulable(struct gs__cycle *cy, const struct gs_kube_pod *p, int queue,
+                          const char *category, const char *msg, double t0)
+{
+    unschedulable_as(cy, p, queue, category, msg, t0, true);
 }
 
 /* Assume the pod on the node now; a binder thread tells the API server. */
@@ -296,6 +398,12 @@ static int constraint_reasons(const struct gs_reasons *r, const int *vol, char *
                                   gs_kverdict_reason((enum gs_kverdict)v));
     }
     return total;
+}
+
+/* The name a gang's minimum has where it is declared. */
+static const char *min_word(const struct gs_kube_podgroup *pg)
+{
+    return pg->api == GS_PG_WORKLOAD ? "minCount" : "minMember";
 }
 
 /* A gang past its PodGroup's scheduleTimeoutSeconds says so in its message (the members keep
@@ -619,6 +727,7 @@ static void wait_nowhere(struct gs__cycle *cy, const struct gs_cyc_decision *d, 
                  d->why == GS_WHY_RECARVING ? "a GPU re-carve on" : "preempted pods to leave",
                  gs__snapshot_pod_nominated(cy->sn, cy->idx[d->pod]));
         report(cy, p, queue, "preempting", msg);
+        note_group(cy, p, PGO_UNSCHEDULABLE, msg);
         gs__store_backoff(s->d.store, p->ns, p->name, 0.25);
         return;
     }
@@ -679,11 +788,11 @@ static void apply_wait(struct gs__cycle *cy, const struct gs_cyc_decision *d)
         return;
     }
     if (d->why == GS_WHY_GANG_SHORT && pg) {
-        snprintf(msg, sizeof(msg),
-                 "gang %s/%s: %d of minMember %d pods exist; waiting for the rest", pg->ns,
-                 pg->name, nm + cy->gangs[g].running, (int)pg->min_member);
+        snprintf(msg, sizeof(msg), "gang %s/%s: %d of %s %d pods exist; waiting for the rest",
+                 pg->ns, pg->name, nm + cy->gangs[g].running, min_word(pg), (int)pg->min_member);
         gang_timeout(cy, pg, msg, sizeof(msg));
-        unschedulable(cy, p, queue, "gang", msg, cy->t0);
+        /* kube-scheduler tries no group short of minCount, and says nothing on it */
+        unschedulable_as(cy, p, queue, "gang", msg, cy->t0, false);
         return;
     }
     char reasons[1000];
@@ -696,13 +805,14 @@ static void apply_wait(struct gs__cycle *cy, const struct gs_cyc_decision *d)
     const char *fname =
         d->failed >= 0 ? gs__snapshot_pod(cy->sn, cy->idx[d->failed])->name : p->name;
     snprintf(msg, sizeof(msg),
-             "gang %s/%s (%d pods, minMember %d): member %s does not fit: %s; the "
+             "gang %s/%s (%d pods, %s %d): member %s does not fit: %s; the "
              "gang holds nothing",
-             pg->ns, pg->name, nm, (int)pg->min_member, fname, reasons);
+             pg->ns, pg->name, nm, min_word(pg), (int)pg->min_member, fname, reasons);
     if (d->why == GS_WHY_PREEMPTING) {
         snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
                  "; waiting for the pods preempted for it to leave");
         report(cy, p, queue, "preempting", msg);
+        note_group(cy, p, PGO_UNSCHEDULABLE, msg);
         gs__store_backoff(s->d.store, p->ns, p->name, 0.25);
     } else {
         gang_timeout(cy, pg, msg, sizeof(msg));
@@ -769,9 +879,20 @@ int gs__cycleout_apply(struct gs__cycleout *s, struct gs__cycle *cy, const struc
                                "application/merge-patch+json",
                                json_incref(json_object_get(w, "body")));
     }
+    s->npgo = 0;
+    int ngroups = gs_policy_group_count(&cy->po);
+    if (!s->d.dry && (s->pgo = calloc((size_t)ngroups + 1, sizeof(*s->pgo))))
+        s->npgo = ngroups;
     for (int k = 0; k < cy->nwaits; k++) {
         const struct gs__wait *x = &cy->waits[k];
-        unschedulable(cy, gs__snapshot_pod(cy->sn, x->pod), x->queue, x->category, x->msg, cy->t0);
+        const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, x->pod);
+        char why[400];
+        /* a group that does not exist yet is told nothing; one its pod cannot go with is
+         * told why (SchedulerError) */
+        int refused = gs_policy_group_refusal(&cy->po, p, why, sizeof(why));
+        if (refused == 2)
+            note_group(cy, p, PGO_ERROR, x->msg);
+        unschedulable_as(cy, p, x->queue, x->category, x->msg, cy->t0, refused == 0);
     }
     if (s->d.dry)
         decision_lines(s, cy, out);
@@ -786,6 +907,7 @@ int gs__cycleout_apply(struct gs__cycleout *s, struct gs__cycle *cy, const struc
             vic = (struct victims){.owner = owner};
         switch (d->kind) {
         case GS_CYC_BIND:
+            note_group(cy, p, PGO_SCHEDULED, "");
             assume_and_bind(cy, cy->idx[d->pod], p, &d->alloc, cy->t0,
                             cy->dra && p->ndra > 0 && !s->d.dry
                                 ? gs_claims_pod_writes(cy->dra, s->d.claims, cy->idx[d->pod],
@@ -819,8 +941,15 @@ int gs__cycleout_apply(struct gs__cycleout *s, struct gs__cycle *cy, const struc
             break;
         }
     }
-    if (!s->d.dry)
+    if (!s->d.dry) {
         log_gangs(cy, out);
+        write_group_conditions(cy);
+    }
+    for (int g = 0; g < s->npgo; g++)
+        free(s->pgo[g].msg);
+    free(s->pgo);
+    s->pgo = NULL;
+    s->npgo = 0;
     gs__metrics_update_gauges(s->d.metrics, cy->c, cy->waiting - s->scheduled);
     return publish_report(cy);
 }

@@ -130,6 +130,10 @@ affinity:
 - apiGroups: [scheduling.x-k8s.io]
   resources: [podgroups]
   verbs: [get, list, watch]
+- apiGroups: [scheduling.k8s.io]
+  # the Workload API's gangs (Kubernetes v1.37)
+  resources: [podgroups]
+  verbs: [get, list, watch]
 - apiGroups: [nvidia.com]
   resources: [migmanagers]
   verbs: [get, list, watch]
