@@ -671,6 +671,9 @@ static void apply_wait(struct gs__cycle *cy, const struct gs_cyc_decision *d)
         snprintf(msg, sizeof(msg),
                  "gang %s/%s: %d of minMember %d pods exist; waiting for the rest", pg->ns,
                  pg->name, nm + cy->gangs[g].running, (int)pg->min_member);
+        if (cy->gang_gated[g] > 0)
+            snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+                     " (%d more wait for their scheduling gates)", cy->gang_gated[g]);
         gang_timeout(cy, pg, msg, sizeof(msg));
         unschedulable(cy, p, queue, "gang", msg, cy->t0);
         return;
@@ -760,7 +763,13 @@ int gs__cycleout_apply(struct gs__cycleout *s, struct gs__cycle *cy, const struc
     }
     for (int k = 0; k < cy->nwaits; k++) {
         const struct gs__wait *x = &cy->waits[k];
-        unschedulable(cy, gs__snapshot_pod(cy->sn, x->pod), x->queue, x->category, x->msg, cy->t0);
+        const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, x->pod);
+        /* a gated pod is no attempt: kube-scheduler writes it no Event and no condition
+         * (the API server set PodScheduled=False/SchedulingGated when it was created) */
+        if (x->gated)
+            report(cy, p, x->queue, x->category, x->msg);
+        else
+            unschedulable(cy, p, x->queue, x->category, x->msg, cy->t0);
     }
     if (s->d.dry)
         decision_lines(s, cy, out);
@@ -808,8 +817,10 @@ int gs__cycleout_apply(struct gs__cycleout *s, struct gs__cycle *cy, const struc
             break;
         }
     }
-    if (!s->d.dry)
+    if (!s->d.dry) {
         log_gangs(cy, out);
+        gs__metrics_count_cycle(s->d.metrics);
+    }
     gs__metrics_update_gauges(s->d.metrics, cy->c, cy->waiting - s->scheduled);
     return publish_report(cy);
 }
