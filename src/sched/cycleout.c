@@ -68,9 +68,7 @@ void gs__cycleout_node_events(struct gs__cycleout *o, json_t *events)
     json_array_foreach(events, ni, ne)
     {
         if (!o->d.dry)
-            gs__binder_write_later(o->d.binder, "POST",
-                                   "/apis/events.k8s.io/v1/namespaces/default/events", NULL,
-                                   json_incref(ne));
+            gs__binder_post_event(o->d.binder, json_incref(ne));
     }
     json_decref(events);
 }
@@ -721,16 +719,18 @@ static void log_gangs(const struct gs__cycle *cy, const struct gs_cycle_out *out
 }
 
 /* The cycle's verdicts become the pending report; pods this cycle did not look at (in
- * backoff) keep their last verdict. */
+ * backoff) keep their last verdict. The Events' series of pods no longer pending end. */
 static int publish_report(struct gs__cycle *cy)
 {
     const struct gs_snapshot *sn = cy->sn;
     int np = gs__snapshot_npods(sn);
     char(*keys)[GS_REPORT_KEY_MAX] = malloc(sizeof(*keys) * ((size_t)np + 1));
     const char **pending = malloc(sizeof(*pending) * ((size_t)np + 1));
-    if (!keys || !pending) {
+    const char **uids = malloc(sizeof(*uids) * ((size_t)np + 1));
+    if (!keys || !pending || !uids) {
         free(keys);
         free(pending);
+        free(uids);
         return GS_ENOMEM;
     }
     int n = 0;
@@ -740,12 +740,16 @@ static int publish_report(struct gs__cycle *cy)
             continue;
         snprintf(keys[n], sizeof(keys[n]), "%s/%s", p->ns, p->name);
         pending[n] = keys[n];
+        uids[n] = p->uid;
         n++;
     }
     gs__metrics_publish_report(cy->out->d.metrics, cy->report, pending, n);
     cy->report = NULL;
+    if (!cy->out->d.dry)
+        gs__binder_events_retain(cy->out->d.binder, uids, n);
     free(keys);
     free(pending);
+    free(uids);
     return 0;
 }
 
