@@ -34,11 +34,12 @@
 #define GS_QUEUE_LABEL          "gpusched.io/queue"
 #define GS_POD_GROUP_LABEL      "scheduling.x-k8s.io/pod-group"
 
-#define GS_MAX_POD_RES    8   /* kinds of other resources one pod asks */
-#define GS_MAX_POD_CLAIMS 8   /* PersistentVolumeClaims one pod uses */
-#define GS_MAX_POD_DRA    4   /* ResourceClaims one pod uses (spec.resourceClaims) */
+#define GS_MAX_POD_RES    8  /* kinds of other resources one pod asks */
+#define GS_MAX_POD_CLAIMS 8  /* PersistentVolumeClaims one pod uses */
+#define GS_MAX_POD_DRA    4  /* ResourceClaims one pod uses (spec.resourceClaims) */
+#define GS_MAX_NODE_RES   32 /* kinds of other resources a node has */
+
 #define GS_POD_GATES_TEXT 200 /* the names of a pod's scheduling gates, as text */
-#define GS_MAX_NODE_RES   32  /* kinds of other resources a node has */
 
 /* A resource the engine does not model (ephemeral-storage, hugepages-2Mi, rdma/ib, ...), in
  * its base unit (bytes, or a count). */
