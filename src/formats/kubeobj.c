@@ -444,6 +444,28 @@ static void pod_claims(const json_t *obj, const json_t *spec, struct gs_kube_pod
     }
 }
 
+/* spec.schedulingGates: the count, and the names that fit the text (an entry without a name
+ * still gates: the API server never sends one). */
+static void pod_gates(const json_t *spec, struct gs_kube_pod *p)
+{
+    const json_t *gates = json_object_get(spec, "schedulingGates");
+    size_t n = json_array_size(gates), i, off = 0;
+    const json_t *g;
+    p->ngates = n > 1000000 ? 1000000 : (int)n;
+    json_array_foreach(gates, i, g)
+    {
+        const char *name = jstr(g, "name");
+        size_t len = name ? strlen(name) : 0, room = sizeof(p->gates) - off;
+        if (!len)
+            continue;
+        if (len + (off ? 1 : 0) + 5 > room) { /* room is left for " ..." and the NUL */
+            snprintf(p->gates + off, room, "%s...", off ? " " : "");
+            break;
+        }
+        off += (size_t)snprintf(p->gates + off, room, "%s%s", off ? " " : "", name);
+    }
+}
+
 static void pod_tolerations(const json_t *spec, struct gs_kube_pod *p)
 {
     size_t i;
@@ -520,6 +542,7 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
     pod_claims(obj, spec, p);
     pod_tolerations(spec, p);
     pod_group(spec, p);
+    pod_gates(spec, p);
     return 0;
 }
 

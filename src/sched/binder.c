@@ -8,6 +8,7 @@
 #include "../base/error.h"
 #include "../base/log.h"
 #include "claims.h"
+#include "events.h"
 #include "journal.h"
 #include "metrics.h"
 #include "store.h"
@@ -30,6 +31,7 @@ struct gs_binder {
     struct gs_binder_deps d;
     struct gs_jobq bindq, volq, bgq;
     pthread_t t_bind[GS_BIND_WORKERS], t_vol[GS_VOL_WORKERS], t_bg;
+    struct gs_events *events; /* the Events written lately, as series */
 };
 
 static void jobq_init(struct gs_jobq *q, int cap)
@@ -106,13 +108,64 @@ void gs__binder_write_later(struct gs_binder *s, const char *method, const char 
     }
 }
 
+void gs__binder_post_event(struct gs_binder *s, json_t *ev)
+{
+    if (!ev)
+        return;
+    char path[256];
+    const char *ns =
+        json_string_value(json_object_get(json_object_get(ev, "metadata"), "namespace"));
+    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events",
+             ns ? ns : "default");
+    if (gs__events_observe(s->events, ev, gs_clock_wall()) == GS_EVENTS_CREATE) {
+        gs__binder_write_later(s, "POST", path, NULL, ev);
+        return;
+    }
+    /* a repeat: its series patched onto the Event (created whole if gone) */
+    struct gs_job j;
+    memset(&j, 0, sizeof(j));
+    j.kind = GS_JOB_EVENT_SERIES;
+    snprintf(j.path, sizeof(j.path), "%s", path);
+    j.body = ev;
+    if (!jobq_push(&s->bgq, &j)) {
+        GS_WARN("scheduler", "background queue full: dropping a repeat of an Event");
+        json_decref(ev);
+    }
+}
+
 void gs__binder_emit_event(struct gs_binder *s, const struct gs_kube_pod *p, const char *type,
                            const char *reason, const char *action, const char *note)
 {
-    char path[256];
-    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", p->ns);
-    gs__binder_write_later(s, "POST", path, NULL,
-                           gs_kube_event(p, type, reason, action, note, s->d.identity));
+    gs__binder_post_event(s, gs_kube_event(p, type, reason, action, note, s->d.identity));
+}
+
+void gs__binder_events_retain(struct gs_binder *s, const char *const *uids, int n)
+{
+    if (gs__events_retain(s->events, uids, n))
+        GS_WARN("scheduler", "out of memory: Events of bound or deleted pods kept a while longer");
+}
+
+/* A repeat's series: PATCHed onto its Event; a 404 (the Event expired, or its first write was
+ * lost) creates it whole, series and all, as client-go does. */
+static void write_series(struct gs_binder *s, const struct gs_job *j, struct gs_error *err)
+{
+    char path[sizeof(j->path) + 300];
+    const char *name =
+        json_string_value(json_object_get(json_object_get(j->body, "metadata"), "name"));
+    snprintf(path, sizeof(path), "%s/%s", j->path, name ? name : "");
+    json_t *patch = gs__events_series_patch(j->body);
+    long status = 0;
+    int rc = patch ? gs_kube_request_lane2(s->d.kc, "PATCH", path,
+                                           "application/strategic-merge-patch+json", patch, NULL,
+                                           &status, err)
+                   : GS_ENOMEM;
+    json_decref(patch);
+    if (rc && status == 404) {
+        gs_error_init(err);
+        rc = gs_kube_request_lane2(s->d.kc, "POST", j->path, NULL, j->body, NULL, NULL, err);
+    }
+    if (rc)
+        GS_WARN("scheduler", "Event %s: %s", path, err->msg);
 }
 
 static void *bg_worker(void *arg)
@@ -122,8 +175,10 @@ static void *bg_worker(void *arg)
     while (jobq_pop(&s->bgq, &j)) {
         struct gs_error err;
         gs_error_init(&err);
-        if (gs_kube_request_lane2(s->d.kc, j.method, j.path, j.ctype[0] ? j.ctype : NULL, j.body,
-                                  NULL, NULL, &err))
+        if (j.kind == GS_JOB_EVENT_SERIES)
+            write_series(s, &j, &err);
+        else if (gs_kube_request_lane2(s->d.kc, j.method, j.path, j.ctype[0] ? j.ctype : NULL,
+                                       j.body, NULL, NULL, &err))
             GS_WARN("scheduler", "%s", err.msg);
         json_decref(j.body);
     }
@@ -189,6 +244,7 @@ static void bind_one(struct gs_binder *s, struct gs_job *j)
     json_decref(b);
     if (rc == 0) {
         gs__metrics_record_latency(s->d.metrics, gs_clock_mono() - j->t0, 0);
+        gs__events_forget(s->events, j->pod.uid); /* its FailedScheduling series end */
         char note[700];
         snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s%s%s", j->pod.ns,
                  j->pod.name, j->node, j->devices[0] ? " with " : "", j->devices);
@@ -315,6 +371,10 @@ struct gs_binder *gs__binder_start(const struct gs_binder_deps *d)
     if (!s)
         return NULL;
     s->d = *d;
+    if (!(s->events = gs__events_new(0))) {
+        free(s);
+        return NULL;
+    }
     jobq_init(&s->bindq, GS_BINDER_QUEUE);
     jobq_init(&s->volq, GS_BINDER_QUEUE);
     jobq_init(&s->bgq, GS_BINDER_QUEUE);
@@ -341,6 +401,7 @@ void gs__binder_stop(struct gs_binder *s)
     jobq_release(&s->bindq);
     jobq_release(&s->volq);
     jobq_release(&s->bgq);
+    gs__events_free(s->events);
     free(s);
 }
 

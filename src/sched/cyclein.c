@@ -336,6 +336,7 @@ void gs__cycle_release(struct gs__cycle *cy)
     free(cy->cpods);
     free(cy->idx);
     free(cy->gangs);
+    free(cy->gang_gated);
     free(cy->waits);
     gs_claims_cycle_release(&cy->dra_state);
     gs_volbind_free(cy->vb);
@@ -420,7 +421,8 @@ static void prepare_constraints(struct gs__cycle *cy)
 }
 
 /* Set pod i aside: it waits, and says why (when due). Returns 0 or GS_ENOMEM. */
-static int add_wait(struct gs__cycle *cy, int i, int queue, const char *category, const char *msg)
+static int add_wait(struct gs__cycle *cy, int i, int queue, const char *category, const char *msg,
+                    bool gated)
 {
     if (cy->nwaits == cy->capwaits) {
         void *v = gs_grow(cy->waits, &cy->capwaits, sizeof(*cy->waits), 16);
@@ -432,6 +434,7 @@ static int add_wait(struct gs__cycle *cy, int i, int queue, const char *category
     w->pod = i;
     w->queue = queue;
     w->category = category;
+    w->gated = gated;
     snprintf(w->msg, sizeof(w->msg), "%s", msg);
     return 0;
 }
@@ -502,6 +505,17 @@ static int prepare_pods(struct gs__cycle *cy)
         if (strcmp(p->scheduler, d->scheduler_name) != 0)
             continue;
         cy->waiting++;
+        if (p->ngates > 0) {
+            /* kube-scheduler's SchedulingGates PreEnqueue: not even queued; its gang counts
+             * it as gated, not as a member */
+            char msg[GS_POD_GATES_TEXT + 64];
+            snprintf(msg, sizeof(msg), "waiting for scheduling gates: [%s]", p->gates);
+            if (g >= 0)
+                cy->gang_gated[g]++;
+            if (add_wait(cy, i, cy->ty.pod_queue[i], "gated", msg, true))
+                return GS_ENOMEM;
+            continue;
+        }
         /* a nomination written before a restart (status.nominatedNodeName): adopted once, as
          * if made now */
         if (!d->dry && gs__snapshot_pod_adopt(sn, i, t))
@@ -517,7 +531,7 @@ static int prepare_pods(struct gs__cycle *cy)
         if (rc)
             return rc;
         if (cat) {
-            if (due && add_wait(cy, i, queue, cat, msg))
+            if (due && add_wait(cy, i, queue, cat, msg, false))
                 return GS_ENOMEM;
             continue;
         }
@@ -553,8 +567,9 @@ int gs__cycle_prepare(struct gs__cycle *cy)
     cy->cpods = calloc(anp, sizeof(*cy->cpods));
     cy->idx = calloc(anp, sizeof(int));
     cy->gangs = calloc((size_t)cy->po.ngroups + 1, sizeof(*cy->gangs));
+    cy->gang_gated = calloc((size_t)cy->po.ngroups + 1, sizeof(int));
     cy->h = calloc(1, sizeof(*cy->h));
-    if (!cy->cpods || !cy->idx || !cy->gangs || !cy->h)
+    if (!cy->cpods || !cy->idx || !cy->gangs || !cy->gang_gated || !cy->h)
         return GS_ENOMEM;
     *cy->h = (struct gs__hooks){.cy = cy,
                                 .cur = -1,

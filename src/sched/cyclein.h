@@ -1,7 +1,9 @@
 /* cyclein.h - a scheduling cycle's input: the snapshot of the store (sched/snapshot.h) and the
  * tenancy objects turned into core/cycle.h's struct gs_cycle_in: the tenancy (queues, gangs,
  * running pods, PDBs), the pending pods of ours that may be placed (those whose objects say
- * they cannot go anywhere are set aside as waits, with why), the Kubernetes constraints, the
+ * they cannot go anywhere are set aside as waits, with why; a pod with scheduling gates is
+ * never given to the cycle, so it is neither placed, nominated, a reason to preempt, a holder
+ * of quota or DRA devices, nor a member its gang can count), the Kubernetes constraints, the
  * DRA claims (sched/claims.h; stale reservations released first) and the cycle's hooks: taints,
  * constraints, bound volumes, resources the engine counts roughly, DRA claims.
  *
@@ -44,6 +46,7 @@ struct gs__wait {
     int pod; /* in the snapshot */
     int queue;
     const char *category;
+    bool gated; /* spec.schedulingGates: reported only (no Event, condition or backoff) */
     char msg[1400];
 };
 
@@ -70,6 +73,7 @@ struct gs__cycle {
     int *idx;
     int ncp, waiting; /* waiting: pending pods of ours */
     struct gs_cyc_gang *gangs;
+    int *gang_gated; /* per gang: members held back by spec.schedulingGates */
     const char **run_ns;
     uint8_t *fixed;
     struct gs__wait *waits;

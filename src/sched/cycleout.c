@@ -91,9 +91,7 @@ void gs__cycleout_node_events(struct gs__cycleout *o, json_t *events)
     json_array_foreach(events, ni, ne)
     {
         if (!o->d.dry)
-            gs__binder_write_later(o->d.binder, "POST",
-                                   "/apis/events.k8s.io/v1/namespaces/default/events", NULL,
-                                   json_incref(ne));
+            gs__binder_post_event(o->d.binder, json_incref(ne));
     }
     json_decref(events);
 }
@@ -790,6 +788,9 @@ static void apply_wait(struct gs__cycle *cy, const struct gs_cyc_decision *d)
     if (d->why == GS_WHY_GANG_SHORT && pg) {
         snprintf(msg, sizeof(msg), "gang %s/%s: %d of %s %d pods exist; waiting for the rest",
                  pg->ns, pg->name, nm + cy->gangs[g].running, min_word(pg), (int)pg->min_member);
+        if (cy->gang_gated[g] > 0)
+            snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+                     " (%d more wait for their scheduling gates)", cy->gang_gated[g]);
         gang_timeout(cy, pg, msg, sizeof(msg));
         /* kube-scheduler tries no group short of minCount, and says nothing on it */
         unschedulable_as(cy, p, queue, "gang", msg, cy->t0, false);
@@ -839,16 +840,18 @@ static void log_gangs(const struct gs__cycle *cy, const struct gs_cycle_out *out
 }
 
 /* The cycle's verdicts become the pending report; pods this cycle did not look at (in
- * backoff) keep their last verdict. */
+ * backoff) keep their last verdict. The Events' series of pods no longer pending end. */
 static int publish_report(struct gs__cycle *cy)
 {
     const struct gs_snapshot *sn = cy->sn;
     int np = gs__snapshot_npods(sn);
     char(*keys)[GS_REPORT_KEY_MAX] = malloc(sizeof(*keys) * ((size_t)np + 1));
     const char **pending = malloc(sizeof(*pending) * ((size_t)np + 1));
-    if (!keys || !pending) {
+    const char **uids = malloc(sizeof(*uids) * ((size_t)np + 1));
+    if (!keys || !pending || !uids) {
         free(keys);
         free(pending);
+        free(uids);
         return GS_ENOMEM;
     }
     int n = 0;
@@ -858,12 +861,16 @@ static int publish_report(struct gs__cycle *cy)
             continue;
         snprintf(keys[n], sizeof(keys[n]), "%s/%s", p->ns, p->name);
         pending[n] = keys[n];
+        uids[n] = p->uid;
         n++;
     }
     gs__metrics_publish_report(cy->out->d.metrics, cy->report, pending, n);
     cy->report = NULL;
+    if (!cy->out->d.dry)
+        gs__binder_events_retain(cy->out->d.binder, uids, n);
     free(keys);
     free(pending);
+    free(uids);
     return 0;
 }
 
@@ -886,6 +893,12 @@ int gs__cycleout_apply(struct gs__cycleout *s, struct gs__cycle *cy, const struc
     for (int k = 0; k < cy->nwaits; k++) {
         const struct gs__wait *x = &cy->waits[k];
         const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, x->pod);
+        /* a gated pod is no attempt: kube-scheduler writes it no Event and no condition
+         * (the API server set PodScheduled=False/SchedulingGated when it was created) */
+        if (x->gated) {
+            report(cy, p, x->queue, x->category, x->msg);
+            continue;
+        }
         char why[400];
         /* a group that does not exist yet is told nothing; one its pod cannot go with is
          * told why (SchedulerError) */
@@ -944,6 +957,7 @@ int gs__cycleout_apply(struct gs__cycleout *s, struct gs__cycle *cy, const struc
     if (!s->d.dry) {
         log_gangs(cy, out);
         write_group_conditions(cy);
+        gs__metrics_count_cycle(s->d.metrics);
     }
     for (int g = 0; g < s->npgo; g++)
         free(s->pgo[g].msg);

@@ -114,7 +114,8 @@ static void pod_key(const void *rec, char *out, size_t n)
 }
 
 /* The same pod (same UID) keeps its order, backoff and nomination, and a bind of ours the
- * update does not show yet; a new pod under an old name starts afresh. A complete list keeps
+ * update does not show yet (one whose last scheduling gate went is due at once); a new pod
+ * under an old name starts afresh. A complete list keeps
  * only the order and backoff of the pods that stay. */
 static void pod_merge(void *user, void *rec, const void *prev, bool listed)
 {
@@ -138,6 +139,12 @@ static void pod_merge(void *user, void *rec, const void *prev, bool listed)
     struct gs_kube_pod p = e->p;
     *e = *old;
     e->p = p;
+    if (old->p.ngates > 0 && p.ngates == 0) {
+        /* its last scheduling gate is gone: due in the next cycle, as kube-scheduler moves
+         * an ungated pod to its active queue */
+        e->next_try = 0;
+        e->backoff = 0;
+    }
     if (old->assumed && !p.node[0]) {
         /* an older view of a pod we just bound: keep what we bound it to */
         memcpy(e->p.node, old->p.node, sizeof(e->p.node));
@@ -315,7 +322,7 @@ bool gs__store_work_due(struct gs_store *st, const char *scheduler)
     gs_kcache_lock(st->pods);
     for (int i = 0, n = gs_kcache_count(st->pods); i < n && !due; i++) {
         const struct gs_store_pod *e = gs_kcache_at(st->pods, i);
-        due = !e->p.node[0] && !e->p.terminating && e->next_try <= t &&
+        due = !e->p.node[0] && !e->p.terminating && e->p.ngates == 0 && e->next_try <= t &&
               strcmp(e->p.scheduler, scheduler) == 0;
     }
     gs_kcache_unlock(st->pods);
