@@ -227,6 +227,27 @@ static int write_claims(struct gs_binder *s, struct gs_job *j)
     return rc;
 }
 
+/* After a 409 on its Binding: whether the pod is on a node now (or gone). Any other conflict
+ * (the API server refuses a Binding for a pod that gained a scheduling gate, say) gives the
+ * pod back, else it would stay assumed with no watch event to undo it. */
+static bool pod_assigned(struct gs_binder *s, const struct gs_job *j)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", j->pod.ns, j->pod.name);
+    json_t *o = NULL;
+    struct gs_error err;
+    gs_error_init(&err);
+    long status = 0;
+    if (gs_kube_request(s->d.kc, "GET", path, NULL, NULL, &o, &status, &err))
+        return status == 404;
+    const json_t *spec = json_object_get(o, "spec");
+    const char *node = json_string_value(json_object_get(spec, "nodeName"));
+    const char *uid = json_string_value(json_object_get(json_object_get(o, "metadata"), "uid"));
+    bool assigned = (node && node[0]) || (uid && strcmp(uid, j->pod.uid) != 0);
+    json_decref(o);
+    return assigned;
+}
+
 static void bind_one(struct gs_binder *s, struct gs_job *j)
 {
     struct gs_error err;
@@ -255,8 +276,8 @@ static void bind_one(struct gs_binder *s, struct gs_job *j)
                                   j->pod.name, "node", j->node, "devices", j->devices));
         return;
     }
-    if (status == 409 || status == 404) {
-        /* already assigned (the watch will tell) or gone */
+    if (status == 404 || (status == 409 && pod_assigned(s, j))) {
+        /* gone, or assigned already (the watch will tell) */
         gs__metrics_record_latency(s->d.metrics, gs_clock_mono() - j->t0, 2);
         GS_INFO("scheduler", "bind %s/%s: %s", j->pod.ns, j->pod.name, err.msg);
         return;
