@@ -23,14 +23,15 @@
  *   substring, trim, join; semver(s[, normalize]), isSemver(s[, normalize]), major, minor,
  *   patch, compareTo, isGreaterThan, isLessThan, == on versions; quantity(s), isQuantity(s),
  *   sign(q), isInteger, asInteger, asApproximateFloat, add, sub, compareTo, isGreaterThan,
- *   isLessThan, == on quantities.
+ *   isLessThan, == on quantities; the list library: sum, min, max, isSorted, indexOf,
+ *   lastIndexOf.
  *   matches: RE2 syntax without Unicode classes (\pL) and with ASCII-only case folding for
  *   (?i); a pattern outside that subset, or compiling to more than GS_CEL_RE_MAX
  *   instructions, is refused as unsupported.
  * Not supported, refused at compile time as "unsupported CEL: ..." naming the construct:
  *   bytes, timestamps and durations, type() and type names, optional syntax (?. [? {?),
- *   two-variable comprehensions, the list extension (slice, flatten, sort, sum, ...), sets,
- *   format, quote, find, url, ip, cidr, message construction.
+ *   two-variable comprehensions, the list extension (slice, flatten, sort, distinct, first,
+ *   ...), sets, format, quote, find, url, ip, cidr, message construction.
  *
  * Semantics follow CEL: && and || are commutative over errors (false && error is false, true ||
  * error is true); a missing key, a runtime type mismatch or an overflow is an error, and a

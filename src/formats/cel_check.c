@@ -72,6 +72,10 @@ static bool assignable(const struct gs_cel *p, int t, int u)
     if (t == u || wild(p, t) || wild(p, u))
         return true;
     const struct gs_cel_type *a = &p->types[t], *b = &p->types[u];
+    /* null fits an object type (the device, versions, quantities), as in cel-go */
+    if ((a->kind == K_NULL && b->kind >= K_SEMVER && b->kind <= K_DEVICE) ||
+        (b->kind == K_NULL && a->kind >= K_SEMVER && a->kind <= K_DEVICE))
+        return true;
     if (a->kind != b->kind)
         return false;
     if (a->kind == K_LIST)
@@ -161,8 +165,8 @@ static const char *arg_names(struct checker *c, const struct gs_cel_node *x, boo
         n += (size_t)snprintf(buf + n, size - n, "%s%s%s%s", i == 0 && !member ? "(" : sep, t,
                               member && i == 0 ? ".(" : "", i + 1 == x->nk ? ")" : "");
     }
-    if (x->nk == 0 || (member && x->nk == 1))
-        snprintf(buf + n, size - n, "%s", x->nk == 0 ? "()" : ")");
+    if (x->nk == 0)
+        snprintf(buf + n, size - n, "()");
     return buf;
 }
 
@@ -281,8 +285,11 @@ static int arith_type(struct checker *c, const struct gs_cel_node *x)
         dyn |= res >= 0;
         res = l;
     }
-    /* timestamps and durations: upstream's other rows, which only dyn operands reach */
-    if (wild(p, a) && wild(p, b))
+    /* timestamps and durations: upstream's other rows, which only dyn operands (and null)
+     * reach */
+    bool tsrow = x->op == OP_ADD || x->op == OP_SUB;
+    if ((wild(p, a) && wild(p, b)) ||
+        (tsrow && (wild(p, a) || a == CT_NULL) && (wild(p, b) || b == CT_NULL)))
         dyn = true;
     if (res < 0 && !dyn) {
         static const char *const names[] = {[OP_ADD] = "_+_",
@@ -298,7 +305,8 @@ static int arith_type(struct checker *c, const struct gs_cel_node *x)
 static bool orderable(const struct gs_cel *p, int a, int b)
 {
     static const uint8_t num[] = {CT_INT, CT_UINT, CT_DOUBLE};
-    if (wild(p, a) && wild(p, b))
+    /* upstream's timestamp and duration rows take dyn and null */
+    if ((wild(p, a) || a == CT_NULL) && (wild(p, b) || b == CT_NULL))
         return true;
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
@@ -324,6 +332,31 @@ static int relation_type(struct checker *c, const struct gs_cel_node *x)
     else
         ok = orderable(p, a, b);
     return ok ? CT_BOOL : no_overload(c, x, names[x->op], false);
+}
+
+/* The list library's overloads are per element type: sum of int, uint or double; min, max and
+ * isSorted of those, bool and string; indexOf and lastIndexOf of the element's type. The
+ * result type, or -1 when no overload fits the list. */
+static int list_fn_type(struct checker *c, const struct gs_cel_node *x, int fn, int res)
+{
+    struct gs_cel *p = c->p;
+    int e = p->types[gs__cel_kid(p, x, 0)->type].a;
+    int ek = kind(p, e);
+    bool num = ek == K_INT || ek == K_UINT || ek == K_DOUBLE;
+    switch (fn) {
+    case F_INDEXOF:
+    case F_LASTINDEXOF:
+        return x->nk == 2 && assignable(p, e, gs__cel_kid(p, x, 1)->type) ? CT_INT : -1;
+    case F_SUM:
+        return wild(p, e) ? CT_DYN : num ? e : -1;
+    case F_MIN:
+    case F_MAX:
+        return wild(p, e) ? CT_DYN : num || ek == K_BOOL || ek == K_STRING ? e : -1;
+    case F_ISSORTED:
+        return wild(p, e) || num || ek == K_BOOL || ek == K_STRING ? CT_BOOL : -1;
+    default:
+        return res;
+    }
 }
 
 /* the overloads of a call: resolve, type, fold */
@@ -354,9 +387,8 @@ static int call_type(struct checker *c, int k)
     snprintf(fname, sizeof(fname), "%.*s", (int)(n < 70 ? n : 70), name);
     if (!named)
         return INVALID(c, x->pos, "undeclared reference to '%s'", fname);
-    if (res < 0 && member && (strcmp(fname, "indexOf") == 0 || strcmp(fname, "lastIndexOf") == 0) &&
-        (kind(p, gs__cel_kid(p, x, 0)->type) == K_LIST || wild(p, gs__cel_kid(p, x, 0)->type)))
-        return UNSUP(c, x->pos, "function '%s' of the list extension", fname);
+    if (res >= 0 && member && kind(p, gs__cel_kid(p, x, 0)->type) == K_LIST)
+        res = list_fn_type(c, x, fn, res);
     if (res < 0)
         return no_overload(c, x, fname, member);
     x->fn = (uint8_t)fn;
@@ -520,8 +552,23 @@ static int check(struct checker *c, int k)
     return 0;
 }
 
+/* a constant as upstream's planner sees one: a literal, a folded conversion, a list or map of
+ * constants */
+static bool constant(const struct gs_cel *p, const struct gs_cel_node *x)
+{
+    if (x->op <= OP_NULL || (x->op == OP_CALL && (x->flags & NF_FOLDED)))
+        return true;
+    if (x->op != OP_LIST && x->op != OP_MAP)
+        return false;
+    for (int i = 0; i < x->nk; i++)
+        if (!constant(p, gs__cel_kid(p, x, i)))
+            return false;
+    return true;
+}
+
 /* Conversions of constants are folded, and regex literals compiled, where upstream's program
- * planner does (errors there are errors of the program, not of an evaluation). Post-order. */
+ * planner does (errors there are errors of the program, not of an evaluation); a constant
+ * index must be a scalar. Post-order. */
 static int fold(struct checker *c, int k)
 {
     struct gs_cel *p = c->p;
@@ -530,6 +577,16 @@ static int fold(struct checker *c, int k)
         int rc = fold(c, p->kids[x->k + i]);
         if (rc)
             return rc;
+    }
+    if (x->op == OP_INDEX) {
+        const struct gs_cel_node *i = gs__cel_kid(p, x, 1);
+        while (i->op == OP_CALL && i->fn == F_DYN && !(i->flags & NF_FOLDED) &&
+               constant(p, gs__cel_kid(p, i, 0)))
+            i = gs__cel_kid(p, i, 0); /* dyn() of a constant is folded too */
+        int op = i->op == OP_CALL ? i->var : i->op;
+        if (constant(p, i) && (op == OP_NULL || op == OP_LIST || op == OP_MAP))
+            return INVALID(c, i->pos, "invalid qualifier type");
+        return 0;
     }
     if (x->op != OP_CALL)
         return 0;

@@ -228,7 +228,18 @@ static uint64_t call_cost(const struct est *a, int n, const struct gs_cel_node *
         return mul(factor(add(a[0].size, 1), 0.1), factor(a[1].size, 0.25));
     case F_INDEXOF:
     case F_LASTINDEXOF:
-        return factor(a[0].size, 0.1);
+    case F_SUM:
+    case F_MIN:
+    case F_MAX:
+    case F_ISSORTED: {
+        /* apiserver's estimate: a list costs 1 an element (strings: unbounded, their size is
+         * never known); anything else is costed as a string */
+        const struct gs_cel_type *t = &p->types[gs__cel_kid(p, x, 0)->type];
+        if (t->kind != K_LIST)
+            return factor(a[0].size, 0.1);
+        int ek = p->types[t->a].kind;
+        return mul(a[0].size, ek == K_STRING ? UNKNOWN : 1);
+    }
     case F_LOWER:
     case F_UPPER:
     case F_SUBSTRING:
@@ -360,6 +371,13 @@ static struct est comprehension(struct coster *c, const struct gs_cel_node *x)
         c->var[x->var] = r;
         struct est b = kid(c, x, 1);
         b.cost = add(add(b.cost, r.cost), 10);
+        /* upstream sizes the result once the variable is out of scope: the bare variable has
+         * no size then */
+        if (gs__cel_kid(p, x, 1)->op == OP_VAR && gs__cel_kid(p, x, 1)->var == x->var) {
+            b.size = UNKNOWN;
+            b.entry = false;
+            b.path = P_NONE;
+        }
         return b;
     }
     int rk = p->types[gs__cel_kid(p, x, 0)->type].kind;

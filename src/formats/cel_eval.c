@@ -59,7 +59,7 @@ static struct gs__cel_val no_overload(void)
 
 static bool aborted(const struct gs__cel_ctx *c)
 {
-    return c->out_of_mem || c->cost > GS_CEL_MAX_COST;
+    return c->out_of_mem || c->fatal || c->cost > GS_CEL_MAX_COST;
 }
 
 void gs__cel_charge(struct gs__cel_ctx *c, uint64_t n)
@@ -593,6 +593,23 @@ static struct gs__cel_val unary(struct gs__cel_ctx *c, const struct gs_cel_node 
     return no_overload();
 }
 
+/* Whether upstream looks a version up in a Go map for "v in b", which panics (a version is not
+ * hashable): b a map of a literal, or a constant non-empty list of scalars (made a set). */
+static bool unhashable_lookup(struct gs__cel_ctx *c, const struct gs_cel_node *bx,
+                              const struct gs__cel_val *b)
+{
+    if (b->t == V_MAP)
+        return true;
+    if (b->t != V_LIST || b->n == 0 || !constant(c->p, bx))
+        return false;
+    const struct gs__cel_val *e = b->p;
+    for (uint32_t i = 0; i < b->n; i++)
+        if (e[i].t != V_BOOL && e[i].t != V_INT && e[i].t != V_UINT && e[i].t != V_DOUBLE &&
+            e[i].t != V_STR)
+            return false;
+    return true;
+}
+
 /* equality and ordering cost: ceil(min(size a, size b) * 0.1) */
 static void charge_compare(struct gs__cel_ctx *c, const struct gs__cel_val *a,
                            const struct gs__cel_val *b)
@@ -614,6 +631,11 @@ static struct gs__cel_val relation(struct gs__cel_ctx *c, const struct gs_cel_no
         return b;
     if (x->op == OP_IN) {
         struct gs__cel_val k, v;
+        if (a.t == V_VER && unhashable_lookup(c, gs__cel_kid(c->p, x, 1), &b)) {
+            /* upstream panics there: the evaluation ends, no && or || absorbs it */
+            c->fatal = "internal error: hash of unhashable type cel.Semver";
+            return gs__cel_error(c->fatal);
+        }
         if (b.t == V_LIST) {
             gs__cel_charge(c, b.n);
             for (uint32_t i = 0; entry_at(c, &b, i, &k, &v); i++)
@@ -829,6 +851,8 @@ static int run_in(struct gs__cel_ctx *c, struct gs_error *err)
     struct gs__cel_val v = eval(c, c->p->root);
     if (c->out_of_mem)
         return GS_ENOSPC;
+    if (c->fatal)
+        return gs_error_set(err, GS_EINVAL, "CEL runtime error: %s", c->fatal);
     if (c->cost > GS_CEL_MAX_COST)
         return gs_error_set(err, GS_ENOSPC,
                             "CEL runtime error: operation cancelled: actual cost limit exceeded");

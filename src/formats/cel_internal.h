@@ -156,6 +156,10 @@ enum gs__cel_fn {
     F_GREATER, /* isGreaterThan: versions and quantities */
     F_LESS,    /* isLessThan */
     F_COMPARE, /* compareTo */
+    F_SUM,     /* the list library: sum, min, max, isSorted (indexOf, lastIndexOf: F_INDEXOF) */
+    F_MIN,
+    F_MAX,
+    F_ISSORTED,
     F_COUNT
 };
 
@@ -260,6 +264,7 @@ struct gs__cel_ctx {
     char *mem;
     size_t used, size;
     bool out_of_mem;
+    const char *fatal; /* an error that ends the evaluation (upstream's panics) */
     uint64_t cost;
     struct gs__cel_val vars[GS_CEL_MAX_VARS];
     int16_t lazy[GS_CEL_MAX_VARS]; /* cel.bind: the term not evaluated yet, or -1 */

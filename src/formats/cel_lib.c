@@ -91,6 +91,13 @@ const struct gs__cel_overload gs__cel_overloads[] = {
     {"add", F_ADD, M, 2, {CT_QTY, CT_INT}, CT_QTY},
     {"sub", F_SUB, M, 2, {CT_QTY, CT_QTY}, CT_QTY},
     {"sub", F_SUB, M, 2, {CT_QTY, CT_INT}, CT_QTY},
+    /* the list library: the element type is checked by cel_check.c */
+    {"indexOf", F_INDEXOF, M, 2, {CT_LIST_DYN, CT_DYN}, CT_INT},
+    {"lastIndexOf", F_LASTINDEXOF, M, 2, {CT_LIST_DYN, CT_DYN}, CT_INT},
+    {"sum", F_SUM, M, 1, {CT_LIST_DYN}, CT_DYN},
+    {"min", F_MIN, M, 1, {CT_LIST_DYN}, CT_DYN},
+    {"max", F_MAX, M, 1, {CT_LIST_DYN}, CT_DYN},
+    {"isSorted", F_ISSORTED, M, 1, {CT_LIST_DYN}, CT_BOOL},
 };
 const size_t gs__cel_noverloads = sizeof(gs__cel_overloads) / sizeof(gs__cel_overloads[0]);
 
@@ -139,10 +146,6 @@ bool gs__cel_unsupported_fn(const char *name, size_t len)
                                         "sortBy",
                                         "first",
                                         "last",
-                                        "isSorted",
-                                        "sum",
-                                        "min",
-                                        "max",
                                         "includes",
                                         "optional.of",
                                         "optional.none",
@@ -871,10 +874,131 @@ static struct gs__cel_val string_call(struct gs__cel_ctx *c, int fn, const struc
     }
 }
 
+/* apiserver's traversalCost: strings by a tenth of their bytes, containers by their items */
+static uint64_t traversal(struct gs__cel_ctx *c, const struct gs__cel_val *v)
+{
+    if (v->t == V_STR)
+        return v->n / 10;
+    if (v->t != V_LIST && v->t != V_MAP)
+        return 1;
+    uint64_t t = 0;
+    const struct gs__cel_val *e = v->p;
+    for (uint32_t i = 0; i < (v->t == V_MAP ? 2 * v->n : v->n); i++)
+        t += traversal(c, &e[i]);
+    return t;
+}
+
+static bool comparable(const struct gs__cel_val *v)
+{
+    return v->t == V_INT || v->t == V_UINT || v->t == V_DOUBLE || v->t == V_STR || v->t == V_BOOL;
+}
+
+/* -1, 0, 1, or 2 when the two do not compare (as cel-go's Compare erring) */
+static int compare(const struct gs__cel_val *a, const struct gs__cel_val *b)
+{
+    if (a->t == V_STR && b->t == V_STR) {
+        size_t n = a->n < b->n ? a->n : b->n;
+        int r = memcmp(a->p, b->p, n);
+        return r ? (r < 0 ? -1 : 1) : (a->n < b->n ? -1 : a->n > b->n);
+    }
+    if (a->t == V_BOOL && b->t == V_BOOL)
+        return a->b < b->b ? -1 : a->b > b->b;
+    if (a->t == V_STR || b->t == V_STR || a->t == V_BOOL || b->t == V_BOOL)
+        return 2;
+    if (a->t == V_INT && b->t == V_INT)
+        return a->i < b->i ? -1 : a->i > b->i;
+    if (a->t == V_UINT && b->t == V_UINT)
+        return a->u < b->u ? -1 : a->u > b->u;
+    if (a->t == V_INT && b->t == V_UINT)
+        return a->i < 0 ? -1 : (uint64_t)a->i < b->u ? -1 : (uint64_t)a->i > b->u;
+    if (a->t == V_UINT && b->t == V_INT)
+        return b->i < 0 ? 1 : a->u < (uint64_t)b->i ? -1 : a->u > (uint64_t)b->i;
+    double x = a->t == V_INT ? (double)a->i : a->t == V_UINT ? (double)a->u : a->d;
+    double y = b->t == V_INT ? (double)b->i : b->t == V_UINT ? (double)b->u : b->d;
+    if (x != x || y != y)
+        return 2;
+    return x < y ? -1 : x > y;
+}
+
+/* the list library (apiserver's library.Lists): a[0] is a list */
+static struct gs__cel_val list_call(struct gs__cel_ctx *c, const struct gs_cel_node *x,
+                                    const struct gs__cel_val *a, int n)
+{
+    const struct gs__cel_val *e = a[0].p;
+    int64_t len = a[0].n;
+    gs__cel_charge(c, traversal(c, &a[0]));
+    switch (x->fn) {
+    case F_INDEXOF:
+        for (int64_t i = 0; n == 2 && i < len; i++)
+            if (gs__cel_equal(c, &e[i], &a[1]) == 1)
+                return ival(i);
+        return n == 2 ? ival(-1) : nso();
+    case F_LASTINDEXOF:
+        for (int64_t i = len - 1; n == 2 && i >= 0; i--)
+            if (gs__cel_equal(c, &e[i], &a[1]) == 1)
+                return ival(i);
+        return n == 2 ? ival(-1) : nso();
+    case F_ISSORTED:
+        for (int64_t i = 0; i < len; i++) {
+            if (!comparable(&e[i]))
+                return nso();
+            if (i && compare(&e[i - 1], &e[i]) == 1)
+                return bval(false);
+        }
+        return bval(true);
+    case F_MIN:
+    case F_MAX: {
+        const struct gs__cel_val *r = NULL;
+        for (int64_t i = 0; i < len; i++) {
+            if (!comparable(&e[i]))
+                return nso();
+            if (!r || compare(r, &e[i]) == (x->fn == F_MIN ? 1 : -1))
+                r = &e[i];
+        }
+        return r ? *r
+                 : gs__cel_error(x->fn == F_MIN ? "min called on empty list"
+                                                : "max called on empty list");
+    }
+    default: { /* F_SUM, from the zero of the element type; for a list typed dyn, of its first
+                * element's (int when it is empty), as upstream's dispatch picks the overload */
+        int t = c->p->types[x->type].kind;
+        if (t == K_DYN && len > 0)
+            t = e[0].t == V_INT      ? K_INT
+                : e[0].t == V_UINT   ? K_UINT
+                : e[0].t == V_DOUBLE ? K_DOUBLE
+                                     : -1;
+        if (t < 0)
+            return nso();
+        struct gs__cel_val acc = t == K_UINT     ? (struct gs__cel_val){.t = V_UINT}
+                                 : t == K_DOUBLE ? (struct gs__cel_val){.t = V_DOUBLE}
+                                                 : ival(0);
+        for (int64_t i = 0; i < len; i++) {
+            if (e[i].t != acc.t)
+                return nso();
+            if (acc.t == V_DOUBLE)
+                acc.d += e[i].d;
+            else if (acc.t == V_UINT && __builtin_add_overflow(acc.u, e[i].u, &acc.u))
+                return gs__cel_error("unsigned integer overflow");
+            else if (acc.t == V_INT && __builtin_add_overflow(acc.i, e[i].i, &acc.i))
+                return gs__cel_error("integer overflow");
+        }
+        return acc;
+    }
+    }
+}
+
 struct gs__cel_val gs__cel_call(struct gs__cel_ctx *c, const struct gs_cel_node *x,
                                 const struct gs__cel_val *a, int n)
 {
+    if (a[0].t == V_LIST && (x->fn == F_INDEXOF || x->fn == F_LASTINDEXOF || x->fn == F_SUM ||
+                             x->fn == F_MIN || x->fn == F_MAX || x->fn == F_ISSORTED))
+        return list_call(c, x, a, n);
     switch (x->fn) {
+    case F_SUM:
+    case F_MIN:
+    case F_MAX:
+    case F_ISSORTED:
+        return nso();
     case F_SIZE: {
         gs__cel_charge(c, 1);
         int64_t s = gs__cel_size(c, &a[0]);
