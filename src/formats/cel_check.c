@@ -194,7 +194,8 @@ static int check_kids(struct checker *c, const struct gs_cel_node *x, int from)
     return 0;
 }
 
-static int select_type(struct checker *c, const struct gs_cel_node *x)
+/* the type of x.f; for the device's fields, the field's number (1..4) goes in x->fn */
+static int select_type(struct checker *c, struct gs_cel_node *x)
 {
     struct gs_cel *p = c->p;
     int t = gs__cel_kid(p, x, 0)->type;
@@ -202,16 +203,21 @@ static int select_type(struct checker *c, const struct gs_cel_node *x)
     size_t n = (size_t)x->slen;
     char tn[128];
     switch (kind(p, t)) {
-    case K_DEVICE:
-        if (n == 6 && memcmp(f, "driver", 6) == 0)
-            return CT_STRING;
-        if (n == 10 && memcmp(f, "attributes", 10) == 0)
-            return CT_ATTR_OUT;
-        if (n == 8 && memcmp(f, "capacity", 8) == 0)
-            return CT_CAP_OUT;
-        if (n == 24 && memcmp(f, "allowMultipleAllocations", 24) == 0)
-            return CT_BOOL;
+    case K_DEVICE: {
+        static const struct {
+            const char *name;
+            uint8_t type;
+        } fields[] = {{"driver", CT_STRING},
+                      {"attributes", CT_ATTR_OUT},
+                      {"capacity", CT_CAP_OUT},
+                      {"allowMultipleAllocations", CT_BOOL}};
+        for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+            if (strlen(fields[i].name) == n && memcmp(fields[i].name, f, n) == 0) {
+                x->fn = (uint8_t)(i + 1);
+                return fields[i].type;
+            }
         return INVALID(c, x->pos, "undefined field '%.*s'", (int)n, f);
+    }
     case K_MAP:
         return p->types[t].b;
     case K_DYN:

@@ -375,7 +375,7 @@ static bool constant(const struct gs_cel *p, const struct gs_cel_node *x)
 
 /* a field or key of a value: select (x.f) and index (x[i]) */
 static struct gs__cel_val member(struct gs__cel_ctx *c, struct gs__cel_val *v,
-                                 const struct gs__cel_val *key)
+                                 const struct gs__cel_val *key, int field)
 {
     struct gs__cel_val r;
     if (v->t == V_ERR)
@@ -383,6 +383,13 @@ static struct gs__cel_val member(struct gs__cel_ctx *c, struct gs__cel_val *v,
     if (key->t == V_ERR)
         return *key;
     gs__cel_charge(c, 1);
+    if (v->t == V_DEVICE && field) {
+        if (field == 1)
+            return gs__cel_str(c->dev->driver, strlen(c->dev->driver));
+        if (field == 4)
+            return vbool(c->dev->multi_alloc);
+        return (struct gs__cel_val){.t = V_DMAP, .aux = field == 2 ? DM_ATTRS : DM_CAPS};
+    }
     if (v->t == V_DEVICE) {
         static const char *const fields[] = {"driver", "attributes", "capacity",
                                              "allowMultipleAllocations"};
@@ -428,7 +435,7 @@ static struct gs__cel_val has(struct gs__cel_ctx *c, const struct gs_cel_node *x
     if (v.t == V_ERR)
         return v;
     if (v.t == V_DEVICE)
-        return vbool(member(c, &v, &key).t != V_ERR);
+        return vbool(member(c, &v, &key, x->fn).t != V_ERR);
     if (v.t != V_MAP && v.t != V_DMAP)
         return vbool(false);
     return vbool(map_find(c, &v, &key, &r, true) == 1);
@@ -618,7 +625,9 @@ static void charge_compare(struct gs__cel_ctx *c, const struct gs__cel_val *a,
         gs__cel_charge(c, 1);
         return;
     }
-    uint64_t x = actual_size(c, a), y = actual_size(c, b);
+    /* bytes for strings: an upper bound of upstream's code points, without counting them */
+    uint64_t x = a->t == V_STR ? a->n : actual_size(c, a);
+    uint64_t y = b->t == V_STR ? b->n : actual_size(c, b);
     gs__cel_charge_scan(c, x < y ? x : y);
 }
 
@@ -782,13 +791,13 @@ static struct gs__cel_val eval(struct gs__cel_ctx *c, int k)
     case OP_SELECT: {
         struct gs__cel_val v = kid(c, x, 0);
         struct gs__cel_val key = gs__cel_str(c->p->pool + x->s, (size_t)x->slen);
-        return member(c, &v, &key);
+        return member(c, &v, &key, x->fn);
     }
     case OP_HAS:
         return has(c, x);
     case OP_INDEX: {
         struct gs__cel_val v = kid(c, x, 0), key = kid(c, x, 1);
-        return member(c, &v, &key);
+        return member(c, &v, &key, 0);
     }
     case OP_LIST:
     case OP_MAP:
@@ -844,6 +853,20 @@ static int check_versions(struct gs__cel_ctx *c, struct gs_error *err)
     return 0;
 }
 
+/* the scalars of a context (its variables and message are written before they are read) */
+static void ctx_init(struct gs__cel_ctx *c, const struct gs_cel *p, const struct gs_dra_device *d,
+                     char *mem, size_t size)
+{
+    c->p = p;
+    c->dev = d;
+    c->mem = mem;
+    c->used = 0;
+    c->size = size;
+    c->out_of_mem = false;
+    c->fatal = NULL;
+    c->cost = 0;
+}
+
 static int run_in(struct gs__cel_ctx *c, struct gs_error *err)
 {
     for (int i = 0; i < GS_CEL_MAX_VARS; i++)
@@ -869,15 +892,17 @@ int gs_cel_run(const struct gs_cel *p, const struct gs_dra_device *d, struct gs_
     if (p->refusal || p->root < 0 || p->root >= p->n)
         return gs_error_set(err, GS_EINVAL, "CEL: the expression did not compile");
     _Alignas(16) char stack[GS_CEL_EVAL_MEM];
-    struct gs__cel_ctx c = {.p = p, .dev = d, .mem = stack, .size = sizeof(stack)};
+    struct gs__cel_ctx c;
+    ctx_init(&c, p, d, stack, sizeof(stack));
     int rc = check_versions(&c, err);
     if (rc)
         return rc;
     rc = run_in(&c, err);
     if (rc != GS_ENOSPC || !c.out_of_mem)
         return rc;
-    struct gs__cel_ctx h = {.p = p, .dev = d, .size = GS_CEL_EVAL_MEM_MAX};
-    if (!(h.mem = malloc(h.size)))
+    struct gs__cel_ctx h;
+    ctx_init(&h, p, d, malloc(GS_CEL_EVAL_MEM_MAX), GS_CEL_EVAL_MEM_MAX);
+    if (!h.mem)
         return gs_error_set(err, GS_ENOMEM, "out of memory");
     rc = run_in(&h, err);
     free(h.mem);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1063,9 +1064,8 @@ static int tree_depth(const struct gs_cel *p, int k, int d)
 
 int gs__cel_parse(const char *src, size_t len, struct gs_cel *p, struct gs_error *err)
 {
-    struct parser *ps = calloc(1, sizeof(*ps));
-    if (!ps)
-        return gs_error_set(err, GS_ENOMEM, "out of memory");
+    struct parser parser, *ps = &parser;
+    memset(ps, 0, offsetof(struct parser, stack)); /* the stack is written before it is read */
     ps->src = src;
     ps->len = len;
     ps->p = p;
@@ -1077,7 +1077,6 @@ int gs__cel_parse(const char *src, size_t len, struct gs_cel *p, struct gs_error
                    ps->src + ps->tpos);
     if (k >= 0 && tree_depth(p, k, 0) > MAX_TREE)
         k = UNSUP(ps, -1, "expression nested more than %d deep", MAX_TREE);
-    free(ps);
     if (k < 0)
         return k;
     p->root = k;
