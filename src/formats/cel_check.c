@@ -104,13 +104,17 @@ static bool same(const struct gs_cel *p, int t, int u)
 static int join(struct gs_cel *p, int t, int u)
 {
     int kt = kind(p, t), ku = kind(p, u);
-    if (kt == K_DYN || ku == K_FREE || ku == K_ERR)
+    if (ku == K_FREE || ku == K_ERR)
         return t;
-    if (ku == K_DYN || kt == K_FREE || kt == K_ERR)
+    if (kt == K_FREE || kt == K_ERR)
         return u;
-    if (kt == K_ANY)
+    /* as cel-go substitutes a type parameter: of dyn and any the second given, else any over
+     * a concrete type, dyn over a concrete type */
+    if ((kt == K_ANY && ku == K_DYN) || (kt == K_DYN && ku == K_ANY))
+        return u;
+    if (kt == K_ANY || kt == K_DYN)
         return t;
-    if (ku == K_ANY)
+    if (ku == K_ANY || ku == K_DYN)
         return u;
     if (kt == K_LIST && ku == K_LIST) {
         int e = join(p, p->types[t].a, p->types[u].a);

@@ -120,7 +120,8 @@ static int select_path(int from, bool index, const char *f, size_t n)
     case P_CAPS:
         return index ? P_CAPS_D : P_DEAD;
     case P_CAPS_D:
-        return P_CAP_V;
+        /* a quantity's declared size is 0; by a field name the estimator cannot follow it */
+        return index ? P_CAP_V : P_DEAD;
     case P_NONE:
         return P_NONE;
     default:
@@ -197,7 +198,10 @@ static struct est arith(struct coster *c, const struct gs_cel_node *x)
     struct est a = kid(c, x, 0), b = kid(c, x, 1), e = {0};
     e.cost = add(a.cost, b.cost);
     int k = p->types[x->type].kind;
-    if (x->op == OP_ADD && (k == K_STRING || k == K_LIST || k == K_DYN)) {
+    int ka = p->types[gs__cel_kid(p, x, 0)->type].kind,
+        kb = p->types[gs__cel_kid(p, x, 1)->type].kind;
+    bool concat = ka != K_NULL && kb != K_NULL; /* null + x: only timestamps' rows */
+    if (x->op == OP_ADD && concat && (k == K_STRING || k == K_LIST || k == K_DYN)) {
         e.size = add(a.size, b.size);
         uint64_t own = k == K_LIST ? 1 : factor(e.size, 0.1);
         e.cost = add(e.cost, k == K_DYN ? max64(1, own) : own);
@@ -374,10 +378,10 @@ static struct est comprehension(struct coster *c, const struct gs_cel_node *x)
         /* upstream sizes the result once the variable is out of scope: the bare variable has
          * no size then */
         if (gs__cel_kid(p, x, 1)->op == OP_VAR && gs__cel_kid(p, x, 1)->var == x->var) {
-            b.size = UNKNOWN;
             b.entry = false;
-            b.path = P_NONE;
+            fallback_size(p, gs__cel_kid(p, x, 1), &b);
         }
+        b.path = P_NONE; /* upstream keeps no path for a bind */
         return b;
     }
     int rk = p->types[gs__cel_kid(p, x, 0)->type].kind;

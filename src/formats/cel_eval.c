@@ -153,6 +153,22 @@ static bool dmap_entry(struct gs__cel_ctx *c, const struct gs__cel_val *m, uint3
     return false;
 }
 
+/* Whether two keys of a map are one, as upstream's Go map keys: scalars by value (numbers
+ * across types), anything else (a list, a map, a quantity) only as the very same value. */
+static bool same_key(struct gs__cel_ctx *c, const struct gs__cel_val *a,
+                     const struct gs__cel_val *b)
+{
+    bool na = a->t == V_INT || a->t == V_UINT || a->t == V_DOUBLE;
+    bool nb = b->t == V_INT || b->t == V_UINT || b->t == V_DOUBLE;
+    if (na || nb)
+        return na && nb && gs__cel_equal(c, a, b) == 1;
+    if (a->t != b->t)
+        return false;
+    if (a->t == V_STR || a->t == V_BOOL || a->t == V_NULL)
+        return gs__cel_equal(c, a, b) == 1;
+    return a->p == b->p && a->n == b->n && a->aux == b->aux;
+}
+
 /* The value under key in a map (V_MAP or V_DMAP): 1 found, 0 not; *val set when found.
  * default_empty: the outer device maps answer an empty map for a missing domain. */
 static int map_find(struct gs__cel_ctx *c, const struct gs__cel_val *m,
@@ -162,9 +178,7 @@ static int map_find(struct gs__cel_ctx *c, const struct gs__cel_val *m,
         const struct gs__cel_val *e = m->p;
         for (uint32_t i = 0; i < m->n; i++) {
             const struct gs__cel_val *k = &e[2 * i];
-            bool num = (k->t == V_INT || k->t == V_UINT || k->t == V_DOUBLE) &&
-                       (key->t == V_INT || key->t == V_UINT || key->t == V_DOUBLE);
-            if ((k->t == key->t || num) && gs__cel_equal(c, k, key) == 1) {
+            if (same_key(c, k, key)) {
                 *val = e[2 * i + 1];
                 return 1;
             }
@@ -421,6 +435,9 @@ static struct gs__cel_val member(struct gs__cel_ctx *c, struct gs__cel_val *v,
     }
     if (v->t != V_MAP && v->t != V_DMAP)
         return no_overload();
+    if (key->t != V_STR && key->t != V_INT && key->t != V_UINT && key->t != V_BOOL &&
+        key->t != V_DOUBLE)
+        return gs__cel_error("invalid qualifier type");
     if (map_find(c, v, key, &r, true))
         return r;
     if (key->t == V_STR)
@@ -436,6 +453,8 @@ static struct gs__cel_val has(struct gs__cel_ctx *c, const struct gs_cel_node *x
         return v;
     if (v.t == V_DEVICE)
         return vbool(member(c, &v, &key, x->fn).t != V_ERR);
+    if (v.t == V_LIST)
+        return gs__cel_error("unsupported index type 'string' in list");
     if (v.t != V_MAP && v.t != V_DMAP)
         return vbool(false);
     return vbool(map_find(c, &v, &key, &r, true) == 1);
@@ -456,10 +475,14 @@ static struct gs__cel_val build(struct gs__cel_ctx *c, const struct gs_cel_node 
             e[map ? 2 * used : used++] = v;
             continue;
         }
-        /* a repeated key keeps the last value, as a Go map does */
+        /* a repeated key keeps the last value, as a Go map does; a version cannot be a key
+         * there (upstream panics) */
+        if (e[2 * used].t == V_VER) {
+            c->fatal = "internal error: hash of unhashable type cel.Semver";
+            return gs__cel_error(c->fatal);
+        }
         uint32_t j = 0;
-        while (j < used &&
-               !(e[2 * j].t == e[2 * used].t && gs__cel_equal(c, &e[2 * j], &e[2 * used]) == 1))
+        while (j < used && !(e[2 * j].t == e[2 * used].t && same_key(c, &e[2 * j], &e[2 * used])))
             j++;
         e[2 * j + 1] = v;
         used += j == used;
