@@ -331,8 +331,7 @@ int gs__cel_equal(struct gs__cel_ctx *c, const struct gs__cel_val *a, const stru
     }
 }
 
-/* ordering: -1, 0, 1, or 2 for no such overload, 3 for NaN */
-static int order(const struct gs__cel_val *a, const struct gs__cel_val *b)
+int gs__cel_order(const struct gs__cel_val *a, const struct gs__cel_val *b)
 {
     if (numeric(a) && numeric(b)) {
         int r = num_cmp(a, b);
@@ -688,7 +687,7 @@ static struct gs__cel_val relation(struct gs__cel_ctx *c, const struct gs_cel_no
         /* != is "not true": an equality that errs is unequal (cel-go's evalNe) */
         return vbool((e == 1) == (x->op == OP_EQ));
     }
-    int o = order(&a, &b);
+    int o = gs__cel_order(&a, &b);
     if (o == 2)
         return no_overload();
     if (o == 3)

@@ -297,9 +297,23 @@ int gs__cel_semver_parse(const char *s, size_t n, char *buf, struct gs__cel_semv
                          const char **why);
 int gs__cel_semver_cmp(const struct gs__cel_semver *a, const struct gs__cel_semver *b);
 
-/* UTF-8: the number of code points of s[0..n); the byte offset of code point i (n if past). */
+/* UTF-8: the number of code points of s[0..n); the byte offset of code point i (n if past);
+ * the code point at s[*i], advancing *i (an invalid byte reads as U+FFFD, as in Go). */
 size_t gs__cel_utf8_len(const char *s, size_t n);
 size_t gs__cel_utf8_off(const char *s, size_t n, size_t i);
+uint32_t gs__cel_utf8_decode(const char *s, size_t n, size_t *i);
+
+/* CEL ordering of two values: -1, 0, 1; 2 when they do not compare (no overload), 3 when
+ * one is NaN. Numbers compare across int, uint and double as cel-go does. */
+int gs__cel_order(const struct gs__cel_val *a, const struct gs__cel_val *b);
+
+static inline int gs__cel_hexval(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
 
 /* Regular expressions (cel_re.c): a program for a Pike VM, jumps relative. compile: 0,
  * GS_EINVAL (not RE2 syntax: why says) or GS_ENOSPC (outside the subset or too large: why

@@ -225,8 +225,7 @@ static char *strdup_arena(struct gs__cel_ctx *c, size_t n)
     return gs__cel_alloc(c, n + 1);
 }
 
-/* code point at s[*i] (advancing *i); invalid bytes read as U+FFFD, one byte each */
-static uint32_t decode(const char *s, size_t n, size_t *i)
+uint32_t gs__cel_utf8_decode(const char *s, size_t n, size_t *i)
 {
     const unsigned char *u = (const unsigned char *)s + *i;
     size_t left = n - *i;
@@ -264,7 +263,7 @@ static struct gs__cel_val trim(const struct gs__cel_val *s)
     size_t b = 0, e = s->n;
     while (b < e) {
         size_t i = b;
-        if (!is_space(decode(p, e, &i)))
+        if (!is_space(gs__cel_utf8_decode(p, e, &i)))
             break;
         b = i;
     }
@@ -273,7 +272,7 @@ static struct gs__cel_val trim(const struct gs__cel_val *s)
         while (j > b && ((unsigned char)p[j] & 0xC0) == 0x80 && e - j < 4)
             j--;
         size_t i = j;
-        if (!is_space(decode(p, e, &i)) || i != e)
+        if (!is_space(gs__cel_utf8_decode(p, e, &i)) || i != e)
             break;
         e = j;
     }
@@ -378,7 +377,7 @@ static struct gs__cel_val replace(struct gs__cel_ctx *c, const struct gs__cel_va
             if (i == sn)
                 break;
             size_t j = i;
-            decode(s, sn, &j);
+            gs__cel_utf8_decode(s, sn, &j);
             memcpy(m + at, s + i, j - i);
             at += j - i;
             i = j;
@@ -422,7 +421,7 @@ static struct gs__cel_val split(struct gs__cel_ctx *c, const struct gs__cel_val 
             if (limit > 0 && (int64_t)k == limit - 1)
                 j = sn;
             else
-                decode(s, sn, &j);
+                gs__cel_utf8_decode(s, sn, &j);
             l[k++] = gs__cel_str(s + i, j - i);
             i = j;
         }
@@ -563,14 +562,6 @@ static bool parse_int(const char *s, size_t n, bool sign, bool *neg, uint64_t *m
     return true;
 }
 
-static int hexval_of(char c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
 static bool digits_only(const char *s, size_t *i, size_t n, bool hex)
 {
     size_t b = *i;
@@ -593,9 +584,10 @@ static bool parse_float(const char *s, size_t n, double *out)
     for (size_t k = 0; k < n; k++) {
         if (s[k] == '_') {
             int lim = hexs ? 16 : 10;
-            bool before = k > 0 && ((hexs && k == sg + 2) ||
-                                    (hexval_of(s[k - 1]) >= 0 && hexval_of(s[k - 1]) < lim));
-            bool after = k + 1 < n && hexval_of(s[k + 1]) >= 0 && hexval_of(s[k + 1]) < lim;
+            bool before = k > 0 && ((hexs && k == sg + 2) || (gs__cel_hexval(s[k - 1]) >= 0 &&
+                                                              gs__cel_hexval(s[k - 1]) < lim));
+            bool after =
+                k + 1 < n && gs__cel_hexval(s[k + 1]) >= 0 && gs__cel_hexval(s[k + 1]) < lim;
             if (!before || !after)
                 return false;
             continue;
@@ -893,33 +885,6 @@ static bool comparable(const struct gs__cel_val *v)
     return v->t == V_INT || v->t == V_UINT || v->t == V_DOUBLE || v->t == V_STR || v->t == V_BOOL;
 }
 
-/* -1, 0, 1, or 2 when the two do not compare (as cel-go's Compare erring) */
-static int compare(const struct gs__cel_val *a, const struct gs__cel_val *b)
-{
-    if (a->t == V_STR && b->t == V_STR) {
-        size_t n = a->n < b->n ? a->n : b->n;
-        int r = memcmp(a->p, b->p, n);
-        return r ? (r < 0 ? -1 : 1) : (a->n < b->n ? -1 : a->n > b->n);
-    }
-    if (a->t == V_BOOL && b->t == V_BOOL)
-        return a->b < b->b ? -1 : a->b > b->b;
-    if (a->t == V_STR || b->t == V_STR || a->t == V_BOOL || b->t == V_BOOL)
-        return 2;
-    if (a->t == V_INT && b->t == V_INT)
-        return a->i < b->i ? -1 : a->i > b->i;
-    if (a->t == V_UINT && b->t == V_UINT)
-        return a->u < b->u ? -1 : a->u > b->u;
-    if (a->t == V_INT && b->t == V_UINT)
-        return a->i < 0 ? -1 : (uint64_t)a->i < b->u ? -1 : (uint64_t)a->i > b->u;
-    if (a->t == V_UINT && b->t == V_INT)
-        return b->i < 0 ? 1 : a->u < (uint64_t)b->i ? -1 : a->u > (uint64_t)b->i;
-    double x = a->t == V_INT ? (double)a->i : a->t == V_UINT ? (double)a->u : a->d;
-    double y = b->t == V_INT ? (double)b->i : b->t == V_UINT ? (double)b->u : b->d;
-    if (x != x || y != y)
-        return 2;
-    return x < y ? -1 : x > y;
-}
-
 /* the list library (apiserver's library.Lists): a[0] is a list */
 static struct gs__cel_val list_call(struct gs__cel_ctx *c, const struct gs_cel_node *x,
                                     const struct gs__cel_val *a, int n)
@@ -942,7 +907,7 @@ static struct gs__cel_val list_call(struct gs__cel_ctx *c, const struct gs_cel_n
         for (int64_t i = 0; i < len; i++) {
             if (!comparable(&e[i]))
                 return nso();
-            if (i && compare(&e[i - 1], &e[i]) == 1)
+            if (i && gs__cel_order(&e[i - 1], &e[i]) == 1)
                 return bval(false);
         }
         return bval(true);
@@ -952,7 +917,7 @@ static struct gs__cel_val list_call(struct gs__cel_ctx *c, const struct gs_cel_n
         for (int64_t i = 0; i < len; i++) {
             if (!comparable(&e[i]))
                 return nso();
-            if (!r || compare(r, &e[i]) == (x->fn == F_MIN ? 1 : -1))
+            if (!r || gs__cel_order(r, &e[i]) == (x->fn == F_MIN ? 1 : -1))
                 r = &e[i];
         }
         return r ? *r

@@ -105,17 +105,6 @@ static bool is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static int pool_put(struct parser *ps, const char *s, size_t n)
 {
     if ((size_t)ps->p->npool + n > GS_CEL_MAX_POOL)
@@ -182,7 +171,7 @@ static int lex_escape(struct parser *ps, size_t at)
         return SYNTAX(ps, at, "invalid escape sequence '\\%c'", c);
     }
     for (int k = 0; k < digits; k++) {
-        int v = ps->pos < ps->len ? hexval(s[ps->pos]) : -1;
+        int v = ps->pos < ps->len ? gs__cel_hexval(s[ps->pos]) : -1;
         if (v < 0 || v >= base)
             return SYNTAX(ps, at, "invalid escape sequence");
         cp = cp * (uint32_t)base + (uint32_t)v;
@@ -229,10 +218,10 @@ static int lex_number(struct parser *ps)
         uint64_t v = 0;
         p += 2;
         size_t d0 = p;
-        for (; p < ps->len && hexval(s[p]) >= 0; p++) {
+        for (; p < ps->len && gs__cel_hexval(s[p]) >= 0; p++) {
             if (v >> 60)
                 return SYNTAX(ps, ps->tpos, "integer literal out of range");
-            v = v * 16 + (uint64_t)hexval(s[p]);
+            v = v * 16 + (uint64_t)gs__cel_hexval(s[p]);
         }
         if (p == d0)
             return SYNTAX(ps, ps->tpos, "invalid hexadecimal literal");

@@ -104,14 +104,6 @@ static int next_rune(struct re_parser *p, uint32_t *r)
     return 0;
 }
 
-static int hexdig(char c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
 static bool word_char(uint32_t c)
 {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
@@ -169,16 +161,16 @@ static int escape(struct re_parser *p, uint32_t *r)
         uint32_t v = 0;
         if (p->i < p->n && p->s[p->i] == '{') {
             size_t b = ++p->i;
-            while (p->i < p->n && hexdig(p->s[p->i]) >= 0 && v <= 0x10FFFF)
-                v = v * 16 + (uint32_t)hexdig(p->s[p->i++]);
+            while (p->i < p->n && gs__cel_hexval(p->s[p->i]) >= 0 && v <= 0x10FFFF)
+                v = v * 16 + (uint32_t)gs__cel_hexval(p->s[p->i++]);
             if (p->i == b || p->i >= p->n || p->s[p->i] != '}' || v > 0x10FFFF)
                 return bad(p, "invalid escape sequence");
             p->i++;
         } else {
             for (int k = 0; k < 2; k++) {
-                if (p->i >= p->n || hexdig(p->s[p->i]) < 0)
+                if (p->i >= p->n || gs__cel_hexval(p->s[p->i]) < 0)
                     return bad(p, "invalid escape sequence");
-                v = v * 16 + (uint32_t)hexdig(p->s[p->i++]);
+                v = v * 16 + (uint32_t)gs__cel_hexval(p->s[p->i++]);
             }
         }
         *r = v;
@@ -696,28 +688,6 @@ static bool add(struct vm *v, int l, int pc)
     return false;
 }
 
-static int32_t rune_at(const char *s, size_t n, size_t *i)
-{
-    if (*i >= n)
-        return -1;
-    const unsigned char *u = (const unsigned char *)s + *i;
-    int w = u[0] < 0x80 ? 1 : u[0] >= 0xF0 ? 4 : u[0] >= 0xE0 ? 3 : u[0] >= 0xC0 ? 2 : 0;
-    if (w == 0 || (size_t)w > n - *i) {
-        (*i)++;
-        return 0xFFFD;
-    }
-    uint32_t cp = w == 1 ? u[0] : u[0] & (0x7F >> w);
-    for (int k = 1; k < w; k++) {
-        if ((u[k] & 0xC0) != 0x80) {
-            (*i)++;
-            return 0xFFFD;
-        }
-        cp = cp << 6 | (u[k] & 0x3F);
-    }
-    *i += (size_t)w;
-    return (int32_t)cp;
-}
-
 static bool step_ok(const struct gs__cel_re *re, const struct gs__cel_re_inst *in, int32_t c)
 {
     switch (in->op) {
@@ -738,7 +708,7 @@ int gs__cel_re_match(const struct gs__cel_re *re, const char *s, size_t n)
     struct vm v = {.re = re, .list = {a, b}, .mark = mark, .stack = st, .prev = -1};
     size_t j = 0;
     int cur = 0;
-    v.next = rune_at(s, n, &j);
+    v.next = j < n ? (int32_t)gs__cel_utf8_decode(s, n, &j) : -1;
     for (;;) {
         v.gen++;
         /* the threads carried over are in list cur; a new one starts here */
@@ -756,7 +726,7 @@ int gs__cel_re_match(const struct gs__cel_re *re, const char *s, size_t n)
         v.n[nxt] = 0;
         int32_t c = v.next;
         v.prev = c;
-        v.next = rune_at(s, n, &j);
+        v.next = j < n ? (int32_t)gs__cel_utf8_decode(s, n, &j) : -1;
         v.gen++;
         for (int k = 0; k < v.n[cur]; k++) {
             const struct gs__cel_re_inst *in = &re->in[v.list[cur][k]];
