@@ -86,6 +86,8 @@ struct gs_dra_device {
     char name[GS_DRA_NAME_MAX];
     int32_t node; /* the caller's node id; -1: every node (allNodes) */
     bool tainted; /* a NoSchedule or NoExecute taint: never allocated (no tolerations) */
+    /* allowMultipleAllocations (read by CEL selectors only) */
+    bool multi_alloc;
     uint8_t nattrs;
     struct gs_dra_attr attrs[GS_DRA_MAX_ATTRS];
     uint8_t nconsume;

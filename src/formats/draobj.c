@@ -261,6 +261,7 @@ int gs_draobj_slice_read(const json_t *o, struct gs_draobj_slice *s, struct gs_e
         snprintf(path, sizeof(path), "spec.devices[%zu].capacity", i);
         if ((rc = read_attrs(json_object_get(x, "capacity"), true, s->driver, d, who, path, err)))
             goto out;
+        d->multi_alloc = json_is_true(json_object_get(x, "allowMultipleAllocations"));
         size_t j;
         const json_t *c;
         json_array_foreach(json_object_get(x, "taints"), j, c)
@@ -655,17 +656,19 @@ static const struct gs_draobj_class *find_class(const struct gs_draobj_class *cl
     return NULL;
 }
 
-static int compile_all(struct gs_cel *progs, int *np, char *const *sel, int nsel, const char *who,
-                       const char *what, struct gs_error *err)
+/* Compile each selector of sel in turn into prog and keep in ok[] only the devices it selects
+ * (one program at a time: a compiled selector is large). */
+static int select_devices(struct gs_cel *prog, char *const *sel, int nsel,
+                          const struct gs_dra_world *w, bool *ok, const char *who, const char *what,
+                          struct gs_error *err)
 {
     for (int k = 0; k < nsel; k++) {
-        if (*np >= 2 * GS_DRAOBJ_MAX_SEL)
-            return gs_error_set(err, GS_EINVAL, "%s: more than %d selectors", who,
-                                2 * GS_DRAOBJ_MAX_SEL);
-        int rc = gs_cel_compile(sel[k], strlen(sel[k]), &progs[*np], err);
+        int rc = gs_cel_compile(sel[k], strlen(sel[k]), prog, err);
         if (rc)
             return gs_error_prefix(err, "%s: %s selector \"%.300s\"", who, what, sel[k]);
-        (*np)++;
+        for (int d = 0; d < w->ndev; d++)
+            if (ok[d])
+                ok[d] = gs_cel_eval(prog, &w->dev[d]) == 1;
     }
     return 0;
 }
@@ -678,10 +681,12 @@ int gs_draobj_prepare(const struct gs_draobj_claim *claim, const struct gs_draob
     int nalt = 0;
     for (int r = 0; r < claim->nreq; r++)
         nalt += claim->req[r].nsub;
-    struct gs_cel *progs = malloc(sizeof(*progs) * 2 * GS_DRAOBJ_MAX_SEL);
+    struct gs_cel *prog = malloc(sizeof(*prog));
+    bool *ok = malloc(sizeof(*ok) * ((size_t)w->ndev + 1));
     out->cand = malloc(sizeof(*out->cand) * ((size_t)w->ndev * (size_t)nalt + 1));
-    if (!progs || !out->cand) {
-        free(progs);
+    if (!prog || !ok || !out->cand) {
+        free(prog);
+        free(ok);
         gs_draobj_prep_release(out);
         return gs_error_set(err, GS_ENOMEM, "out of memory");
     }
@@ -710,26 +715,24 @@ int gs_draobj_prepare(const struct gs_draobj_claim *claim, const struct gs_draob
                                   sb->cls);
                 break;
             }
-            int np = 0;
             char cwhat[GS_KNAME_MAX + 20];
             snprintf(cwhat, sizeof(cwhat), "deviceclass %s", cl->name);
-            if ((rc = compile_all(progs, &np, cl->sel, cl->nsel, who, cwhat, err)) ||
-                (rc = compile_all(progs, &np, sb->sel, sb->nsel, who, "its", err)))
+            for (int d = 0; d < w->ndev; d++)
+                ok[d] = true;
+            if ((rc = select_devices(prog, cl->sel, cl->nsel, w, ok, who, cwhat, err)) ||
+                (rc = select_devices(prog, sb->sel, sb->nsel, w, ok, who, "its", err)))
                 break;
             ds->cand = out->cand + used;
-            for (int d = 0; d < w->ndev; d++) {
-                bool ok = true;
-                for (int k = 0; k < np && ok; k++)
-                    ok = gs_cel_eval(&progs[k], &w->dev[d]) == 1;
-                if (ok)
+            for (int d = 0; d < w->ndev; d++)
+                if (ok[d])
                     out->cand[used + ds->ncand++] = d;
-            }
             used += ds->ncand;
         }
     }
     out->c.ncons = (uint8_t)claim->ncons;
     memcpy(out->c.cons, claim->cons, sizeof(claim->cons));
-    free(progs);
+    free(prog);
+    free(ok);
     if (rc)
         gs_draobj_prep_release(out);
     return rc;

@@ -4,7 +4,8 @@
  *   DeviceClass: metadata.name, spec.selectors[].cel.expression
  *   ResourceSlice: spec.driver, spec.pool {name, generation}, spec.nodeName | spec.allNodes,
  *     spec.devices[] {name, attributes {NAME: {int|bool|string|version}}, capacity {NAME:
- *     {value}}, consumesCounters [{counterSet, counters {NAME: {value}}}], taints[].effect
+ *     {value}}, allowMultipleAllocations (for selectors), consumesCounters [{counterSet,
+ *     counters {NAME: {value}}}], taints[].effect
  *     (NoSchedule, NoExecute: the device is not allocated; claims' tolerations are not read)},
  *     spec.sharedCounters[] {name, counters {NAME: {value}}}; a bare attribute or capacity
  *     name is qualified with the driver ("type" of gpu.gpusched.io is gpu.gpusched.io/type)

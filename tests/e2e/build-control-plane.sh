@@ -25,6 +25,8 @@
 #   promqlcheck                              github.com/prometheus/prometheus v0.316.0
 #                                            promql/parser: the chart's alert, dashboard and
 #                                            adapter queries parsed, their metric names listed
+#   celcheck                                 k8s.io/dynamic-resource-allocation v0.37.2 cel:
+#                                            upstream's verdict on DRA device selectors
 # Each build prints the seconds it took on stderr; a cached tool prints nothing.
 set -euo pipefail
 K8S=v1.37.2
@@ -199,6 +201,17 @@ build_kschedcheck() {
         echo "$sum" > "$bin/kschedcheck-$K8S.src"
 }
 
+# celcheck: upstream's verdict on DRA device selectors (k8s.io/dynamic-resource-allocation
+# v0.37.2 cel, e2e test_cel_conformance)
+build_celcheck() {
+    local sum
+    sum="$(sha256sum "$here/tools/celcheck/main.go" | cut -c1-16)"
+    [ -x "$bin/celcheck-$STAGING" ] && [ "$(cat "$bin/celcheck-$STAGING.src" 2>/dev/null)" = "$sum" ] &&
+        return 0
+    gomod celcheck "k8s.io/dynamic-resource-allocation $STAGING" k8s |
+        go_tool celcheck "celcheck-$STAGING" && echo "$sum" > "$bin/celcheck-$STAGING.src"
+}
+
 if ! command -v go >/dev/null; then
     echo "build-control-plane: no Go toolchain found" >&2
     exit 1
@@ -210,6 +223,7 @@ build_dpharness || { echo "build-control-plane: dpharness build failed, see $log
 build_kschedcheck || { echo "build-control-plane: kschedcheck build failed, see $log" >&2; exit 1; }
 build_helm || { echo "build-control-plane: helm build failed, see $log" >&2; exit 1; }
 build_promqlcheck || { echo "build-control-plane: promqlcheck build failed, see $log" >&2; exit 1; }
+build_celcheck || { echo "build-control-plane: celcheck build failed, see $log" >&2; exit 1; }
 # kwok, the device manager, the DRA manager, Prometheus and its adapter are optional on a
 # workstation (the tests that need them skip);
 # under CI=true nothing may skip, so they must build
