@@ -64,14 +64,15 @@ gomod() {
     fi
 }
 
-# go_tool TOOL BINARY [LDFLAGS...]: build tools/TOOL/main.go with the go.mod on stdin into
+# go_tool TOOL BINARY [LDFLAGS...]: build tools/TOOL/*.go with the go.mod on stdin into
 # $bin/BINARY
 go_tool() {
     local tool="$1" binary="$2"
     shift 2
     local src="$out/src/$tool"
     mkdir -p "$src"
-    cp "$here/tools/$tool/main.go" "$src/"
+    rm -f "$src"/*.go # a stale file of another version of the tool would be built with it
+    cp "$here/tools/$tool/"*.go "$src/"
     cat > "$src/go.mod"
     local t0=$SECONDS
     (cd "$src" && go mod tidy && go build -trimpath -ldflags "-s -w $*" -o "$bin/$binary" .) \
