@@ -62,14 +62,14 @@ gomod() {
     fi
 }
 
-# go_tool TOOL BINARY [LDFLAGS...]: build tools/TOOL/main.go with the go.mod on stdin into
+# go_tool TOOL BINARY [LDFLAGS...]: build tools/TOOL/*.go with the go.mod on stdin into
 # $bin/BINARY
 go_tool() {
     local tool="$1" binary="$2"
     shift 2
     local src="$out/src/$tool"
     mkdir -p "$src"
-    cp "$here/tools/$tool/main.go" "$src/"
+    cp "$here/tools/$tool/"*.go "$src/"
     cat > "$src/go.mod"
     local t0=$SECONDS
     (cd "$src" && go mod tidy && go build -trimpath -ldflags "-s -w $*" -o "$bin/$binary" .) \
@@ -192,7 +192,7 @@ build_dpharness() {
 build_kschedcheck() {
     # rebuilt when its source changes (the stamp holds the source's hash)
     local sum
-    sum="$(sha256sum "$here/tools/kschedcheck/main.go" | cut -c1-16)"
+    sum="$(cat "$here/tools/kschedcheck/"*.go | sha256sum | cut -c1-16)"
     [ -x "$bin/kschedcheck-$K8S" ] && [ "$(cat "$bin/kschedcheck-$K8S.src" 2>/dev/null)" = "$sum" ] &&
         return 0
     gomod kschedcheck "k8s.io/kubernetes $K8S" k8s | go_tool kschedcheck "kschedcheck-$K8S" &&
