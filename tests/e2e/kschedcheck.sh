@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Helpers for the tests that feed tests/e2e/tools/kschedcheck (kube-scheduler's filter plugins
-# judging placements), sourced after cluster.sh.
+# judging placements), sourced after cluster.sh (and e2e_up).
+#
+# KS_CHECK: the checker built from this checkout's source (build-control-plane.sh names it by
+# the source's hash)
+KS_CHECK="$E2E_BIN/kschedcheck-v1.37.2-$(cat "$E2E_SRC/tools/kschedcheck/"*.go | sha256sum | cut -c1-16)"
 #
 # ks_dump OUT [INITIAL]: write OUT, the dump kschedcheck reads: every kind its plugins read,
 # as `kubectl get -o json` lists them; with INITIAL (a dump written earlier) its volumes, claims

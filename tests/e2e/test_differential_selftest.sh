@@ -33,8 +33,8 @@ GS="$1"
 . "$(dirname "$0")/cluster.sh"
 e2e_up || exit 1
 K="$E2E_BIN/kubectl"
-CHECK="$E2E_BIN/kschedcheck-v1.37.2"
 . "$E2E_SRC/kschedcheck.sh"
+CHECK="$KS_CHECK"
 [ -x "$CHECK" ] || { echo "FAIL: $CHECK was not built"; echo "0 passed, 1 failed"; exit 1; }
 "$K" api-resources --api-group=resource.k8s.io 2>/dev/null | grep -q resourceclaims ||
     skip "the API server does not serve resource.k8s.io/v1"

@@ -50,10 +50,10 @@
 // "[refused by A, B]": every plugin that refuses it; for every pod of the scheduler that uses
 // a claim, the nodes VolumeBinding alone lets it onto ("volumes NS/POD: VolumeBinding lets it
 // onto K/N nodes: ..."); with -reasons upstream's reasons for each pending pod; for each
-// plugin how many nodes it refused the judged binds at their turn ("refuses PLUGIN: R
-// node(s) for M of B binds judged"; NodeName left out: a bound pod names its node); the
-// nodes whose requests exceed their allocatable; and a summary line. The exit status is 1 on
-// any disagreement, 2 on bad input.
+// plugin how many nodes it refused the judged binds at their turn and the pending pods
+// ("refuses PLUGIN: R node(s) for M of B binds judged; R' node(s) for M' of P pending pods";
+// NodeName left out: a bound pod names its node); the nodes whose requests exceed their
+// allocatable; and a summary line. The exit status is 1 on any disagreement, 2 on bad input.
 package main
 
 import (
@@ -315,6 +315,23 @@ type tally struct {
 	disagree int
 	byKind   map[string]int
 	refuses  map[string][2]int // plugin -> nodes refused, binds with a node refused
+	pending  map[string][2]int // the same for the pending pods
+}
+
+// count adds a pod's refusals on one node; hit holds the plugins that refused it a node before.
+func count(m map[string][2]int, rs []refusal, hit map[string]bool) {
+	for _, r := range rs {
+		if r.plugin == names.NodeName {
+			continue
+		}
+		x := m[r.plugin]
+		x[0]++
+		if !hit[r.plugin] {
+			hit[r.plugin] = true
+			x[1]++
+		}
+		m[r.plugin] = x
+	}
 }
 
 func (t *tally) add(kind string) {
@@ -472,7 +489,7 @@ func main() {
 	}
 	none := func(string) bool { return false }
 
-	t := &tally{byKind: map[string]int{}, refuses: map[string][2]int{}}
+	t := &tally{byKind: map[string]int{}, refuses: map[string][2]int{}, pending: map[string][2]int{}}
 	claimed := 0
 	for i, b := range binds {
 		p := b.pod
@@ -517,18 +534,7 @@ func main() {
 		// what the plugins refuse at this bind, on every node
 		hit := map[string]bool{}
 		for _, n := range d.Nodes {
-			for _, r := range c.judge(pr, p, n.Name) {
-				if r.plugin == names.NodeName {
-					continue
-				}
-				x := t.refuses[r.plugin]
-				x[0]++
-				if !hit[r.plugin] {
-					hit[r.plugin] = true
-					x[1]++
-				}
-				t.refuses[r.plugin] = x
-			}
+			count(t.refuses, c.judge(pr, p, n.Name), hit)
 		}
 		if pvcs, _ := podClaims(p); len(pvcs) > 0 {
 			claimed++
@@ -560,8 +566,11 @@ func main() {
 		}
 		var fits []string
 		why := map[string]int{}
+		hit := map[string]bool{}
 		for _, n := range d.Nodes {
-			if rs := c.judge(pr, p, n.Name); len(rs) == 0 {
+			rs := c.judge(pr, p, n.Name)
+			count(t.pending, rs, hit)
+			if len(rs) == 0 {
 				fits = append(fits, n.Name)
 			} else {
 				why[rs[0].plugin+": "+rs[0].reason]++
@@ -740,8 +749,9 @@ func (c *checker) report(t *tally, snap *cache.Snapshot, nbinds, npinned, pinned
 		if pl == names.NodeName {
 			continue
 		}
-		x := t.refuses[pl]
-		fmt.Printf("refuses %s: %d node(s) for %d of %d binds judged\n", pl, x[0], x[1], nbinds)
+		x, y := t.refuses[pl], t.pending[pl]
+		fmt.Printf("refuses %s: %d node(s) for %d of %d binds judged; %d node(s) for %d of %d "+
+			"pending pods\n", pl, x[0], x[1], nbinds, y[0], y[1], npending)
 	}
 	kinds := make([]string, 0, len(t.byKind))
 	for k, v := range t.byKind {
