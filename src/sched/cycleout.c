@@ -237,6 +237,8 @@ static int assume_and_bind(struct gs__cycle *cy, int pod, const struct gs_kube_p
         gs__store_unassume(s->d.store, p->ns, p->name);
         return GS_ENOSPC;
     }
+    /* the binds in the order decided (the differential test replays them in this order) */
+    GS_DEBUG("scheduler", "assume %s/%s on %s", p->ns, p->name, j.node);
     s->scheduled++;
     return 0;
 }

@@ -191,15 +191,14 @@ build_dpharness() {
 }
 
 # kschedcheck: kube-scheduler's own filter plugins (k8s.io/kubernetes v1.37.2
-# pkg/scheduler/framework/plugins) judging placements (e2e test_differential)
+# pkg/scheduler/framework/plugins) judging placements (e2e test_differential*), named by its
+# source's hash (tests/e2e/kschedcheck.sh finds it): checkouts with other sources share the
+# cache without replacing each other's
 build_kschedcheck() {
-    # rebuilt when its source changes (the stamp holds the source's hash)
     local sum
-    sum="$(sha256sum "$here/tools/kschedcheck/main.go" | cut -c1-16)"
-    [ -x "$bin/kschedcheck-$K8S" ] && [ "$(cat "$bin/kschedcheck-$K8S.src" 2>/dev/null)" = "$sum" ] &&
-        return 0
-    gomod kschedcheck "k8s.io/kubernetes $K8S" k8s | go_tool kschedcheck "kschedcheck-$K8S" &&
-        echo "$sum" > "$bin/kschedcheck-$K8S.src"
+    sum="$(cat "$here/tools/kschedcheck/"*.go | sha256sum | cut -c1-16)"
+    [ -x "$bin/kschedcheck-$K8S-$sum" ] && return 0
+    gomod kschedcheck "k8s.io/kubernetes $K8S" k8s | go_tool kschedcheck "kschedcheck-$K8S-$sum"
 }
 
 # celcheck: upstream's verdict on DRA device selectors (k8s.io/dynamic-resource-allocation
