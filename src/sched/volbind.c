@@ -365,6 +365,8 @@ static int index_volumes(struct gs_volbind *vb)
     for (int v = 0; v < po->npvs && !rc; v++) {
         const struct gs_kube_pv *pv = &po->pvs[v];
         uint32_t len;
+        if (pv->refused[0])
+            continue; /* its spec is unknown: it matches no claim */
         if (pv->claim_name[0])
             len = lkey(k, 'p', pv->claim_ns, pv->claim_name);
         else if (pv->phase == GS_PV_AVAILABLE && !pv->deleting)
@@ -549,6 +551,10 @@ static int resolve_claim(struct gs_volbind *vb, const struct gs_kube_pod *p, int
         snprintf(why, n, "persistentvolumeclaim \"%s\" is being deleted", name);
         return 1;
     }
+    if (c->refused[0]) {
+        snprintf(why, n, "gpusched cannot read persistentvolumeclaim \"%s\": %s", name, c->refused);
+        return 1;
+    }
     if ((c->access & GS_ACCESS_RWOP) && rwop_in_use(vb, c)) {
         snprintf(why, n,
                  "node has pod using PersistentVolumeClaim with the same name and "
@@ -568,6 +574,13 @@ static int resolve_claim(struct gs_volbind *vb, const struct gs_kube_pod *p, int
         }
         vp->pv[k] = v;
         const struct gs_kube_pv *pv = &vb->po->pvs[v];
+        if (pv->refused[0]) {
+            snprintf(why, n,
+                     "persistentvolumeclaim \"%s\" is bound to persistentvolume \"%s\", which "
+                     "gpusched cannot read: %s",
+                     c->name, c->volume, pv->refused);
+            return 1;
+        }
         vp->check |= pv->nterms > 0 || pv->nlabels > 0 || pv->csi_driver[0];
         vp->n++;
         return 0;
@@ -580,6 +593,13 @@ static int resolve_claim(struct gs_volbind *vb, const struct gs_kube_pod *p, int
         snprintf(why, n,
                  "persistentvolumeclaim \"%s\": storageclass.storage.k8s.io \"%s\" not found",
                  c->name, c->cls);
+        return 1;
+    }
+    if (sc && sc->refused[0]) {
+        snprintf(why, n,
+                 "persistentvolumeclaim \"%s\": gpusched cannot read storageclass.storage.k8s.io "
+                 "\"%s\": %s",
+                 c->name, c->cls, sc->refused);
         return 1;
     }
     if (!sc || sc->mode != GS_BIND_WAIT_FOR_FIRST_CONSUMER) {
