@@ -814,6 +814,25 @@ int gs_volbind_place(struct gs_volbind *vb, int pod, const struct gs_volpod *vp,
     return rc ? rc : count_pod(vb, gs__snapshot_pod(vb->sn, pod), node);
 }
 
+/* A claim the binder waits for, with who is to bind it, for its message if it never is: the
+ * volume chosen for it, or its class's provisioner and whether a CSIDriver of that name is
+ * registered. */
+static json_t *wait_entry(const struct gs_volbind *vb, const struct gs_kube_pvc *c, const char *pv)
+{
+    json_t *w = json_pack("{s:s, s:s}", "namespace", c->ns, "name", c->name);
+    const struct gs_kube_sc *sc =
+        c->has_class && c->cls[0] ? gs_storage_class_find(vb->po, c->cls) : NULL;
+    if (pv) {
+        json_object_set_new(w, "volume", json_string(pv));
+    } else if (sc && sc->provisioner[0] && strcmp(sc->provisioner, NO_PROVISIONER) != 0) {
+        int32_t d = gs_strmap_get(&vb->csid_at, sc->provisioner, (uint32_t)strlen(sc->provisioner));
+        json_object_set_new(w, "class", json_string(sc->name));
+        json_object_set_new(w, "provisioner", json_string(sc->provisioner));
+        json_object_set_new(w, "driver", json_boolean(d >= 0));
+    }
+    return w;
+}
+
 json_t *gs_volbind_writes(struct gs_volbind *vb, int pod, double timeout_s)
 {
     const struct plan *pl = pod >= 0 && pod < vb->npods ? vb->plans[pod] : NULL;
@@ -851,8 +870,9 @@ json_t *gs_volbind_writes(struct gs_volbind *vb, int pod, double timeout_s)
             assume_add(vb->assume, c->ns, c->name, "", node);
         }
         if (!c->bound)
-            json_array_append_new(wait,
-                                  json_pack("{s:s, s:s}", "namespace", c->ns, "name", c->name));
+            json_array_append_new(
+                wait,
+                wait_entry(vb, c, pl->step[i] == STEP_BIND ? vb->po->pvs[pl->pv[i]].name : NULL));
     }
     if (json_array_size(writes) == 0 && json_array_size(wait) == 0) {
         json_decref(writes);

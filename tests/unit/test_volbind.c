@@ -283,7 +283,8 @@ Test(volbind, the_smallest_volume_that_fits_is_chosen)
                         "\"uid\":\"cuid-c5\"}"),
               "%s", w);
     cr_assert(strstr(w, "\"resourceVersion\":\"9\""), "guarded by the volume's version: %s", w);
-    cr_assert(strstr(w, "\"wait\":[{\"name\":\"c5\",\"namespace\":\"ml\"}]"), "%s", w);
+    cr_assert(strstr(w, "\"wait\":[{\"name\":\"c5\",\"namespace\":\"ml\",\"volume\":\"small\"}]"),
+              "the claim to wait for, and the volume it waits to be bound to: %s", w);
     free(w);
     w = place("p60", "n0");
     cr_assert(strstr(w, "persistentvolumes/big"), "%s", w);
@@ -369,8 +370,11 @@ Test(volbind, a_node_chosen_for_provisioning_is_the_only_one)
     cr_assert_eq(fit("p2", "n0"), GS_VOLR_BIND, "a node the cycle does not hold: none fits");
     cr_assert_eq(fit("p2", "n1"), GS_VOLR_BIND);
     char *w = place("p1", "n1");
-    cr_assert(strstr(w, "\"writes\":[]") && strstr(w, "\"wait\":[{\"name\":\"c1\""),
-              "nothing to write, the claim to wait for: %s", w);
+    cr_assert(
+        strstr(w, "\"writes\":[]") &&
+            strstr(w, "\"wait\":[{\"class\":\"csi\",\"driver\":false,\"name\":\"c1\","
+                      "\"namespace\":\"ml\",\"provisioner\":\"csi.example.com\"}]"),
+        "nothing to write; the claim to wait for, its class and provisioner (no CSIDriver): %s", w);
     free(w);
 }
 
@@ -399,6 +403,7 @@ Test(volbind, provisioning_follows_topologies_and_capacity)
     cr_assert_eq(fit("p10", "nb2"), GS_VOLR_SPACE, "maximumVolumeSize 8Gi");
     cr_assert_eq(fit("p30", "nb"), GS_VOLR_SPACE);
     char *w = place("p10", "nb");
+    cr_assert(strstr(w, "\"driver\":true"), "a CSIDriver is registered: %s", w);
     cr_assert(strstr(w, "\"path\":\"/api/v1/namespaces/ml/persistentvolumeclaims/c10\"") &&
                   strstr(w, "{\"metadata\":{\"annotations\":{\"volume.kubernetes.io/"
                             "selected-node\":\"nb\"}}}"),
