@@ -54,6 +54,18 @@ static int opt_obj(const json_t *o, const char *key, const json_t **out, const c
     return 0;
 }
 
+/* An object whose identity was read and not the rest: rc, with refused holding the error
+ * message less its "who: " prefix. */
+static int refuse(int rc, char *refused, size_t n, const char *who, const struct gs_error *err)
+{
+    const char *m = err && err->msg[0] ? err->msg : "could not be read";
+    size_t lw = strlen(who);
+    if (strncmp(m, who, lw) == 0 && m[lw] == ':' && m[lw + 1] == ' ')
+        m += lw + 2;
+    snprintf(refused, n, "%s", m);
+    return rc;
+}
+
 /* A storage quantity ("10Gi", or a number) in bytes; -1 when absent. */
 static int read_bytes(const json_t *v, int64_t *out, const char *who, const char *path,
                       struct gs_error *err)
@@ -157,8 +169,10 @@ int gs_kube_pvc_read(const json_t *obj, struct gs_kube_pvc *c, struct gs_error *
     char who[GS_KNAME_MAX + 32];
     snprintf(who, sizeof(who), "PersistentVolumeClaim %s", c->name);
     if ((rc = copy_name(c->ns, sizeof(c->ns), jstr(md, "namespace"), who, "metadata.namespace",
-                        err)) ||
-        (rc = opt_str(md, "uid", c->uid, sizeof(c->uid), who, "metadata.uid", err)) ||
+                        err)))
+        return rc;
+    c->deleting = jstr(md, "deletionTimestamp") != NULL;
+    if ((rc = opt_str(md, "uid", c->uid, sizeof(c->uid), who, "metadata.uid", err)) ||
         (rc = opt_str(md, "resourceVersion", c->rv, sizeof(c->rv), who, "metadata.resourceVersion",
                       err)) ||
         (rc = opt_obj(obj, "spec", &spec, who, "spec", err)) ||
@@ -177,12 +191,11 @@ int gs_kube_pvc_read(const json_t *obj, struct gs_kube_pvc *c, struct gs_error *
         (rc = opt_str(json_object_get(md, "annotations"), GS_ANN_SELECTED_NODE, c->selected_node,
                       sizeof(c->selected_node), who,
                       "metadata.annotations[" GS_ANN_SELECTED_NODE "]", err)))
-        return rc;
+        return refuse(rc, c->refused, sizeof(c->refused), who, err);
     if (c->request < 0)
         c->request = 0;
     const char *phase = jstr(json_object_get(obj, "status"), "phase");
     c->bound = phase && strcmp(phase, "Bound") == 0 && c->volume[0];
-    c->deleting = jstr(md, "deletionTimestamp") != NULL;
     return 0;
 }
 
@@ -330,6 +343,7 @@ int gs_kube_pv_read(const json_t *obj, struct gs_kube_pv *pv, struct gs_error *e
         return rc;
     char who[GS_KNAME_MAX + 32];
     snprintf(who, sizeof(who), "PersistentVolume %s", pv->name);
+    pv->deleting = jstr(md, "deletionTimestamp") != NULL;
     if ((rc = opt_str(md, "uid", pv->uid, sizeof(pv->uid), who, "metadata.uid", err)) ||
         (rc = opt_str(md, "resourceVersion", pv->rv, sizeof(pv->rv), who,
                       "metadata.resourceVersion", err)) ||
@@ -354,7 +368,7 @@ int gs_kube_pv_read(const json_t *obj, struct gs_kube_pv *pv, struct gs_error *e
         (rc = opt_str(csi, "volumeHandle", pv->csi_handle, sizeof(pv->csi_handle), who,
                       "spec.csi.volumeHandle", err)) ||
         (rc = read_pv_affinity(spec, pv, who, err)))
-        return rc;
+        return refuse(rc, pv->refused, sizeof(pv->refused), who, err);
     if (pv->capacity < 0)
         pv->capacity = 0;
     static const char *const phases[] = {"Pending", "Available", "Bound", "Released", "Failed"};
@@ -362,7 +376,6 @@ int gs_kube_pv_read(const json_t *obj, struct gs_kube_pv *pv, struct gs_error *e
     for (int i = 0; ph && i < 5; i++)
         if (strcmp(ph, phases[i]) == 0)
             pv->phase = (uint8_t)i;
-    pv->deleting = jstr(md, "deletionTimestamp") != NULL;
     return 0;
 }
 
@@ -442,18 +455,13 @@ bool gs_kube_pv_zone_matches(const struct gs_kube_pv *pv, const struct gs_kube_n
     return true;
 }
 
-int gs_kube_sc_read(const json_t *obj, struct gs_kube_sc *sc, struct gs_error *err)
+/* A StorageClass past its name. */
+static int read_sc_rest(const json_t *obj, struct gs_kube_sc *sc, const char *who,
+                        struct gs_error *err)
 {
-    memset(sc, 0, sizeof(*sc));
-    const json_t *md = json_object_get(obj, "metadata");
-    int rc = copy_name(sc->name, sizeof(sc->name), jstr(md, "name"), "StorageClass",
-                       "metadata.name", err);
+    int rc = copy_name(sc->provisioner, sizeof(sc->provisioner), jstr(obj, "provisioner"), who,
+                       "provisioner", err);
     if (rc)
-        return rc;
-    char who[GS_VOL_STR + 32];
-    snprintf(who, sizeof(who), "StorageClass %s", sc->name);
-    if ((rc = copy_name(sc->provisioner, sizeof(sc->provisioner), jstr(obj, "provisioner"), who,
-                        "provisioner", err)))
         return rc;
     const char *mode = jstr(obj, "volumeBindingMode");
     if (mode && strcmp(mode, "WaitForFirstConsumer") == 0)
@@ -502,6 +510,21 @@ int gs_kube_sc_read(const json_t *obj, struct gs_kube_sc *sc, struct gs_error *e
             }
         }
     }
+    return 0;
+}
+
+int gs_kube_sc_read(const json_t *obj, struct gs_kube_sc *sc, struct gs_error *err)
+{
+    memset(sc, 0, sizeof(*sc));
+    const json_t *md = json_object_get(obj, "metadata");
+    int rc = copy_name(sc->name, sizeof(sc->name), jstr(md, "name"), "StorageClass",
+                       "metadata.name", err);
+    if (rc)
+        return rc;
+    char who[GS_VOL_STR + 32];
+    snprintf(who, sizeof(who), "StorageClass %s", sc->name);
+    if ((rc = read_sc_rest(obj, sc, who, err)))
+        return refuse(rc, sc->refused, sizeof(sc->refused), who, err);
     return 0;
 }
 

@@ -21,7 +21,10 @@
  *     allocatable.count}
  *
  * Everything is checked here and errors name the object and the field path; lists and strings
- * are bounded (more is GS_EINVAL). Plain structs, no heap. */
+ * are bounded (more is GS_EINVAL). A claim, volume or class whose identity was read but not the
+ * rest comes back with the error and its identity and `refused` filled (the message without
+ * the object's name): the scheduler keeps it so, and a pod that uses it waits saying why,
+ * rather than finding it missing. Plain structs, no heap. */
 #ifndef GS_VOLOBJ_H
 #define GS_VOLOBJ_H
 
@@ -48,6 +51,7 @@ enum {
 #define GS_VOL_MAX_DRV  8 /* drivers of one CSINode */
 
 #define GS_ANN_SELECTED_NODE "volume.kubernetes.io/selected-node"
+#define GS_VOL_REFUSED       200 /* why an object cannot be used */
 
 /* A PersistentVolumeClaim. */
 struct gs_kube_pvc {
@@ -66,6 +70,7 @@ struct gs_kube_pvc {
     int64_t request;                  /* spec.resources.requests.storage, bytes (0: none) */
     int nsel;
     struct gs_sel_req sel[GS_VOL_MAX_SEL]; /* spec.selector on the volumes' labels */
+    char refused[GS_VOL_REFUSED];          /* non-empty: its spec could not be read: why */
 };
 
 #define GS_PV_MAX_TERMS 4
@@ -115,6 +120,7 @@ struct gs_kube_pv {
     struct gs_pv_label labels[GS_PV_MAX_LABELS];
     int nterms;
     struct gs_pv_term terms[GS_PV_MAX_TERMS];
+    char refused[GS_VOL_REFUSED]; /* non-empty: its spec could not be read: why */
 };
 
 enum gs_binding_mode { GS_BIND_IMMEDIATE = 0, GS_BIND_WAIT_FOR_FIRST_CONSUMER };
@@ -137,6 +143,7 @@ struct gs_kube_sc {
     uint8_t mode; /* enum gs_binding_mode */
     int nterms;   /* allowedTopologies (0: any node) */
     struct gs_topo_term terms[GS_VOL_MAX_TOPO];
+    char refused[GS_VOL_REFUSED]; /* non-empty: the rest could not be read: why */
 };
 
 /* A CSIDriver. */

@@ -4,6 +4,7 @@
  * (sched/store.c) in backoff. */
 #include "binder.h"
 
+#include "../base/buf.h"
 #include "../base/clock.h"
 #include "../base/error.h"
 #include "../base/log.h"
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct gs_jobq {
     pthread_mutex_t mu;
@@ -27,11 +29,24 @@ struct gs_jobq {
     bool closing;
 };
 
+/* A bind whose volumes are written, waiting for its claims to be bound (the waiter's). */
+struct volwait {
+    struct gs_job j;
+    double until, next, pause; /* monotonic s */
+    size_t k;                  /* the first claim of the job's "wait" not seen bound */
+};
+
 struct gs_binder {
     struct gs_binder_deps d;
     struct gs_jobq bindq, volq, bgq;
-    pthread_t t_bind[GS_BIND_WORKERS], t_vol[GS_VOL_WORKERS], t_bg;
+    pthread_t t_bind[GS_BIND_WORKERS], t_vol[GS_VOL_WORKERS], t_bg, t_wait;
     struct gs_events *events; /* the Events written lately, as series */
+    /* the binds waiting for their claims, under wmu; wcv wakes the waiter (a new one, stop) */
+    pthread_mutex_t wmu;
+    pthread_cond_t wcv;
+    struct volwait *w;
+    int nw, capw;
+    bool wstop;
 };
 
 static void jobq_init(struct gs_jobq *q, int cap)
@@ -321,15 +336,13 @@ static void forget_volumes(struct gs_binder *s, const json_t *wait)
                           json_string_value(json_object_get(c, "name")));
 }
 
-/* kube-scheduler's VolumeBinding PreBind: write the volumes' claimRefs and the provisioned
- * claims' selected-node, then wait until every claim is bound (the volume controller binds,
- * a provisioner creates the volume), up to the timeout. Returns 0, or non-zero with why. */
-static int bind_volumes(struct gs_binder *s, const json_t *vol, char *why, size_t n)
+/* kube-scheduler's VolumeBinding PreBind, first half: write the volumes' claimRefs and the
+ * provisioned claims' selected-node. Returns 0, or non-zero with why. */
+static int write_volumes(struct gs_binder *s, const json_t *vol, char *why, size_t n)
 {
-    const json_t *writes = json_object_get(vol, "writes"), *wait = json_object_get(vol, "wait");
     size_t i;
     const json_t *w;
-    json_array_foreach(writes, i, w)
+    json_array_foreach(json_object_get(vol, "writes"), i, w)
     {
         struct gs_error err;
         gs_error_init(&err);
@@ -340,30 +353,74 @@ static int bind_volumes(struct gs_binder *s, const json_t *vol, char *why, size_
             return 1;
         }
     }
-    double timeout = json_number_value(json_object_get(vol, "timeout"));
-    double until = gs_clock_mono() + (timeout > 0 ? timeout : 600), pause = 0.05;
-    json_array_foreach(wait, i, w)
-    {
-        const char *ns = json_string_value(json_object_get(w, "namespace"));
-        const char *name = json_string_value(json_object_get(w, "name"));
-        int b;
-        while ((b = claim_bound(s, ns, name)) == 0 && gs_clock_mono() < until) {
-            gs_clock_sleep(pause);
-            pause = pause < 1 ? pause * 2 : 1;
-        }
-        if (b < 0) {
-            snprintf(why, n, "binding volumes: persistentvolumeclaim \"%s\" not found", name);
-            return 1;
-        }
-        if (b == 0) {
-            snprintf(why, n,
+    return 0;
+}
+
+/* Why claim w (an entry of a job's "wait") is still not bound at the timeout: who was to bind
+ * it (sched/volbind.h: gs_volbind_writes says). */
+static void timeout_why(const json_t *w, double timeout, char *why, size_t n)
+{
+    const char *name = json_string_value(json_object_get(w, "name"));
+    const char *cls = json_string_value(json_object_get(w, "class"));
+    const char *prov = json_string_value(json_object_get(w, "provisioner"));
+    const char *pv = json_string_value(json_object_get(w, "volume"));
+    int o = snprintf(why, n,
                      "binding volumes: timed out after %.0f s waiting for persistentvolumeclaim "
                      "\"%s\" to be bound",
-                     timeout, name);
-            return 1;
-        }
+                     timeout, name ? name : "");
+    size_t at = o < 0 ? 0 : (size_t)o < n ? (size_t)o : n - 1;
+    if (pv)
+        snprintf(why + at, n - at,
+                 ": the volume controller has not bound it to "
+                 "persistentvolume \"%s\"",
+                 pv);
+    else if (cls && prov)
+        snprintf(why + at, n - at,
+                 ": storageclass \"%s\" provisions it with \"%s\", which has not created its "
+                 "volume%s%s%s",
+                 cls, prov, json_is_false(json_object_get(w, "driver")) ? " (no CSIDriver \"" : "",
+                 json_is_false(json_object_get(w, "driver")) ? prov : "",
+                 json_is_false(json_object_get(w, "driver")) ? "\" is registered)" : "");
+}
+
+/* The job's volumes failed: why in an Event, the assumed volumes forgotten, the pod back in
+ * backoff. Takes the job's body and volume work. */
+static void volumes_failed(struct gs_binder *s, struct gs_job *j, const char *why)
+{
+    GS_WARN("scheduler", "bind %s/%s: %s", j->pod.ns, j->pod.name, why);
+    gs__binder_emit_event(s, &j->pod, "Warning", "FailedScheduling", "Scheduling", why);
+    forget_volumes(s, json_object_get(j->vol, "wait"));
+    json_decref(j->body);
+    json_decref(j->vol);
+    bind_failed(s, j);
+}
+
+/* The job's claims are bound: its Binding, on a bind worker (here when their queue is full).
+ * Takes the job. */
+static void volumes_done(struct gs_binder *s, struct gs_job *j)
+{
+    json_decref(j->vol);
+    j->vol = NULL;
+    if (!jobq_push(&s->bindq, j))
+        bind_one(s, j);
+}
+
+/* A bind to the waiter's list. False without memory. */
+static bool wait_add(struct gs_binder *s, const struct volwait *x)
+{
+    pthread_mutex_lock(&s->wmu);
+    if (s->nw == s->capw) {
+        void *v = gs_grow(s->w, &s->capw, sizeof(*s->w), 16);
+        if (v)
+            s->w = v;
     }
-    return 0;
+    bool added = s->nw < s->capw;
+    if (added) {
+        s->w[s->nw++] = *x;
+        pthread_cond_signal(&s->wcv);
+    }
+    pthread_mutex_unlock(&s->wmu);
+    return added;
 }
 
 static void *vol_worker(void *arg)
@@ -372,17 +429,89 @@ static void *vol_worker(void *arg)
     struct gs_job j;
     while (jobq_pop(&s->volq, &j)) {
         char why[600];
-        if (bind_volumes(s, j.vol, why, sizeof(why))) {
-            GS_WARN("scheduler", "bind %s/%s: %s", j.pod.ns, j.pod.name, why);
-            gs__binder_emit_event(s, &j.pod, "Warning", "FailedScheduling", "Scheduling", why);
-            forget_volumes(s, json_object_get(j.vol, "wait"));
-            json_decref(j.body);
-            bind_failed(s, &j);
-        } else {
-            bind_one(s, &j);
+        if (write_volumes(s, j.vol, why, sizeof(why))) {
+            volumes_failed(s, &j, why);
+            continue;
         }
-        json_decref(j.vol);
+        if (json_array_size(json_object_get(j.vol, "wait")) == 0) {
+            volumes_done(s, &j);
+            continue;
+        }
+        /* the waiter watches its claims, so that no worker waits with it */
+        double timeout = json_number_value(json_object_get(j.vol, "timeout")),
+               now = gs_clock_mono();
+        struct volwait x = {j, now + (timeout > 0 ? timeout : 600), now, 0.05, 0};
+        if (!wait_add(s, &x))
+            volumes_failed(s, &j, "binding volumes: out of memory");
     }
+    return NULL;
+}
+
+/* Look at one waiting bind's claims: 1 all bound (*why empty) or failed (why), 0 not yet. */
+static int check_claims(struct gs_binder *s, struct volwait *x, char *why, size_t n)
+{
+    const json_t *wait = json_object_get(x->j.vol, "wait");
+    why[0] = '\0';
+    for (; x->k < json_array_size(wait); x->k++) {
+        const json_t *w = json_array_get(wait, x->k);
+        const char *name = json_string_value(json_object_get(w, "name"));
+        int b = claim_bound(s, json_string_value(json_object_get(w, "namespace")), name);
+        if (b < 0) {
+            snprintf(why, n, "binding volumes: persistentvolumeclaim \"%s\" not found", name);
+            return 1;
+        }
+        if (b == 0) {
+            if (gs_clock_mono() < x->until)
+                return 0;
+            timeout_why(w, json_number_value(json_object_get(x->j.vol, "timeout")), why, n);
+            return 1;
+        }
+    }
+    return 1;
+}
+
+/* The second half of PreBind for every bind whose volumes are written: each waits (its claims
+ * polled, every 50 ms at first, every second at most) until its claims are bound, then binds;
+ * or its timeout passes. One thread for all, so that a bind whose provisioner never comes
+ * holds back no other. */
+static void *vol_waiter(void *arg)
+{
+    struct gs_binder *s = arg;
+    pthread_mutex_lock(&s->wmu);
+    while (!s->wstop) {
+        double now = gs_clock_mono(), next = now + 1;
+        int due = -1;
+        for (int i = 0; i < s->nw && due < 0; i++) {
+            if (s->w[i].next <= now)
+                due = i;
+            else if (s->w[i].next < next)
+                next = s->w[i].next;
+        }
+        if (due < 0) {
+            struct timespec ts = {(time_t)next, (long)((next - (double)(time_t)next) * 1e9)};
+            pthread_cond_timedwait(&s->wcv, &s->wmu, &ts);
+            continue;
+        }
+        struct volwait x = s->w[due];
+        s->w[due] = s->w[--s->nw];
+        pthread_mutex_unlock(&s->wmu);
+        char why[600];
+        int done = check_claims(s, &x, why, sizeof(why));
+        if (done && why[0])
+            volumes_failed(s, &x.j, why);
+        else if (done)
+            volumes_done(s, &x.j);
+        if (done) {
+            pthread_mutex_lock(&s->wmu);
+            continue;
+        }
+        x.next = gs_clock_mono() + x.pause;
+        x.pause = x.pause < 1 ? x.pause * 2 : 1;
+        if (!wait_add(s, &x))
+            volumes_failed(s, &x.j, "binding volumes: out of memory");
+        pthread_mutex_lock(&s->wmu);
+    }
+    pthread_mutex_unlock(&s->wmu);
     return NULL;
 }
 
@@ -399,6 +528,13 @@ struct gs_binder *gs__binder_start(const struct gs_binder_deps *d)
     jobq_init(&s->bindq, GS_BINDER_QUEUE);
     jobq_init(&s->volq, GS_BINDER_QUEUE);
     jobq_init(&s->bgq, GS_BINDER_QUEUE);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* gs_clock_mono's */
+    pthread_mutex_init(&s->wmu, NULL);
+    pthread_cond_init(&s->wcv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_create(&s->t_wait, NULL, vol_waiter, s);
     for (int k = 0; k < GS_BIND_WORKERS; k++)
         pthread_create(&s->t_bind[k], NULL, bind_worker, s);
     for (int k = 0; k < GS_VOL_WORKERS; k++)
@@ -414,6 +550,18 @@ void gs__binder_stop(struct gs_binder *s)
     jobq_close(&s->volq);
     for (int k = 0; k < GS_VOL_WORKERS; k++)
         pthread_join(s->t_vol[k], NULL);
+    pthread_mutex_lock(&s->wmu);
+    s->wstop = true;
+    pthread_cond_signal(&s->wcv);
+    pthread_mutex_unlock(&s->wmu);
+    pthread_join(s->t_wait, NULL);
+    for (int i = 0; i < s->nw; i++) {
+        json_decref(s->w[i].j.body);
+        json_decref(s->w[i].j.vol);
+    }
+    free(s->w);
+    pthread_mutex_destroy(&s->wmu);
+    pthread_cond_destroy(&s->wcv);
     jobq_close(&s->bindq);
     for (int k = 0; k < GS_BIND_WORKERS; k++)
         pthread_join(s->t_bind[k], NULL);

@@ -6,10 +6,12 @@
  *
  * A bind job with volume work (sched/volbind.h: gs_volbind_writes) goes to GS_VOL_WORKERS
  * threads of its own: they PATCH the chosen volumes' claimRef and the provisioned claims'
- * selected-node, then wait (polling the claims) until each claim is bound, up to the job's
- * timeout; a write that fails or a timeout posts a FailedScheduling Event naming the claim,
- * forgets the assumed volumes and gives the pod back in backoff. Binds without volumes never
- * wait behind them.
+ * selected-node and hand the job to one waiter thread, which polls the claims of every such
+ * bind until each is bound, up to the job's timeout, and then queues its Binding; a write that
+ * fails or a timeout posts a FailedScheduling Event naming the claim (and who was to bind it:
+ * the volume chosen, or the class and its provisioner, and whether a CSIDriver of that name is
+ * registered), forgets the assumed volumes and gives the pod back in backoff. No bind waits
+ * behind another's volumes, however many never come.
  *
  * A bind job may carry the status writes of the pod's ResourceClaims (body: [{path, body}],
  * sched/claims.c): they are PATCHed first, in order, and when one fails the pod is not bound

@@ -56,13 +56,26 @@ GS_KCACHE_DECODER(rd_rquota, gs_kube_rquota_read)
 GS_KCACHE_DECODER(rd_group, gs_kube_podgroup_read)
 GS_KCACHE_DECODER(rd_pdb, gs_kube_pdb_read)
 GS_KCACHE_DECODER(rd_migmgr, gs_kube_migmgr_read)
-GS_KCACHE_DECODER(rd_pvc, gs_kube_pvc_read)
-GS_KCACHE_DECODER(rd_pv, gs_kube_pv_read)
-GS_KCACHE_DECODER(rd_sc, gs_kube_sc_read)
 GS_KCACHE_DECODER(rd_csid, gs_kube_csidriver_read)
 GS_KCACHE_DECODER(rd_csic, gs_kube_csicap_read)
 GS_KCACHE_DECODER(rd_csin, gs_kube_csinode_read)
 GS_KCACHE_DECODER(rd_wgroup, gs_kube_wpodgroup_read)
+
+/* A claim, volume or class whose spec gpusched cannot read is kept, refused (formats/volobj.h),
+ * so that a pod using it waits saying why rather than finding it missing. */
+#define KEEP_REFUSED(name, fn, type)                                                               \
+    static int name(const json_t *obj, void *rec, struct gs_error *err)                            \
+    {                                                                                              \
+        int rc = fn(obj, rec, err);                                                                \
+        if (rc && ((type *)rec)->refused[0]) {                                                     \
+            warn_once("not usable: %s; pods using it wait", err->msg);                             \
+            return 0;                                                                              \
+        }                                                                                          \
+        return rc;                                                                                 \
+    }
+KEEP_REFUSED(rd_pvc, gs_kube_pvc_read, struct gs_kube_pvc)
+KEEP_REFUSED(rd_pv, gs_kube_pv_read, struct gs_kube_pv)
+KEEP_REFUSED(rd_sc, gs_kube_sc_read, struct gs_kube_sc)
 
 static void bad_object(void *user, const struct gs_error *err)
 {

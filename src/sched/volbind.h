@@ -65,6 +65,11 @@ struct gs_volpod {
     int pvc[GS_MAX_POD_CLAIMS]; /* indices into the cycle's claims */
     int pv[GS_MAX_POD_CLAIMS];  /* its bound volume, or -1 */
     int sc[GS_MAX_POD_CLAIMS];  /* an unbound claim's class, or -1 */
+    /* an unbound claim's, worked out once for every node (volbind.c's own): the node its
+     * provisioning chose (-1: none yet, -2: a node the cycle does not hold) and the volumes
+     * pre-bound to it */
+    int32_t fixed[GS_MAX_POD_CLAIMS];
+    int32_t pre[GS_MAX_POD_CLAIMS];
 };
 
 struct gs_volbind;
