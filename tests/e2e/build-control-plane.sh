@@ -27,6 +27,10 @@
 #                                            adapter queries parsed, their metric names listed
 #   celcheck                                 k8s.io/dynamic-resource-allocation v0.37.2 cel:
 #                                            upstream's verdict on DRA device selectors
+#   kueue                                    sigs.k8s.io/kueue v0.17.0 cmd/kueue, the manager
+#                                            (its release manifests stay in the Go module
+#                                            cache: kueue-v0.17.0.moddir names the folder);
+#                                            optional even under CI=true (its test then fails)
 # Each build prints the seconds it took on stderr; a cached tool prints nothing.
 set -euo pipefail
 K8S=v1.37.2
@@ -37,6 +41,7 @@ PROMCOMMON=v0.70.0
 HELM=v4.3.1
 PROMETHEUS=v0.316.0
 ADAPTER=v0.12.0
+KUEUE=v0.17.0
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${GS_E2E_CACHE:-$HOME/.cache/gpusched-e2e}"
 out="$cache/k8s-$K8S-etcd-$ETCD-kwok-$KWOK"
@@ -140,6 +145,17 @@ build_helm() {
             "-X helm.sh/helm/v4/internal/version.version=$HELM"
 }
 
+# Kueue's manager; the test applies its release manifests (config/default, through kubectl's
+# kustomize) from the module's folder in the Go module cache, recorded beside the binary
+build_kueue() {
+    [ -x "$bin/kueue-$KUEUE" ] && [ -d "$(cat "$bin/kueue-$KUEUE.moddir" 2>/dev/null)/config" ] &&
+        return 0
+    printf 'module gpusched.local/e2e/kueue\n\ngo 1.26\n\nrequire sigs.k8s.io/kueue %s\n' "$KUEUE" |
+        go_pkg kueue sigs.k8s.io/kueue/cmd/kueue "kueue-$KUEUE" \
+            "-X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE" || return 1
+    (cd "$out/src/kueue" && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue) > "$bin/kueue-$KUEUE.moddir"
+}
+
 build_etcd() {
     [ -x "$bin/etcd" ] && return 0
     gomod etcd "go.etcd.io/etcd/server/v3 $ETCD" | go_tool etcd etcd
@@ -239,4 +255,7 @@ build_draharness || optional_failed "the kubelet DRA manager did not build (the 
 build_prometheus || optional_failed "prometheus did not build (the HPA test skips)"
 build_adapter || optional_failed "prometheus-adapter did not build (the HPA test skips)"
 build_kwok || optional_failed "kwok unavailable (bound pods will stay Pending)"
+# Kueue serves one test: its failure breaks nothing else, even under CI=true, where that test
+# fails rather than skips
+build_kueue || echo "build-control-plane: kueue did not build (the Kueue test cannot run), see $log" >&2
 echo "$bin"
