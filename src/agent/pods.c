@@ -342,6 +342,29 @@ static bool fits_request(const struct gs_devices *d, const char *resource, int s
     return true;
 }
 
+/* Whether a container of pod asks exactly size of resource (its limits, which extended
+ * resources must give): 1, 0, or -1 when the pod says nothing of its containers (a pods
+ * file): its recorded devices alone then tell. */
+static int asks(const json_t *pod, const char *resource, int size)
+{
+    const json_t *cs = json_object_get(json_object_get(pod, "spec"), "containers");
+    if (!json_is_array(cs))
+        return -1;
+    size_t i;
+    const json_t *c;
+    json_array_foreach(cs, i, c)
+    {
+        const json_t *v =
+            json_object_get(json_object_get(json_object_get(c, "resources"), "limits"), resource);
+        const char *q = json_string_value(v);
+        char *end = NULL;
+        long n = q ? strtol(q, &end, 10) : json_is_integer(v) ? (long)json_integer_value(v) : -1;
+        if ((!q || (end != q && !*end)) && n == size)
+            return 1;
+    }
+    return 0;
+}
+
 /* A pod's time from its PodScheduled condition (the binding), else 0. */
 static double scheduled_at(const json_t *pod)
 {
@@ -401,7 +424,9 @@ static int candidates(struct gs_pods *p, const char *resource, int size, struct 
         if (!ann || n >= cap || (phase && strcmp(phase, "Pending") != 0))
             continue;
         struct cand *x = &c[n];
-        if (gs_devices_parse(ann, strlen(ann), &x->d) || !fits_request(&x->d, resource, size))
+        int asked = asks(it, resource, size);
+        if (asked == 0 || gs_devices_parse(ann, strlen(ann), &x->d) ||
+            !fits_request(&x->d, resource, size))
             continue;
         bool listed = false; /* pod-resources lists it: allocated already */
         for (int k = 0; k < p->n && !listed; k++)
