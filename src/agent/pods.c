@@ -319,6 +319,49 @@ struct cand {
     struct gs_devices d;
 };
 
+#define MAX_CANDS           64
+#define MAX_KUBELET_ENTRIES 1024
+
+/* The kubelet's own view through pod-resources, when it answers: a candidate holding a device
+ * of resource is allocated already (dropped); a candidate the kubelet manages that holds no
+ * device is the pod it admits now (it adds a pod to its manager just before admitting it, and
+ * the next one only after), and then the only candidate kept. Returns the count left. */
+static int kubelet_view(struct gs_pods *p, const char *resource, struct cand *c, int n)
+{
+    struct gs_podres *pr = p->o.podres_socket ? malloc(sizeof(*pr) * MAX_KUBELET_ENTRIES) : NULL;
+    char why[512];
+    int np = pr ? gs_podres_list_pods(p->o.podres_socket, pr, MAX_KUBELET_ENTRIES, why, sizeof(why))
+                : -1;
+    bool admitting[MAX_CANDS] = {false};
+    int kept = 0, nadmit = 0;
+    for (int k = 0; k < n && k < MAX_CANDS && np >= 0; k++) {
+        bool held = false;
+        for (int j = 0; j < np && !held; j++) {
+            char who[200];
+            snprintf(who, sizeof(who), "%.63s/%.127s", pr[j].ns, pr[j].pod);
+            if (strcmp(who, c[k].what) != 0)
+                continue;
+            held = strcmp(pr[j].resource, resource) == 0 && pr[j].device[0];
+            admitting[k] |= !pr[j].device[0];
+        }
+        if (held)
+            continue;
+        nadmit += admitting[k];
+        admitting[kept] = admitting[k];
+        c[kept++] = c[k];
+    }
+    free(pr);
+    if (np < 0)
+        return n; /* no answer: the API's view alone */
+    if (nadmit == 0)
+        return kept;
+    int m = 0;
+    for (int k = 0; k < kept; k++)
+        if (admitting[k])
+            c[m++] = c[k];
+    return m;
+}
+
 /* Whether the recorded devices d answer a container of resource asking size devices. */
 static bool fits_request(const struct gs_devices *d, const char *resource, int size)
 {
@@ -445,6 +488,7 @@ static int candidates(struct gs_pods *p, const char *resource, int size, struct 
     }
     pthread_mutex_unlock(&p->mu);
     json_decref(list);
+    n = kubelet_view(p, resource, c, n);
     /* the first bound first; a batch as the kubelet sorts it (creation), then the list's order
      * (namespace and name) */
     for (int a = 1; a < n; a++)
@@ -472,8 +516,6 @@ static int uuids_of(struct gs_pods *p, const struct gs_devices *d, char uuids[][
             return -1;
     return n;
 }
-
-#define MAX_CANDS 64
 
 int gs_pods_pick(struct gs_pods *p, const char *resource, int size, char uuids[][96], int cap)
 {

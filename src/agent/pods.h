@@ -6,9 +6,12 @@
  * MIG placements are told apart through the GPU sampler (sampler.h).
  *
  * The device plugin API names no pod, so the tracker says which pod the kubelet is admitting:
- * of the pods bound to this node, not allocated yet, whose annotation asks as many devices of
- * the resource as the kubelet does, the first bound (PodScheduled's time, then creation, as
- * the kubelet admits a batch, then namespace and name), read from the API at that moment.
+ * of the pods bound to this node (read from the API at that moment) whose limits and
+ * annotation ask as many devices of the resource as the kubelet does, the one the kubelet's
+ * pod-resources lists holding no device at all (the kubelet adds a pod to its pod manager
+ * just before admitting it, the next only after); without pod-resources, the first bound not
+ * allocated yet (PodScheduled's time, then creation, then namespace and name: a guess when
+ * pods are bound in the same second, which the kubelet admits in any order).
  * Its recorded devices steer the kubelet's choice (pick); what Allocate gave is then noted
  * against it (allocated), so the next admission resolves to the next pod. Should the kubelet
  * still give a pod other devices (those recorded were taken or unhealthy), once

@@ -53,12 +53,17 @@ cat > "$D/pods.json" <<'J'
 {"items": [
  {"metadata": {"name": "pod-1", "namespace": "default"}, "devices": "gpu=1"},
  {"metadata": {"name": "pod-2", "namespace": "default"}, "devices": "mig=3:3g.40gb@4"},
- {"metadata": {"name": "pod-3", "namespace": "default"}, "devices": "milli=0:300"}]}
+ {"metadata": {"name": "pod-4", "namespace": "default"}, "devices": "mig=3:3g.40gb@0"},
+ {"metadata": {"name": "pod-3", "namespace": "default"}, "devices": "mig=2:3g.40gb@4"},
+ {"metadata": {"name": "pod-5", "namespace": "default"}, "devices": "milli=0:300"}]}
 J
 "$GS" agent inspect --fake "$D/gpus.json" > "$D/inspect.txt"
 UUID1="$(sed -n 's/^GPU 1: .*, \(GPU-[^,]*\),.*/\1/p' "$D/inspect.txt")"
 UUID0="$(sed -n 's/^GPU 0: .*, \(GPU-[^,]*\),.*/\1/p' "$D/inspect.txt")"
-MIG34="$(sed -n '/^GPU 3:/,$p' "$D/inspect.txt" | sed -n 's/.*3g.40gb at start 4 (size 4) \(MIG-[^;]*\);.*/\1/p' | head -1)"
+mig() { # GPU START: the MIG UUID of GPU's 3g.40gb at START
+    sed -n "/^GPU $1:/,\$p" "$D/inspect.txt" | sed -n "s/.*3g.40gb at start $2 (size 4) \(MIG-[^;]*\);.*/\1/p" | head -1
+}
+MIG34="$(mig 3 4)" MIG30="$(mig 3 0)" MIG24="$(mig 2 4)"
 export GS_FAKE_MPS_STATE="$D/mps-state"
 PORT=$("$E2E_SRC/../free-port.py")
 "$GS" --log-level info agent run --fake "$D/gpus.json" --dp-config "$D/dp.yaml" \
@@ -83,13 +88,20 @@ wait_for 5 "any(e['event'] == 'allocate' and e['pod'] == 'pod-1' and e['envs'].g
 wait_for 5 "any(e['event'] == 'allocate' and e['pod'] == 'pod-2' and e['envs'].get('NVIDIA_VISIBLE_DEVICES') == '$MIG34' for e in ev)" &&
     echo "ok   pod-2 recorded mig=3:3g.40gb@4: the kubelet allocated $MIG34" ||
     fail "pod-2 recorded mig=3:3g.40gb@4 ($MIG34), the kubelet gave another"
+# two pods asking the same, the one listed first admitted second: the kubelet's pod-resources
+# names the pod it admits (it holds no device yet), so each gets its own recorded slot
+echo "allocate nvidia.com/mig-3g.40gb 1" >&3
+echo "allocate nvidia.com/mig-3g.40gb 1" >&3
+wait_for 5 "any(e['event'] == 'allocate' and e['pod'] == 'pod-3' and e['envs'].get('NVIDIA_VISIBLE_DEVICES') == '$MIG24' for e in ev) and any(e['event'] == 'allocate' and e['pod'] == 'pod-4' and e['envs'].get('NVIDIA_VISIBLE_DEVICES') == '$MIG30' for e in ev)" &&
+    echo "ok   pod-3 and pod-4 (same request, listed in the other order) got their own slots" ||
+    fail "pod-3 (mig=2:3g.40gb@4, $MIG24) and pod-4 (mig=3:3g.40gb@0, $MIG30) did not get their own"
 # a fraction: an MPS client of its GPU's live daemon, with the limits of its share
 echo "allocate gpusched.io/gpu-milli 300" >&3
-wait_for 10 'any(e["event"] == "allocate" and e["pod"] == "pod-3" for e in ev)' || fail "no allocation of pod-3"
-python3 - "$D/h.log" "$UUID0" "$D/mps" <<'P' && echo "ok   pod-3 (milli=0:300): MPS client of GPU 0's live daemon, 30 % threads, 0=24576M" || fail "pod-3's fraction"
+wait_for 10 'any(e["event"] == "allocate" and e["pod"] == "pod-5" for e in ev)' || fail "no allocation of pod-5"
+python3 - "$D/h.log" "$UUID0" "$D/mps" <<'P' && echo "ok   pod-5 (milli=0:300): MPS client of GPU 0's live daemon, 30 % threads, 0=24576M" || fail "pod-5's fraction"
 import json, os, sys
 ev = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-e = [x for x in ev if x["event"] == "allocate" and x["pod"] == "pod-3"][-1]
+e = [x for x in ev if x["event"] == "allocate" and x["pod"] == "pod-5"][-1]
 env, uuid, root = e["envs"], sys.argv[2], sys.argv[3]
 pipe = root + "/" + uuid + "/pipe"
 want = {"NVIDIA_VISIBLE_DEVICES": uuid, "CUDA_MPS_PIPE_DIRECTORY": pipe,
