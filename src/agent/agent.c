@@ -386,6 +386,8 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const stru
         double now = gs_clock_wall(), at = next.scrape < next.check ? next.scrape : next.check;
         if (at > next.mps)
             at = next.mps;
+        if (o->max_seconds > 0 && at > t0 + o->max_seconds)
+            at = t0 + o->max_seconds;
         int wait_ms = at > now ? (int)((at - now) * 1000) : 0;
         /* a critical XID is judged at once, not at the next check */
         bool xid = gs_sampler_xids(a->sampler, wait_ms) > 0;
