@@ -251,6 +251,10 @@ static int start_mps(struct gs_plugins *p, struct gs_error *err)
     const struct gs_dpconfig *dp = p->o.dp;
     if (!p->o.dp_dir)
         return 0;
+    if (p->o.fractions && p->o.replicas > 1)
+        GS_WARN("agent", "--fractions: no gpusched.io/gpu-milli offered: the device-plugin "
+                         "config's sharing replicates every whole GPU (fractions take GPUs "
+                         "that are not otherwise shared)");
     gs_sampler_read(p->s, p->g);
     bool any = false;
     for (int i = 0; i < p->g->n; i++) {
