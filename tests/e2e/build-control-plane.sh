@@ -185,8 +185,12 @@ build_promcheck() {
 
 # The kubelet's device manager (pkg/kubelet/cm/devicemanager) from the same k8s.io/kubernetes
 build_devicemanager() {
-    [ -x "$bin/devicemanager-$K8S" ] && return 0
-    gomod devicemanager "k8s.io/kubernetes $K8S" k8s | go_tool devicemanager "devicemanager-$K8S"
+    local sum
+    sum="$(sha256sum "$here/tools/devicemanager/main.go" | cut -c1-16)"
+    [ -x "$bin/devicemanager-$K8S" ] && [ "$(cat "$bin/devicemanager-$K8S.src" 2>/dev/null)" = "$sum" ] &&
+        return 0
+    gomod devicemanager "k8s.io/kubernetes $K8S" k8s | go_tool devicemanager "devicemanager-$K8S" &&
+        echo "$sum" > "$bin/devicemanager-$K8S.src"
 }
 
 # The kubelet's DRA manager (pkg/kubelet/cm/dra) and plugin manager, from the same
