@@ -229,7 +229,7 @@ static const struct gs_policy offline_policy = {
     "offline",
     "not an online policy: an offline packer that knows every arrival (achievable) and a "
     "Lagrangian bound (proven); see sim/openbopt.h",
-    NULL, false};
+    NULL, false, NULL};
 
 const struct gs_policy *gs_openb_offline_policy(void)
 {
