@@ -297,6 +297,20 @@ static int lazy_pick(struct gs_engine *e, const struct gs_cluster *c, const stru
 
 /* ---------- node selection ---------- */
 
+/* The policy's state of the cluster brought up to date; the memo's scores of the nodes whose
+ * score it changed (their GPU model is in the mask it returns) are forgotten. */
+static void prepare(struct gs_engine *e, const struct gs_cluster *c)
+{
+    uint32_t models = e->policy->prepare ? e->policy->prepare(e, c) : 0;
+    for (int i = 0; models && e->memo_shapes && i < c->nnodes; i++) {
+        int m = c->nodes[i].model;
+        if (m < 0 || m >= 32 || !(models & (1u << m)))
+            continue;
+        for (int k = 0; k < SHAPES; k++)
+            e->memo_shapes[k].ver[i] = 0;
+    }
+}
+
 /* The engine's verdict on node i into the memo. */
 static void memo_refresh(struct gs_engine *e, const struct gs_cluster *c,
                          const struct gs_request *req, struct gs__shape_memo *sm, int i)
@@ -483,6 +497,7 @@ static int place(struct gs_engine *e, const struct gs_cluster *c, const struct g
 {
     if (c->nnodes > e->max_nodes)
         return GS_EINVAL;
+    prepare(e, c);
     struct gs__shape_memo *sm = memo_for(e, req);
     struct gs_reasons lr; /* this call's counts, added to r at the end */
     memset(&lr, 0, sizeof(lr));
@@ -557,5 +572,7 @@ int gs_engine_place_k(struct gs_engine *e, const struct gs_cluster *c, const str
 int64_t gs_engine_score(struct gs_engine *e, const struct gs_cluster *c, int node,
                         const struct gs_request *req, struct gs_alloc *choice)
 {
+    if (c->nnodes <= e->max_nodes)
+        prepare(e, c);
     return e->policy->score(e, c, node, req, choice);
 }

@@ -13,6 +13,16 @@
 
 struct gs__shape_memo; /* engine.c's */
 
+/* The gpusched policy's view of how pressed each GPU model is (policy.c): the share of the
+ * typical GPU demand naming each model, for the GPUs per model it was computed on, and each
+ * model's pressure in steps. */
+struct gs__scarcity {
+    bool checked, off; /* off: no typical shape names a model, no pressure anywhere */
+    double gpus[32];
+    double share[32];
+    int32_t level[32];
+};
+
 struct gs_engine {
     const struct gs_policy *policy;
     struct gs__shape_memo *memo_shapes; /* one per recent request shape (engine.c), or NULL */
@@ -25,7 +35,8 @@ struct gs_engine {
     int32_t *rank; /* tie-break: the lowest rank wins among equal scores */
     int32_t *feasible;
     struct gs_alloc *choices;
-    struct gs_kscore *kscores; /* gs_engine_place_k's scratch, allocated on first use */
+    struct gs_kscore *kscores;  /* gs_engine_place_k's scratch, allocated on first use */
+    struct gs__scarcity scarce; /* the gpusched policy's (policy.c) */
 };
 
 /* policy.c: whether p is the random policy (its score is a draw: never memoised), and the

@@ -211,17 +211,10 @@ static int run_offline(const struct gs_openb_spec *spec, const struct gs_typical
     double ub = 0;
     if ((rc = gs_openb_bound(c, reqs, order, k1 + 1, 200, &ub)))
         goto out;
-    int64_t arrived = 0;
-    for (int k = 0; k < k0; k++)
-        arrived += gs_request_total_milli(&reqs[order[k]]);
     double sb = 0;
     for (int k = k0; k <= k1; k++) {
-        arrived += gs_request_total_milli(&reqs[order[k]]);
-        double most = ub < (double)arrived ? ub : (double)arrived;
-        double shr = (double)cap_milli - gs_openb_bound_share(reqs, order, k + 1, cap_milli);
-        if (shr < most)
-            most = shr;
-        sb += round2(most / (double)cap_milli * 100.0);
+        double lb = gs_openb_unalloc_bound(c, reqs, order, k + 1, ub);
+        sb += round2(((double)cap_milli - lb) / (double)cap_milli * 100.0);
     }
     out->curve[100] = 100.0 - best;
     out->unalloc_at_100 = best;
@@ -236,7 +229,7 @@ static const struct gs_policy offline_policy = {
     "offline",
     "not an online policy: an offline packer that knows every arrival (achievable) and a "
     "Lagrangian bound (proven); see sim/openbopt.h",
-    NULL, false};
+    NULL, false, NULL};
 
 const struct gs_policy *gs_openb_offline_policy(void)
 {

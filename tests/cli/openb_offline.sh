@@ -44,7 +44,7 @@ if k == "gpushare":
     v = 100 * sum(g(r) for r in rows if int(r["num_gpu"]) == 1 and int(r["gpu_milli"]) < 1000) / tot
 elif k == "multigpu":
     v = 100 * sum(g(r) for r in rows if int(r["num_gpu"]) > 1) / tot
-elif k == "gpuspec":
+elif k.startswith("gpuspec"):
     gp = [r for r in rows if int(r["num_gpu"]) > 0]
     v = 100 * sum(1 for r in gp if r["gpu_spec"]) / len(gp)
 else:
@@ -52,7 +52,7 @@ else:
 print(f"{v:.2f}")
 PY
 }
-for v in gpushare=60 gpushare=10 multigpu=30 gpuspec=30 cpu=25 cpu=5; do
+for v in gpushare=60 gpushare=10 multigpu=30 gpuspec=30 gpuspecmix=20 gpuspecskew=25 cpu=25 cpu=5; do
     k=${v%=*} p=${v#*=}
     expect 0 "$GS" sim openb-variant --nodes "$N" --pods "$D/openb_pod_list_default.csv" \
         --variant "$v" --seed 3 --out "$TMP/$k$p.csv" || continue
