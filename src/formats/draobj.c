@@ -2,6 +2,7 @@
  * claims prepared for core/dra.c (CEL selectors through formats/cel.c), and the claim status
  * patch the scheduler writes (see draobj.h). */
 #include "draobj.h"
+#include "jfield.h"
 
 #include "../base/error.h"
 #include "cel.h"
@@ -9,12 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *jstr(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_string(v) ? json_string_value(v) : NULL;
-}
 
 static int put(char *dst, size_t n, const char *src, const char *who, const char *path,
                bool required, struct gs_error *err)
@@ -45,7 +40,7 @@ static int read_selectors(const json_t *a, char **sel, int *n, const char *who, 
     const json_t *s;
     json_array_foreach(a, i, s)
     {
-        const char *e = jstr(json_object_get(s, "cel"), "expression");
+        const char *e = gs_jstr(json_object_get(s, "cel"), "expression");
         if (!e)
             return gs_error_set(err, GS_EINVAL, "%s: %s[%zu].cel.expression is required", who, path,
                                 i);
@@ -62,7 +57,7 @@ static int read_selectors(const json_t *a, char **sel, int *n, const char *who, 
 int gs_draobj_class_read(const json_t *o, struct gs_draobj_class *c, struct gs_error *err)
 {
     memset(c, 0, sizeof(*c));
-    int rc = put(c->name, sizeof(c->name), jstr(json_object_get(o, "metadata"), "name"),
+    int rc = put(c->name, sizeof(c->name), gs_jstr(json_object_get(o, "metadata"), "name"),
                  "deviceclass", "metadata.name", true, err);
     if (rc)
         return rc;
@@ -144,9 +139,9 @@ static int read_attrs(const json_t *m, bool cap, const char *driver, struct gs_d
         } else if (json_is_boolean(json_object_get(v, "bool"))) {
             a->v.type = GS_DRA_BOOL;
             a->v.b = json_is_true(json_object_get(v, "bool"));
-        } else if (jstr(v, "string") || jstr(v, "version")) {
-            const char *s = jstr(v, "string") ? jstr(v, "string") : jstr(v, "version");
-            a->v.type = jstr(v, "string") ? GS_DRA_STRING : GS_DRA_VERSION;
+        } else if (gs_jstr(v, "string") || gs_jstr(v, "version")) {
+            const char *s = gs_jstr(v, "string") ? gs_jstr(v, "string") : gs_jstr(v, "version");
+            a->v.type = gs_jstr(v, "string") ? GS_DRA_STRING : GS_DRA_VERSION;
             if (strlen(s) >= sizeof(a->v.s))
                 return gs_error_set(err, GS_EINVAL, "%s: %s.%s: longer than %zu characters", who,
                                     path, key, sizeof(a->v.s) - 1);
@@ -189,19 +184,19 @@ int gs_draobj_slice_read(const json_t *o, struct gs_draobj_slice *s, struct gs_e
     /* a slice not created yet has only a generateName: the name is for messages */
     const json_t *md = json_object_get(o, "metadata");
     int rc = put(s->name, sizeof(s->name),
-                 jstr(md, "name") ? jstr(md, "name") : jstr(md, "generateName"), "resourceslice",
-                 "metadata.name", false, err);
+                 gs_jstr(md, "name") ? gs_jstr(md, "name") : gs_jstr(md, "generateName"),
+                 "resourceslice", "metadata.name", false, err);
     if (rc)
         return rc;
     char who[GS_KNAME_MAX + 16];
     snprintf(who, sizeof(who), "resourceslice %s", s->name);
     const json_t *spec = json_object_get(o, "spec");
     const json_t *pool = json_object_get(spec, "pool");
-    if ((rc = put(s->driver, sizeof(s->driver), jstr(spec, "driver"), who, "spec.driver", true,
+    if ((rc = put(s->driver, sizeof(s->driver), gs_jstr(spec, "driver"), who, "spec.driver", true,
                   err)) ||
-        (rc =
-             put(s->pool, sizeof(s->pool), jstr(pool, "name"), who, "spec.pool.name", true, err)) ||
-        (rc = put(s->node, sizeof(s->node), jstr(spec, "nodeName"), who, "spec.nodeName", false,
+        (rc = put(s->pool, sizeof(s->pool), gs_jstr(pool, "name"), who, "spec.pool.name", true,
+                  err)) ||
+        (rc = put(s->node, sizeof(s->node), gs_jstr(spec, "nodeName"), who, "spec.nodeName", false,
                   err)))
         goto out;
     s->generation = json_integer_value(json_object_get(pool, "generation"));
@@ -220,7 +215,7 @@ int gs_draobj_slice_read(const json_t *o, struct gs_draobj_slice *s, struct gs_e
         struct gs_dra_counterset *cs = &s->sets[s->nsets];
         char path[64];
         snprintf(path, sizeof(path), "spec.sharedCounters[%zu]", i);
-        if ((rc = put(cs->name, sizeof(cs->name), jstr(x, "name"), who, path, true, err)))
+        if ((rc = put(cs->name, sizeof(cs->name), gs_jstr(x, "name"), who, path, true, err)))
             goto out;
         snprintf(path, sizeof(path), "spec.sharedCounters[%zu].counters", i);
         if ((rc = read_counters(json_object_get(x, "counters"), cs->counter, cs->milli, &cs->n, who,
@@ -249,7 +244,7 @@ int gs_draobj_slice_read(const json_t *o, struct gs_draobj_slice *s, struct gs_e
         struct gs_dra_device *d = &s->dev[s->ndev];
         char path[96];
         snprintf(path, sizeof(path), "spec.devices[%zu].name", i);
-        if ((rc = put(d->name, sizeof(d->name), jstr(x, "name"), who, path, true, err)))
+        if ((rc = put(d->name, sizeof(d->name), gs_jstr(x, "name"), who, path, true, err)))
             goto out;
         snprintf(d->driver, sizeof(d->driver), "%s", s->driver);
         snprintf(d->pool, sizeof(d->pool), "%s", s->pool);
@@ -266,7 +261,7 @@ int gs_draobj_slice_read(const json_t *o, struct gs_draobj_slice *s, struct gs_e
         const json_t *c;
         json_array_foreach(json_object_get(x, "taints"), j, c)
         {
-            const char *eff = jstr(c, "effect");
+            const char *eff = gs_jstr(c, "effect");
             d->tainted |= eff && (strcmp(eff, "NoSchedule") == 0 || strcmp(eff, "NoExecute") == 0);
         }
         const json_t *cc = json_object_get(x, "consumesCounters");
@@ -281,7 +276,8 @@ int gs_draobj_slice_read(const json_t *o, struct gs_draobj_slice *s, struct gs_e
         {
             struct gs_draobj_cref *cr = &s->cref[s->ndev][j];
             snprintf(path, sizeof(path), "spec.devices[%zu].consumesCounters[%zu]", i, j);
-            if ((rc = put(cr->set, sizeof(cr->set), jstr(c, "counterSet"), who, path, true, err)) ||
+            if ((rc = put(cr->set, sizeof(cr->set), gs_jstr(c, "counterSet"), who, path, true,
+                          err)) ||
                 (rc = read_counters(json_object_get(c, "counters"), cr->counter,
                                     d->consume[j].milli, &cr->n, who, path, err)))
                 goto out;
@@ -311,10 +307,10 @@ static int read_sub(const json_t *x, struct gs_draobj_sub *sb, const char *who, 
 {
     char p[160];
     snprintf(p, sizeof(p), "%s.deviceClassName", path);
-    int rc = put(sb->cls, sizeof(sb->cls), jstr(x, "deviceClassName"), who, p, true, err);
+    int rc = put(sb->cls, sizeof(sb->cls), gs_jstr(x, "deviceClassName"), who, p, true, err);
     if (rc)
         return rc;
-    const char *mode = jstr(x, "allocationMode");
+    const char *mode = gs_jstr(x, "allocationMode");
     if (!mode || strcmp(mode, "ExactCount") == 0)
         sb->mode = GS_DRA_EXACT;
     else if (strcmp(mode, "All") == 0)
@@ -354,7 +350,7 @@ static int read_claim_spec(const json_t *devices, struct gs_draobj_claim *c, con
         struct gs_draobj_req *q = &c->req[c->nreq++];
         char path[96];
         snprintf(path, sizeof(path), "spec.devices.requests[%zu].name", i);
-        if ((rc = put(q->name, sizeof(q->name), jstr(r, "name"), who, path, true, err)))
+        if ((rc = put(q->name, sizeof(q->name), gs_jstr(r, "name"), who, path, true, err)))
             return rc;
         const json_t *ex = json_object_get(r, "exactly"),
                      *fa = json_object_get(r, "firstAvailable");
@@ -380,7 +376,8 @@ static int read_claim_spec(const json_t *devices, struct gs_draobj_claim *c, con
                          j);
                 char np[128];
                 snprintf(np, sizeof(np), "%s.name", path);
-                if ((rc = put(sb->name, sizeof(sb->name), jstr(s, "name"), who, np, true, err)) ||
+                if ((rc =
+                         put(sb->name, sizeof(sb->name), gs_jstr(s, "name"), who, np, true, err)) ||
                     (rc = read_sub(s, sb, who, path, err)))
                     return rc;
             }
@@ -399,7 +396,7 @@ static int read_claim_spec(const json_t *devices, struct gs_draobj_claim *c, con
     json_array_foreach(cons, i, r)
     {
         struct gs_dra_constraint *k = &c->cons[c->ncons];
-        const char *m = jstr(r, "matchAttribute"), *d = jstr(r, "distinctAttribute");
+        const char *m = gs_jstr(r, "matchAttribute"), *d = gs_jstr(r, "distinctAttribute");
         if (!m == !d)
             return gs_error_set(err, GS_EINVAL,
                                 "%s: spec.devices.constraints[%zu]: exactly one of matchAttribute "
@@ -451,7 +448,7 @@ static void selector_node(const json_t *ns, char *out, size_t n)
         const json_t *e;
         json_array_foreach(json_object_get(t, lists[l]), i, e)
         {
-            const char *key = jstr(e, "key");
+            const char *key = gs_jstr(e, "key");
             const json_t *vals = json_object_get(e, "values");
             if (key &&
                 (strcmp(key, "metadata.name") == 0 || strcmp(key, "kubernetes.io/hostname") == 0) &&
@@ -465,16 +462,16 @@ int gs_draobj_claim_read(const json_t *o, struct gs_draobj_claim *c, struct gs_e
 {
     memset(c, 0, sizeof(*c));
     const json_t *md = json_object_get(o, "metadata");
-    int rc = put(c->name, sizeof(c->name), jstr(md, "name"), "resourceclaim", "metadata.name", true,
-                 err);
+    int rc = put(c->name, sizeof(c->name), gs_jstr(md, "name"), "resourceclaim", "metadata.name",
+                 true, err);
     char who[GS_KNAME_MAX + 90];
     snprintf(who, sizeof(who), "resourceclaim %s", c->name);
-    if (rc || (rc = put(c->ns, sizeof(c->ns), jstr(md, "namespace"), who, "metadata.namespace",
+    if (rc || (rc = put(c->ns, sizeof(c->ns), gs_jstr(md, "namespace"), who, "metadata.namespace",
                         true, err)))
         return rc;
     snprintf(who, sizeof(who), "resourceclaim %s/%s", c->ns, c->name);
-    if ((rc = put(c->uid, sizeof(c->uid), jstr(md, "uid"), who, "metadata.uid", false, err)) ||
-        (rc = put(c->rv, sizeof(c->rv), jstr(md, "resourceVersion"), who,
+    if ((rc = put(c->uid, sizeof(c->uid), gs_jstr(md, "uid"), who, "metadata.uid", false, err)) ||
+        (rc = put(c->rv, sizeof(c->rv), gs_jstr(md, "resourceVersion"), who,
                   "metadata.resourceVersion", false, err)))
         return rc;
     if ((rc = read_claim_spec(json_object_get(json_object_get(o, "spec"), "devices"), c, who, err)))
@@ -498,11 +495,13 @@ int gs_draobj_claim_read(const json_t *o, struct gs_draobj_claim *c, struct gs_e
             struct gs_draobj_result *x = &c->results[c->nresults++];
             char path[96];
             snprintf(path, sizeof(path), "status.allocation.devices.results[%zu]", i);
-            if ((rc = put(x->request, sizeof(x->request), jstr(r, "request"), who, path, true,
+            if ((rc = put(x->request, sizeof(x->request), gs_jstr(r, "request"), who, path, true,
                           err)) ||
-                (rc = put(x->driver, sizeof(x->driver), jstr(r, "driver"), who, path, true, err)) ||
-                (rc = put(x->pool, sizeof(x->pool), jstr(r, "pool"), who, path, true, err)) ||
-                (rc = put(x->device, sizeof(x->device), jstr(r, "device"), who, path, true, err)))
+                (rc = put(x->driver, sizeof(x->driver), gs_jstr(r, "driver"), who, path, true,
+                          err)) ||
+                (rc = put(x->pool, sizeof(x->pool), gs_jstr(r, "pool"), who, path, true, err)) ||
+                (rc =
+                     put(x->device, sizeof(x->device), gs_jstr(r, "device"), who, path, true, err)))
                 goto out;
         }
     }
@@ -514,10 +513,10 @@ int gs_draobj_claim_read(const json_t *o, struct gs_draobj_claim *c, struct gs_e
             struct gs_draobj_reserved *x = &c->reserved[c->nreserved];
             char path[64];
             snprintf(path, sizeof(path), "status.reservedFor[%zu]", i);
-            if ((rc = put(x->resource, sizeof(x->resource), jstr(r, "resource"), who, path, false,
-                          err)) ||
-                (rc = put(x->name, sizeof(x->name), jstr(r, "name"), who, path, true, err)) ||
-                (rc = put(x->uid, sizeof(x->uid), jstr(r, "uid"), who, path, false, err)))
+            if ((rc = put(x->resource, sizeof(x->resource), gs_jstr(r, "resource"), who, path,
+                          false, err)) ||
+                (rc = put(x->name, sizeof(x->name), gs_jstr(r, "name"), who, path, true, err)) ||
+                (rc = put(x->uid, sizeof(x->uid), gs_jstr(r, "uid"), who, path, false, err)))
                 goto out;
         }
         c->nreserved++;

@@ -2,6 +2,7 @@
  * PersistentVolumeClaim and PersistentVolume readers (see
  * tenantobj.h). */
 #include "tenantobj.h"
+#include "jfield.h"
 
 #include "../base/error.h"
 #include "migparted.h"
@@ -11,23 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *jstr(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-static int copy_name(char *dst, size_t n, const char *src, const char *who, const char *path,
-                     struct gs_error *err)
-{
-    if (!src || !src[0])
-        return gs_error_set(err, GS_EINVAL, "%s: %s is required", who, path);
-    if (strlen(src) >= n)
-        return gs_error_set(err, GS_EINVAL, "%s: %s: longer than %zu characters", who, path, n - 1);
-    memcpy(dst, src, strlen(src) + 1);
-    return 0;
-}
 
 /* A map of resource -> quantity (string or integer). */
 static int read_res(const json_t *m, struct gs_tobj_res *out, int *n, const char *who,
@@ -82,16 +66,16 @@ int gs_kube_queue_read(const json_t *obj, struct gs_kube_queue *q, struct gs_err
     memset(q, 0, sizeof(*q));
     const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
     int rc =
-        copy_name(q->name, sizeof(q->name), jstr(md, "name"), "GPUQueue", "metadata.name", err);
+        gs_jname(q->name, sizeof(q->name), gs_jstr(md, "name"), "GPUQueue", "metadata.name", err);
     if (rc)
         return rc;
     char who[GS_NAME_MAX + 16];
     snprintf(who, sizeof(who), "GPUQueue %s", q->name);
     if (spec && !json_is_object(spec))
         return gs_error_set(err, GS_EINVAL, "%s: spec: expected an object", who);
-    const char *parent = jstr(spec, "parent");
+    const char *parent = gs_jstr(spec, "parent");
     if (parent && parent[0] &&
-        (rc = copy_name(q->parent, sizeof(q->parent), parent, who, "spec.parent", err)))
+        (rc = gs_jname(q->parent, sizeof(q->parent), parent, who, "spec.parent", err)))
         return rc;
     if (strcmp(q->parent, q->name) == 0)
         return gs_error_set(err, GS_EINVAL, "%s: spec.parent: a queue cannot be its own parent",
@@ -115,7 +99,7 @@ int gs_kube_queue_read(const json_t *obj, struct gs_kube_queue *q, struct gs_err
                                 GS_TOBJ_MAX_NS);
         char path[64];
         snprintf(path, sizeof(path), "spec.namespaces[%zu]", i);
-        if ((rc = copy_name(q->ns[q->nns], sizeof(q->ns[0]), json_string_value(v), who, path, err)))
+        if ((rc = gs_jname(q->ns[q->nns], sizeof(q->ns[0]), json_string_value(v), who, path, err)))
             return rc;
         q->nns++;
     }
@@ -126,14 +110,14 @@ int gs_kube_rquota_read(const json_t *obj, struct gs_kube_rquota *q, struct gs_e
 {
     memset(q, 0, sizeof(*q));
     const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
-    int rc = copy_name(q->name, sizeof(q->name), jstr(md, "name"), "ResourceQuota", "metadata.name",
-                       err);
+    int rc = gs_jname(q->name, sizeof(q->name), gs_jstr(md, "name"), "ResourceQuota",
+                      "metadata.name", err);
     if (rc)
         return rc;
     char who[GS_NAME_MAX + 16];
     snprintf(who, sizeof(who), "ResourceQuota %s", q->name);
-    if ((rc = copy_name(q->ns, sizeof(q->ns), jstr(md, "namespace"), who, "metadata.namespace",
-                        err)))
+    if ((rc = gs_jname(q->ns, sizeof(q->ns), gs_jstr(md, "namespace"), who, "metadata.namespace",
+                       err)))
         return rc;
     /* spec.hard holds every kind of quota (pods, services, ...): keep the ones that fit */
     const char *key;
@@ -157,18 +141,18 @@ int gs_kube_podgroup_read(const json_t *obj, struct gs_kube_podgroup *g, struct 
 {
     memset(g, 0, sizeof(*g));
     const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
-    int rc = copy_name(g->name, GS_NAME_MAX, jstr(md, "name"), "PodGroup", "metadata.name", err);
+    int rc = gs_jname(g->name, GS_NAME_MAX, gs_jstr(md, "name"), "PodGroup", "metadata.name", err);
     if (rc)
         return rc;
     char who[GS_NAME_MAX + 16];
     snprintf(who, sizeof(who), "PodGroup %s", g->name);
-    if ((rc = copy_name(g->ns, sizeof(g->ns), jstr(md, "namespace"), who, "metadata.namespace",
-                        err)) ||
+    if ((rc = gs_jname(g->ns, sizeof(g->ns), gs_jstr(md, "namespace"), who, "metadata.namespace",
+                       err)) ||
         (rc = read_int(spec, "minMember", 1, 1, 100000, &g->min_member, who, "spec", err)) ||
         (rc = read_int(spec, "scheduleTimeoutSeconds", 0, 0, 86400 * 365, &g->timeout_s, who,
                        "spec", err)))
         return rc;
-    const char *ts = jstr(md, "creationTimestamp");
+    const char *ts = gs_jstr(md, "creationTimestamp");
     if (!ts || gs_kube_parse_time(ts, &g->created_s))
         g->created_s = 0;
     return 0;
@@ -203,14 +187,14 @@ int gs_kube_pdb_read(const json_t *obj, struct gs_kube_pdb *b, struct gs_error *
 {
     memset(b, 0, sizeof(*b));
     const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
-    int rc = copy_name(b->name, sizeof(b->name), jstr(md, "name"), "PodDisruptionBudget",
-                       "metadata.name", err);
+    int rc = gs_jname(b->name, sizeof(b->name), gs_jstr(md, "name"), "PodDisruptionBudget",
+                      "metadata.name", err);
     if (rc)
         return rc;
     char who[GS_NAME_MAX + 24];
     snprintf(who, sizeof(who), "PodDisruptionBudget %s", b->name);
-    if ((rc = copy_name(b->ns, sizeof(b->ns), jstr(md, "namespace"), who, "metadata.namespace",
-                        err)) ||
+    if ((rc = gs_jname(b->ns, sizeof(b->ns), gs_jstr(md, "namespace"), who, "metadata.namespace",
+                       err)) ||
         (rc = int_or_pct(json_object_get(spec, "minAvailable"), &b->min_available, &b->min_pct, who,
                          "spec.minAvailable", err)) ||
         (rc = int_or_pct(json_object_get(spec, "maxUnavailable"), &b->max_unavailable, &b->max_pct,
@@ -242,7 +226,7 @@ int gs_kube_migmgr_read(const json_t *obj, struct gs_kube_migmgr *m, struct gs_e
     memset(m, 0, sizeof(*m));
     const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
     int rc =
-        copy_name(m->name, sizeof(m->name), jstr(md, "name"), "MigManager", "metadata.name", err);
+        gs_jname(m->name, sizeof(m->name), gs_jstr(md, "name"), "MigManager", "metadata.name", err);
     if (rc)
         return rc;
     char who[GS_NAME_MAX + 16];
@@ -262,7 +246,7 @@ int gs_kube_migmgr_read(const json_t *obj, struct gs_kube_migmgr *m, struct gs_e
         struct gs_kube_migclient *x = &m->clients[m->nclients];
         char path[96];
         snprintf(path, sizeof(path), "spec.gpuClientsConfig.gpuClients[%zu]", i);
-        const char *ns = jstr(c, "namespace"), *dev = jstr(c, "migDevice");
+        const char *ns = gs_jstr(c, "namespace"), *dev = gs_jstr(c, "migDevice");
         if (ns && strlen(ns) >= sizeof(x->ns))
             return gs_error_set(err, GS_EINVAL, "%s: %s.namespace: too long", who, path);
         snprintf(x->ns, sizeof(x->ns), "%s", ns ? ns : "");

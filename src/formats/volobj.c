@@ -1,5 +1,6 @@
 /* volobj.c - storage objects read from the API server's JSON (formats/volobj.h). */
 #include "volobj.h"
+#include "jfield.h"
 
 #include "../base/error.h"
 #include "../core/quantity.h"
@@ -8,24 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *jstr(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-/* A required string of 1..n-1 characters. */
-static int copy_name(char *dst, size_t n, const char *src, const char *who, const char *path,
-                     struct gs_error *err)
-{
-    if (!src || !src[0])
-        return gs_error_set(err, GS_EINVAL, "%s: %s is required", who, path);
-    if (strlen(src) >= n)
-        return gs_error_set(err, GS_EINVAL, "%s: %s: longer than %zu characters", who, path, n - 1);
-    memcpy(dst, src, strlen(src) + 1);
-    return 0;
-}
 
 /* An optional string field: absent or null leaves dst empty; anything but a string, or one
  * too long, is an error. */
@@ -132,7 +115,7 @@ void gs_access_str(uint8_t access, char *out, size_t n)
 
 static int read_mode(const json_t *spec, bool *block, const char *who, struct gs_error *err)
 {
-    const char *m = jstr(spec, "volumeMode");
+    const char *m = gs_jstr(spec, "volumeMode");
     *block = m && strcmp(m, "Block") == 0;
     if (m && !*block && strcmp(m, "Filesystem") != 0)
         return gs_error_set(err, GS_EINVAL,
@@ -150,7 +133,7 @@ static int read_class(const json_t *md, const json_t *spec, char *cls, size_t n,
         return opt_str(spec, "storageClassName", cls, n, who, "spec.storageClassName", err);
     }
     const char *legacy =
-        jstr(json_object_get(md, "annotations"), "volume.beta.kubernetes.io/storage-class");
+        gs_jstr(json_object_get(md, "annotations"), "volume.beta.kubernetes.io/storage-class");
     *has = legacy != NULL;
     if (legacy && strlen(legacy) >= n)
         return gs_error_set(err, GS_EINVAL, "%s: the storage-class annotation is too long", who);
@@ -162,16 +145,16 @@ int gs_kube_pvc_read(const json_t *obj, struct gs_kube_pvc *c, struct gs_error *
 {
     memset(c, 0, sizeof(*c));
     const json_t *md = json_object_get(obj, "metadata"), *spec = NULL;
-    int rc = copy_name(c->name, sizeof(c->name), jstr(md, "name"), "PersistentVolumeClaim",
-                       "metadata.name", err);
+    int rc = gs_jname(c->name, sizeof(c->name), gs_jstr(md, "name"), "PersistentVolumeClaim",
+                      "metadata.name", err);
     if (rc)
         return rc;
     char who[GS_KNAME_MAX + 32];
     snprintf(who, sizeof(who), "PersistentVolumeClaim %s", c->name);
-    if ((rc = copy_name(c->ns, sizeof(c->ns), jstr(md, "namespace"), who, "metadata.namespace",
-                        err)))
+    if ((rc = gs_jname(c->ns, sizeof(c->ns), gs_jstr(md, "namespace"), who, "metadata.namespace",
+                       err)))
         return rc;
-    c->deleting = jstr(md, "deletionTimestamp") != NULL;
+    c->deleting = gs_jstr(md, "deletionTimestamp") != NULL;
     if ((rc = opt_str(md, "uid", c->uid, sizeof(c->uid), who, "metadata.uid", err)) ||
         (rc = opt_str(md, "resourceVersion", c->rv, sizeof(c->rv), who, "metadata.resourceVersion",
                       err)) ||
@@ -194,7 +177,7 @@ int gs_kube_pvc_read(const json_t *obj, struct gs_kube_pvc *c, struct gs_error *
         return refuse(rc, c->refused, sizeof(c->refused), who, err);
     if (c->request < 0)
         c->request = 0;
-    const char *phase = jstr(json_object_get(obj, "status"), "phase");
+    const char *phase = gs_jstr(json_object_get(obj, "status"), "phase");
     c->bound = phase && strcmp(phase, "Bound") == 0 && c->volume[0];
     return 0;
 }
@@ -205,7 +188,7 @@ static int read_pv_req(const json_t *e, bool field, struct gs_pv_req *r, const c
 {
     memset(r, 0, sizeof(*r));
     r->field = field;
-    const char *k = jstr(e, "key"), *op = jstr(e, "operator");
+    const char *k = gs_jstr(e, "key"), *op = gs_jstr(e, "operator");
     if (!k || !k[0] || strlen(k) >= sizeof(r->key))
         return gs_error_set(err, GS_EINVAL, "%s: %s.key: expected a key of 1..%zu characters", who,
                             path, sizeof(r->key) - 1);
@@ -337,13 +320,13 @@ int gs_kube_pv_read(const json_t *obj, struct gs_kube_pv *pv, struct gs_error *e
 {
     memset(pv, 0, sizeof(*pv));
     const json_t *md = json_object_get(obj, "metadata"), *spec = NULL, *ref = NULL, *csi = NULL;
-    int rc = copy_name(pv->name, sizeof(pv->name), jstr(md, "name"), "PersistentVolume",
-                       "metadata.name", err);
+    int rc = gs_jname(pv->name, sizeof(pv->name), gs_jstr(md, "name"), "PersistentVolume",
+                      "metadata.name", err);
     if (rc)
         return rc;
     char who[GS_KNAME_MAX + 32];
     snprintf(who, sizeof(who), "PersistentVolume %s", pv->name);
-    pv->deleting = jstr(md, "deletionTimestamp") != NULL;
+    pv->deleting = gs_jstr(md, "deletionTimestamp") != NULL;
     if ((rc = opt_str(md, "uid", pv->uid, sizeof(pv->uid), who, "metadata.uid", err)) ||
         (rc = opt_str(md, "resourceVersion", pv->rv, sizeof(pv->rv), who,
                       "metadata.resourceVersion", err)) ||
@@ -372,7 +355,7 @@ int gs_kube_pv_read(const json_t *obj, struct gs_kube_pv *pv, struct gs_error *e
     if (pv->capacity < 0)
         pv->capacity = 0;
     static const char *const phases[] = {"Pending", "Available", "Bound", "Released", "Failed"};
-    const char *ph = jstr(json_object_get(obj, "status"), "phase");
+    const char *ph = gs_jstr(json_object_get(obj, "status"), "phase");
     for (int i = 0; ph && i < 5; i++)
         if (strcmp(ph, phases[i]) == 0)
             pv->phase = (uint8_t)i;
@@ -459,11 +442,11 @@ bool gs_kube_pv_zone_matches(const struct gs_kube_pv *pv, const struct gs_kube_n
 static int read_sc_rest(const json_t *obj, struct gs_kube_sc *sc, const char *who,
                         struct gs_error *err)
 {
-    int rc = copy_name(sc->provisioner, sizeof(sc->provisioner), jstr(obj, "provisioner"), who,
-                       "provisioner", err);
+    int rc = gs_jname(sc->provisioner, sizeof(sc->provisioner), gs_jstr(obj, "provisioner"), who,
+                      "provisioner", err);
     if (rc)
         return rc;
-    const char *mode = jstr(obj, "volumeBindingMode");
+    const char *mode = gs_jstr(obj, "volumeBindingMode");
     if (mode && strcmp(mode, "WaitForFirstConsumer") == 0)
         sc->mode = GS_BIND_WAIT_FOR_FIRST_CONSUMER;
     else if (mode && strcmp(mode, "Immediate") != 0)
@@ -489,7 +472,7 @@ static int read_sc_rest(const json_t *obj, struct gs_kube_sc *sc, const char *wh
         json_array_foreach(exprs, j, e)
         {
             struct gs_topo_req *r = &term->reqs[term->nreqs++];
-            const char *key = jstr(e, "key");
+            const char *key = gs_jstr(e, "key");
             const json_t *vals = json_object_get(e, "values");
             if (!key || !key[0] || strlen(key) >= GS_LABEL_KEY_MAX || !json_is_array(vals) ||
                 json_array_size(vals) == 0 || json_array_size(vals) > GS_VOL_MAX_VALS)
@@ -517,8 +500,8 @@ int gs_kube_sc_read(const json_t *obj, struct gs_kube_sc *sc, struct gs_error *e
 {
     memset(sc, 0, sizeof(*sc));
     const json_t *md = json_object_get(obj, "metadata");
-    int rc = copy_name(sc->name, sizeof(sc->name), jstr(md, "name"), "StorageClass",
-                       "metadata.name", err);
+    int rc = gs_jname(sc->name, sizeof(sc->name), gs_jstr(md, "name"), "StorageClass",
+                      "metadata.name", err);
     if (rc)
         return rc;
     char who[GS_VOL_STR + 32];
@@ -551,8 +534,8 @@ bool gs_kube_sc_node_allowed(const struct gs_kube_sc *sc, const struct gs_kube_n
 int gs_kube_csidriver_read(const json_t *obj, struct gs_kube_csidriver *d, struct gs_error *err)
 {
     memset(d, 0, sizeof(*d));
-    int rc = copy_name(d->name, sizeof(d->name), jstr(json_object_get(obj, "metadata"), "name"),
-                       "CSIDriver", "metadata.name", err);
+    int rc = gs_jname(d->name, sizeof(d->name), gs_jstr(json_object_get(obj, "metadata"), "name"),
+                      "CSIDriver", "metadata.name", err);
     if (rc)
         return rc;
     const json_t *sc = json_object_get(json_object_get(obj, "spec"), "storageCapacity");
@@ -567,17 +550,17 @@ int gs_kube_csicap_read(const json_t *obj, struct gs_kube_csicap *c, struct gs_e
 {
     memset(c, 0, sizeof(*c));
     const json_t *md = json_object_get(obj, "metadata");
-    int rc = copy_name(c->name, sizeof(c->name), jstr(md, "name"), "CSIStorageCapacity",
-                       "metadata.name", err);
+    int rc = gs_jname(c->name, sizeof(c->name), gs_jstr(md, "name"), "CSIStorageCapacity",
+                      "metadata.name", err);
     if (rc)
         return rc;
     char who[GS_KNAME_MAX + 32];
     snprintf(who, sizeof(who), "CSIStorageCapacity %s", c->name);
     const json_t *topo = json_object_get(obj, "nodeTopology");
-    if ((rc = copy_name(c->ns, sizeof(c->ns), jstr(md, "namespace"), who, "metadata.namespace",
-                        err)) ||
-        (rc = copy_name(c->cls, sizeof(c->cls), jstr(obj, "storageClassName"), who,
-                        "storageClassName", err)) ||
+    if ((rc = gs_jname(c->ns, sizeof(c->ns), gs_jstr(md, "namespace"), who, "metadata.namespace",
+                       err)) ||
+        (rc = gs_jname(c->cls, sizeof(c->cls), gs_jstr(obj, "storageClassName"), who,
+                       "storageClassName", err)) ||
         (rc = read_bytes(json_object_get(obj, "capacity"), &c->capacity, who, "capacity", err)) ||
         (rc = read_bytes(json_object_get(obj, "maximumVolumeSize"), &c->max_size, who,
                          "maximumVolumeSize", err)) ||
@@ -601,8 +584,8 @@ bool gs_kube_csicap_node_matches(const struct gs_kube_csicap *c, const struct gs
 int gs_kube_csinode_read(const json_t *obj, struct gs_kube_csinode *cn, struct gs_error *err)
 {
     memset(cn, 0, sizeof(*cn));
-    int rc = copy_name(cn->name, sizeof(cn->name), jstr(json_object_get(obj, "metadata"), "name"),
-                       "CSINode", "metadata.name", err);
+    int rc = gs_jname(cn->name, sizeof(cn->name), gs_jstr(json_object_get(obj, "metadata"), "name"),
+                      "CSINode", "metadata.name", err);
     if (rc)
         return rc;
     const json_t *drivers = json_object_get(json_object_get(obj, "spec"), "drivers"), *d;
@@ -619,7 +602,7 @@ int gs_kube_csinode_read(const json_t *obj, struct gs_kube_csinode *cn, struct g
         snprintf(path, sizeof(path), "spec.drivers[%zu].name", i);
         char who[GS_KNAME_MAX + 16];
         snprintf(who, sizeof(who), "CSINode %s", cn->name);
-        if ((rc = copy_name(x->name, sizeof(x->name), jstr(d, "name"), who, path, err)))
+        if ((rc = gs_jname(x->name, sizeof(x->name), gs_jstr(d, "name"), who, path, err)))
             return rc;
         const json_t *cnt = json_object_get(json_object_get(d, "allocatable"), "count");
         x->count = -1;

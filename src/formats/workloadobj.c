@@ -3,6 +3,7 @@
  * PodGroupInitiallyScheduled condition (see workloadobj.h). sched/tenancy.c lists the objects;
  * sched/cycleout.c writes the condition. */
 #include "workloadobj.h"
+#include "jfield.h"
 
 #include "../base/error.h"
 #include "../base/hash.h"
@@ -11,12 +12,6 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-
-static const char *jstr(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_string(v) ? json_string_value(v) : NULL;
-}
 
 /* A name (a string without NULs, 1..n-1 bytes) at path into dst. */
 static int read_name(const json_t *o, const char *key, char *dst, size_t n, const char *who,
@@ -170,14 +165,14 @@ static int read_condition(const json_t *st, struct gs_kube_podgroup *g, const ch
         if (!json_is_object(c))
             return gs_error_set(err, GS_EINVAL, "%s: status.conditions[%zu]: expected an object",
                                 who, i);
-        const char *type = jstr(c, "type"), *status = jstr(c, "status");
+        const char *type = gs_jstr(c, "type"), *status = gs_jstr(c, "status");
         if (!type || strcmp(type, GS_WPG_CONDITION) != 0 || !status)
             continue;
         g->cond = strcmp(status, "True") == 0    ? GS_PGC_TRUE
                   : strcmp(status, "False") == 0 ? GS_PGC_FALSE
                                                  : GS_PGC_NONE;
-        const char *reason = jstr(c, "reason"), *since = jstr(c, "lastTransitionTime");
-        const char *msg = jstr(c, "message");
+        const char *reason = gs_jstr(c, "reason"), *since = gs_jstr(c, "lastTransitionTime");
+        const char *msg = gs_jstr(c, "message");
         snprintf(g->cond_reason, sizeof(g->cond_reason), "%s", reason ? reason : "");
         g->cond_msg = gs_hash_str(msg ? msg : "");
         if (since && strlen(since) < sizeof(g->cond_since))
@@ -205,7 +200,7 @@ int gs_kube_wpodgroup_read(const json_t *obj, struct gs_kube_podgroup *g, struct
     if ((rc = read_int(md, "generation", 0, 0, INT64_MAX, &v, who, "metadata.generation", err)))
         return rc;
     g->generation = v;
-    const char *ts = jstr(md, "creationTimestamp");
+    const char *ts = gs_jstr(md, "creationTimestamp");
     if (!ts || gs_kube_parse_time(ts, &g->created_s))
         g->created_s = 0;
     if ((rc = read_obj(obj, "spec", &spec, who, "spec", err)) ||
