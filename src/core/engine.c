@@ -19,7 +19,7 @@
  * placement is mostly memo hits and scores only the nodes that changed. Devices are chosen
  * again for the winner alone. For the random policy (its score is a draw) the memo keeps
  * the verdicts alone. */
-#define SHAPES 64
+#define SHAPES 256
 struct gs__shape_memo {
     uint64_t sig;
     uint8_t kind;  /* the request's (enum gs_req_kind) */
