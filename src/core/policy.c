@@ -223,8 +223,9 @@ static int64_t score_fgd(struct gs_engine *e, const struct gs_cluster *c, int no
  * fragmentation per milli-GPU it takes, so a pod that can run elsewhere leaves the pressed
  * models to the pods that cannot: the pressure rises as the model's GPUs fill and falls as
  * the others' do. Pressure is counted in steps of PRESSURE_STEP, so scores cached between two
- * steps stay valid. Measured on the openb traces (docs/simulator.md): weights 0.1-1 all beat
- * fgd on the model-constrained traces; 0.5 is the best over published and generated ones. */
+ * steps stay valid. Measured on the openb traces, published and generated (docs/simulator.md):
+ * at weights 0.5 and 1 it beats fgd on every model-constrained one, where a fixed cost per
+ * model, or one charged only above pressure 1, loses on some. */
 #define SCARCITY_WEIGHT 0.5
 #define PRESSURE_STEP   0.02
 
