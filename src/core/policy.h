@@ -19,7 +19,8 @@ typedef int64_t (*gs_score_fn)(struct gs_engine *e, const struct gs_cluster *c, 
                                const struct gs_request *req, struct gs_alloc *choice);
 /* Called by the engine before it scores for a placement: a policy whose scores also depend on
  * the whole cluster's state updates it, and returns the GPU models (a mask of model ids)
- * whose nodes' scores changed although the nodes did not, so the engine scores them again. */
+ * whose nodes' scores for whole or shared GPUs changed although the nodes did not, so the
+ * engine scores them again (scores of other requests must not depend on that state). */
 typedef uint32_t (*gs_prepare_fn)(struct gs_engine *e, const struct gs_cluster *c);
 
 struct gs_policy {

@@ -78,11 +78,11 @@ assert [x["runs"] for x in a] == [x["runs"] for x in b]
 PY
 check "$TMP/out" && ok || fail "gpushare=60: offline"
 
-# GPU model constraints (gpuspec): gpusched weighs a node's fragmentation over the shapes it
-# can host (core/frag.h GS_FRAG_HOSTABLE), so it leaves the scarce models to the pods that
-# name them: on two seeds it leaves fewer GPUs unallocated than fgd and closes at least a
-# quarter of the gap between fgd and the offline packing (FGD's measure draws unconstrained
-# pods onto exactly those models)
+# GPU model constraints drawn by fleet (gpuspec): gpusched weighs a node's fragmentation over
+# the shapes it can host (core/frag.h GS_FRAG_HOSTABLE) and charges for a pressed model's GPUs
+# (core/policy.c), so it leaves the models pods name to those pods: on two seeds it leaves
+# fewer GPUs unallocated than fgd and closes at least a quarter of the gap between fgd and the
+# offline packing (FGD's measure draws unconstrained pods onto the small fleets here)
 expect 0 "$GS" sim openb --nodes "$N" --pods "$D/openb_pod_list_default.csv" \
     --variant gpuspec=30 --policy fgd,gpusched,offline --seeds 42-43 --format json &&
     check "$TMP/out" && python3 - "$TMP/out" <<'PY' && ok || fail "gpuspec=30: gpusched vs fgd"
