@@ -44,7 +44,7 @@ int gs_agent_monitor_config(const char *path, struct gs_agent_opts *o, struct gs
         return rc;
     o->mon = mon;
     if (mon.scrape_interval_s > 0)
-        o->interval_s = mon.scrape_interval_s;
+        o->scrape_s = mon.scrape_interval_s;
     return 0;
 }
 
@@ -284,9 +284,9 @@ int gs_agent_scrape(struct gs_gpu_backend *b, const struct gs_agent_opts *o, str
     return rc;
 }
 
-/* The kubelet plugins (with the DRA driver on the shared backend) and the HTTP server. */
-static int start_serving(struct agent *a, struct gs_gpu_backend *b, struct gs_kube_client *kc,
-                         struct gs_httpd **httpd, struct gs_error *err)
+/* The kubelet plugins (with the DRA driver on the shared backend and the MPS daemons). */
+static int start_plugins(struct agent *a, struct gs_gpu_backend *b, struct gs_kube_client *kc,
+                         struct gs_error *err)
 {
     const struct gs_agent_opts *o = a->o;
     struct gs_plugins_opts pl = {.dp_dir = o->dp_dir,
@@ -297,14 +297,54 @@ static int start_serving(struct agent *a, struct gs_gpu_backend *b, struct gs_ku
                                  .dra_plugins_dir = o->dra_plugins_dir,
                                  .dra_registry_dir = o->dra_registry_dir,
                                  .cdi_dir = o->cdi_dir,
-                                 .dra_dynamic_mig = o->dra_dynamic_mig};
-    int rc = gs_plugins_start(&pl, a->sampler, a->pods, b, kc, &a->plugins, err);
-    if (rc || o->metrics_port <= 0)
-        return rc;
+                                 .dra_dynamic_mig = o->dra_dynamic_mig,
+                                 .fractions = o->fractions,
+                                 .mps_control = o->mps_control,
+                                 .mps_root = o->mps_root,
+                                 .mps_timeout_s = o->mps_timeout_s};
+    return gs_plugins_start(&pl, a->sampler, a->pods, b, kc, &a->plugins, err);
+}
+
+/* The HTTP server of /metrics, once every figure it shows has been read. */
+static int start_http(struct agent *a, struct gs_httpd **httpd, struct gs_error *err)
+{
+    const struct gs_agent_opts *o = a->o;
+    if (o->metrics_port <= 0)
+        return 0;
     struct gs_httpd_opts ho = {.name = "agent", .bind = o->metrics_bind, .port = o->metrics_port};
-    if ((rc = gs_httpd_start(&ho, gs_exporter_http, a->exporter, httpd, err)))
+    if (gs_httpd_start(&ho, gs_exporter_http, a->exporter, httpd, err))
         return gs_error_prefix(err, "metrics server (--metrics-port, --metrics-bind)");
     return 0;
+}
+
+/* When each of the loop's jobs is due next (wall clock). */
+struct due {
+    double scrape, check, mps;
+};
+
+/* The next time after now of a job every period seconds last due at *t. */
+static void advance(double *t, double period, double now)
+{
+    while (*t <= now)
+        *t += period;
+}
+
+/* One turn of the loop: what is due at now. check: health, pods, devices, the node; scrape:
+ * the metrics; mps: the daemons. */
+static void turn(struct agent *a, bool check, bool scrape, bool mps)
+{
+    if (check || scrape) {
+        gs_sampler_measure(a->sampler, check);
+        gs_sampler_tenants(a->sampler);
+    }
+    if (check)
+        gs_pods_refresh(a->pods);
+    if (check || mps) /* first: a plugin registers its devices healthy once their daemon runs */
+        gs_plugins_mps_round(a->plugins);
+    if (check)
+        gs_plugins_update(a->plugins);
+    if (check && a->node)
+        gs_reconciler_round(a->node);
 }
 
 int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const struct gs_agent_opts *o,
@@ -321,22 +361,46 @@ int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const stru
         return gs_error_set(err, GS_ENOMEM, "out of memory");
     }
     struct gs_httpd *d = NULL;
-    if (start_serving(a, use, kc, &d, err)) {
+    double check_s = o->interval_s > 0 ? o->interval_s : 60;
+    double scrape_s = o->scrape_s > 0 ? o->scrape_s : check_s;
+    double mps_s = o->mps_interval_s > 0 ? o->mps_interval_s : 5;
+    /* every GPU read, and everything built on the readings, before /metrics serves */
+    int rc = start_plugins(a, use, kc, err);
+    if (rc == 0) {
+        gs_sampler_xids(a->sampler, 0);
+        turn(a, true, true, true);
+        rc = start_http(a, &d, err);
+    }
+    if (rc) {
         agent_free(a);
         gs_gpu_close(shared);
-        return err->code;
+        return rc;
     }
     int n = gs_sampler_count(a->sampler);
-    GS_INFO("agent", "%d GPU%s (%s backend), node %s, every %.1fs%s", n, n == 1 ? "" : "s",
-            b->ops->name, o->node ? o->node : "(none)", o->interval_s, kc ? "" : ", no cluster");
+    GS_INFO("agent", "%d GPU%s (%s backend), node %s, health every %.1fs, metrics every %.1fs%s", n,
+            n == 1 ? "" : "s", b->ops->name, o->node ? o->node : "(none)", check_s, scrape_s,
+            kc ? "" : ", no cluster");
     double t0 = gs_clock_wall();
+    struct due next = {t0 + scrape_s, t0 + check_s, t0 + mps_s};
     while (!gs_flag_get(stop)) {
-        gs_sampler_round(a->sampler, (int)(o->interval_s * 1000));
-        gs_sampler_tenants(a->sampler);
-        gs_pods_refresh(a->pods);
-        gs_plugins_update(a->plugins);
-        if (a->node)
-            gs_reconciler_round(a->node);
+        double now = gs_clock_wall(), at = next.scrape < next.check ? next.scrape : next.check;
+        if (at > next.mps)
+            at = next.mps;
+        if (o->max_seconds > 0 && at > t0 + o->max_seconds)
+            at = t0 + o->max_seconds;
+        int wait_ms = at > now ? (int)((at - now) * 1000) : 0;
+        /* a critical XID is judged at once, not at the next check */
+        bool xid = gs_sampler_xids(a->sampler, wait_ms) > 0;
+        now = gs_clock_wall();
+        bool check = now >= next.check, scrape = now >= next.scrape, mps = now >= next.mps;
+        if (xid && !check) {
+            gs_sampler_measure(a->sampler, true);
+            gs_plugins_update(a->plugins);
+        }
+        turn(a, check, scrape, mps);
+        advance(&next.check, check_s, now);
+        advance(&next.scrape, scrape_s, now);
+        advance(&next.mps, mps_s, now);
         if (o->max_seconds > 0 && gs_clock_wall() - t0 >= o->max_seconds)
             break;
     }

@@ -1,5 +1,10 @@
 /* agent.h - `gpusched agent`: the node agent over one GPU backend, as a few components that
- * each own their state and lock (agent.c wires them and runs the loop, every CHECK_INTERVAL):
+ * each own their state and lock (agent.c wires them and runs the loop). The loop has three
+ * cadences: the GPUs' metrics are read every scrape interval (the monitor config's
+ * scrape_interval), health is judged, pods and devices refreshed and the node reconciled every
+ * check interval (CHECK_INTERVAL), MPS daemons checked every MPS check interval; a critical
+ * XID is judged at once. Every GPU is read once before /metrics serves: no figure is shown
+ * before it is measured.
  *   - the GPU sampler with health (sampler.h): each GPU's metrics and XIDs, its health
  *     (XIDs outside NVIDIA's ignore list, ECC, temperature), its tenants' use;
  *   - the pod tracker (pods.h): the pods on the node and their devices, from the kubelet's
@@ -11,7 +16,8 @@
  *   - the kubelet plugins (plugins.h): with dp_dir a device plugin per resource
  *     (deviceplugin.h); with dra the DRA driver gpu.gpusched.io (dra.h), whose gRPC thread
  *     shares the backend through gpulock.h; both on the one gRPC server (grpcserver.h);
- *   - the exporter (exporter.h): /metrics, /healthz and /status.
+ *   - the exporter (exporter.h): /metrics, /healthz and /status;
+ *   - through the plugins, each MPS GPU's control daemon (mps.h).
  * Without a kubeconfig it runs health and metrics only. */
 #ifndef GS_AGENT_H
 #define GS_AGENT_H
@@ -24,7 +30,8 @@
 
 struct gs_agent_opts {
     const char *node;        /* NODE_NAME */
-    double interval_s;       /* CHECK_INTERVAL, seconds */
+    double interval_s;       /* CHECK_INTERVAL: health, pods, devices, the node; seconds */
+    double scrape_s;         /* the monitor config's scrape_interval: metrics; 0: interval_s */
     uint64_t ecc_threshold;  /* MEMORY_ERROR_THRESHOLD */
     uint32_t temp_threshold; /* TEMPERATURE_THRESHOLD, Celsius */
     bool auto_cordon;        /* AUTO_CORDON */
@@ -51,6 +58,12 @@ struct gs_agent_opts {
     const char *dra_registry_dir; /* NULL: /var/lib/kubelet/plugins_registry */
     const char *cdi_dir;          /* NULL: /var/run/cdi */
     bool dra_dynamic_mig;         /* partitionable GPUs, MIG instances made at prepare */
+    /* MPS clients: replicas under the device-plugin config's sharing.mps, and fractions */
+    bool fractions;          /* gpusched.io/gpu-milli on whole GPUs not otherwise shared */
+    const char *mps_control; /* nvidia-cuda-mps-control (a path, or looked up in PATH) */
+    const char *mps_root;    /* NULL: the device-plugin config's mpsRoot, else /run/nvidia/mps */
+    double mps_timeout_s;    /* an unanswered control command: the daemon hangs; 0: 5 s */
+    double mps_interval_s;   /* between checks of the daemons; 0: 5 s */
 };
 
 struct gs_error;
@@ -58,7 +71,8 @@ struct gs_buf;
 
 /* Read the article's gpu-monitor-config (gpu-metrics.json, or the ConfigMap carrying it:
  * metrics by the article's or DCGM's names, scrape_interval, labels) into o->mon and
- * o->interval_s. Returns 0, or GS_EINVAL with file:line and the field (o untouched). */
+ * o->scrape_s (o->interval_s, the health checks', is left alone). Returns 0, or GS_EINVAL with
+ * file:line and the field (o untouched). */
 int gs_agent_monitor_config(const char *path, struct gs_agent_opts *o, struct gs_error *err);
 /* Runs until *stop (0) or a fatal error. kc may be NULL (no cluster). Takes neither. */
 int gs_agent_run(struct gs_gpu_backend *b, struct gs_kube_client *kc, const struct gs_agent_opts *o,

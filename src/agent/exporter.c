@@ -30,7 +30,8 @@ struct scrape {
     struct gs_gpus g;
     int npods;
     struct gs_pod_dev pods[GS_AGENT_MAX_PODS];
-    int cordoned; /* -1: no cluster */
+    int cordoned;        /* -1: no cluster */
+    int64_t corrections; /* -1: no pods */
 };
 
 struct gs_exporter *gs_exporter_new(const struct gs_exporter_opts *o, struct gs_sampler *s,
@@ -252,6 +253,8 @@ static int render(const struct scrape *a, struct gs_buf *b)
         gs_promtext_family(&w, dcgm ? fields[f].dcgm : fields[f].name, GS_PROM_GAUGE,
                            fields[f].help);
         for (int i = 0; i < a->g.n; i++) {
+            if (!a->g.measured[i])
+                continue; /* no figure before it is measured */
             double v = value(&a->g.m[i], f, dcgm);
             bool shared = gpu_shared(a, i);
             /* one series per pod on the GPU (whole, shared or a MIG instance); the GPU
@@ -294,6 +297,8 @@ static int render(const struct scrape *a, struct gs_buf *b)
     for (int k = 0; k < 3; k++) {
         gs_promtext_family(&w, own[k].name, own[k].type, own[k].help);
         for (int i = 0; i < a->g.n; i++) {
+            if (!a->g.measured[i])
+                continue;
             uint64_t v = k == 0   ? (uint64_t)a->g.h[i].healthy
                          : k == 1 ? (uint64_t)a->g.h[i].xid_count
                                   : (uint64_t)a->g.m[i].ecc_uncorrected;
@@ -307,6 +312,14 @@ static int render(const struct scrape *a, struct gs_buf *b)
         struct gs_prom_label hl = {"hostname", a->o->node ? a->o->node : ""};
         gs_promtext_sample_u64(&w, &hl, 1, (uint64_t)a->cordoned);
     }
+    if (a->corrections >= 0) {
+        gs_promtext_family(&w, "gpusched_agent_device_corrections_total", GS_PROM_COUNTER,
+                           "gpusched.io/devices annotations the agent rewrote because the kubelet "
+                           "gave the pod other devices than the scheduler recorded (0 when every "
+                           "choice of the scheduler was honoured).");
+        struct gs_prom_label hl = {"hostname", a->o->node ? a->o->node : ""};
+        gs_promtext_sample_u64(&w, &hl, 1, (uint64_t)a->corrections);
+    }
     return gs_promtext_end(&w);
 }
 
@@ -319,6 +332,7 @@ int gs_exporter_render(struct gs_exporter *e, struct gs_buf *out)
     gs_sampler_read(e->s, &a->g);
     a->npods = e->pods ? gs_pods_read(e->pods, a->pods, GS_AGENT_MAX_PODS) : 0;
     a->cordoned = e->r ? gs_reconciler_cordoned(e->r) : -1;
+    a->corrections = e->pods ? (int64_t)gs_pods_corrections(e->pods) : -1;
     int rc = render(a, out);
     free(a);
     pthread_mutex_lock(&e->mu);
@@ -363,10 +377,12 @@ int gs_exporter_http(void *cls, const struct gs_httpd_request *req, struct gs_ht
                                                      (int)mi->start, "gi", (int)mi->gi_id, "uuid",
                                                      mi->uuid));
             }
+            bool ok = g->measured[i] && g->h[i].healthy;
             json_array_append_new(o, json_pack("{s:i,s:s,s:b,s:s,s:i,s:b,s:o*}", "gpu", i, "uuid",
-                                               g->info[i].uuid, "healthy", g->h[i].healthy,
-                                               "reason", g->h[i].why, "instances", g->ninst[i],
-                                               "mig_enabled", g->info[i].mig_enabled, "mig", mig));
+                                               g->info[i].uuid, "healthy", ok, "reason",
+                                               g->measured[i] ? g->h[i].why : "not measured",
+                                               "instances", g->ninst[i], "mig_enabled",
+                                               g->info[i].mig_enabled, "mig", mig));
         }
         free(g);
         int rc = gs_httpd_reply_json(rep, 200, o, JSON_INDENT(1));

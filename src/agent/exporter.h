@@ -10,6 +10,10 @@
  * their processes', whose PIDs the backend reports and the cgroup under proc_root names the
  * pod of (procpod.h, matched to the pods listed by UID).
  *
+ * A GPU not measured yet (or whose last reading failed) has no series at all: never a 0 or a
+ * healthy 1 before it is read. gpusched_agent_device_corrections_total counts the
+ * gpusched.io/devices annotations the pod tracker corrected (pods.h).
+ *
  * The exporter owns its scrape counter (under its lock) and nothing else; it is called on the
  * HTTP server's threads (kube/httpd.h) and is thread-safe. */
 #ifndef GS_AGENT_EXPORTER_H

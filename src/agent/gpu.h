@@ -36,6 +36,7 @@ struct gs_gpu_info {
     uint64_t mem_mib; /* framebuffer */
     bool mig_capable;
     bool mig_enabled, mig_pending; /* current mode; a mode change waiting for a reset */
+    uint8_t cc_major, cc_minor;    /* CUDA compute capability (7.0 Volta); 0.0: not known */
 };
 
 struct gs_gpu_metrics {
@@ -136,6 +137,9 @@ void gs_gpu_close(struct gs_gpu_backend *b);
 int gs_gpu_profile_index(int model, uint32_t profile_id);
 /* Its catalog name ("3g.40gb"), or NULL for a profile or model the catalog does not know. */
 const char *gs_gpu_profile_name(int model, uint32_t profile_id);
+/* The CUDA compute capability of a catalog model as major * 10 + minor (60 for P100, 70 for
+ * V100), or 0 for a model whose capability the table lacks (the trace's G2, G3, "other"). */
+int gs_gpu_compute_capability(int model);
 
 /* The ops of a backend whose calls are named <p>_count, <p>_info, ... <p>_close: every slot
  * filled, in one place for all backends. */

@@ -29,7 +29,8 @@
  * "instance", the GPU instance ID it runs in (required there, refused elsewhere; the fake
  * numbers the instances of the file from 1 in their order). As NVML, no per-process
  * utilization is offered in MIG mode, so "util" with "instance" is refused. At most
- * GS_AGENT_MAX_PROCS processes per GPU. */
+ * GS_AGENT_MAX_PROCS processes per GPU. A GPU's compute capability is its model's (P100 6.0,
+ * V100 7.0, T4 7.5, ...: gs_gpu_compute_capability), as NVML reports it. */
 #include "gpu.h"
 
 #include "../base/error.h"
@@ -446,6 +447,9 @@ static int first_gpu(struct fgpu *g, const json_t *o, int gi, const char *file, 
     g->info.pci_id = m->pci_ids[0];
     g->info.mem_mib = m->mem_mib;
     g->info.mig_capable = m->nprofiles > 0;
+    int cc = gs_gpu_compute_capability(mid); /* as NVML reports it */
+    g->info.cc_major = (uint8_t)(cc / 10);
+    g->info.cc_minor = (uint8_t)(cc % 10);
     snprintf(g->info.name, sizeof(g->info.name), "NVIDIA %s", m->product);
     const json_t *uj = json_object_get(o, "uuid");
     const char *uuid = json_string_value(uj);

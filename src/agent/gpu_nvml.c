@@ -138,6 +138,7 @@ struct sym {
     nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned int *);
     nvmlReturn_t (*ecc)(nvmlDevice_t, int, int, unsigned long long *);
     nvmlReturn_t (*mig_mode)(nvmlDevice_t, unsigned int *, unsigned int *);
+    nvmlReturn_t (*cc)(nvmlDevice_t, int *, int *);
     nvmlReturn_t (*set_mig_mode)(nvmlDevice_t, unsigned int, nvmlReturn_t *);
     nvmlReturn_t (*gi_profile)(nvmlDevice_t, unsigned int, nvmlGpuInstanceProfileInfo_t *);
     nvmlReturn_t (*gi_placements)(nvmlDevice_t, unsigned int, nvmlGpuInstancePlacement_t *,
@@ -715,6 +716,7 @@ int gs_gpu_open_nvml(struct gs_gpu_backend **out, char *why, unsigned why_size)
     LOOK(clock, "nvmlDeviceGetClockInfo");
     LOOK(ecc, "nvmlDeviceGetTotalEccErrors");
     LOOK(mig_mode, "nvmlDeviceGetMigMode");
+    LOOK_OPTIONAL(cc, "nvmlDeviceGetCudaComputeCapability");
     LOOK(set_mig_mode, "nvmlDeviceSetMigMode");
     LOOK(gi_profile, "nvmlDeviceGetGpuInstanceProfileInfo");
     LOOK(gi_list, "nvmlDeviceGetGpuInstances");
@@ -776,6 +778,12 @@ int gs_gpu_open_nvml(struct gs_gpu_backend **out, char *why, unsigned why_size)
         if (in->model < 0) {
             const char *nm = strncmp(in->name, "NVIDIA ", 7) == 0 ? in->name + 7 : in->name;
             in->model = gs_catalog_find(nm);
+        }
+        int major = 0, minor = 0;
+        if (x->s.cc && x->s.cc(x->dev[i], &major, &minor) == 0 && major > 0 && major < 256 &&
+            minor >= 0 && minor < 256) {
+            in->cc_major = (uint8_t)major;
+            in->cc_minor = (uint8_t)minor;
         }
         unsigned int cur, pend;
         r = x->s.mig_mode(x->dev[i], &cur, &pend);

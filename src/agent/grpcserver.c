@@ -75,6 +75,15 @@ int gs_grpc_invalid(char *why, size_t why_size, const char *fmt, ...)
     return GRPC_STATUS_INVALID_ARGUMENT;
 }
 
+int gs_grpc_status(char *why, size_t why_size, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, why_size, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
 int gs_grpc_no_memory(char *why, size_t why_size)
 {
     snprintf(why, why_size, "out of memory");

@@ -80,6 +80,9 @@ int gs_grpc_pack(const ProtobufCMessage *m, uint8_t **out, size_t *len, char *wh
 /* why := the formatted reason; returns GRPC_STATUS_INVALID_ARGUMENT. */
 int gs_grpc_invalid(char *why, size_t why_size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* why := the formatted reason; returns code (a grpc_status_code). */
+int gs_grpc_status(char *why, size_t why_size, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* why := "out of memory"; returns GRPC_STATUS_RESOURCE_EXHAUSTED. */
 int gs_grpc_no_memory(char *why, size_t why_size);
 

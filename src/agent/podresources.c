@@ -4,10 +4,13 @@
 #include "grpcunary.h"
 #include "podresources.pb-c.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-int gs_podres_list(const char *socket, struct gs_podres *out, int cap, char *why, unsigned why_size)
+static int list(const char *socket, struct gs_podres *out, int cap, bool bare, char *why,
+                unsigned why_size)
 {
     V1__ListPodResourcesRequest req = V1__LIST_POD_RESOURCES_REQUEST__INIT;
     uint8_t buf[16], *ans = NULL; /* the request is empty */
@@ -23,6 +26,16 @@ int gs_podres_list(const char *socket, struct gs_podres *out, int cap, char *why
     int count = 0;
     for (size_t p = 0; p < resp->n_pod_resources; p++) {
         const V1__PodResources *pr = resp->pod_resources[p];
+        size_t held = 0;
+        for (size_t c = 0; c < pr->n_containers; c++)
+            for (size_t d = 0; d < pr->containers[c]->n_devices; d++)
+                held += pr->containers[c]->devices[d]->n_device_ids;
+        if (bare && held == 0 && count < cap) {
+            struct gs_podres *o = &out[count++];
+            memset(o, 0, sizeof(*o));
+            snprintf(o->ns, sizeof(o->ns), "%s", pr->namespace_);
+            snprintf(o->pod, sizeof(o->pod), "%s", pr->name);
+        }
         for (size_t c = 0; c < pr->n_containers; c++) {
             const V1__ContainerResources *cr = pr->containers[c];
             for (size_t d = 0; d < cr->n_devices; d++) {
@@ -40,4 +53,15 @@ int gs_podres_list(const char *socket, struct gs_podres *out, int cap, char *why
     }
     v1__list_pod_resources_response__free_unpacked(resp, NULL);
     return count;
+}
+
+int gs_podres_list(const char *socket, struct gs_podres *out, int cap, char *why, unsigned why_size)
+{
+    return list(socket, out, cap, false, why, why_size);
+}
+
+int gs_podres_list_pods(const char *socket, struct gs_podres *out, int cap, char *why,
+                        unsigned why_size)
+{
+    return list(socket, out, cap, true, why, why_size);
 }

@@ -1,5 +1,6 @@
 /* pods.c - the node agent's pod tracker (see pods.h): pod-resources (podresources.c), the
- * API's pods and their gpusched.io/devices annotations (formats/devices.h), corrections. */
+ * API's pods and their gpusched.io/devices annotations (formats/devices.h), which pod the
+ * kubelet admits (pick, allocated), corrections. */
 #include "pods.h"
 
 #include "../base/error.h"
@@ -26,6 +27,11 @@ struct gs_pods {
     struct gs_pod_dev pods[GS_AGENT_MAX_PODS];
     struct gs_pod_dev next[GS_AGENT_MAX_PODS]; /* refresh's scratch (the loop's thread) */
     struct gs_podres pr[GS_AGENT_MAX_PODS];    /* likewise */
+    uint64_t corrections;                      /* under mu */
+    /* pods Allocate gave devices to, by UID (or namespace/name) and resource: a ring, under
+     * mu */
+    char given[GS_AGENT_MAX_PODS][320];
+    int ngiven;
 };
 
 struct gs_pods *gs_pods_new(const struct gs_pods_opts *o, struct gs_sampler *s,
@@ -146,6 +152,7 @@ static int read_podresources(struct gs_pods *p, struct gs_pod_dev *pods)
         snprintf(d->container, sizeof(d->container), "%s", p->pr[k].container);
         d->gpu = gpu;
         d->mig_start = start;
+        d->allocated = true;
     }
     return out;
 }
@@ -224,13 +231,17 @@ static void correct_annotations(struct gs_pods *p, const json_t *items,
         struct gs_error err;
         gs_error_init(&err);
         if (gs_kube_request(p->kc, "PATCH", path, "application/merge-patch+json", body, NULL, NULL,
-                            &err))
+                            &err)) {
             GS_WARN("agent", "pod %s/%s: devices annotation: %s", ns, name, err.msg);
-        else
-            GS_INFO("agent",
+        } else {
+            pthread_mutex_lock(&p->mu);
+            p->corrections++;
+            pthread_mutex_unlock(&p->mu);
+            GS_WARN("agent",
                     "pod %s/%s: devices annotation %s corrected to %s, as the kubelet "
                     "allocated",
                     ns, name, ann, want);
+        }
         json_decref(body);
     }
 }
@@ -297,32 +308,268 @@ int gs_pods_read(struct gs_pods *p, struct gs_pod_dev *out, int cap)
     return n;
 }
 
-int gs_pods_pick(void *pods, const char *resource, int size, char ids[][96], int cap)
+/* ---------- which pod the kubelet admits ---------- */
+
+/* A pod bound here, not allocated yet, with the devices the scheduler recorded. */
+struct cand {
+    char key[320]; /* its UID, or namespace/name */
+    char what[200];
+    double t_sched, t_create;
+    int order; /* in the list */
+    struct gs_devices d;
+};
+
+#define MAX_CANDS           64
+#define MAX_KUBELET_ENTRIES 1024
+
+/* The kubelet's own view through pod-resources, when it answers: a candidate holding a device
+ * of resource is allocated already (dropped); a candidate the kubelet manages that holds no
+ * device is the pod it admits now (it adds a pod to its manager just before admitting it, and
+ * the next one only after), and then the only candidate kept. Returns the count left. */
+static int kubelet_view(struct gs_pods *p, const char *resource, struct cand *c, int n)
 {
-    struct gs_pods *p = pods;
-    int n = 0;
-    pthread_mutex_lock(&p->mu);
-    for (int k = 0; k < p->n && n < cap; k++) {
-        const struct gs_pod_dev *d = &p->pods[k];
-        char uuid[96];
-        if (!d->pending || d->gpu < 0 || d->gpu >= gs_sampler_count(p->s))
-            continue;
-        bool mig = d->mig_start >= 0;
-        if (mig != (strncmp(resource, "nvidia.com/mig-", 15) == 0) &&
-            strcmp(resource, "nvidia.com/gpu"))
-            continue;
-        if (mig) {
-            if (gs_sampler_uuid(p->s, d->gpu, d->mig_start, uuid) == 0)
-                snprintf(ids[n++], 96, "%s", uuid);
-        } else if (gs_sampler_uuid(p->s, d->gpu, -1, uuid) == 0) {
-            snprintf(ids[n++], 96, "%s", uuid);
-            /* replicas of that GPU: any of its IDs */
-            for (int r = 0; r < 16 && n < cap; r++)
-                snprintf(ids[n++], 96, "%.80s::%d", uuid, r);
+    struct gs_podres *pr = p->o.podres_socket ? malloc(sizeof(*pr) * MAX_KUBELET_ENTRIES) : NULL;
+    char why[512];
+    int np = pr ? gs_podres_list_pods(p->o.podres_socket, pr, MAX_KUBELET_ENTRIES, why, sizeof(why))
+                : -1;
+    bool admitting[MAX_CANDS] = {false};
+    int kept = 0, nadmit = 0;
+    for (int k = 0; k < n && k < MAX_CANDS && np >= 0; k++) {
+        bool held = false;
+        for (int j = 0; j < np && !held; j++) {
+            char who[200];
+            snprintf(who, sizeof(who), "%.63s/%.127s", pr[j].ns, pr[j].pod);
+            if (strcmp(who, c[k].what) != 0)
+                continue;
+            held = strcmp(pr[j].resource, resource) == 0 && pr[j].device[0];
+            admitting[k] |= !pr[j].device[0];
         }
-        if (n >= size)
-            break;
+        if (held)
+            continue;
+        nadmit += admitting[k];
+        admitting[kept] = admitting[k];
+        c[kept++] = c[k];
     }
+    free(pr);
+    if (np < 0)
+        return n; /* no answer: the API's view alone */
+    if (nadmit == 0)
+        return kept;
+    int m = 0;
+    for (int k = 0; k < kept; k++)
+        if (admitting[k])
+            c[m++] = c[k];
+    return m;
+}
+
+/* Whether the recorded devices d answer a container of resource asking size devices. */
+static bool fits_request(const struct gs_devices *d, const char *resource, int size)
+{
+    if (strcmp(resource, "gpusched.io/gpu-milli") == 0)
+        return d->kind == GS_DEVICES_MILLI && d->n == 1 && d->item[0].milli == size;
+    if (d->n != size || d->kind == GS_DEVICES_MILLI)
+        return false;
+    if (strncmp(resource, "nvidia.com/mig-", 15) != 0)
+        return strcmp(resource, "nvidia.com/gpu") == 0; /* whole, replicas, or MIG single */
+    if (d->kind != GS_DEVICES_MIG)
+        return false;
+    for (int k = 0; k < d->n; k++) {
+        char want[96];
+        snprintf(want, sizeof(want), "%s", d->item[k].profile);
+        for (char *c = want; *c; c++)
+            if (*c == '+')
+                *c = '.'; /* 1g.10gb+me is advertised as nvidia.com/mig-1g.10gb.me */
+        if (strcmp(resource + 15, want) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Whether a container of pod asks exactly size of resource (its limits, which extended
+ * resources must give): 1, 0, or -1 when the pod says nothing of its containers (a pods
+ * file): its recorded devices alone then tell. */
+static int asks(const json_t *pod, const char *resource, int size)
+{
+    const json_t *cs = json_object_get(json_object_get(pod, "spec"), "containers");
+    if (!json_is_array(cs))
+        return -1;
+    size_t i;
+    const json_t *c;
+    json_array_foreach(cs, i, c)
+    {
+        const json_t *v =
+            json_object_get(json_object_get(json_object_get(c, "resources"), "limits"), resource);
+        const char *q = json_string_value(v);
+        char *end = NULL;
+        long n = q ? strtol(q, &end, 10) : json_is_integer(v) ? (long)json_integer_value(v) : -1;
+        if ((!q || (end != q && !*end)) && n == size)
+            return 1;
+    }
+    return 0;
+}
+
+/* A pod's time from its PodScheduled condition (the binding), else 0. */
+static double scheduled_at(const json_t *pod)
+{
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, c)
+    {
+        const char *type = json_string_value(json_object_get(c, "type"));
+        const char *t = json_string_value(json_object_get(c, "lastTransitionTime"));
+        double v;
+        if (type && t && strcmp(type, "PodScheduled") == 0 && gs_kube_parse_time(t, &v) == 0)
+            return v;
+    }
+    return 0;
+}
+
+static bool was_given(const struct gs_pods *p, const char *key, const char *resource)
+{
+    char k[320];
+    snprintf(k, sizeof(k), "%.200s %.100s", key, resource);
+    for (int j = 0; j < p->ngiven && j < GS_AGENT_MAX_PODS; j++)
+        if (strcmp(p->given[j], k) == 0)
+            return true;
+    return false;
+}
+
+/* The pods on this node whose recorded devices answer a container of resource asking size,
+ * that pod-resources does not list and Allocate gave nothing yet: read from the API now (or
+ * the pods file), into c (room for cap), the first bound first. Returns how many. */
+static int candidates(struct gs_pods *p, const char *resource, int size, struct cand *c, int cap)
+{
+    json_t *list = NULL;
+    if (p->kc && p->o.node) {
+        char path[400];
+        snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s", p->o.node);
+        struct gs_error err;
+        gs_error_init(&err);
+        if (gs_kube_request(p->kc, "GET", path, NULL, NULL, &list, NULL, &err))
+            GS_WARN("agent", "pods on %s: %s", p->o.node, err.msg);
+    } else if (p->o.pods_file) {
+        list = json_load_file(p->o.pods_file, 0, NULL);
+    }
+    const json_t *items = json_is_array(list) ? list : json_object_get(list, "items");
+    int n = 0;
+    size_t i;
+    const json_t *it;
+    pthread_mutex_lock(&p->mu);
+    json_array_foreach(items, i, it)
+    {
+        const char *ns, *name, *ann = pod_devices(it, &ns, &name);
+        const json_t *md = json_object_get(it, "metadata");
+        const char *uid = json_string_value(json_object_get(md, "uid"));
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(it, "status"), "phase"));
+        if (!ann)
+            ann = json_string_value(json_object_get(it, "devices")); /* pods file */
+        if (!ann || n >= cap || (phase && strcmp(phase, "Pending") != 0))
+            continue;
+        struct cand *x = &c[n];
+        int asked = asks(it, resource, size);
+        if (asked == 0 || gs_devices_parse(ann, strlen(ann), &x->d) ||
+            !fits_request(&x->d, resource, size))
+            continue;
+        bool listed = false; /* pod-resources lists it: allocated already */
+        for (int k = 0; k < p->n && !listed; k++)
+            listed = p->pods[k].allocated && same_pod(&p->pods[k], ns, name);
+        snprintf(x->key, sizeof(x->key), "%.200s", uid ? uid : "");
+        if (!uid)
+            snprintf(x->key, sizeof(x->key), "%.63s/%.127s", ns ? ns : "", name ? name : "");
+        if (listed || was_given(p, x->key, resource))
+            continue;
+        snprintf(x->what, sizeof(x->what), "%.63s/%.127s", ns ? ns : "", name ? name : "");
+        const char *ct = json_string_value(json_object_get(md, "creationTimestamp"));
+        x->t_sched = scheduled_at(it);
+        if (!ct || gs_kube_parse_time(ct, &x->t_create))
+            x->t_create = 0;
+        x->order = n++;
+    }
+    pthread_mutex_unlock(&p->mu);
+    json_decref(list);
+    n = kubelet_view(p, resource, c, n);
+    /* the first bound first; a batch as the kubelet sorts it (creation), then the list's order
+     * (namespace and name) */
+    for (int a = 1; a < n; a++)
+        for (int b = a; b > 0; b--) {
+            struct cand *l = &c[b - 1], *r = &c[b];
+            bool swap = r->t_sched != l->t_sched     ? r->t_sched < l->t_sched
+                        : r->t_create != l->t_create ? r->t_create < l->t_create
+                                                     : r->order < l->order;
+            if (!swap)
+                break;
+            struct cand t = *l;
+            *l = *r;
+            *r = t;
+        }
+    return n;
+}
+
+/* The UUIDs of recorded devices d into uuids (room for cap); how many (-1: one is not on
+ * these GPUs now). */
+static int uuids_of(struct gs_pods *p, const struct gs_devices *d, char uuids[][96], int cap)
+{
+    int n = 0;
+    for (int k = 0; k < d->n && n < cap; k++)
+        if (gs_sampler_uuid(p->s, d->item[k].gpu, d->item[k].start, uuids[n++]))
+            return -1;
+    return n;
+}
+
+int gs_pods_pick(struct gs_pods *p, const char *resource, int size, char uuids[][96], int cap)
+{
+    struct cand *c = malloc(sizeof(*c) * MAX_CANDS);
+    int n = c ? candidates(p, resource, size, c, MAX_CANDS) : 0, got = 0;
+    for (int k = 0; k < n && got <= 0; k++) {
+        got = uuids_of(p, &c[k].d, uuids, cap);
+        if (got > 0)
+            GS_DEBUG("agent", "%s x%d: the kubelet admits %s (of %d waiting): %s", resource, size,
+                     c[k].what, n, uuids[0]);
+    }
+    free(c);
+    return got > 0 ? got : 0;
+}
+
+void gs_pods_allocated(struct gs_pods *p, const char *resource, int size, char uuids[][96], int n)
+{
+    struct cand *c = malloc(sizeof(*c) * MAX_CANDS);
+    int nc = c ? candidates(p, resource, size, c, MAX_CANDS) : 0, which = -1;
+    char rec[GS_DEVICES_MAX][96];
+    for (int k = 0; k < nc && which < 0; k++) {
+        int m = uuids_of(p, &c[k].d, rec, GS_DEVICES_MAX);
+        bool same = m == n;
+        for (int j = 0; j < m && same; j++) {
+            bool found = false;
+            for (int i = 0; i < n && !found; i++)
+                found = strcmp(rec[j], uuids[i]) == 0;
+            same = found;
+        }
+        if (same)
+            which = k;
+    }
+    if (which < 0 && nc > 0) {
+        which = 0;
+        GS_WARN("agent",
+                "%s: the kubelet gave %s other devices than the scheduler recorded (%s first); "
+                "its annotation will be corrected",
+                resource, c[0].what, n > 0 ? uuids[0] : "none");
+    }
+    if (which >= 0) {
+        pthread_mutex_lock(&p->mu);
+        int slot = p->ngiven++ % GS_AGENT_MAX_PODS;
+        snprintf(p->given[slot], sizeof(p->given[slot]), "%.200s %.100s", c[which].key, resource);
+        pthread_mutex_unlock(&p->mu);
+        GS_INFO("agent", "%s: allocated to %s: %s%s", resource, c[which].what,
+                n > 0 ? uuids[0] : "", n > 1 ? ", ..." : "");
+    }
+    free(c);
+}
+
+uint64_t gs_pods_corrections(struct gs_pods *p)
+{
+    pthread_mutex_lock(&p->mu);
+    uint64_t n = p->corrections;
     pthread_mutex_unlock(&p->mu);
     return n;
 }

@@ -104,9 +104,9 @@ static void judge(struct gs_sampler *s, int i, double now)
                 h->healthy ? "healthy again" : "Unhealthy", h->healthy ? "" : ": ", h->why);
 }
 
-void gs_sampler_round(struct gs_sampler *s, int wait_ms)
+int gs_sampler_xids(struct gs_sampler *s, int wait_ms)
 {
-    int gpu[32];
+    int gpu[32], critical = 0;
     uint64_t xid[32];
     int nx = s->b->ops->xids(s->b, wait_ms, gpu, xid, 32);
     double now = gs_clock_wall();
@@ -122,13 +122,32 @@ void gs_sampler_round(struct gs_sampler *s, int wait_ms)
         s->g.h[gpu[k]].last_xid_t = now;
         s->g.h[gpu[k]].last_xid = xid[k];
         s->g.h[gpu[k]].xid_count++;
-    }
-    for (int i = 0; i < s->g.n; i++) {
-        s->b->ops->metrics(s->b, i, &s->g.m[i]);
-        layout_of(s, i);
-        judge(s, i, now);
+        critical++;
     }
     pthread_mutex_unlock(&s->mu);
+    return critical;
+}
+
+void gs_sampler_measure(struct gs_sampler *s, bool judge_health)
+{
+    double now = gs_clock_wall();
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; i < s->g.n; i++) {
+        struct gs_gpu_metrics m;
+        memset(&m, 0, sizeof(m));
+        s->g.measured[i] = s->b->ops->metrics(s->b, i, &m) == 0;
+        s->g.m[i] = m;
+        layout_of(s, i);
+        if (judge_health && s->g.measured[i])
+            judge(s, i, now);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+void gs_sampler_round(struct gs_sampler *s, int wait_ms)
+{
+    gs_sampler_xids(s, wait_ms);
+    gs_sampler_measure(s, true);
 }
 
 void gs_sampler_tenants(struct gs_sampler *s)

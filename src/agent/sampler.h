@@ -51,10 +51,12 @@ struct gs_tenants {
     char proc_uid[GS_AGENT_MAX_GPUS][GS_AGENT_MAX_PROCS][GS_PROCPOD_UID_SIZE];
 };
 
-/* The GPUs as last sampled (a copy: the reader's own). */
+/* The GPUs as last sampled (a copy: the reader's own). A GPU not measured yet (or whose last
+ * reading failed) has no figures: measured[i] is false and m[i] and h[i] say nothing. */
 struct gs_gpus {
     int n;
     struct gs_gpu_info info[GS_AGENT_MAX_GPUS];
+    bool measured[GS_AGENT_MAX_GPUS];
     struct gs_gpu_metrics m[GS_AGENT_MAX_GPUS];
     int ninst[GS_AGENT_MAX_GPUS];
     struct gs_mig_inst inst[GS_AGENT_MAX_GPUS][GS_AGENT_MAX_INST];
@@ -69,7 +71,13 @@ struct gs_sampler;
 struct gs_sampler *gs_sampler_new(struct gs_gpu_backend *b, const struct gs_sampler_opts *o);
 void gs_sampler_free(struct gs_sampler *s);
 
-/* Metrics, layouts, XIDs (waited for up to wait_ms) and health. The loop's thread. */
+/* The XIDs since the last call (waited for up to wait_ms), each critical one held against its
+ * GPU's health from now; returns how many critical ones came. The loop's thread. */
+int gs_sampler_xids(struct gs_sampler *s, int wait_ms);
+/* Each GPU's metrics and layout read now; with judge, its health decided from them and its
+ * XIDs. The loop's thread. */
+void gs_sampler_measure(struct gs_sampler *s, bool judge);
+/* Both: XIDs (waited for up to wait_ms), then metrics, layouts and health. The loop's thread. */
 void gs_sampler_round(struct gs_sampler *s, int wait_ms);
 /* Each GPU's processes with their pods and each MIG instance's readings. The loop's thread. */
 void gs_sampler_tenants(struct gs_sampler *s);

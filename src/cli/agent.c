@@ -29,6 +29,8 @@ static void usage(FILE *f)
            "                          [--proc-root /proc] [--insecure-skip-tls-verify]\n"
            "                          [--dra [--dra-plugins-dir DIR] [--dra-registry-dir DIR]\n"
            "                          [--cdi-dir DIR] [--dra-dynamic-mig]]\n"
+           "                          [--fractions] [--mps-control PATH] [--mps-root DIR]\n"
+           "                          [--mps-timeout S] [--mps-check-interval S]\n"
            "\n"
            "inspect prints the GPUs the backend sees (NVML through libnvidia-ml.so.1, or the\n"
            "fake), MIG mode, profiles and placements against gpusched's catalog, instances and\n"
@@ -38,7 +40,15 @@ static void usage(FILE *f)
            "discovery labels, the MIG manager (nvidia.com/mig.config -> mig.config.state) and\n"
            "/metrics. The article's knobs are read from the environment too: NODE_NAME,\n"
            "CHECK_INTERVAL (60), MEMORY_ERROR_THRESHOLD (10), TEMPERATURE_THRESHOLD (90),\n"
-           "AUTO_CORDON (true); flags win. Without a kubeconfig or --in-cluster it runs health\n"
+           "AUTO_CORDON (true); flags win. CHECK_INTERVAL (--interval) paces health, pods and\n"
+           "devices; the monitor config's scrape_interval paces the metrics (default: the\n"
+           "same); each keeps its own. Every GPU is read before /metrics serves.\n"
+           "MPS replicas (the device-plugin config's sharing.mps) and --fractions\n"
+           "(gpusched.io/gpu-milli on whole GPUs) run as clients of one MPS control daemon\n"
+           "per GPU, started and watched by the agent (--mps-control, default\n"
+           "nvidia-cuda-mps-control; folders under --mps-root or mpsRoot, default\n"
+           "/run/nvidia/mps); MPS on a GPU older than Volta is refused.\n"
+           "Without a kubeconfig or --in-cluster it runs health\n"
            "and metrics only. --proc-root is the host's /proc (the agent needs hostPID): the\n"
            "cgroup of each GPU process there names its pod, whose own utilization and memory\n"
            "a pod sharing a GPU reads.\n"
@@ -150,6 +160,12 @@ static const struct gs_cli_flag agent_flags[] = {
     GS_CLI_STR("--dra-registry-dir", A, o.dra_registry_dir, "DIR: plugin registration"),
     GS_CLI_STR("--cdi-dir", A, o.cdi_dir, "DIR: CDI specs"),
     GS_CLI_NUM("--duration", A, o.max_seconds, 0, 1e9, "S: stop after (0: never)"),
+    GS_CLI_SET("--fractions", A, o.fractions, "gpusched.io/gpu-milli as MPS clients"),
+    GS_CLI_STR("--mps-control", A, o.mps_control, "PATH: nvidia-cuda-mps-control"),
+    GS_CLI_STR("--mps-root", A, o.mps_root, "DIR: MPS pipes, logs, shared memory"),
+    GS_CLI_NUM("--mps-timeout", A, o.mps_timeout_s, 0.1, 600, "S: an MPS daemon hangs"),
+    GS_CLI_NUM("--mps-check-interval", A, o.mps_interval_s, 0.05, 86400,
+               "S: between MPS daemon checks"),
     {0},
 };
 #undef A
@@ -290,12 +306,15 @@ static int check_run(const struct agent_cli *a, struct gs_error *err)
 static int load_configs(struct agent_cli *a, struct gs_migparted **mp, struct gs_error *err)
 {
     static struct gs_dpconfig dp;
-    double interval = a->o.interval_s;
     int rc;
     if (a->monitor && (rc = gs_agent_monitor_config(a->monitor, &a->o, err)))
         return rc;
-    if (a->interval_set) /* CHECK_INTERVAL or --interval win over the scrape interval */
-        a->o.interval_s = interval;
+    /* two settings, one rule: each paces its own work, neither overrides the other */
+    if (a->interval_set && a->o.scrape_s > 0)
+        GS_WARN("agent",
+                "CHECK_INTERVAL (--interval) %gs paces health, pods and devices; the monitor "
+                "config's scrape_interval %gs paces the metrics: both apply, each to its own",
+                a->o.interval_s, a->o.scrape_s);
     if (a->migcfg && (rc = gs_migparted_load(a->migcfg, mp, err)))
         return rc;
     a->o.mig = *mp;

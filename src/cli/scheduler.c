@@ -56,7 +56,7 @@ static void usage(FILE *f, enum mode mode)
                "         [--retry-period 2] [--identity NAME] [--http-port 10259]\n"
                "         [--http-bind 0.0.0.0] [--min-runtime 0] [--mig-config FILE]\n"
                "         [--dynamic-mig true|false] [--recarve-hold 10m]\n"
-               "         [--insecure-skip-tls-verify]\n"
+               "         [--volume-bind-timeout 10m] [--insecure-skip-tls-verify]\n"
                "\n"
                "A node's GPUs come from the gpusched agent's gpusched.io/inventory annotation;\n"
                "on nodes run by NVIDIA's device plugin and mig-manager, from the mig-parted\n"
@@ -71,6 +71,10 @@ static void usage(FILE *f, enum mode mode)
                "applies it (instances in use are never destroyed) and the pod, nominated\n"
                "meanwhile, binds once its instance exists; a GPU changed is left alone for\n"
                "--recarve-hold.\n"
+               "Volumes are bound as kube-scheduler binds them: a claim of a\n"
+               "WaitForFirstConsumer class gets the smallest available volume that fits the\n"
+               "chosen node, or is provisioned there (volume.kubernetes.io/selected-node); the\n"
+               "pod is bound once its claims are, within --volume-bind-timeout.\n"
                "TLS to the API server is verified against the kubeconfig's or the service\n"
                "account's CA; --insecure-skip-tls-verify (or the kubeconfig's own setting)\n"
                "turns that off.\n"
@@ -229,7 +233,10 @@ static int target_arg(void *opts, const char *arg)
         GS_CLI_NUM("--min-runtime", S, o.min_runtime_s, 0, 86400 * 30, "S: no preemption before"), \
         GS_CLI_TRUEFALSE("--dynamic-mig", S, o.dynamic_mig, "true|false: re-carve MIG GPUs"),      \
         GS_CLI_DURATION("--recarve-hold", S, o.recarve_hold_s, 0, 86400,                           \
-                        "a duration up to 1d (30s, 10m)", "DURATION: a re-carved GPU's rest")
+                        "a duration up to 1d (30s, 10m)", "DURATION: a re-carved GPU's rest"),     \
+        GS_CLI_DURATION("--volume-bind-timeout", S, o.volume_bind_timeout_s, 1, 86400,             \
+                        "a duration from 1s to 1d (30s, 10m)",                                     \
+                        "DURATION: a bind's wait for its claims to be bound")
 
 static const struct gs_cli_flag sched_flags[] = {SCHED_FLAGS, {0}};
 static const struct gs_cli_flag explain_flags[] = {
@@ -275,6 +282,7 @@ static int parse_flags(int argc, char **argv, struct sched_cli *c)
         .max_backoff_s = 60,
         .extender = extender,
         .recarve_hold_s = 600,
+        .volume_bind_timeout_s = 600,
     };
     c->copts = (struct gs_kube_client_opts){.qps = 50, .burst = 100, .timeout_s = 30};
     const struct gs_cli_parser p = {

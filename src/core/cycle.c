@@ -170,33 +170,53 @@ static struct gs_preempt_ctx preempt_ctx(const struct cyc *cy)
                                    .min_runtime_s = in->o.min_runtime_s};
 }
 
+/* The nodes mask marked: each with the stamp it had and the one mask gave it. */
+struct masked {
+    int n;
+    struct {
+        int32_t node;
+        uint32_t was, now;
+    } v[];
+};
+
 /* Nodes the pod may not take apart from devices are marked unschedulable (for preemption
  * and gangs, which know no constraints) until unmask. */
-static int8_t *mask(struct cyc *cy, int pod)
+static struct masked *mask(struct cyc *cy, int pod)
 {
     const struct gs_cycle_in *in = cy->in;
     if (!in->h.allows)
         return NULL;
     struct gs_cluster *c = in->c;
-    int8_t *m = calloc((size_t)c->nnodes + 1, 1);
+    struct masked *m = malloc(sizeof(*m) + sizeof(m->v[0]) * ((size_t)c->nnodes + 1));
+    if (m)
+        m->n = 0;
     for (int i = 0; m && i < c->nnodes; i++) {
         if (c->nodes[i].unschedulable || in->h.allows(in->h.ctx, pod, i))
             continue;
-        m[i] = 1;
+        m->v[m->n].node = i;
+        m->v[m->n].was = c->nodes[i].version;
         c->nodes[i].unschedulable = true;
         gs_node_touch(&c->nodes[i]);
+        m->v[m->n++].now = c->nodes[i].version;
     }
     return m;
 }
 
-static void unmask(struct cyc *cy, int8_t *m)
+/* The marked nodes as they were: a node nothing else changed meanwhile gets its old stamp
+ * back, since it names that very state again, so that what the engine memoised of it still
+ * holds (a pod that waits for the one node its volume or affinity allows would otherwise have
+ * every node scored again for every shape); a node changed meanwhile gets a fresh one. */
+static void unmask(struct cyc *cy, struct masked *m)
 {
     struct gs_cluster *c = cy->in->c;
-    for (int i = 0; m && i < c->nnodes; i++)
-        if (m[i]) {
-            c->nodes[i].unschedulable = false;
-            gs_node_touch(&c->nodes[i]);
-        }
+    for (int k = 0; m && k < m->n; k++) {
+        struct gs_node *n = &c->nodes[m->v[k].node];
+        n->unschedulable = false;
+        if (n->version == m->v[k].now)
+            n->version = m->v[k].was;
+        else
+            gs_node_touch(n);
+    }
     free(m);
 }
 
@@ -368,7 +388,7 @@ static int try_preempt(struct cyc *cy, int pod, bool owed, int *cand)
 {
     const struct gs_cycle_in *in = cy->in;
     const struct gs_cyc_pod *p = &in->pods[pod];
-    int8_t *m = mask(cy, pod);
+    struct masked *m = mask(cy, pod);
     struct gs_preempt_ctx ctx = preempt_ctx(cy);
     struct gs_preempt_extra extra = {extra_give, extra_fits, cy};
     if (in->h.give && in->h.fits) {
@@ -543,7 +563,7 @@ static int schedule_gang(struct cyc *cy, int g)
     struct gs_reasons r;
     memset(&r, 0, sizeof(r));
     int failed = 0;
-    int8_t *m = mask(cy, members[0]);
+    struct masked *m = mask(cy, members[0]);
     if (gs_gang_place(in->e, in->c, reqs, nm, dec, &failed, &r) == 0) {
         unmask(cy, m);
         for (int k = 0; k < nm; k++)

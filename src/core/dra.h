@@ -120,6 +120,8 @@ struct gs_dra_device {
                    * every such taint (gs_dra_tolerated) */
     uint16_t ntaints;
     const struct gs_dra_taint *taints; /* the driver's and DeviceTaintRules', borrowed */
+    /* allowMultipleAllocations (read by CEL selectors only) */
+    bool multi_alloc;
     uint8_t nattrs;
     struct gs_dra_attr attrs[GS_DRA_MAX_ATTRS];
     uint8_t nconsume;

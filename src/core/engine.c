@@ -17,10 +17,12 @@
 /* Score memo per request shape: for each of the last SHAPES distinct requests, every node's
  * verdict and score at the node's version stamp. Nodes change one at a time (a bind), so a
  * placement is mostly memo hits and scores only the nodes that changed. Devices are chosen
- * again for the winner alone. Not used for the random policy (its score is a draw). */
-#define SHAPES 64
+ * again for the winner alone. For the random policy (its score is a draw) the memo keeps
+ * the verdicts alone. */
+#define SHAPES 256
 struct gs__shape_memo {
     uint64_t sig;
+    uint8_t kind;  /* the request's (enum gs_req_kind) */
     uint64_t used; /* last use, for LRU replacement */
     uint32_t *ver;
     int8_t *why; /* -1: fits; else the gs_reason */
@@ -37,6 +39,7 @@ struct gs_engine *gs_engine_new(const struct gs_policy *policy, const struct gs_
     if (!e)
         return NULL;
     e->policy = policy ? policy : gs_policy_get(0);
+    e->draws = gs__policy_random(e->policy);
     e->typ = typical;
     e->max_nodes = max_nodes > 0 ? max_nodes : 1;
     gs_rng_init(&e->rng, seed);
@@ -56,8 +59,8 @@ struct gs_engine *gs_engine_new(const struct gs_policy *policy, const struct gs_
         }
     }
     e->choices = malloc(sizeof(*e->choices) * (size_t)e->max_nodes);
-    bool memo_ok = !gs__policy_random(e->policy);
-    if (memo_ok) {
+    bool memo_ok = true;
+    {
         e->memo_shapes = calloc(SHAPES, sizeof(*e->memo_shapes));
         for (int k = 0; e->memo_shapes && k < SHAPES; k++) {
             struct gs__shape_memo *sm = &e->memo_shapes[k];
@@ -75,8 +78,7 @@ struct gs_engine *gs_engine_new(const struct gs_policy *policy, const struct gs_
     int frag = gs__policy_frag_mode(e->policy);
     if (frag >= 0)
         e->memo = gs_frag_memo_new((enum gs_frag_mode)frag);
-    if (!e->scores || !e->feasible || !e->choices || !e->rank ||
-        (!gs__policy_random(e->policy) && (!e->memo_shapes || !memo_ok))) {
+    if (!e->scores || !e->feasible || !e->choices || !e->rank || !e->memo_shapes || !memo_ok) {
         gs_engine_free(e);
         return NULL;
     }
@@ -99,6 +101,7 @@ void gs_engine_free(struct gs_engine *e)
     free(e->feasible);
     free(e->choices);
     free(e->kscores);
+    free(e->scarce.node);
     free(e);
 }
 
@@ -124,6 +127,7 @@ static struct gs__shape_memo *memo_for(struct gs_engine *e, const struct gs_requ
     if (!sm) {
         sm = &e->memo_shapes[lru];
         sm->sig = sig;
+        sm->kind = req->kind;
         memset(sm->ver, 0, sizeof(*sm->ver) * (size_t)e->max_nodes);
         sm->ncounted = -1; /* counted again, even for a cluster of no nodes */
     }
@@ -297,6 +301,31 @@ static int lazy_pick(struct gs_engine *e, const struct gs_cluster *c, const stru
 
 /* ---------- node selection ---------- */
 
+/* Devices a score left to be chosen (a->node -1: the random policy's for a request whose
+ * device choice draws nothing) chosen now, on node. */
+static void finish_choice(struct gs_engine *e, const struct gs_cluster *c, int node,
+                          const struct gs_request *req, struct gs_alloc *a)
+{
+    if (a->node < 0)
+        gs__fit_choose(&e->rng, c, node, req, GS__FIT_RANDOM, a);
+}
+
+/* The policy's state of the cluster brought up to date; the memo's scores of whole and shared
+ * GPUs on the nodes whose score it changed (their GPU model is in the mask it returns) are
+ * forgotten. */
+static void prepare(struct gs_engine *e, const struct gs_cluster *c)
+{
+    uint32_t models = e->policy->prepare ? e->policy->prepare(e, c) : 0;
+    for (int i = 0; models && e->memo_shapes && i < c->nnodes; i++) {
+        int m = c->nodes[i].model;
+        if (m < 0 || m >= 32 || !(models & (1u << m)))
+            continue;
+        for (int k = 0; k < SHAPES; k++)
+            if (e->memo_shapes[k].kind == GS_REQ_GPU || e->memo_shapes[k].kind == GS_REQ_FRACTION)
+                e->memo_shapes[k].ver[i] = 0;
+    }
+}
+
 /* The engine's verdict on node i into the memo. */
 static void memo_refresh(struct gs_engine *e, const struct gs_cluster *c,
                          const struct gs_request *req, struct gs__shape_memo *sm, int i)
@@ -308,7 +337,8 @@ static void memo_refresh(struct gs_engine *e, const struct gs_cluster *c,
     }
     sm->ver[i] = c->nodes[i].version;
     sm->why[i] = (int8_t)why;
-    sm->score[i] = why < 0 ? e->policy->score(e, c, i, req, &e->choices[0]) : 0;
+    /* a draw is never kept: the random policy's memo holds verdicts alone */
+    sm->score[i] = why < 0 && !e->draws ? e->policy->score(e, c, i, req, &e->choices[0]) : 0;
 }
 
 /* The engine's filters and scores from the memo sm, refreshed first for the nodes that
@@ -374,15 +404,19 @@ static int scan_memo(struct gs_engine *e, const struct gs_cluster *c, const stru
     return bi;
 }
 
-/* Without a memo (the random policy): every node filtered and scored, the ones that fit into
- * e->feasible with their devices in e->choices. Returns the winner's index (-1 when none) and
- * the count in *nfp. */
+/* For the random policy, whose scores are draws: the verdicts from the memo sm (refreshed
+ * for the nodes that changed, as scan_memo does), every node that fits scored afresh in node
+ * order, into e->feasible with its devices in e->choices. Returns the winner's index (-1 when
+ * none) and the count in *nfp. */
 static int scan_all(struct gs_engine *e, const struct gs_cluster *c, const struct gs_request *req,
-                    struct gs_reasons *lr, int *nfp)
+                    struct gs__shape_memo *sm, struct gs_reasons *lr, int *nfp)
 {
     int nf = 0, best = -1;
+    for (int i = 0; i < c->nnodes; i++)
+        if (sm->ver[i] != c->nodes[i].version)
+            memo_refresh(e, c, req, sm, i);
     for (int i = 0; i < c->nnodes; i++) {
-        int why = gs__fit_reason(c, i, req);
+        int why = sm->why[i];
         if (why >= 0) {
             lr->count[why]++;
             continue;
@@ -483,16 +517,23 @@ static int place(struct gs_engine *e, const struct gs_cluster *c, const struct g
 {
     if (c->nnodes > e->max_nodes)
         return GS_EINVAL;
+    prepare(e, c);
     struct gs__shape_memo *sm = memo_for(e, req);
     struct gs_reasons lr; /* this call's counts, added to r at the end */
     memset(&lr, 0, sizeof(lr));
     int nf = 0, best = -1;
-    /* the feasible list, for what looks at every feasible node: normalising, constraints */
-    bool list = !sm || e->policy->normalize || (k && (k->kp || k->tol || k->fit));
-    if (sm)
+    /* scores kept in the memo: every policy's but the draws of the random one */
+    bool memo = sm && !e->draws;
+    /* the feasible list, for what looks at every feasible node: constraints, and normalising
+     * where the Kubernetes scores are added (else the raw scores' winner is the normalised
+     * scores': only the top raw score normalises to the top) */
+    bool list = !memo || (k && (k->kp || k->tol || k->fit));
+    if (!sm)
+        return GS_EINTERNAL;
+    if (memo)
         best = scan_memo(e, c, req, sm, list, &lr, &nf);
     else
-        best = scan_all(e, c, req, &lr, &nf);
+        best = scan_all(e, c, req, sm, &lr, &nf);
     bool kfilter = k && k->kp && !gs_kprep_trivial(k->kp);
     bool kzero = !k || !k->kp; /* the Kubernetes scores are all zero */
     bool kscored = false;      /* e->kscores are those of e->feasible[0..nf) */
@@ -504,20 +545,20 @@ static int place(struct gs_engine *e, const struct gs_cluster *c, const struct g
         kscored = true;
     }
     if (nf > 0 && k && (k->tol || k->fit || kfilter))
-        nf = k_narrow(e, c, k, sm != NULL, kfilter, kzero, nf, &best, &kscored, &lr);
+        nf = k_narrow(e, c, k, memo, kfilter, kzero, nf, &best, &kscored, &lr);
     if (nf == 0 && k && r) {
         /* no node fits: say why in upstream's order, node by node (the memo holds every
          * node's engine verdict now) */
         memset(&lr, 0, sizeof(lr));
         bool kf = k->kp && !gs_kprep_trivial(k->kp);
         for (int i = 0; i < c->nnodes; i++)
-            count_refusal(c, i, sm ? sm->why[i] : gs__fit_reason(c, i, req), k, kf, &lr);
+            count_refusal(c, i, sm->why[i], k, kf, &lr);
     }
     if (r)
         reasons_add(r, &lr, c->nnodes);
     if (nf == 0)
         return GS_ENOFIT;
-    if (e->policy->normalize)
+    if (e->policy->normalize && !kzero)
         best = normalize_scores(e, nf);
     if (!kzero) {
         /* scored over the feasible nodes, as upstream scores only those */
@@ -530,10 +571,11 @@ static int place(struct gs_engine *e, const struct gs_cluster *c, const struct g
     memset(d, 0, sizeof(*d));
     d->kind = GS_DECIDE_BIND;
     d->pod = pod;
-    if (sm) /* devices of the winner: its score function chooses them again */
+    if (memo) /* devices of the winner: its score function chooses them again */
         e->policy->score(e, c, e->feasible[best], req, &d->alloc);
     else
         d->alloc = e->choices[best];
+    finish_choice(e, c, e->feasible[best], req, &d->alloc);
     if (req->kind != GS_REQ_NONE && d->alloc.ndev == 0)
         return GS_EINTERNAL;
     return 0;
@@ -557,5 +599,9 @@ int gs_engine_place_k(struct gs_engine *e, const struct gs_cluster *c, const str
 int64_t gs_engine_score(struct gs_engine *e, const struct gs_cluster *c, int node,
                         const struct gs_request *req, struct gs_alloc *choice)
 {
-    return e->policy->score(e, c, node, req, choice);
+    if (c->nnodes <= e->max_nodes)
+        prepare(e, c);
+    int64_t s = e->policy->score(e, c, node, req, choice);
+    finish_choice(e, c, node, req, choice);
+    return s;
 }

@@ -86,6 +86,28 @@ int gs_typical_build(const struct gs_request *reqs, int n, int threshold_pct,
     return i;
 }
 
+bool gs_typical_model_share(const struct gs_typical *t, const double *gpus, double *share)
+{
+    double all = 0;
+    for (int m = 0; m < 32; m++)
+        share[m] = 0;
+    for (int k = 0; k < t->n; k++) {
+        const struct gs_shape *s = &t->s[k];
+        double d = s->freq * s->gpus * s->milli, of = 0;
+        all += d;
+        for (int m = 0; m < 32; m++)
+            of += s->model_mask & (1u << m) ? gpus[m] : 0;
+        for (int m = 0; m < 32 && of > 0; m++)
+            share[m] += s->model_mask & (1u << m) ? d * gpus[m] / of : 0;
+    }
+    bool any = false;
+    for (int m = 0; m < 32; m++) {
+        share[m] = all > 0 ? share[m] / all : 0;
+        any |= share[m] > 0;
+    }
+    return any;
+}
+
 double gs_frag_state(const struct gs_typical *t, enum gs_frag_mode mode, int model,
                      int64_t cpu_free, const int16_t *free, int ngpus)
 {

@@ -19,6 +19,7 @@
 
 #include "workload.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define GS_MAX_SHAPES 128
@@ -40,6 +41,12 @@ struct gs_typical {
  * are skipped. Returns the number of shapes. */
 int gs_typical_build(const struct gs_request *reqs, int n, int threshold_pct,
                      struct gs_typical *out);
+
+/* The share of the typical shapes' GPU demand (frequency x GPUs x milli per GPU) that names
+ * each GPU model, into share[0..32): a shape naming several models counts for each in
+ * proportion to its GPUs in the cluster (gpus[m]); a shape naming no model, or only models the
+ * cluster lacks, counts for none. Returns whether any share is above 0. Pure. */
+bool gs_typical_model_share(const struct gs_typical *t, const double *gpus, double *share);
 
 enum gs_frag_mode {
     GS_FRAG_FGD = 0,  /* as the FGD paper: shapes the model cannot host count all idle GPU */

@@ -17,12 +17,18 @@ struct gs_engine;
 
 typedef int64_t (*gs_score_fn)(struct gs_engine *e, const struct gs_cluster *c, int node,
                                const struct gs_request *req, struct gs_alloc *choice);
+/* Called by the engine before it scores for a placement: a policy whose scores also depend on
+ * the whole cluster's state updates it, and returns the GPU models (a mask of model ids)
+ * whose nodes' scores for whole or shared GPUs changed although the nodes did not, so the
+ * engine scores them again (scores of other requests must not depend on that state). */
+typedef uint32_t (*gs_prepare_fn)(struct gs_engine *e, const struct gs_cluster *c);
 
 struct gs_policy {
     const char *name;
     const char *help;
     gs_score_fn score;
-    bool normalize; /* min-max normalise scores over feasible nodes before choosing */
+    bool normalize;        /* min-max normalise scores over feasible nodes before choosing */
+    gs_prepare_fn prepare; /* NULL: scores depend on the node and the request alone */
 };
 
 int gs_policy_count(void);

@@ -2,6 +2,7 @@
  * claims prepared for core/dra.c (CEL selectors through formats/cel.c), and the claim status
  * patch the scheduler writes (see draobj.h). */
 #include "draobj.h"
+#include "jfield.h"
 
 #include "../base/buf.h"
 #include "../base/error.h"
@@ -10,12 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *jstr(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_string(v) ? json_string_value(v) : NULL;
-}
 
 static int put(char *dst, size_t n, const char *src, const char *who, const char *path,
                bool required, struct gs_error *err)
@@ -46,7 +41,7 @@ static int read_selectors(const json_t *a, char **sel, int *n, const char *who, 
     const json_t *s;
     json_array_foreach(a, i, s)
     {
-        const char *e = jstr(json_object_get(s, "cel"), "expression");
+        const char *e = gs_jstr(json_object_get(s, "cel"), "expression");
         if (!e)
             return gs_error_set(err, GS_EINVAL, "%s: %s[%zu].cel.expression is required", who, path,
                                 i);
@@ -63,17 +58,17 @@ static int read_selectors(const json_t *a, char **sel, int *n, const char *who, 
 int gs_draobj_class_read(const json_t *o, struct gs_draobj_class *c, struct gs_error *err)
 {
     memset(c, 0, sizeof(*c));
-    int rc = put(c->name, sizeof(c->name), jstr(json_object_get(o, "metadata"), "name"),
+    int rc = put(c->name, sizeof(c->name), gs_jstr(json_object_get(o, "metadata"), "name"),
                  "deviceclass", "metadata.name", true, err);
     if (rc)
         return rc;
     char who[GS_KNAME_MAX + 16];
     snprintf(who, sizeof(who), "deviceclass %s", c->name);
     const json_t *spec = json_object_get(o, "spec");
-    if ((rc = put(c->ext, sizeof(c->ext), jstr(spec, "extendedResourceName"), who,
+    if ((rc = put(c->ext, sizeof(c->ext), gs_jstr(spec, "extendedResourceName"), who,
                   "spec.extendedResourceName", false, err)) ||
         (rc = put(c->created, sizeof(c->created),
-                  jstr(json_object_get(o, "metadata"), "creationTimestamp"), who,
+                  gs_jstr(json_object_get(o, "metadata"), "creationTimestamp"), who,
                   "metadata.creationTimestamp", false, err)))
         return rc;
     rc = read_selectors(json_object_get(spec, "selectors"), c->sel, &c->nsel, who, "spec.selectors",
@@ -152,9 +147,9 @@ static int read_attrs(const json_t *m, bool cap, const char *driver, struct gs_d
         } else if (json_is_boolean(json_object_get(v, "bool"))) {
             a->v.type = GS_DRA_BOOL;
             a->v.b = json_is_true(json_object_get(v, "bool"));
-        } else if (jstr(v, "string") || jstr(v, "version")) {
-            const char *s = jstr(v, "string") ? jstr(v, "string") : jstr(v, "version");
-            a->v.type = jstr(v, "string") ? GS_DRA_STRING : GS_DRA_VERSION;
+        } else if (gs_jstr(v, "string") || gs_jstr(v, "version")) {
+            const char *s = gs_jstr(v, "string") ? gs_jstr(v, "string") : gs_jstr(v, "version");
+            a->v.type = gs_jstr(v, "string") ? GS_DRA_STRING : GS_DRA_VERSION;
             if (strlen(s) >= sizeof(a->v.s))
                 return gs_error_set(err, GS_EINVAL, "%s: %s.%s: longer than %zu characters", who,
                                     path, key, sizeof(a->v.s) - 1);
@@ -214,19 +209,19 @@ int gs_draobj_slice_read(const json_t *o, struct gs_draobj_slice *s, struct gs_e
     /* a slice not created yet has only a generateName: the name is for messages */
     const json_t *md = json_object_get(o, "metadata");
     int rc = put(s->name, sizeof(s->name),
-                 jstr(md, "name") ? jstr(md, "name") : jstr(md, "generateName"), "resourceslice",
-                 "metadata.name", false, err);
+                 gs_jstr(md, "name") ? gs_jstr(md, "name") : gs_jstr(md, "generateName"),
+                 "resourceslice", "metadata.name", false, err);
     if (rc)
         return rc;
     char who[GS_KNAME_MAX + 16];
     snprintf(who, sizeof(who), "resourceslice %s", s->name);
     const json_t *spec = json_object_get(o, "spec");
     const json_t *pool = json_object_get(spec, "pool");
-    if ((rc = put(s->driver, sizeof(s->driver), jstr(spec, "driver"), who, "spec.driver", true,
+    if ((rc = put(s->driver, sizeof(s->driver), gs_jstr(spec, "driver"), who, "spec.driver", true,
                   err)) ||
-        (rc =
-             put(s->pool, sizeof(s->pool), jstr(pool, "name"), who, "spec.pool.name", true, err)) ||
-        (rc = put(s->node, sizeof(s->node), jstr(spec, "nodeName"), who, "spec.nodeName", false,
+        (rc = put(s->pool, sizeof(s->pool), gs_jstr(pool, "name"), who, "spec.pool.name", true,
+                  err)) ||
+        (rc = put(s->node, sizeof(s->node), gs_jstr(spec, "nodeName"), who, "spec.nodeName", false,
                   err)))
         goto out;
     s->generation = json_integer_value(json_object_get(pool, "generation"));
@@ -245,7 +240,7 @@ int gs_draobj_slice_read(const json_t *o, struct gs_draobj_slice *s, struct gs_e
         struct gs_dra_counterset *cs = &s->sets[s->nsets];
         char path[64];
         snprintf(path, sizeof(path), "spec.sharedCounters[%zu]", i);
-        if ((rc = put(cs->name, sizeof(cs->name), jstr(x, "name"), who, path, true, err)))
+        if ((rc = put(cs->name, sizeof(cs->name), gs_jstr(x, "name"), who, path, true, err)))
             goto out;
         snprintf(path, sizeof(path), "spec.sharedCounters[%zu].counters", i);
         if ((rc = read_counters(json_object_get(x, "counters"), cs->counter, cs->milli, &cs->n, who,
@@ -282,7 +277,7 @@ int gs_draobj_slice_read(const json_t *o, struct gs_draobj_slice *s, struct gs_e
         struct gs_dra_device *d = &s->dev[s->ndev];
         char path[96];
         snprintf(path, sizeof(path), "spec.devices[%zu].name", i);
-        if ((rc = put(d->name, sizeof(d->name), jstr(x, "name"), who, path, true, err)))
+        if ((rc = put(d->name, sizeof(d->name), gs_jstr(x, "name"), who, path, true, err)))
             goto out;
         snprintf(d->driver, sizeof(d->driver), "%s", s->driver);
         snprintf(d->pool, sizeof(d->pool), "%s", s->pool);
@@ -294,6 +289,7 @@ int gs_draobj_slice_read(const json_t *o, struct gs_draobj_slice *s, struct gs_e
         snprintf(path, sizeof(path), "spec.devices[%zu].capacity", i);
         if ((rc = read_attrs(json_object_get(x, "capacity"), true, s->driver, d, who, path, err)))
             goto out;
+        d->multi_alloc = json_is_true(json_object_get(x, "allowMultipleAllocations"));
         snprintf(path, sizeof(path), "spec.devices[%zu].taints", i);
         if ((rc = read_device_taints(json_object_get(x, "taints"), s, d, &ntaints, who, path, err)))
             goto out;
@@ -311,7 +307,8 @@ int gs_draobj_slice_read(const json_t *o, struct gs_draobj_slice *s, struct gs_e
         {
             struct gs_draobj_cref *cr = &s->cref[s->ndev][j];
             snprintf(path, sizeof(path), "spec.devices[%zu].consumesCounters[%zu]", i, j);
-            if ((rc = put(cr->set, sizeof(cr->set), jstr(c, "counterSet"), who, path, true, err)) ||
+            if ((rc = put(cr->set, sizeof(cr->set), gs_jstr(c, "counterSet"), who, path, true,
+                          err)) ||
                 (rc = read_counters(json_object_get(c, "counters"), cr->counter,
                                     d->consume[j].milli, &cr->n, who, path, err)))
                 goto out;
@@ -343,10 +340,10 @@ static int read_sub(const json_t *x, struct gs_draobj_sub *sb, const char *who, 
 {
     char p[160];
     snprintf(p, sizeof(p), "%s.deviceClassName", path);
-    int rc = put(sb->cls, sizeof(sb->cls), jstr(x, "deviceClassName"), who, p, true, err);
+    int rc = put(sb->cls, sizeof(sb->cls), gs_jstr(x, "deviceClassName"), who, p, true, err);
     if (rc)
         return rc;
-    const char *mode = jstr(x, "allocationMode");
+    const char *mode = gs_jstr(x, "allocationMode");
     if (!mode || strcmp(mode, "ExactCount") == 0)
         sb->mode = GS_DRA_EXACT;
     else if (strcmp(mode, "All") == 0)
@@ -392,7 +389,7 @@ static int read_claim_spec(const json_t *devices, struct gs_draobj_claim *c, con
         struct gs_draobj_req *q = &c->req[c->nreq++];
         char path[96];
         snprintf(path, sizeof(path), "spec.devices.requests[%zu].name", i);
-        if ((rc = put(q->name, sizeof(q->name), jstr(r, "name"), who, path, true, err)))
+        if ((rc = put(q->name, sizeof(q->name), gs_jstr(r, "name"), who, path, true, err)))
             return rc;
         const json_t *ex = json_object_get(r, "exactly"),
                      *fa = json_object_get(r, "firstAvailable");
@@ -418,7 +415,8 @@ static int read_claim_spec(const json_t *devices, struct gs_draobj_claim *c, con
                          j);
                 char np[128];
                 snprintf(np, sizeof(np), "%s.name", path);
-                if ((rc = put(sb->name, sizeof(sb->name), jstr(s, "name"), who, np, true, err)) ||
+                if ((rc =
+                         put(sb->name, sizeof(sb->name), gs_jstr(s, "name"), who, np, true, err)) ||
                     (rc = read_sub(s, sb, who, path, err)))
                     return rc;
             }
@@ -437,7 +435,7 @@ static int read_claim_spec(const json_t *devices, struct gs_draobj_claim *c, con
     json_array_foreach(cons, i, r)
     {
         struct gs_dra_constraint *k = &c->cons[c->ncons];
-        const char *m = jstr(r, "matchAttribute"), *d = jstr(r, "distinctAttribute");
+        const char *m = gs_jstr(r, "matchAttribute"), *d = gs_jstr(r, "distinctAttribute");
         if (!m == !d)
             return gs_error_set(err, GS_EINVAL,
                                 "%s: spec.devices.constraints[%zu]: exactly one of matchAttribute "
@@ -489,7 +487,7 @@ static void selector_node(const json_t *ns, char *out, size_t n)
         const json_t *e;
         json_array_foreach(json_object_get(t, lists[l]), i, e)
         {
-            const char *key = jstr(e, "key");
+            const char *key = gs_jstr(e, "key");
             const json_t *vals = json_object_get(e, "values");
             if (key &&
                 (strcmp(key, "metadata.name") == 0 || strcmp(key, "kubernetes.io/hostname") == 0) &&
@@ -503,27 +501,27 @@ int gs_draobj_claim_read(const json_t *o, struct gs_draobj_claim *c, struct gs_e
 {
     memset(c, 0, sizeof(*c));
     const json_t *md = json_object_get(o, "metadata");
-    int rc = put(c->name, sizeof(c->name), jstr(md, "name"), "resourceclaim", "metadata.name", true,
-                 err);
+    int rc = put(c->name, sizeof(c->name), gs_jstr(md, "name"), "resourceclaim", "metadata.name",
+                 true, err);
     char who[GS_KNAME_MAX + 90];
     snprintf(who, sizeof(who), "resourceclaim %s", c->name);
-    if (rc || (rc = put(c->ns, sizeof(c->ns), jstr(md, "namespace"), who, "metadata.namespace",
+    if (rc || (rc = put(c->ns, sizeof(c->ns), gs_jstr(md, "namespace"), who, "metadata.namespace",
                         true, err)))
         return rc;
     snprintf(who, sizeof(who), "resourceclaim %s/%s", c->ns, c->name);
-    if ((rc = put(c->uid, sizeof(c->uid), jstr(md, "uid"), who, "metadata.uid", false, err)) ||
-        (rc = put(c->rv, sizeof(c->rv), jstr(md, "resourceVersion"), who,
+    if ((rc = put(c->uid, sizeof(c->uid), gs_jstr(md, "uid"), who, "metadata.uid", false, err)) ||
+        (rc = put(c->rv, sizeof(c->rv), gs_jstr(md, "resourceVersion"), who,
                   "metadata.resourceVersion", false, err)))
         return rc;
-    const char *ext =
-        jstr(json_object_get(md, "annotations"), "resource.kubernetes.io/extended-resource-claim");
+    const char *ext = gs_jstr(json_object_get(md, "annotations"),
+                              "resource.kubernetes.io/extended-resource-claim");
     c->extended = ext && strcmp(ext, "true") == 0;
     size_t i;
     const json_t *r;
     json_array_foreach(json_object_get(md, "ownerReferences"), i, r)
     {
         if (json_is_true(json_object_get(r, "controller")) &&
-            (rc = put(c->owner_uid, sizeof(c->owner_uid), jstr(r, "uid"), who,
+            (rc = put(c->owner_uid, sizeof(c->owner_uid), gs_jstr(r, "uid"), who,
                       "metadata.ownerReferences.uid", false, err)))
             return rc;
     }
@@ -557,11 +555,13 @@ int gs_draobj_claim_read(const json_t *o, struct gs_draobj_claim *c, struct gs_e
             struct gs_draobj_result *x = &c->results[c->nresults++];
             char path[96];
             snprintf(path, sizeof(path), "status.allocation.devices.results[%zu]", i);
-            if ((rc = put(x->request, sizeof(x->request), jstr(r, "request"), who, path, true,
+            if ((rc = put(x->request, sizeof(x->request), gs_jstr(r, "request"), who, path, true,
                           err)) ||
-                (rc = put(x->driver, sizeof(x->driver), jstr(r, "driver"), who, path, true, err)) ||
-                (rc = put(x->pool, sizeof(x->pool), jstr(r, "pool"), who, path, true, err)) ||
-                (rc = put(x->device, sizeof(x->device), jstr(r, "device"), who, path, true, err)))
+                (rc = put(x->driver, sizeof(x->driver), gs_jstr(r, "driver"), who, path, true,
+                          err)) ||
+                (rc = put(x->pool, sizeof(x->pool), gs_jstr(r, "pool"), who, path, true, err)) ||
+                (rc =
+                     put(x->device, sizeof(x->device), gs_jstr(r, "device"), who, path, true, err)))
                 goto out;
         }
     }
@@ -580,10 +580,10 @@ int gs_draobj_claim_read(const json_t *o, struct gs_draobj_claim *c, struct gs_e
             struct gs_draobj_reserved *x = &c->reserved[c->nreserved];
             char path[64];
             snprintf(path, sizeof(path), "status.reservedFor[%zu]", i);
-            if ((rc = put(x->resource, sizeof(x->resource), jstr(r, "resource"), who, path, false,
-                          err)) ||
-                (rc = put(x->name, sizeof(x->name), jstr(r, "name"), who, path, true, err)) ||
-                (rc = put(x->uid, sizeof(x->uid), jstr(r, "uid"), who, path, false, err)))
+            if ((rc = put(x->resource, sizeof(x->resource), gs_jstr(r, "resource"), who, path,
+                          false, err)) ||
+                (rc = put(x->name, sizeof(x->name), gs_jstr(r, "name"), who, path, true, err)) ||
+                (rc = put(x->uid, sizeof(x->uid), gs_jstr(r, "uid"), who, path, false, err)))
                 goto out;
         }
         c->nreserved++;
@@ -795,17 +795,19 @@ static const struct gs_draobj_class *find_class(const struct gs_draobj_class *cl
     return NULL;
 }
 
-static int compile_all(struct gs_cel *progs, int *np, char *const *sel, int nsel, const char *who,
-                       const char *what, struct gs_error *err)
+/* Compile each selector of sel in turn into prog and keep in ok[] only the devices it selects
+ * (one program at a time: a compiled selector is large). */
+static int select_devices(struct gs_cel *prog, char *const *sel, int nsel,
+                          const struct gs_dra_world *w, bool *ok, const char *who, const char *what,
+                          struct gs_error *err)
 {
     for (int k = 0; k < nsel; k++) {
-        if (*np >= 2 * GS_DRAOBJ_MAX_SEL)
-            return gs_error_set(err, GS_EINVAL, "%s: more than %d selectors", who,
-                                2 * GS_DRAOBJ_MAX_SEL);
-        int rc = gs_cel_compile(sel[k], strlen(sel[k]), &progs[*np], err);
+        int rc = gs_cel_compile(sel[k], strlen(sel[k]), prog, err);
         if (rc)
             return gs_error_prefix(err, "%s: %s selector \"%.300s\"", who, what, sel[k]);
-        (*np)++;
+        for (int d = 0; d < w->ndev; d++)
+            if (ok[d])
+                ok[d] = gs_cel_eval(prog, &w->dev[d]) == 1;
     }
     return 0;
 }
@@ -847,29 +849,30 @@ static int evaluate(const struct gs_draobj_sub *sb, const struct gs_draobj_class
                     const struct gs_dra_world *w, const char *who, struct gs_dra_sub *ds,
                     int32_t *store, struct gs_error *err)
 {
-    struct gs_cel *progs = malloc(sizeof(*progs) * 2 * GS_DRAOBJ_MAX_SEL);
-    if (!progs)
+    struct gs_cel *prog = malloc(sizeof(*prog));
+    bool *ok = malloc(sizeof(*ok) * ((size_t)w->ndev + 1));
+    if (!prog || !ok) {
+        free(prog);
+        free(ok);
         return gs_error_set(err, GS_ENOMEM, "out of memory");
-    int np = 0, rc;
+    }
     char cwhat[GS_KNAME_MAX + 20];
     snprintf(cwhat, sizeof(cwhat), "deviceclass %s", cl->name);
-    if ((rc = compile_all(progs, &np, cl->sel, cl->nsel, who, cwhat, err)) ||
-        (rc = compile_all(progs, &np, sb->sel, sb->nsel, who, "its", err))) {
-        free(progs);
-        return rc;
-    }
+    for (int d = 0; d < w->ndev; d++)
+        ok[d] = true;
+    int rc = select_devices(prog, cl->sel, cl->nsel, w, ok, who, cwhat, err);
+    if (!rc)
+        rc = select_devices(prog, sb->sel, sb->nsel, w, ok, who, "its", err);
     ds->cand = store;
-    for (int d = 0; d < w->ndev; d++) {
-        bool ok = true;
-        for (int k = 0; k < np && ok; k++)
-            ok = gs_cel_eval(&progs[k], &w->dev[d]) == 1;
-        if (ok && w->dev[d].tainted && !gs_dra_tolerated(&w->dev[d], sb->tol, sb->ntol))
+    for (int d = 0; d < w->ndev && !rc; d++) {
+        if (ok[d] && w->dev[d].tainted && !gs_dra_tolerated(&w->dev[d], sb->tol, sb->ntol))
             ds->ntainted++;
-        else if (ok)
+        else if (ok[d])
             store[ds->ncand++] = d;
     }
-    free(progs);
-    return 0;
+    free(prog);
+    free(ok);
+    return rc;
 }
 
 /* Alternative sb's candidates into ds at store (cand, then bynode): from the cache when it has

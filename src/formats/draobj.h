@@ -5,9 +5,9 @@
  *     spec.extendedResourceName
  *   ResourceSlice: spec.driver, spec.pool {name, generation}, spec.nodeName | spec.allNodes,
  *     spec.devices[] {name, attributes {NAME: {int|bool|string|version}}, capacity {NAME:
- *     {value}}, consumesCounters [{counterSet, counters {NAME: {value}}}], taints[] (formats/
- *     drataint.h: a NoSchedule or NoExecute taint keeps the device from requests that do not
- *     tolerate it)},
+ *     {value}}, allowMultipleAllocations (for selectors), consumesCounters [{counterSet,
+ *     counters {NAME: {value}}}], taints[] (formats/drataint.h: a NoSchedule or NoExecute taint
+ *     keeps the device from requests that do not tolerate it)},
  *     spec.sharedCounters[] {name, counters {NAME: {value}}}; a bare attribute or capacity
  *     name is qualified with the driver ("type" of gpu.gpusched.io is gpu.gpusched.io/type)
  *   ResourceClaim: metadata {namespace, name, uid, resourceVersion, the annotation

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *jstr(const json_t *o, const char *key)
+static const char *gs_jstr(const json_t *o, const char *key)
 {
     const json_t *v = json_object_get(o, key);
     return json_is_string(v) ? json_string_value(v) : NULL;
@@ -66,12 +66,12 @@ static int read_taint(const json_t *t, struct gs_dra_taint *x, const char *who, 
         (rc = string_or_absent(t, "value", who, path, err)) ||
         (rc = string_or_absent(t, "effect", who, path, err)) ||
         (rc = string_or_absent(t, "timeAdded", who, path, err)) ||
-        (rc = copy(x->key, sizeof(x->key), jstr(t, "key"), who, path, "key", err)) ||
-        (rc = copy(x->value, sizeof(x->value), jstr(t, "value"), who, path, "value", err)))
+        (rc = copy(x->key, sizeof(x->key), gs_jstr(t, "key"), who, path, "key", err)) ||
+        (rc = copy(x->value, sizeof(x->value), gs_jstr(t, "value"), who, path, "value", err)))
         return rc;
     if (!x->key[0])
         return gs_error_set(err, GS_EINVAL, "%s: %s.key is required", who, path);
-    x->effect = effect_of(jstr(t, "effect"));
+    x->effect = effect_of(gs_jstr(t, "effect"));
     if (x->effect == GS_DRA_EFFECT_ANY) /* none given: informational, as an unknown one */
         x->effect = GS_DRA_EFFECT_OTHER;
     return 0;
@@ -132,20 +132,20 @@ int gs_drataint_read_tolerations(const json_t *a, struct gs_dra_toleration **out
             (rc = string_or_absent(t, "operator", who, p, err)) ||
             (rc = string_or_absent(t, "value", who, p, err)) ||
             (rc = string_or_absent(t, "effect", who, p, err)) ||
-            (rc = copy(x->key, sizeof(x->key), jstr(t, "key"), who, p, "key", err)) ||
-            (rc = copy(x->value, sizeof(x->value), jstr(t, "value"), who, p, "value", err)))
+            (rc = copy(x->key, sizeof(x->key), gs_jstr(t, "key"), who, p, "key", err)) ||
+            (rc = copy(x->value, sizeof(x->value), gs_jstr(t, "value"), who, p, "value", err)))
             break;
         if (secs && !json_is_integer(secs) && !json_is_null(secs)) {
             rc = gs_error_set(err, GS_EINVAL, "%s: %s.tolerationSeconds: expected an integer", who,
                               p);
             break;
         }
-        const char *op = jstr(t, "operator");
+        const char *op = gs_jstr(t, "operator");
         /* "" is Equal (the API defaults it); any other operator tolerates nothing */
         x->op = !op || !op[0] || strcmp(op, "Equal") == 0 ? GS_DRA_TOL_EQUAL
                 : strcmp(op, "Exists") == 0               ? GS_DRA_TOL_EXISTS
                                                           : GS_DRA_TOL_OTHER;
-        x->effect = effect_of(jstr(t, "effect"));
+        x->effect = effect_of(gs_jstr(t, "effect"));
     }
     if (rc) {
         free(tol);
@@ -159,7 +159,7 @@ int gs_drataint_read_tolerations(const json_t *a, struct gs_dra_toleration **out
 int gs_drataint_rule_read(const json_t *o, struct gs_drataint_rule *r, struct gs_error *err)
 {
     memset(r, 0, sizeof(*r));
-    const char *name = jstr(json_object_get(o, "metadata"), "name");
+    const char *name = gs_jstr(json_object_get(o, "metadata"), "name");
     if (!name || !name[0])
         return gs_error_set(err, GS_EINVAL, "devicetaintrule: metadata.name is required");
     if (strlen(name) >= sizeof(r->name))
@@ -179,9 +179,11 @@ int gs_drataint_rule_read(const json_t *o, struct gs_drataint_rule *r, struct gs
         if ((rc = string_or_absent(sel, "driver", who, p, err)) ||
             (rc = string_or_absent(sel, "pool", who, p, err)) ||
             (rc = string_or_absent(sel, "device", who, p, err)) ||
-            (rc = copy(r->driver, sizeof(r->driver), jstr(sel, "driver"), who, p, "driver", err)) ||
-            (rc = copy(r->pool, sizeof(r->pool), jstr(sel, "pool"), who, p, "pool", err)) ||
-            (rc = copy(r->device, sizeof(r->device), jstr(sel, "device"), who, p, "device", err)))
+            (rc = copy(r->driver, sizeof(r->driver), gs_jstr(sel, "driver"), who, p, "driver",
+                       err)) ||
+            (rc = copy(r->pool, sizeof(r->pool), gs_jstr(sel, "pool"), who, p, "pool", err)) ||
+            (rc =
+                 copy(r->device, sizeof(r->device), gs_jstr(sel, "device"), who, p, "device", err)))
             return rc;
     }
     return read_taint(json_object_get(spec, "taint"), &r->taint, who, "spec.taint", err);

@@ -1,6 +1,7 @@
 /* kubeobj.c - Pod and Node JSON to engine structs, and the Binding, Event and patch bodies
  * the scheduler sends; sched/ builds its cache from what this reads. */
 #include "kubeobj.h"
+#include "jfield.h"
 
 #include "../base/error.h"
 #include "../core/quantity.h"
@@ -12,12 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static const char *jstr(const json_t *o, const char *key)
-{
-    const json_t *v = o ? json_object_get(o, key) : NULL;
-    return json_is_string(v) ? json_string_value(v) : NULL;
-}
 
 static void copy(char *dst, size_t n, const char *src)
 {
@@ -185,23 +180,23 @@ static void pod_fields(const json_t *obj, const json_t *md, const json_t *spec, 
                        struct gs_kube_pod *p)
 {
     p->terminating = json_object_get(md, "deletionTimestamp") != NULL;
-    const char *dev = jstr(json_object_get(md, "annotations"), GS_DEVICES_ANNOTATION);
+    const char *dev = gs_jstr(json_object_get(md, "annotations"), GS_DEVICES_ANNOTATION);
     copy(p->devices, sizeof(p->devices), dev);
-    copy(p->node, sizeof(p->node), jstr(spec, "nodeName"));
+    copy(p->node, sizeof(p->node), gs_jstr(spec, "nodeName"));
     copy(p->nominated, sizeof(p->nominated),
-         jstr(json_object_get(obj, "status"), "nominatedNodeName"));
-    copy(p->scheduler, sizeof(p->scheduler), jstr(spec, "schedulerName"));
+         gs_jstr(json_object_get(obj, "status"), "nominatedNodeName"));
+    copy(p->scheduler, sizeof(p->scheduler), gs_jstr(spec, "schedulerName"));
     if (!p->scheduler[0])
         copy(p->scheduler, sizeof(p->scheduler), "default-scheduler");
-    copy(p->priority_class, sizeof(p->priority_class), jstr(spec, "priorityClassName"));
+    copy(p->priority_class, sizeof(p->priority_class), gs_jstr(spec, "priorityClassName"));
     const json_t *prio = json_object_get(spec, "priority");
     p->priority = json_is_integer(prio) ? (int32_t)json_integer_value(prio) : 0;
-    copy(p->phase, sizeof(p->phase), jstr(st, "phase"));
-    const char *pp = jstr(spec, "preemptionPolicy");
+    copy(p->phase, sizeof(p->phase), gs_jstr(st, "phase"));
+    const char *pp = gs_jstr(spec, "preemptionPolicy");
     p->preempt_never = pp && strcmp(pp, "Never") == 0;
-    const char *ts = jstr(st, "startTime");
+    const char *ts = gs_jstr(st, "startTime");
     if (!ts || gs_kube_parse_time(ts, &p->start_s))
-        if (!(ts = jstr(md, "creationTimestamp")) || gs_kube_parse_time(ts, &p->start_s))
+        if (!(ts = gs_jstr(md, "creationTimestamp")) || gs_kube_parse_time(ts, &p->start_s))
             p->start_s = 0;
     const char *lkey;
     const json_t *lv;
@@ -261,7 +256,7 @@ static void container_xreqs(const json_t *c, int k, uint8_t init, struct gs_kube
             qty(qv, &q) || !gs_quantity_is_integer(&q) || gs_quantity_value(&q) <= 0)
             continue;
         struct gs_kube_xreq *x = &p->xreq[p->nxreq++];
-        copy(x->container, sizeof(x->container), jstr(c, "name"));
+        copy(x->container, sizeof(x->container), gs_jstr(c, "name"));
         copy(x->name, sizeof(x->name), keys[i]);
         x->count = gs_quantity_value(&q);
         x->index = (uint8_t)k;
@@ -277,7 +272,7 @@ static void pod_xreqs(const json_t *spec, struct gs_kube_pod *p)
     const json_t *c;
     json_array_foreach(ic, i, c)
     {
-        const char *rp = jstr(c, "restartPolicy");
+        const char *rp = gs_jstr(c, "restartPolicy");
         if (i < 255)
             container_xreqs(c, (int)i, rp && strcmp(rp, "Always") == 0 ? 2 : 1, p);
     }
@@ -318,7 +313,7 @@ static int pod_totals(const char *who, const json_t *spec, struct res_sum *tot,
         int rc = read_resources(who, path, json_object_get(c, "resources"), &one, err);
         if (rc)
             return rc;
-        const char *rp = jstr(c, "restartPolicy");
+        const char *rp = gs_jstr(c, "restartPolicy");
         if (rp && strcmp(rp, "Always") == 0) {
             res_merge(&total, &one, false);
             res_merge(&side, &one, false);
@@ -463,8 +458,8 @@ static void pod_claims(const json_t *obj, const json_t *spec, struct gs_kube_pod
     const json_t *vols = json_object_get(spec, "volumes");
     json_array_foreach(vols, i, c)
     {
-        const char *claim = jstr(json_object_get(c, "persistentVolumeClaim"), "claimName");
-        const char *vname = jstr(c, "name");
+        const char *claim = gs_jstr(json_object_get(c, "persistentVolumeClaim"), "claimName");
+        const char *vname = gs_jstr(c, "name");
         char eph[2 * GS_KNAME_MAX];
         if (!claim && json_object_get(c, "ephemeral") && vname) {
             snprintf(eph, sizeof(eph), "%s-%s", p->name, vname);
@@ -486,16 +481,16 @@ static void pod_claims(const json_t *obj, const json_t *spec, struct gs_kube_pod
     const json_t *rcs = json_object_get(spec, "resourceClaims");
     json_array_foreach(rcs, i, c)
     {
-        const char *claim = jstr(c, "resourceClaimName");
-        const char *rname = jstr(c, "name");
-        if (!claim && jstr(c, "resourceClaimTemplateName")) {
+        const char *claim = gs_jstr(c, "resourceClaimName");
+        const char *rname = gs_jstr(c, "name");
+        if (!claim && gs_jstr(c, "resourceClaimTemplateName")) {
             size_t j;
             const json_t *cs;
             claim = "";
             json_array_foreach(
                 json_object_get(json_object_get(obj, "status"), "resourceClaimStatuses"), j, cs)
             {
-                const char *n = jstr(cs, "name"), *rc = jstr(cs, "resourceClaimName");
+                const char *n = gs_jstr(cs, "name"), *rc = gs_jstr(cs, "resourceClaimName");
                 if (n && rname && rc && strcmp(n, rname) == 0)
                     claim = rc;
             }
@@ -514,6 +509,28 @@ static void pod_claims(const json_t *obj, const json_t *spec, struct gs_kube_pod
     }
 }
 
+/* spec.schedulingGates: the count, and the names that fit the text (an entry without a name
+ * still gates: the API server never sends one). */
+static void pod_gates(const json_t *spec, struct gs_kube_pod *p)
+{
+    const json_t *gates = json_object_get(spec, "schedulingGates");
+    size_t n = json_array_size(gates), i, off = 0;
+    const json_t *g;
+    p->ngates = n > 1000000 ? 1000000 : (int)n;
+    json_array_foreach(gates, i, g)
+    {
+        const char *name = gs_jstr(g, "name");
+        size_t len = name ? strlen(name) : 0, room = sizeof(p->gates) - off;
+        if (!len)
+            continue;
+        if (len + (off ? 1 : 0) + 5 > room) { /* room is left for " ..." and the NUL */
+            snprintf(p->gates + off, room, "%s...", off ? " " : "");
+            break;
+        }
+        off += (size_t)snprintf(p->gates + off, room, "%s%s", off ? " " : "", name);
+    }
+}
+
 static void pod_tolerations(const json_t *spec, struct gs_kube_pod *p)
 {
     size_t i;
@@ -527,16 +544,40 @@ static void pod_tolerations(const json_t *spec, struct gs_kube_pod *p)
         if (p->ntol >= GS_MAX_TOLERATIONS)
             break;
         struct gs_toleration *t = &p->tol[p->ntol++];
-        const char *tk = jstr(c, "key"), *tv = jstr(c, "value");
+        const char *tk = gs_jstr(c, "key"), *tv = gs_jstr(c, "value");
         if ((tk && strlen(tk) >= sizeof(t->key)) || (tv && strlen(tv) >= sizeof(t->value))) {
             snprintf(p->refused, sizeof(p->refused),
                      "spec.tolerations[%zu]: a key or value over %zu bytes", i, sizeof(t->key) - 1);
         }
         copy(t->key, sizeof(t->key), tk);
-        copy(t->op, sizeof(t->op), jstr(c, "operator"));
+        copy(t->op, sizeof(t->op), gs_jstr(c, "operator"));
         copy(t->value, sizeof(t->value), tv);
-        copy(t->effect, sizeof(t->effect), jstr(c, "effect"));
+        copy(t->effect, sizeof(t->effect), gs_jstr(c, "effect"));
     }
+}
+
+/* spec.schedulingGroup.podGroupName: the Workload API PodGroup the pod belongs to (Kubernetes
+ * v1.37, formats/workloadobj.h). One gpusched cannot read refuses the pod, naming the field. */
+static void pod_group(const json_t *spec, struct gs_kube_pod *p)
+{
+    const json_t *sg = json_object_get(spec, "schedulingGroup");
+    if (!sg || json_is_null(sg))
+        return;
+    const json_t *v = json_object_get(sg, "podGroupName");
+    const char *bad = NULL;
+    if (!json_is_object(sg))
+        bad = "spec.schedulingGroup: expected an object";
+    else if (!v)
+        bad = "spec.schedulingGroup: no podGroupName (the only kind of group gpusched reads)";
+    else if (!json_is_string(v) || json_string_length(v) == 0 ||
+             strlen(json_string_value(v)) != json_string_length(v))
+        bad = "spec.schedulingGroup.podGroupName: expected a name";
+    else if (json_string_length(v) >= sizeof(p->group))
+        bad = "spec.schedulingGroup.podGroupName: longer than 253 characters";
+    if (!bad)
+        copy(p->group, sizeof(p->group), json_string_value(v));
+    else if (!p->refused[0])
+        copy(p->refused, sizeof(p->refused), bad);
 }
 
 int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *err)
@@ -546,10 +587,10 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
         return gs_error_set(err, GS_EINVAL, "pod: expected a JSON object");
     const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec"),
                  *st = json_object_get(obj, "status");
-    copy(p->ns, sizeof(p->ns), jstr(md, "namespace"));
-    copy(p->name, sizeof(p->name), jstr(md, "name"));
-    copy(p->uid, sizeof(p->uid), jstr(md, "uid"));
-    copy(p->rv, sizeof(p->rv), jstr(md, "resourceVersion"));
+    copy(p->ns, sizeof(p->ns), gs_jstr(md, "namespace"));
+    copy(p->name, sizeof(p->name), gs_jstr(md, "name"));
+    copy(p->uid, sizeof(p->uid), gs_jstr(md, "uid"));
+    copy(p->rv, sizeof(p->rv), gs_jstr(md, "resourceVersion"));
     if (!p->name[0] || !json_is_object(spec))
         return gs_error_set(err, GS_EINVAL, "pod: metadata.name and spec are required");
     char who[GS_KNAME_MAX + 70];
@@ -566,6 +607,8 @@ int gs_kube_pod_read(const json_t *obj, struct gs_kube_pod *p, struct gs_error *
     pod_claims(obj, spec, p);
     pod_tolerations(spec, p);
     pod_xreqs(spec, p);
+    pod_group(spec, p);
+    pod_gates(spec, p);
     return 0;
 }
 
@@ -618,9 +661,9 @@ static int node_read(const json_t *obj, struct gs_kube_node *n, struct gs_error 
         return gs_error_set(err, GS_EINVAL, "node: expected a JSON object");
     const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec"),
                  *st = json_object_get(obj, "status");
-    copy(n->name, sizeof(n->name), jstr(md, "name"));
-    copy(n->rv, sizeof(n->rv), jstr(md, "resourceVersion"));
-    copy(n->uid, sizeof(n->uid), jstr(md, "uid"));
+    copy(n->name, sizeof(n->name), gs_jstr(md, "name"));
+    copy(n->rv, sizeof(n->rv), gs_jstr(md, "resourceVersion"));
+    copy(n->uid, sizeof(n->uid), gs_jstr(md, "uid"));
     if (!n->name[0])
         return gs_error_set(err, GS_EINVAL, "node: metadata.name is required");
     const json_t *u = json_object_get(spec, "unschedulable");
@@ -688,9 +731,9 @@ static int node_read(const json_t *obj, struct gs_kube_node *n, struct gs_error 
         if (n->ntaints >= GS_MAX_TAINTS)
             break;
         struct gs_taint *x = &n->taints[n->ntaints++];
-        copy(x->key, sizeof(x->key), jstr(t, "key"));
-        copy(x->value, sizeof(x->value), jstr(t, "value"));
-        copy(x->effect, sizeof(x->effect), jstr(t, "effect"));
+        copy(x->key, sizeof(x->key), gs_jstr(t, "key"));
+        copy(x->value, sizeof(x->value), gs_jstr(t, "value"));
+        copy(x->effect, sizeof(x->effect), gs_jstr(t, "effect"));
     }
     const json_t *alloc = json_object_get(st, "allocatable");
     struct gs_quantity q;

@@ -6,7 +6,8 @@
  * without a request counts as both), nodeSelector, tolerations, schedulerName, priority,
  * the device annotation gpusched writes (GS_DEVICES_ANNOTATION), the claims its volumes use
  * (persistentVolumeClaim.claimName, and <pod>-<volume> for a generic ephemeral volume), the
- * ResourceClaims of spec.resourceClaims (DRA). Nodes:
+ * ResourceClaims of spec.resourceClaims (DRA), the Workload API PodGroup of
+ * spec.schedulingGroup, spec.schedulingGates (how many, and their names within a bound). Nodes:
  * allocatable resources, every label (a Node owns its label set: gs_kube_node_release), taints,
  * unschedulable. Every error names the object and the field path. Readers take a parsed
  * jansson object; a Pod is plain data (no heap). */
@@ -37,6 +38,8 @@
 #define GS_MAX_POD_CLAIMS 8  /* PersistentVolumeClaims one pod uses */
 #define GS_MAX_POD_DRA    4  /* ResourceClaims one pod uses (spec.resourceClaims) */
 #define GS_MAX_NODE_RES   32 /* kinds of other resources a node has */
+
+#define GS_POD_GATES_TEXT 200 /* the names of a pod's scheduling gates, as text */
 
 /* A resource the engine does not model (ephemeral-storage, hugepages-2Mi, rdma/ib, ...), in
  * its base unit (bytes, or a count). */
@@ -99,9 +102,17 @@ struct gs_kube_pod {
      * controller has not made it yet) */
     int ndra;
     char dra[GS_MAX_POD_DRA][GS_KNAME_MAX];
+    /* spec.schedulingGates: how many (a pod with any is never scheduled; the API server lets
+     * them be removed, never added) and their names, space-separated as kube-scheduler lists
+     * them; a list longer than the field ends in "..." */
+    int ngates;
+    char gates[GS_POD_GATES_TEXT];
     /* non-empty: why gpusched cannot model the pod exactly (more tolerations or claims than
      * it keeps); it is then not scheduled, and says why */
     char refused[160];
+    /* spec.schedulingGroup.podGroupName: its gang in the Workload API (formats/workloadobj.h;
+     * "": none) */
+    char group[GS_KNAME_MAX];
     /* Kubernetes placement constraints (node affinity, pod (anti-)affinity, spread, host
      * ports, every label), read only on request (gs_kube_pod_read_constraints): shared and
      * immutable, counted references. A by-value copy does not own a reference: only copies

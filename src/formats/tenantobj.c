@@ -2,6 +2,7 @@
  * PersistentVolumeClaim and PersistentVolume readers (see
  * tenantobj.h). */
 #include "tenantobj.h"
+#include "jfield.h"
 
 #include "../base/error.h"
 #include "migparted.h"
@@ -11,23 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *jstr(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-static int copy_name(char *dst, size_t n, const char *src, const char *who, const char *path,
-                     struct gs_error *err)
-{
-    if (!src || !src[0])
-        return gs_error_set(err, GS_EINVAL, "%s: %s is required", who, path);
-    if (strlen(src) >= n)
-        return gs_error_set(err, GS_EINVAL, "%s: %s: longer than %zu characters", who, path, n - 1);
-    memcpy(dst, src, strlen(src) + 1);
-    return 0;
-}
 
 /* A map of resource -> quantity (string or integer). */
 static int read_res(const json_t *m, struct gs_tobj_res *out, int *n, const char *who,
@@ -82,16 +66,16 @@ int gs_kube_queue_read(const json_t *obj, struct gs_kube_queue *q, struct gs_err
     memset(q, 0, sizeof(*q));
     const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
     int rc =
-        copy_name(q->name, sizeof(q->name), jstr(md, "name"), "GPUQueue", "metadata.name", err);
+        gs_jname(q->name, sizeof(q->name), gs_jstr(md, "name"), "GPUQueue", "metadata.name", err);
     if (rc)
         return rc;
     char who[GS_NAME_MAX + 16];
     snprintf(who, sizeof(who), "GPUQueue %s", q->name);
     if (spec && !json_is_object(spec))
         return gs_error_set(err, GS_EINVAL, "%s: spec: expected an object", who);
-    const char *parent = jstr(spec, "parent");
+    const char *parent = gs_jstr(spec, "parent");
     if (parent && parent[0] &&
-        (rc = copy_name(q->parent, sizeof(q->parent), parent, who, "spec.parent", err)))
+        (rc = gs_jname(q->parent, sizeof(q->parent), parent, who, "spec.parent", err)))
         return rc;
     if (strcmp(q->parent, q->name) == 0)
         return gs_error_set(err, GS_EINVAL, "%s: spec.parent: a queue cannot be its own parent",
@@ -115,7 +99,7 @@ int gs_kube_queue_read(const json_t *obj, struct gs_kube_queue *q, struct gs_err
                                 GS_TOBJ_MAX_NS);
         char path[64];
         snprintf(path, sizeof(path), "spec.namespaces[%zu]", i);
-        if ((rc = copy_name(q->ns[q->nns], sizeof(q->ns[0]), json_string_value(v), who, path, err)))
+        if ((rc = gs_jname(q->ns[q->nns], sizeof(q->ns[0]), json_string_value(v), who, path, err)))
             return rc;
         q->nns++;
     }
@@ -126,14 +110,14 @@ int gs_kube_rquota_read(const json_t *obj, struct gs_kube_rquota *q, struct gs_e
 {
     memset(q, 0, sizeof(*q));
     const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
-    int rc = copy_name(q->name, sizeof(q->name), jstr(md, "name"), "ResourceQuota", "metadata.name",
-                       err);
+    int rc = gs_jname(q->name, sizeof(q->name), gs_jstr(md, "name"), "ResourceQuota",
+                      "metadata.name", err);
     if (rc)
         return rc;
     char who[GS_NAME_MAX + 16];
     snprintf(who, sizeof(who), "ResourceQuota %s", q->name);
-    if ((rc = copy_name(q->ns, sizeof(q->ns), jstr(md, "namespace"), who, "metadata.namespace",
-                        err)))
+    if ((rc = gs_jname(q->ns, sizeof(q->ns), gs_jstr(md, "namespace"), who, "metadata.namespace",
+                       err)))
         return rc;
     /* spec.hard holds every kind of quota (pods, services, ...): keep the ones that fit */
     const char *key;
@@ -157,19 +141,18 @@ int gs_kube_podgroup_read(const json_t *obj, struct gs_kube_podgroup *g, struct 
 {
     memset(g, 0, sizeof(*g));
     const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
-    int rc =
-        copy_name(g->name, sizeof(g->name), jstr(md, "name"), "PodGroup", "metadata.name", err);
+    int rc = gs_jname(g->name, GS_NAME_MAX, gs_jstr(md, "name"), "PodGroup", "metadata.name", err);
     if (rc)
         return rc;
     char who[GS_NAME_MAX + 16];
     snprintf(who, sizeof(who), "PodGroup %s", g->name);
-    if ((rc = copy_name(g->ns, sizeof(g->ns), jstr(md, "namespace"), who, "metadata.namespace",
-                        err)) ||
+    if ((rc = gs_jname(g->ns, sizeof(g->ns), gs_jstr(md, "namespace"), who, "metadata.namespace",
+                       err)) ||
         (rc = read_int(spec, "minMember", 1, 1, 100000, &g->min_member, who, "spec", err)) ||
         (rc = read_int(spec, "scheduleTimeoutSeconds", 0, 0, 86400 * 365, &g->timeout_s, who,
                        "spec", err)))
         return rc;
-    const char *ts = jstr(md, "creationTimestamp");
+    const char *ts = gs_jstr(md, "creationTimestamp");
     if (!ts || gs_kube_parse_time(ts, &g->created_s))
         g->created_s = 0;
     return 0;
@@ -200,108 +183,37 @@ static int int_or_pct(const json_t *v, int32_t *out, bool *pct, const char *who,
                         who, path);
 }
 
-/* A label selector ({matchLabels, matchExpressions}) at path into sel[]. */
-static int read_selector(const json_t *sel, struct gs_sel_req *out, int *nout, const char *who,
-                         const char *path, struct gs_error *err)
-{
-    *nout = 0;
-    const char *key;
-    const json_t *v;
-    json_object_foreach(json_object_get(sel, "matchLabels"), key, v)
-    {
-        if (*nout >= GS_TOBJ_MAX_SEL || strlen(key) >= GS_LABEL_KEY_MAX || !json_is_string(v) ||
-            strlen(json_string_value(v)) >= GS_LABEL_VAL_MAX)
-            return gs_error_set(err, GS_EINVAL,
-                                "%s: %s.matchLabels.%s: too many labels or too "
-                                "long",
-                                who, path, key);
-        struct gs_sel_req *r = &out[(*nout)++];
-        memset(r, 0, sizeof(*r));
-        snprintf(r->key, sizeof(r->key), "%s", key);
-        r->op = GS_SEL_IN;
-        r->nval = 1;
-        snprintf(r->val[0], sizeof(r->val[0]), "%s", json_string_value(v));
-    }
-    size_t i, j;
-    const json_t *e, *x;
-    json_array_foreach(json_object_get(sel, "matchExpressions"), i, e)
-    {
-        const char *k = jstr(e, "key"), *op = jstr(e, "operator");
-        if (*nout >= GS_TOBJ_MAX_SEL || !k || strlen(k) >= GS_LABEL_KEY_MAX || !op)
-            return gs_error_set(err, GS_EINVAL,
-                                "%s: %s.matchExpressions[%zu]: expected key and "
-                                "operator",
-                                who, path, i);
-        struct gs_sel_req *r = &out[*nout];
-        memset(r, 0, sizeof(*r));
-        snprintf(r->key, sizeof(r->key), "%s", k);
-        if (strcmp(op, "In") == 0)
-            r->op = GS_SEL_IN;
-        else if (strcmp(op, "NotIn") == 0)
-            r->op = GS_SEL_NOTIN;
-        else if (strcmp(op, "Exists") == 0)
-            r->op = GS_SEL_EXISTS;
-        else if (strcmp(op, "DoesNotExist") == 0)
-            r->op = GS_SEL_NOTEXISTS;
-        else
-            return gs_error_set(err, GS_EINVAL,
-                                "%s: %s.matchExpressions[%zu].operator: '%s': "
-                                "expected In, NotIn, Exists or DoesNotExist",
-                                who, path, i, op);
-        json_array_foreach(json_object_get(e, "values"), j, x)
-        {
-            if (r->nval >= 4 || !json_is_string(x) ||
-                strlen(json_string_value(x)) >= GS_LABEL_VAL_MAX)
-                return gs_error_set(err, GS_EINVAL,
-                                    "%s: %s.matchExpressions[%zu].values: at "
-                                    "most 4 values of at most %d characters",
-                                    who, path, i, GS_LABEL_VAL_MAX - 1);
-            snprintf(r->val[r->nval++], GS_LABEL_VAL_MAX, "%s", json_string_value(x));
-        }
-        (*nout)++;
-    }
-    return 0;
-}
-
 int gs_kube_pdb_read(const json_t *obj, struct gs_kube_pdb *b, struct gs_error *err)
 {
     memset(b, 0, sizeof(*b));
     const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
-    int rc = copy_name(b->name, sizeof(b->name), jstr(md, "name"), "PodDisruptionBudget",
-                       "metadata.name", err);
+    int rc = gs_jname(b->name, sizeof(b->name), gs_jstr(md, "name"), "PodDisruptionBudget",
+                      "metadata.name", err);
     if (rc)
         return rc;
     char who[GS_NAME_MAX + 24];
     snprintf(who, sizeof(who), "PodDisruptionBudget %s", b->name);
-    if ((rc = copy_name(b->ns, sizeof(b->ns), jstr(md, "namespace"), who, "metadata.namespace",
-                        err)) ||
+    if ((rc = gs_jname(b->ns, sizeof(b->ns), gs_jstr(md, "namespace"), who, "metadata.namespace",
+                       err)) ||
         (rc = int_or_pct(json_object_get(spec, "minAvailable"), &b->min_available, &b->min_pct, who,
                          "spec.minAvailable", err)) ||
         (rc = int_or_pct(json_object_get(spec, "maxUnavailable"), &b->max_unavailable, &b->max_pct,
                          who, "spec.maxUnavailable", err)))
         return rc;
-    if ((rc = read_selector(json_object_get(spec, "selector"), b->sel, &b->nsel, who,
-                            "spec.selector", err)))
+    if ((rc = gs_labelsel_read(json_object_get(spec, "selector"), b->sel, GS_TOBJ_MAX_SEL, &b->nsel,
+                               who, "spec.selector", err)))
         return rc;
     return 0;
 }
 
+static const char *pod_label(const void *p, const char *key)
+{
+    return gs_kube_pod_label(p, key);
+}
+
 bool gs_kube_selector_matches(const struct gs_sel_req *sel, int n, const struct gs_kube_pod *p)
 {
-    for (int i = 0; i < n; i++) {
-        const struct gs_sel_req *r = &sel[i];
-        const char *v = gs_kube_pod_label(p, r->key);
-        bool in = false;
-        for (int k = 0; v && k < r->nval; k++)
-            in |= strcmp(v, r->val[k]) == 0;
-        bool ok = r->op == GS_SEL_IN       ? in
-                  : r->op == GS_SEL_NOTIN  ? !in
-                  : r->op == GS_SEL_EXISTS ? v != NULL
-                                           : v == NULL;
-        if (!ok)
-            return false;
-    }
-    return true;
+    return gs_labelsel_matches(sel, n, pod_label, p);
 }
 
 bool gs_kube_pdb_matches(const struct gs_kube_pdb *b, const struct gs_kube_pod *p)
@@ -314,7 +226,7 @@ int gs_kube_migmgr_read(const json_t *obj, struct gs_kube_migmgr *m, struct gs_e
     memset(m, 0, sizeof(*m));
     const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
     int rc =
-        copy_name(m->name, sizeof(m->name), jstr(md, "name"), "MigManager", "metadata.name", err);
+        gs_jname(m->name, sizeof(m->name), gs_jstr(md, "name"), "MigManager", "metadata.name", err);
     if (rc)
         return rc;
     char who[GS_NAME_MAX + 16];
@@ -334,7 +246,7 @@ int gs_kube_migmgr_read(const json_t *obj, struct gs_kube_migmgr *m, struct gs_e
         struct gs_kube_migclient *x = &m->clients[m->nclients];
         char path[96];
         snprintf(path, sizeof(path), "spec.gpuClientsConfig.gpuClients[%zu]", i);
-        const char *ns = jstr(c, "namespace"), *dev = jstr(c, "migDevice");
+        const char *ns = gs_jstr(c, "namespace"), *dev = gs_jstr(c, "migDevice");
         if (ns && strlen(ns) >= sizeof(x->ns))
             return gs_error_set(err, GS_EINVAL, "%s: %s.namespace: too long", who, path);
         snprintf(x->ns, sizeof(x->ns), "%s", ns ? ns : "");
@@ -346,8 +258,8 @@ int gs_kube_migmgr_read(const json_t *obj, struct gs_kube_migmgr *m, struct gs_e
         snprintf(x->mig, sizeof(x->mig), "%s", dev);
         char spath[128];
         snprintf(spath, sizeof(spath), "%s.podSelector", path);
-        if ((rc = read_selector(json_object_get(c, "podSelector"), x->sel, &x->nsel, who, spath,
-                                err)))
+        if ((rc = gs_labelsel_read(json_object_get(c, "podSelector"), x->sel, GS_TOBJ_MAX_SEL,
+                                   &x->nsel, who, spath, err)))
             return rc;
         m->nclients++;
     }
@@ -380,169 +292,4 @@ json_t *gs_kube_disruption_patch(const char *message)
     return json_pack("{s:{s:[{s:s,s:s,s:s,s:s,s:s}]}}", "status", "conditions", "type",
                      "DisruptionTarget", "status", "True", "reason", "PreemptionByScheduler",
                      "message", message, "lastTransitionTime", now);
-}
-
-int gs_kube_pvc_read(const json_t *obj, struct gs_kube_pvc *c, struct gs_error *err)
-{
-    memset(c, 0, sizeof(*c));
-    const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
-    int rc = copy_name(c->name, sizeof(c->name), jstr(md, "name"), "PersistentVolumeClaim",
-                       "metadata.name", err);
-    if (rc)
-        return rc;
-    char who[GS_KNAME_MAX + 32];
-    snprintf(who, sizeof(who), "PersistentVolumeClaim %s", c->name);
-    if ((rc = copy_name(c->ns, sizeof(c->ns), jstr(md, "namespace"), who, "metadata.namespace",
-                        err)))
-        return rc;
-    if (spec && !json_is_object(spec))
-        return gs_error_set(err, GS_EINVAL, "%s: spec: expected an object", who);
-    const json_t *vn = json_object_get(spec, "volumeName");
-    if (vn && !json_is_string(vn))
-        return gs_error_set(err, GS_EINVAL, "%s: spec.volumeName: expected a string", who);
-    if (vn && json_string_value(vn)[0] &&
-        (rc = copy_name(c->volume, sizeof(c->volume), json_string_value(vn), who, "spec.volumeName",
-                        err)))
-        return rc;
-    const char *phase = jstr(json_object_get(obj, "status"), "phase");
-    c->bound = phase && strcmp(phase, "Bound") == 0 && c->volume[0];
-    return 0;
-}
-
-/* One requirement of a node selector term at path, as the API server validates it. */
-static int read_pv_req(const json_t *e, bool field, struct gs_pv_req *r, const char *who,
-                       const char *path, struct gs_error *err)
-{
-    memset(r, 0, sizeof(*r));
-    r->field = field;
-    const char *k = jstr(e, "key"), *op = jstr(e, "operator");
-    if (!k || !k[0] || strlen(k) >= sizeof(r->key))
-        return gs_error_set(err, GS_EINVAL, "%s: %s.key: expected a key of 1..%zu characters", who,
-                            path, sizeof(r->key) - 1);
-    if (field && strcmp(k, "metadata.name") != 0)
-        return gs_error_set(err, GS_EINVAL, "%s: %s.key: '%s': only metadata.name is a field", who,
-                            path, k);
-    snprintf(r->key, sizeof(r->key), "%s", k);
-    static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
-    int o = -1;
-    for (int i = 0; op && i < 6; i++)
-        if (strcmp(op, ops[i]) == 0)
-            o = i;
-    if (o < 0 || (field && o > GS_KOP_NOTIN))
-        return gs_error_set(err, GS_EINVAL, "%s: %s.operator: '%s': expected %s", who, path,
-                            op ? op : "",
-                            field ? "In or NotIn"
-                                  : "In, NotIn, Exists, "
-                                    "DoesNotExist, Gt or Lt");
-    r->op = (uint8_t)o;
-    const json_t *vals = json_object_get(e, "values"), *x;
-    if (vals && !json_is_array(vals))
-        return gs_error_set(err, GS_EINVAL, "%s: %s.values: expected a list", who, path);
-    size_t nv = json_array_size(vals), i;
-    if ((o <= GS_KOP_NOTIN && nv == 0) || (field && nv != 1))
-        return gs_error_set(err, GS_EINVAL, "%s: %s.values: %s", who, path,
-                            field ? "expected exactly one value" : "expected values for In/NotIn");
-    if ((o == GS_KOP_EXISTS || o == GS_KOP_DOESNOTEXIST) && nv != 0)
-        return gs_error_set(err, GS_EINVAL, "%s: %s.values: expected none for %s", who, path, op);
-    if ((o == GS_KOP_GT || o == GS_KOP_LT) &&
-        (nv != 1 || !gs_kreq_parse_num(json_string_value(json_array_get(vals, 0)), &r->num)))
-        return gs_error_set(err, GS_EINVAL, "%s: %s.values: expected one integer for %s", who, path,
-                            op);
-    if (nv > GS_PV_MAX_VALS)
-        return gs_error_set(err, GS_EINVAL, "%s: %s.values: %zu values, at most %d", who, path, nv,
-                            GS_PV_MAX_VALS);
-    json_array_foreach(vals, i, x)
-    {
-        if (!json_is_string(x) || strlen(json_string_value(x)) >= GS_LABEL_VAL_MAX)
-            return gs_error_set(err, GS_EINVAL,
-                                "%s: %s.values[%zu]: expected a string of at most %d characters",
-                                who, path, i, GS_LABEL_VAL_MAX - 1);
-        snprintf(r->val[r->nval++], GS_LABEL_VAL_MAX, "%s", json_string_value(x));
-    }
-    return 0;
-}
-
-int gs_kube_pv_read(const json_t *obj, struct gs_kube_pv *pv, struct gs_error *err)
-{
-    memset(pv, 0, sizeof(*pv));
-    const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
-    int rc = copy_name(pv->name, sizeof(pv->name), jstr(md, "name"), "PersistentVolume",
-                       "metadata.name", err);
-    if (rc)
-        return rc;
-    char who[GS_KNAME_MAX + 32];
-    snprintf(who, sizeof(who), "PersistentVolume %s", pv->name);
-    const json_t *req = json_object_get(json_object_get(spec, "nodeAffinity"), "required");
-    if (!req)
-        return 0;
-    const json_t *terms = json_object_get(req, "nodeSelectorTerms");
-    if (!json_is_array(terms) || json_array_size(terms) == 0)
-        return gs_error_set(err, GS_EINVAL,
-                            "%s: spec.nodeAffinity.required.nodeSelectorTerms: expected a "
-                            "non-empty list",
-                            who);
-    if (json_array_size(terms) > GS_PV_MAX_TERMS)
-        return gs_error_set(err, GS_EINVAL,
-                            "%s: spec.nodeAffinity.required.nodeSelectorTerms: %zu terms, at "
-                            "most %d",
-                            who, json_array_size(terms), GS_PV_MAX_TERMS);
-    size_t i, j;
-    const json_t *t, *e;
-    json_array_foreach(terms, i, t)
-    {
-        struct gs_pv_term *term = &pv->terms[pv->nterms++];
-        static const char *const lists[] = {"matchExpressions", "matchFields"};
-        for (int l = 0; l < 2; l++) {
-            const json_t *a = json_object_get(t, lists[l]);
-            char path[160];
-            snprintf(path, sizeof(path), "spec.nodeAffinity.required.nodeSelectorTerms[%zu].%s", i,
-                     lists[l]);
-            if (a && !json_is_array(a))
-                return gs_error_set(err, GS_EINVAL, "%s: %s: expected a list", who, path);
-            json_array_foreach(a, j, e)
-            {
-                if (term->nreqs >= GS_PV_MAX_REQS)
-                    return gs_error_set(err, GS_EINVAL,
-                                        "%s: %s: more than %d requirements in one term", who, path,
-                                        GS_PV_MAX_REQS);
-                char rpath[180];
-                snprintf(rpath, sizeof(rpath), "%s[%zu]", path, j);
-                if ((rc = read_pv_req(e, l == 1, &term->reqs[term->nreqs], who, rpath, err)))
-                    return rc;
-                term->nreqs++;
-            }
-        }
-    }
-    return 0;
-}
-
-static bool pv_req_matches(const struct gs_pv_req *r, const char *v)
-{
-    bool in = false;
-    for (int k = 0; v && k < r->nval; k++)
-        in |= strcmp(v, r->val[k]) == 0;
-    return gs_kop_matches((enum gs_kop)r->op, in, r->num, v);
-}
-
-/* As kube-scheduler's VolumeBinding (and the kubelet before it mounts) judges a volume:
- * k8s.io/component-helpers/storage/volume.CheckNodeAffinity matches the terms against a node
- * that holds the node's labels only, and nodeaffinity skips a term's matchFields for a node
- * without a name (nodeSelectorTerm.match: len(nodeFields) > 0). So matchFields constrain
- * nothing here, and a term of matchFields alone matches every node. */
-bool gs_kube_pv_node_matches(const struct gs_kube_pv *pv, const struct gs_kube_node *n)
-{
-    if (pv->nterms == 0)
-        return true;
-    for (int t = 0; t < pv->nterms; t++) {
-        const struct gs_pv_term *term = &pv->terms[t];
-        bool ok = term->nreqs > 0; /* a term with no requirement matches no node */
-        for (int i = 0; ok && i < term->nreqs; i++) {
-            const struct gs_pv_req *r = &term->reqs[i];
-            if (!r->field)
-                ok = pv_req_matches(r, gs_kube_label(n, r->key));
-        }
-        if (ok)
-            return true;
-    }
-    return false;
 }

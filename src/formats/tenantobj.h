@@ -5,16 +5,14 @@
  *            priority, namespaces: [ns...]}   # pods of these namespaces default to it
  *   ResourceQuota (v1): spec.hard, as the article's gpu-quota-team-a/b
  *   PodGroup (scheduling.x-k8s.io/v1alpha1): spec.minMember, spec.scheduleTimeoutSeconds
+ *     (the Workload API's PodGroup, scheduling.k8s.io/v1beta1, is read into the same record by
+ *     formats/workloadobj.h)
  *   PodDisruptionBudget (policy/v1): minAvailable | maxUnavailable (int or "N%"),
  *     selector.matchLabels (and matchExpressions In / NotIn / Exists / DoesNotExist)
  *   MigManager (nvidia.com/v1alpha1, the article's): spec.gpuClientsConfig.gpuClients
  *     [{namespace, podSelector: {matchLabels, matchExpressions}, migDevice: "3g.40gb"}]:
  *     a pod that matches asks that MIG device instead of one whole GPU
- *   PersistentVolumeClaim (v1): metadata.namespace/name, spec.volumeName, status.phase
- *   PersistentVolume (v1): metadata.name, spec.nodeAffinity.required.nodeSelectorTerms
- *     (ORed terms of ANDed matchExpressions and matchFields): the nodes a pod using the
- *     volume may run on, judged on the node's labels as kube-scheduler's VolumeBinding
- *     filter judges them (matchFields are read and checked, and constrain nothing)
+ *   PersistentVolumeClaims and PersistentVolumes: formats/volobj.h
  *
  * Resource names and quantities are kept as text for core/tenant.c to check; everything
  * else is checked here, and errors name the object and the field path. Plain structs, no
@@ -24,6 +22,8 @@
 
 #include "../core/cluster.h"
 #include "kubeobj.h"
+#include "labelsel.h"
+#include "volobj.h"
 
 #include <jansson.h>
 
@@ -53,21 +53,32 @@ struct gs_kube_rquota {
     struct gs_tobj_res hard[GS_TOBJ_MAX_RES];
 };
 
+/* Where a gang is declared: gpusched's PodGroup CRD (a pod's label GS_POD_GROUP_LABEL), or
+ * the Workload API's PodGroup of Kubernetes v1.37 (a pod's spec.schedulingGroup;
+ * formats/workloadobj.h). */
+enum gs_pg_api { GS_PG_CRD = 0, GS_PG_WORKLOAD };
+
+/* The PodGroupInitiallyScheduled condition a Workload API PodGroup carries. */
+enum gs_pg_cond { GS_PGC_NONE = 0, GS_PGC_TRUE, GS_PGC_FALSE };
+
 struct gs_kube_podgroup {
     char ns[64];
-    char name[GS_NAME_MAX];
+    char name[GS_KNAME_MAX]; /* the CRD's: shorter than GS_NAME_MAX */
     int32_t min_member;
     int32_t timeout_s; /* 0: none */
     double created_s;
-};
-
-enum gs_sel_op { GS_SEL_IN = 0, GS_SEL_NOTIN, GS_SEL_EXISTS, GS_SEL_NOTEXISTS };
-
-struct gs_sel_req {
-    char key[GS_LABEL_KEY_MAX];
-    uint8_t op;
-    uint8_t nval;
-    char val[4][GS_LABEL_VAL_MAX];
+    /* the Workload API's alone (formats/workloadobj.h); zero for the CRD: */
+    uint8_t api;                 /* enum gs_pg_api */
+    bool basic;                  /* schedulingPolicy.basic: its pods go one by one */
+    bool disrupt_all;            /* disruptionMode.all: preempted whole (else one by one) */
+    int32_t priority;            /* spec.priority (0 when unset) */
+    int64_t generation;          /* metadata.generation */
+    uint8_t cond;                /* enum gs_pg_cond: PodGroupInitiallyScheduled */
+    char cond_reason[48];        /* its reason, */
+    uint64_t cond_msg;           /* the hash of its message */
+    char cond_since[40];         /* and its lastTransitionTime */
+    char workload[GS_KNAME_MAX]; /* spec.workloadRef.workloadName ("": none) */
+    char unsupported[120];       /* what its pods wait for gpusched to model ("": nothing) */
 };
 
 struct gs_kube_pdb {
@@ -94,51 +105,7 @@ struct gs_kube_migmgr {
     struct gs_kube_migclient clients[GS_TOBJ_MAX_CLIENTS];
 };
 
-/* A PersistentVolumeClaim: only what binding to a node needs. */
-struct gs_kube_pvc {
-    char ns[64];
-    char name[GS_KNAME_MAX];
-    char volume[GS_KNAME_MAX]; /* spec.volumeName; empty: not bound */
-    bool bound;                /* status.phase Bound */
-};
-
-#define GS_PV_MAX_TERMS 4
-#define GS_PV_MAX_REQS  4 /* per term, matchExpressions and matchFields together */
-#define GS_PV_MAX_VALS  8
-
-/* One node selector requirement: op is an enum gs_kop (core/constraints.h). */
-struct gs_pv_req {
-    char key[GS_LABEL_KEY_MAX];
-    uint8_t op;
-    bool field; /* matchFields: key is metadata.name */
-    uint8_t nval;
-    int64_t num; /* Gt / Lt */
-    char val[GS_PV_MAX_VALS][GS_LABEL_VAL_MAX];
-};
-
-struct gs_pv_term {
-    int nreqs;
-    struct gs_pv_req reqs[GS_PV_MAX_REQS];
-};
-
-/* A PersistentVolume: its name and the required node affinity (nterms 0: any node). */
-struct gs_kube_pv {
-    char name[GS_KNAME_MAX];
-    int nterms;
-    struct gs_pv_term terms[GS_PV_MAX_TERMS];
-};
-
 struct gs_error;
-
-int gs_kube_pvc_read(const json_t *obj, struct gs_kube_pvc *out, struct gs_error *err);
-/* Bounded: more than GS_PV_MAX_TERMS terms, GS_PV_MAX_REQS requirements in a term or
- * GS_PV_MAX_VALS values is GS_EINVAL naming the field path, as is an empty term list. */
-int gs_kube_pv_read(const json_t *obj, struct gs_kube_pv *out, struct gs_error *err);
-/* Whether node n may hold the volume: no required affinity, or any non-empty term whose
- * every matchExpressions requirement holds on its labels. matchFields are ignored, as
- * kube-scheduler ignores them for a volume (it matches the terms against the node's labels
- * alone), so a term of matchFields alone matches every node. */
-bool gs_kube_pv_node_matches(const struct gs_kube_pv *pv, const struct gs_kube_node *n);
 
 int gs_kube_migmgr_read(const json_t *obj, struct gs_kube_migmgr *out, struct gs_error *err);
 /* Whether a pod's labels satisfy a selector (every requirement; none matches all). */

@@ -4,11 +4,23 @@
  * preemption victims) on the client's second lane, so that a flood of Events never delays
  * a bind. Each lane is a bounded queue: a write that does not fit is dropped with a warning.
  *
+ * A bind job with volume work (sched/volbind.h: gs_volbind_writes) goes to GS_VOL_WORKERS
+ * threads of its own: they PATCH the chosen volumes' claimRef and the provisioned claims'
+ * selected-node and hand the job to one waiter thread, which polls the claims of every such
+ * bind until each is bound, up to the job's timeout, and then queues its Binding; a write that
+ * fails or a timeout posts a FailedScheduling Event naming the claim (and who was to bind it:
+ * the volume chosen, or the class and its provisioner, and whether a CSIDriver of that name is
+ * registered), forgets the assumed volumes and gives the pod back in backoff. No bind waits
+ * behind another's volumes, however many never come.
+ *
  * A bind job may carry the writes of the pod's ResourceClaims (body: [{path, body}] merge
  * patches, or {method: POST, path, body} for a claim to create, sched/claims.c): they are
  * written first, in order (a create that finds the claim there, 409, goes on), and when one
  * fails the pod is not bound
  * (its devices go back in the store, it backs off, the claims' assumed allocations are forgotten).
+ * Events go through sched/events.h: a repeat of an Event written lately becomes its series
+ * (series.count and lastObservedTime patched onto it), as kube-scheduler's recorder writes them.
+ *
  * A bind that succeeds records its latency and posts a Scheduled Event; one the API server
  * refuses because the pod is bound already or gone (409, 404) is left to the watch; any other
  * failure gives the pod's devices back in the store and puts the pod in backoff.
@@ -32,6 +44,7 @@
 /* Binds in flight: a pod with claims is two writes in a row (kube-scheduler binds each pod in a
  * goroutine of its own); the client keeps an idle connection for each (kube/client.c) */
 #define GS_BIND_WORKERS 96
+#define GS_VOL_WORKERS  8     /* binds that wait for their volumes first */
 #define GS_BINDER_QUEUE 65536 /* jobs per lane */
 
 struct gs_binder;
@@ -39,15 +52,18 @@ struct gs_claims;
 struct gs_journal;
 struct gs_metrics;
 struct gs_store;
+struct gs_volassume;
 
-enum gs_job_kind { GS_JOB_BIND = 0, GS_JOB_WRITE };
+enum gs_job_kind { GS_JOB_BIND = 0, GS_JOB_WRITE, GS_JOB_EVENT_SERIES };
 
 struct gs_job {
     enum gs_job_kind kind;
     char method[8];
     char path[640];
     char ctype[64];
-    json_t *body;           /* GS_JOB_WRITE: the request's; GS_JOB_BIND: claim writes or NULL */
+    json_t *body;           /* GS_JOB_WRITE: the request's; GS_JOB_BIND: claim writes or NULL;
+                             * GS_JOB_EVENT_SERIES: the Event with its series (path: its collection) */
+    json_t *vol;            /* GS_JOB_BIND: the volume work (sched/volbind.h) or NULL */
     struct gs_kube_pod pod; /* GS_JOB_BIND */
     char node[GS_KNAME_MAX];
     char devices[256];
@@ -64,6 +80,7 @@ struct gs_binder_deps {
     struct gs_claims *claims;
     struct gs_metrics *metrics;
     struct gs_journal *journal;
+    struct gs_volassume *vols; /* forgotten when a bind's volumes fail (NULL: none) */
     const char *identity;
 };
 
@@ -79,8 +96,15 @@ bool gs__binder_bind(struct gs_binder *b, const struct gs_job *j);
 /* Queue a write for the background lane (Events, status patches); takes body. */
 void gs__binder_write_later(struct gs_binder *b, const char *method, const char *path,
                             const char *ctype, json_t *body);
-/* Queue an events.k8s.io/v1 Event regarding pod p, reported by the scheduler's identity. */
+/* Queue an events.k8s.io/v1 Event regarding pod p, reported by the scheduler's identity: a new
+ * Event, or a repeat of one written lately (same pod, type, reason, action and note) as its
+ * series (sched/events.h). */
 void gs__binder_emit_event(struct gs_binder *b, const struct gs_kube_pod *p, const char *type,
                            const char *reason, const char *action, const char *note);
+/* The same for an Event built already (taken; NULL is a no-op), in its own namespace. */
+void gs__binder_post_event(struct gs_binder *b, json_t *ev);
+/* The pods still pending (their UIDs): the series of Events regarding other pods are dropped
+ * (those of a pod bound by the binder are dropped when it is bound). */
+void gs__binder_events_retain(struct gs_binder *b, const char *const *uids, int n);
 
 #endif

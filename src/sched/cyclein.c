@@ -20,62 +20,26 @@
 struct tol_ctx {
     const struct gs__cycle *cy;
     const struct gs_kube_pod *p;
-    const struct gs_kube_pv *const *pvs; /* those with a required node affinity */
-    int npvs;
-    int8_t *vol_refused; /* per node: node_has_room last refused it for a volume (or NULL) */
-    int pod;             /* the snapshot's index of p, for its DRA claims (-1: none) */
-    bool *dra_refused;   /* set when a node was refused for its claims (or NULL) */
+    const struct gs_volpod *vp; /* its claims (sched/volbind.h) */
+    int8_t *vol_refused;        /* per node: why node_has_room last refused it for its volumes (an
+                                   enum gs_volr; NULL: not kept) */
+    int pod;                    /* the snapshot's index of p, for its DRA claims (-1: none) */
+    bool *dra_refused;          /* set when a node was refused for its claims (or NULL) */
 };
 
-/* The volumes bound to a pending pod's claims (kube-scheduler's VolumeBinding PreFilter):
- * 0 with pvs[0..*npv) the volumes whose required node affinity its node must match, or 1 with
- * why when the pod must wait. A claim not yet bound (Pending: WaitForFirstConsumer, or a
- * provisioner still at work) is no constraint here: gpusched neither provisions volumes nor
- * picks one for a claim (dynamic provisioning and delayed binding are out of scope), so such
- * a pod goes where it fits and the volume follows it. When claims or volumes cannot be
- * listed at all (volumes_unknown), nothing is checked. */
+/* A pending pod's claims (sched/volbind.h): 0 with vp resolved, or 1 with why when the pod must
+ * wait everywhere. Without the cycle's volume view (no memory), nothing is checked. */
 int gs__cycle_pod_volumes(const struct gs__cycle *cy, const struct gs_kube_pod *p,
-                          const struct gs_kube_pv **pvs, int *npv, char *why, size_t n)
+                          struct gs_volpod *vp, char *why, size_t n)
 {
-    *npv = 0;
-    if (cy->po.volumes_unknown)
-        return 0;
-    for (int i = 0; i < p->nclaims; i++) {
-        const struct gs_kube_pvc *c = gs_policy_pvc_find(&cy->po, p->ns, p->claims[i]);
-        if (!c) {
-            snprintf(why, n, "persistentvolumeclaim \"%s\" not found", p->claims[i]);
-            return 1;
-        }
-        if (!c->bound)
-            continue;
-        const struct gs_kube_pv *pv = gs_policy_pv_find(&cy->po, c->volume);
-        if (!pv) {
-            snprintf(why, n,
-                     "pvc(s) bound to non-existent pv(s): persistentvolumeclaim \"%s\" is bound "
-                     "to persistentvolume \"%s\", which does not exist",
-                     c->name, c->volume);
-            return 1;
-        }
-        if (pv->nterms > 0 && *npv < GS_MAX_POD_CLAIMS)
-            pvs[(*npv)++] = pv;
-    }
-    return 0;
+    memset(vp, 0, sizeof(*vp));
+    return cy->vb && p->nclaims > 0 ? gs_volbind_pod(cy->vb, p, vp, why, n) : 0;
 }
 
-/* kube-scheduler's VolumeBinding filter for bound volumes: the node matches the required node
- * affinity of every one. */
-bool gs__cycle_volumes_fit(const struct gs__cycle *cy, const struct gs_kube_pv *const *pvs,
-                           int npvs, int node)
+/* kube-scheduler's volume filters on one node: GS_VOLR_OK or why not. */
+int gs__cycle_volumes_fit(const struct gs__cycle *cy, const struct gs_volpod *vp, int node)
 {
-    for (int i = 0; i < npvs; i++)
-        if (!gs_kube_pv_node_matches(pvs[i], gs__snapshot_node(cy->sn, node)))
-            return false;
-    return true;
-}
-
-static bool volumes_fit(const struct tol_ctx *t, int node)
-{
-    return gs__cycle_volumes_fit(t->cy, t->pvs, t->npvs, node);
+    return cy->vb && vp->check ? gs_volbind_node(cy->vb, vp, node) : GS_VOLR_OK;
 }
 
 /* A nomination holds while its victims leave: 30 s at least, and while (up to 5 minutes) a
@@ -107,10 +71,11 @@ static bool tolerates_node(void *ctx, int node)
 static bool node_has_room(void *ctx, int node)
 {
     const struct tol_ctx *t = ctx;
+    int vol = 0;
     uint32_t dra_res = t->cy->dra ? gs_dracycle_pod_dra_res(&t->cy->dra->d, t->pod, t->p) : 0;
-    bool vol = false, ok = gs__snapshot_resources_fit(t->cy->sn, node, t->p, dra_res, NULL, 0);
-    if (ok && t->npvs > 0 && !volumes_fit(t, node))
-        ok = false, vol = true;
+    bool ok = gs__snapshot_resources_fit(t->cy->sn, node, t->p, dra_res, NULL, 0);
+    if (ok && t->vp->check && (vol = gs__cycle_volumes_fit(t->cy, t->vp, node)))
+        ok = false;
     if (ok && gs_kube_pod_dra(t->p) && t->cy->dra &&
         !gs_dracycle_pod_fits(&t->cy->dra->d, t->pod, node)) {
         ok = false;
@@ -118,7 +83,7 @@ static bool node_has_room(void *ctx, int node)
             *t->dra_refused = true;
     }
     if (t->vol_refused)
-        t->vol_refused[node] = vol;
+        t->vol_refused[node] = (int8_t)vol;
     return ok;
 }
 
@@ -128,10 +93,10 @@ struct gs__hooks {
     struct gs__cycle *cy;
     const int *idx; /* cycle pod -> snapshot pod */
     int cur;        /* the pod prepared, or -1 */
-    const struct gs_kube_pv *pvs[GS_MAX_POD_CLAIMS];
+    struct gs_volpod vp;
     struct tol_ctx tc;
     bool kprepared;
-    int *vol;  /* per cycle pod: nodes refused for a volume's node affinity */
+    int *vol;  /* per cycle pod x GS_VOLR_COUNT: nodes refused for its volumes, by why */
     bool *dra; /* per cycle pod: a node was refused for its DRA claims */
     /* per running pod (cy->ty.run) x GS_MAX_POD_DRA: its claims' indices in the DRA view
      * (-1: none), for preemption; NULL without DRA */
@@ -142,7 +107,7 @@ static void hooks_settle(struct gs__hooks *h)
 {
     if (h->cur >= 0 && h->tc.vol_refused) {
         for (int i = 0; i < h->cy->c->nnodes; i++)
-            h->vol[h->cur] += h->tc.vol_refused[i];
+            h->vol[(size_t)h->cur * GS_VOLR_COUNT + (size_t)h->tc.vol_refused[i]]++;
     }
     free(h->tc.vol_refused);
     h->tc.vol_refused = NULL;
@@ -156,17 +121,12 @@ static int hook_prepare(void *ctx, int pod, struct gs_kplace *k)
     hooks_settle(h);
     const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, h->idx[pod]);
     char why[300];
-    int npvs = 0;
-    if (gs__cycle_pod_volumes(cy, p, h->pvs, &npvs, why, sizeof(why)))
-        npvs = 0; /* checked before the cycle */
+    if (gs__cycle_pod_volumes(cy, p, &h->vp, why, sizeof(why)))
+        memset(&h->vp, 0, sizeof(h->vp)); /* checked before the cycle */
     h->cur = pod;
-    h->tc = (struct tol_ctx){cy,
-                             p,
-                             h->pvs,
-                             npvs,
-                             npvs > 0 ? calloc((size_t)cy->c->nnodes + 1, 1) : NULL,
-                             h->idx[pod],
-                             &h->dra[pod]};
+    h->tc = (struct tol_ctx){cy,          p,
+                             &h->vp,      h->vp.check ? calloc((size_t)cy->c->nnodes + 1, 1) : NULL,
+                             h->idx[pod], &h->dra[pod]};
     *k = (struct gs_kplace){.tol = gs__snapshot_tainted(cy->sn) ? tolerates_node : NULL,
                             .tol_ctx = &h->tc,
                             .fit = node_has_room,
@@ -218,6 +178,14 @@ static void hook_placed(void *ctx, int pod, int node)
     if (cy->ks && p->k)
         gs_kstate_add_pod(cy->ks, cy->c, &p->k->kp, node);
     gs__snapshot_count_resources(cy->sn, node, p);
+    if (cy->vb && p->nclaims > 0) {
+        if (h->cur != pod) {
+            struct gs_kplace k;
+            hook_prepare(ctx, pod, &k);
+        }
+        if (gs_volbind_place(cy->vb, h->idx[pod], &h->vp, node))
+            GS_WARN("scheduler", "%s/%s: out of memory reserving its volumes", p->ns, p->name);
+    }
     if (cy->dra && gs_kube_pod_dra(p) && gs_dracycle_pod_place(&cy->dra->d, h->idx[pod], node))
         GS_WARN("scheduler", "%s/%s: its claims no longer fit node %s", p->ns, p->name,
                 cy->c->nodes[node].name);
@@ -380,8 +348,10 @@ void gs__cycle_release(struct gs__cycle *cy)
     free(cy->cpods);
     free(cy->idx);
     free(cy->gangs);
+    free(cy->gang_gated);
     free(cy->waits);
     gs_claims_cycle_release(&cy->dra_state);
+    gs_volbind_free(cy->vb);
     free(cy->run_ns);
     free(cy->fixed);
     gs_tenancy_release(&cy->ty);
@@ -400,9 +370,9 @@ int gs__cycle_run(struct gs__cycle *cy, struct gs_engine *(*engine)(void *ctx, i
     return rc;
 }
 
-int gs__cycle_vol_refused(const struct gs__cycle *cy, int k)
+const int *gs__cycle_vol_refused(const struct gs__cycle *cy, int k)
 {
-    return cy->h->vol[k];
+    return &cy->h->vol[(size_t)k * GS_VOLR_COUNT];
 }
 
 bool gs__cycle_dra_refused(const struct gs__cycle *cy, int k)
@@ -464,7 +434,8 @@ static void prepare_constraints(struct gs__cycle *cy)
 }
 
 /* Set pod i aside: it waits, and says why (when due). Returns 0 or GS_ENOMEM. */
-static int add_wait(struct gs__cycle *cy, int i, int queue, const char *category, const char *msg)
+static int add_wait(struct gs__cycle *cy, int i, int queue, const char *category, const char *msg,
+                    bool gated)
 {
     if (cy->nwaits == cy->capwaits) {
         void *v = gs_grow(cy->waits, &cy->capwaits, sizeof(*cy->waits), 16);
@@ -476,6 +447,7 @@ static int add_wait(struct gs__cycle *cy, int i, int queue, const char *category
     w->pod = i;
     w->queue = queue;
     w->category = category;
+    w->gated = gated;
     snprintf(w->msg, sizeof(w->msg), "%s", msg);
     return 0;
 }
@@ -490,15 +462,17 @@ static const char *pod_blocked(struct gs__cycle *cy, int i, char *msg, size_t n,
     const char *qlabel = gs_kube_pod_label(p, GS_QUEUE_LABEL);
     const char *gl = gs_kube_pod_label(p, GS_POD_GROUP_LABEL);
     char why[400];
-    const struct gs_kube_pv *pvs[GS_MAX_POD_CLAIMS];
-    int npvs = 0;
+    struct gs_volpod vp;
     gs_qvec_zero(claimed);
     if (qlabel && queue < 0) {
         snprintf(msg, n, "queue: the label %s names GPUQueue '%s', which does not exist",
                  GS_QUEUE_LABEL, qlabel);
         return "quota";
     }
-    if (gl && g < 0) {
+    /* spec.schedulingGroup (the Workload API) is read over the label (the CRD) */
+    if (p->group[0] && gs_policy_group_refusal(&cy->po, p, msg, n))
+        return "gang";
+    if (!p->group[0] && gl && g < 0) {
         snprintf(msg, n, "gang: PodGroup %s/%s (label %s) does not exist", p->ns, gl,
                  GS_POD_GROUP_LABEL);
         return "gang";
@@ -507,7 +481,7 @@ static const char *pod_blocked(struct gs__cycle *cy, int i, char *msg, size_t n,
         snprintf(msg, n, "constraints: %s", p->refused[0] ? p->refused : p->k_error);
         return "constraints";
     }
-    if (gs__cycle_pod_volumes(cy, p, pvs, &npvs, why, sizeof(why))) {
+    if (gs__cycle_pod_volumes(cy, p, &vp, why, sizeof(why))) {
         snprintf(msg, n, "%svolumes: %s", g >= 0 ? "gang member: " : "", why);
         return "constraints";
     }
@@ -543,6 +517,17 @@ static int prepare_pods(struct gs__cycle *cy)
         if (strcmp(p->scheduler, d->scheduler_name) != 0)
             continue;
         cy->waiting++;
+        if (p->ngates > 0) {
+            /* kube-scheduler's SchedulingGates PreEnqueue: not even queued; its gang counts
+             * it as gated, not as a member */
+            char msg[GS_POD_GATES_TEXT + 64];
+            snprintf(msg, sizeof(msg), "waiting for scheduling gates: [%s]", p->gates);
+            if (g >= 0)
+                cy->gang_gated[g]++;
+            if (add_wait(cy, i, cy->ty.pod_queue[i], "gated", msg, true))
+                return GS_ENOMEM;
+            continue;
+        }
         /* a nomination written before a restart (status.nominatedNodeName): adopted once, as
          * if made now */
         if (!d->dry && gs__snapshot_pod_adopt(sn, i, t))
@@ -558,7 +543,7 @@ static int prepare_pods(struct gs__cycle *cy)
         if (rc)
             return rc;
         if (cat) {
-            if (due && add_wait(cy, i, queue, cat, msg))
+            if (due && add_wait(cy, i, queue, cat, msg, false))
                 return GS_ENOMEM;
             continue;
         }
@@ -594,15 +579,17 @@ int gs__cycle_prepare(struct gs__cycle *cy)
     cy->cpods = calloc(anp, sizeof(*cy->cpods));
     cy->idx = calloc(anp, sizeof(int));
     cy->gangs = calloc((size_t)cy->po.ngroups + 1, sizeof(*cy->gangs));
+    cy->gang_gated = calloc((size_t)cy->po.ngroups + 1, sizeof(int));
     cy->h = calloc(1, sizeof(*cy->h));
-    if (!cy->cpods || !cy->idx || !cy->gangs || !cy->h)
+    if (!cy->cpods || !cy->idx || !cy->gangs || !cy->gang_gated || !cy->h)
         return GS_ENOMEM;
     *cy->h = (struct gs__hooks){.cy = cy,
                                 .cur = -1,
                                 .idx = cy->idx,
-                                .vol = calloc(anp, sizeof(int)),
+                                .vol = calloc(anp * GS_VOLR_COUNT, sizeof(int)),
                                 .dra = calloc(anp, sizeof(bool))};
     if (!cy->h->vol || !cy->h->dra || gs__snapshot_tenancy(sn, &cy->po, &cy->ty) ||
+        !(cy->vb = gs_volbind_new(&cy->po.st, sn, d->vols)) ||
         !(cy->run_ns = calloc((size_t)cy->ty.nrun + 1, sizeof(*cy->run_ns))))
         return GS_ENOMEM;
     int rc = prepare_dra(cy);

@@ -1,7 +1,9 @@
 /* cyclein.h - a scheduling cycle's input: the snapshot of the store (sched/snapshot.h) and the
  * tenancy objects turned into core/cycle.h's struct gs_cycle_in: the tenancy (queues, gangs,
  * running pods, PDBs), the pending pods of ours that may be placed (those whose objects say
- * they cannot go anywhere are set aside as waits, with why), the Kubernetes constraints, the
+ * they cannot go anywhere are set aside as waits, with why; a pod with scheduling gates is
+ * never given to the cycle, so it is neither placed, nominated, a reason to preempt, a holder
+ * of quota or DRA devices, nor a member its gang can count), the Kubernetes constraints, the
  * DRA claims (sched/claims.h; stale reservations released first) and the cycle's hooks: taints,
  * constraints, bound volumes, resources the engine counts roughly, DRA claims.
  *
@@ -16,6 +18,7 @@
 #include "claims.h"
 #include "snapshot.h"
 #include "tenancy.h"
+#include "volbind.h"
 
 #include <jansson.h>
 
@@ -35,6 +38,7 @@ struct gs__cycle_deps {
     bool dry; /* explain: decide, record why, change nothing */
     bool dynamic_mig;
     double recarve_hold_s, min_runtime_s;
+    struct gs_volassume *vols; /* volumes chosen for binds in flight (NULL: none kept) */
 };
 
 /* A pending pod that waits before the cycle runs: its verdict. */
@@ -42,6 +46,7 @@ struct gs__wait {
     int pod; /* in the snapshot */
     int queue;
     const char *category;
+    bool gated; /* spec.schedulingGates: reported only (no Event, condition or backoff) */
     char msg[1400];
 };
 
@@ -62,11 +67,13 @@ struct gs__cycle {
     struct gs_kprep *kp;
     struct gs_claims_cycle dra_state;
     struct gs_claims_cycle *dra; /* &dra_state, or NULL without a feed */
+    struct gs_volbind *vb;       /* the pods' volumes (NULL until prepared) */
     /* the pods given to the cycle: idx[k] is cycle pod k's index in the snapshot */
     struct gs_cyc_pod *cpods;
     int *idx;
     int ncp, waiting; /* waiting: pending pods of ours */
     struct gs_cyc_gang *gangs;
+    int *gang_gated; /* per gang: members held back by spec.schedulingGates */
     const char **run_ns;
     uint8_t *fixed;
     struct gs__wait *waits;
@@ -87,17 +94,15 @@ int gs__cycle_run(struct gs__cycle *cy, struct gs_engine *(*engine)(void *ctx, i
                   void *ctx, struct gs_cycle_out *out);
 void gs__cycle_release(struct gs__cycle *cy);
 
-/* The volumes bound to a pending pod's claims whose required node affinity its node must
- * match (pvs[0..*npv)), or 1 with why when the pod must wait (kube-scheduler's VolumeBinding
- * PreFilter). */
+/* A pending pod's claims resolved (sched/volbind.h: gs_volbind_pod): 0, or 1 with why when the
+ * pod must wait everywhere. */
 int gs__cycle_pod_volumes(const struct gs__cycle *cy, const struct gs_kube_pod *p,
-                          const struct gs_kube_pv **pvs, int *npv, char *why, size_t n);
-/* Whether node matches the required node affinity of every one of pvs. */
-bool gs__cycle_volumes_fit(const struct gs__cycle *cy, const struct gs_kube_pv *const *pvs,
-                           int npvs, int node);
-/* For cycle pod k: the nodes refused for a volume's node affinity; whether a node was refused
- * for its DRA claims. */
-int gs__cycle_vol_refused(const struct gs__cycle *cy, int k);
+                          struct gs_volpod *vp, char *why, size_t n);
+/* kube-scheduler's volume filters for the pod on node: GS_VOLR_OK or why not. */
+int gs__cycle_volumes_fit(const struct gs__cycle *cy, const struct gs_volpod *vp, int node);
+/* For cycle pod k: the nodes refused for its volumes, by why (GS_VOLR_COUNT counts, [0]
+ * unused); whether a node was refused for its DRA claims. */
+const int *gs__cycle_vol_refused(const struct gs__cycle *cy, int k);
 bool gs__cycle_dra_refused(const struct gs__cycle *cy, int k);
 
 #endif

@@ -3,14 +3,17 @@
  * writes on the binder (sched/binder.c), assumed binds, backoffs and nominations in the store
  * (sched/store.c), events in the journal (sched/journal.c), counters and the pending report in
  * the metrics (sched/metrics.c); the verdict of each pod that waits, said as kube-scheduler
- * would, by category. */
+ * would, by category; and, as kube-scheduler writes it, the PodGroupInitiallyScheduled
+ * condition of each Workload API PodGroup whose pods the cycle bound or left waiting. */
 #include "cycleout.h"
 
 #include "../base/clock.h"
 #include "../base/error.h"
+#include "../base/hash.h"
 #include "../base/log.h"
 #include "../formats/decision.h"
 #include "../formats/migdesired.h"
+#include "../formats/workloadobj.h"
 #include "binder.h"
 #include "cyclein.h"
 #include "journal.h"
@@ -32,12 +35,32 @@ struct gs__recarve_note {
     struct gs_mig_desired_gpu want;
 };
 
+/* What a cycle did with a Workload API PodGroup's pods, the strongest first noted: a bind, a
+ * refusal of the group (SchedulerError), a pod left waiting (Unschedulable). */
+enum { PGO_NONE = 0, PGO_UNSCHEDULABLE, PGO_ERROR, PGO_SCHEDULED };
+struct pg_outcome {
+    uint8_t kind;
+    char *msg; /* the first message of its kind (owned) */
+};
+
+/* the PodGroup conditions this daemon wrote lately, until the watch shows them: a cycle
+ * before that does not write the same again */
+#define GS_PG_NOTES  64
+#define GS_PG_NOTE_S 30
+struct gs__pg_note {
+    uint64_t group, what; /* hashes of ns/name and of the condition */
+    double at_mono;
+};
+
 struct gs__cycleout {
     struct gs__cycleout_deps d;
     struct gs__recarve_note notes[GS_RECARVE_NOTES];
     int nnotes;
+    struct gs__pg_note pg_notes[GS_PG_NOTES];
     json_t *decision_lines; /* dry: the last cycle's */
     int scheduled;          /* binds queued in this cycle */
+    struct pg_outcome *pgo; /* during apply: per PodGroup of the cycle (NULL: none noted) */
+    int npgo;
 };
 
 struct gs__cycleout *gs__cycleout_new(const struct gs__cycleout_deps *d)
@@ -68,9 +91,7 @@ void gs__cycleout_node_events(struct gs__cycleout *o, json_t *events)
     json_array_foreach(events, ni, ne)
     {
         if (!o->d.dry)
-            gs__binder_write_later(o->d.binder, "POST",
-                                   "/apis/events.k8s.io/v1/namespaces/default/events", NULL,
-                                   json_incref(ne));
+            gs__binder_post_event(o->d.binder, json_incref(ne));
     }
     json_decref(events);
 }
@@ -84,11 +105,84 @@ static void report(struct gs__cycle *cy, const struct gs_kube_pod *p, int queue,
                               "priority", (int)p->priority, "reason", category, "message", msg));
 }
 
-/* FailedScheduling: an Event, the PodScheduled condition and a backoff. */
-static void unschedulable(struct gs__cycle *cy, const struct gs_kube_pod *p, int queue,
-                          const char *category, const char *msg, double t0)
+/* Pod p's Workload API PodGroup, if any, had this outcome in the cycle. */
+static void note_group(struct gs__cycle *cy, const struct gs_kube_pod *p, int kind, const char *msg)
 {
     struct gs__cycleout *s = cy->out;
+    int g = s->pgo && p->group[0] ? gs_policy_pod_group(&cy->po, p) : -1;
+    if (g < 0 || g >= s->npgo || s->pgo[g].kind >= kind)
+        return;
+    s->pgo[g].kind = (uint8_t)kind;
+    free(s->pgo[g].msg);
+    size_t n = strlen(msg) + 1;
+    if ((s->pgo[g].msg = malloc(n)))
+        memcpy(s->pgo[g].msg, msg, n);
+}
+
+/* Whether this condition was written on pg within GS_PG_NOTE_S (the watch may not show it
+ * yet); if not, it is noted as written now (in the place of the group's note or the oldest). */
+static bool pg_written_lately(struct gs__cycleout *s, const struct gs_kube_podgroup *pg,
+                              const char *reason, const char *msg)
+{
+    uint64_t group = gs_hash_step(gs_hash_str(pg->ns), gs_hash_str(pg->name));
+    uint64_t what = gs_hash_step(gs_hash_str(reason), gs_hash_str(msg));
+    double now = gs_clock_mono();
+    int k = 0;
+    for (int j = 0; j < GS_PG_NOTES; j++) {
+        if (s->pg_notes[j].group == group) {
+            k = j;
+            break;
+        }
+        if (s->pg_notes[j].at_mono < s->pg_notes[k].at_mono)
+            k = j;
+    }
+    struct gs__pg_note *x = &s->pg_notes[k];
+    if (x->group == group && x->what == what && x->at_mono > 0 && now - x->at_mono < GS_PG_NOTE_S)
+        return true;
+    *x = (struct gs__pg_note){.group = group, .what = what, .at_mono = now};
+    return false;
+}
+
+/* PodGroupInitiallyScheduled on each Workload API PodGroup the cycle noted, where it changes:
+ * True (reason Scheduled) once a member is bound, else False with the reason and message of
+ * the first member left waiting (kube-scheduler's updatePodGroupCondition). */
+static void write_group_conditions(struct gs__cycle *cy)
+{
+    struct gs__cycleout *s = cy->out;
+    char now[40];
+    gs_kube_micro_time(now, sizeof(now));
+    for (int g = 0; g < s->npgo; g++) {
+        const struct pg_outcome *o = &s->pgo[g];
+        const struct gs_kube_podgroup *pg = gs_policy_group(&cy->po, g);
+        if (o->kind == PGO_NONE || pg->api != GS_PG_WORKLOAD)
+            continue;
+        bool ok = o->kind == PGO_SCHEDULED;
+        const char *reason = ok                     ? "Scheduled"
+                             : o->kind == PGO_ERROR ? "SchedulerError"
+                                                    : "Unschedulable";
+        const char *msg = ok || !o->msg ? "" : o->msg;
+        if (!gs_kube_wpodgroup_condition_changes(pg, ok, reason, msg) ||
+            pg_written_lately(s, pg, reason, msg))
+            continue;
+        char path[600];
+        snprintf(path, sizeof(path),
+                 "/apis/scheduling.k8s.io/v1beta1/namespaces/%s/podgroups/%s/status", pg->ns,
+                 pg->name);
+        gs__binder_write_later(s->d.binder, "PATCH", path, "application/strategic-merge-patch+json",
+                               gs_kube_wpodgroup_condition_patch(pg, ok, reason, msg, now));
+        GS_INFO("scheduler", "PodGroup %s/%s: %s %s (%s)", pg->ns, pg->name, GS_WPG_CONDITION,
+                ok ? "True" : "False", reason);
+    }
+}
+
+/* FailedScheduling: an Event, the PodScheduled condition and a backoff; group: the pod's
+ * Workload API PodGroup is told too. */
+static void unschedulable_as(struct gs__cycle *cy, const struct gs_kube_pod *p, int queue,
+                             const char *category, const char *msg, double t0, bool group)
+{
+    struct gs__cycleout *s = cy->out;
+    if (group)
+        note_group(cy, p, PGO_UNSCHEDULABLE, msg);
     report(cy, p, queue, category, msg);
     if (s->d.dry)
         return;
@@ -102,8 +196,14 @@ static void unschedulable(struct gs__cycle *cy, const struct gs_kube_pod *p, int
     gs__store_backoff(s->d.store, p->ns, p->name, 0);
 }
 
+static void unschedulable(struct gs__cycle *cy, const struct gs_kube_pod *p, int queue,
+                          const char *category, const char *msg, double t0)
+{
+    unschedulable_as(cy, p, queue, category, msg, t0, true);
+}
+
 /* Assume the pod on the node now; a binder thread tells the API server. */
-static int assume_and_bind(struct gs__cycle *cy, const struct gs_kube_pod *p,
+static int assume_and_bind(struct gs__cycle *cy, int pod, const struct gs_kube_pod *p,
                            const struct gs_alloc *a, double t0, json_t *claim_writes)
 {
     struct gs__cycleout *s = cy->out;
@@ -126,14 +226,19 @@ static int assume_and_bind(struct gs__cycle *cy, const struct gs_kube_pod *p,
         report(cy, p, -1, "fits", msg);
         return 0;
     }
+    j.vol = cy->vb && p->nclaims > 0 ? gs_volbind_writes(cy->vb, pod, s->d.volume_bind_timeout_s)
+                                     : NULL;
     gs__store_assume(s->d.store, p->ns, p->name, p->uid, j.node, j.devices, true);
     if (!gs__binder_bind(s->d.binder, &j)) {
         /* cannot happen with the queue sized to the pending pods; undo */
         json_decref(claim_writes);
+        json_decref(j.vol);
         gs_cluster_unbind(cy->c, &p->req, a);
         gs__store_unassume(s->d.store, p->ns, p->name);
         return GS_ENOSPC;
     }
+    /* the binds in the order decided (the differential test replays them in this order) */
+    GS_DEBUG("scheduler", "assume %s/%s on %s", p->ns, p->name, j.node);
     s->scheduled++;
     return 0;
 }
@@ -143,7 +248,7 @@ static int assume_and_bind(struct gs__cycle *cy, const struct gs_kube_pod *p,
  * hold what it needs) or resources. */
 static const char *classify(struct gs__cycle *cy, const struct gs_kube_pod *p,
                             const struct gs_reasons *why, int masked, int candidates,
-                            const struct gs_kube_pv *const *pvs, int npvs, char *extra, size_t n)
+                            const struct gs_volpod *vp, char *extra, size_t n)
 {
     extra[0] = '\0';
     int nodes = why->nodes;
@@ -163,7 +268,7 @@ static const char *classify(struct gs__cycle *cy, const struct gs_kube_pod *p,
         for (int k = 0; k < cy->c->nnodes; k++) {
             const struct gs_node *nd = &cy->c->nodes[k];
             /* nodes its volumes rule out hold nothing it could use */
-            if (nd->unschedulable || (npvs > 0 && !gs__cycle_volumes_fit(cy, pvs, npvs, k)))
+            if (nd->unschedulable || gs__cycle_volumes_fit(cy, vp, k))
                 continue;
             for (int g = nd->gpu0; g < nd->gpu0 + nd->ngpus; g++) {
                 const struct gs_gpu *G = &cy->c->gpus[g];
@@ -259,22 +364,31 @@ static void nominate(struct gs__cycle *cy, const struct gs_kube_pod *p, int queu
                            gs_kube_nominated_patch(node, msg));
 }
 
+/* The nodes of fit refused for the pod's volumes (vol: counts by enum gs_volr). */
+static int vol_total(const int *vol, int fit)
+{
+    int t = 0;
+    for (int r = 1; r < GS_VOLR_COUNT; r++)
+        t += vol[r];
+    return t < fit ? t : fit;
+}
+
 /* ", 3 node(s) didn't match pod anti-affinity rules" for the nodes the constraints refused
- * (gs_engine_place_k's counts; vol of those its fit refused were for a volume's node
- * affinity); returns how many. */
-static int constraint_reasons(const struct gs_reasons *r, int vol, char *out, size_t n)
+ * (gs_engine_place_k's counts; of those its fit refused, vol[r] were for the pod's volumes,
+ * by enum gs_volr); returns how many. */
+static int constraint_reasons(const struct gs_reasons *r, const int *vol, char *out, size_t n)
 {
     int total = 0;
     size_t o = strlen(out);
-    vol = vol < r->fit ? vol : r->fit;
-    if (r->fit > vol && o < n)
+    int nvol = vol_total(vol, r->fit);
+    if (r->fit > nvol && o < n)
         o += (size_t)snprintf(out + o, n - o,
                               ", %d node(s) had too little memory, ephemeral-storage, hugepages "
                               "or another resource left",
-                              r->fit - vol);
-    if (vol > 0 && o < n)
-        o +=
-            (size_t)snprintf(out + o, n - o, ", %d node(s) had volume node affinity conflict", vol);
+                              r->fit - nvol);
+    for (int v = 1; v < GS_VOLR_COUNT && nvol > 0; v++)
+        if (vol[v] > 0 && o < n)
+            o += (size_t)snprintf(out + o, n - o, ", %d %s", vol[v], gs_volbind_reason(v));
     for (int v = GS_KNO_NODE_NAME; v < GS_KVERDICT_COUNT; v++) {
         if (!r->kverdict[v])
             continue;
@@ -284,6 +398,12 @@ static int constraint_reasons(const struct gs_reasons *r, int vol, char *out, si
                                   gs_kverdict_reason((enum gs_kverdict)v));
     }
     return total;
+}
+
+/* The name a gang's minimum has where it is declared. */
+static const char *min_word(const struct gs_kube_podgroup *pg)
+{
+    return pg->api == GS_PG_WORKLOAD ? "minCount" : "minMember";
 }
 
 /* A gang past its PodGroup's scheduleTimeoutSeconds says so in its message (the members keep
@@ -600,27 +720,27 @@ static void wait_nowhere(struct gs__cycle *cy, const struct gs_cyc_decision *d, 
     const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, cy->idx[d->pod]);
     char msg[1600], extra[400], why[400];
     snprintf(msg, sizeof(msg), "%s", reasons);
-    int vol = gs__cycle_vol_refused(cy, d->pod);
-    int kmasked = constraint_reasons(&d->r, vol, msg, sizeof(msg));
+    const int *vols = gs__cycle_vol_refused(cy, d->pod);
+    int kmasked = constraint_reasons(&d->r, vols, msg, sizeof(msg));
     if (d->why == GS_WHY_PREEMPTING || d->why == GS_WHY_RECARVING) {
         snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "; waiting for %s node %s",
                  d->why == GS_WHY_RECARVING ? "a GPU re-carve on" : "preempted pods to leave",
                  gs__snapshot_pod_nominated(cy->sn, cy->idx[d->pod]));
         report(cy, p, queue, "preempting", msg);
+        note_group(cy, p, PGO_UNSCHEDULABLE, msg);
         gs__store_backoff(s->d.store, p->ns, p->name, 0.25);
         return;
     }
-    const struct gs_kube_pv *pvs[GS_MAX_POD_CLAIMS];
-    int npvs = 0;
-    gs__cycle_pod_volumes(cy, p, pvs, &npvs, why, sizeof(why));
+    struct gs_volpod vp;
+    gs__cycle_pod_volumes(cy, p, &vp, why, sizeof(why));
     const struct gs_reasons *r = &d->r;
-    const char *cat = classify(cy, p, r, r->taint, d->candidates, pvs, npvs, extra, sizeof(extra));
+    const char *cat = classify(cy, p, r, r->taint, d->candidates, &vp, extra, sizeof(extra));
     if (kmasked > 0 &&
         kmasked + r->taint + r->count[GS_R_SELECTOR] + r->count[GS_R_MODEL] >= r->nodes) {
         cat = r->kverdict[GS_KNO_NODE_AFFINITY] == kmasked ? "selector" : "constraints";
         extra[0] = '\0';
     }
-    vol = vol < r->fit ? vol : r->fit;
+    int vol = vol_total(vols, r->fit);
     if (vol > 0 &&
         kmasked + vol + r->taint + r->count[GS_R_SELECTOR] + r->count[GS_R_MODEL] >= r->nodes) {
         cat = "constraints";
@@ -668,11 +788,14 @@ static void apply_wait(struct gs__cycle *cy, const struct gs_cyc_decision *d)
         return;
     }
     if (d->why == GS_WHY_GANG_SHORT && pg) {
-        snprintf(msg, sizeof(msg),
-                 "gang %s/%s: %d of minMember %d pods exist; waiting for the rest", pg->ns,
-                 pg->name, nm + cy->gangs[g].running, (int)pg->min_member);
+        snprintf(msg, sizeof(msg), "gang %s/%s: %d of %s %d pods exist; waiting for the rest",
+                 pg->ns, pg->name, nm + cy->gangs[g].running, min_word(pg), (int)pg->min_member);
+        if (cy->gang_gated[g] > 0)
+            snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+                     " (%d more wait for their scheduling gates)", cy->gang_gated[g]);
         gang_timeout(cy, pg, msg, sizeof(msg));
-        unschedulable(cy, p, queue, "gang", msg, cy->t0);
+        /* kube-scheduler tries no group short of minCount, and says nothing on it */
+        unschedulable_as(cy, p, queue, "gang", msg, cy->t0, false);
         return;
     }
     char reasons[1000];
@@ -685,13 +808,14 @@ static void apply_wait(struct gs__cycle *cy, const struct gs_cyc_decision *d)
     const char *fname =
         d->failed >= 0 ? gs__snapshot_pod(cy->sn, cy->idx[d->failed])->name : p->name;
     snprintf(msg, sizeof(msg),
-             "gang %s/%s (%d pods, minMember %d): member %s does not fit: %s; the "
+             "gang %s/%s (%d pods, %s %d): member %s does not fit: %s; the "
              "gang holds nothing",
-             pg->ns, pg->name, nm, (int)pg->min_member, fname, reasons);
+             pg->ns, pg->name, nm, min_word(pg), (int)pg->min_member, fname, reasons);
     if (d->why == GS_WHY_PREEMPTING) {
         snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
                  "; waiting for the pods preempted for it to leave");
         report(cy, p, queue, "preempting", msg);
+        note_group(cy, p, PGO_UNSCHEDULABLE, msg);
         gs__store_backoff(s->d.store, p->ns, p->name, 0.25);
     } else {
         gang_timeout(cy, pg, msg, sizeof(msg));
@@ -718,16 +842,18 @@ static void log_gangs(const struct gs__cycle *cy, const struct gs_cycle_out *out
 }
 
 /* The cycle's verdicts become the pending report; pods this cycle did not look at (in
- * backoff) keep their last verdict. */
+ * backoff) keep their last verdict. The Events' series of pods no longer pending end. */
 static int publish_report(struct gs__cycle *cy)
 {
     const struct gs_snapshot *sn = cy->sn;
     int np = gs__snapshot_npods(sn);
     char(*keys)[GS_REPORT_KEY_MAX] = malloc(sizeof(*keys) * ((size_t)np + 1));
     const char **pending = malloc(sizeof(*pending) * ((size_t)np + 1));
-    if (!keys || !pending) {
+    const char **uids = malloc(sizeof(*uids) * ((size_t)np + 1));
+    if (!keys || !pending || !uids) {
         free(keys);
         free(pending);
+        free(uids);
         return GS_ENOMEM;
     }
     int n = 0;
@@ -737,12 +863,16 @@ static int publish_report(struct gs__cycle *cy)
             continue;
         snprintf(keys[n], sizeof(keys[n]), "%s/%s", p->ns, p->name);
         pending[n] = keys[n];
+        uids[n] = p->uid;
         n++;
     }
     gs__metrics_publish_report(cy->out->d.metrics, cy->report, pending, n);
     cy->report = NULL;
+    if (!cy->out->d.dry)
+        gs__binder_events_retain(cy->out->d.binder, uids, n);
     free(keys);
     free(pending);
+    free(uids);
     return 0;
 }
 
@@ -758,9 +888,26 @@ int gs__cycleout_apply(struct gs__cycleout *s, struct gs__cycle *cy, const struc
                                "application/merge-patch+json",
                                json_incref(json_object_get(w, "body")));
     }
+    s->npgo = 0;
+    int ngroups = gs_policy_group_count(&cy->po);
+    if (!s->d.dry && (s->pgo = calloc((size_t)ngroups + 1, sizeof(*s->pgo))))
+        s->npgo = ngroups;
     for (int k = 0; k < cy->nwaits; k++) {
         const struct gs__wait *x = &cy->waits[k];
-        unschedulable(cy, gs__snapshot_pod(cy->sn, x->pod), x->queue, x->category, x->msg, cy->t0);
+        const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, x->pod);
+        /* a gated pod is no attempt: kube-scheduler writes it no Event and no condition
+         * (the API server set PodScheduled=False/SchedulingGated when it was created) */
+        if (x->gated) {
+            report(cy, p, x->queue, x->category, x->msg);
+            continue;
+        }
+        char why[400];
+        /* a group that does not exist yet is told nothing; one its pod cannot go with is
+         * told why (SchedulerError) */
+        int refused = gs_policy_group_refusal(&cy->po, p, why, sizeof(why));
+        if (refused == 2)
+            note_group(cy, p, PGO_ERROR, x->msg);
+        unschedulable_as(cy, p, x->queue, x->category, x->msg, cy->t0, refused == 0);
     }
     if (s->d.dry)
         decision_lines(s, cy, out);
@@ -775,7 +922,8 @@ int gs__cycleout_apply(struct gs__cycleout *s, struct gs__cycle *cy, const struc
             vic = (struct victims){.owner = owner};
         switch (d->kind) {
         case GS_CYC_BIND:
-            assume_and_bind(cy, p, &d->alloc, cy->t0,
+            note_group(cy, p, PGO_SCHEDULED, "");
+            assume_and_bind(cy, cy->idx[d->pod], p, &d->alloc, cy->t0,
                             cy->dra && gs_kube_pod_dra(p) && !s->d.dry
                                 ? gs_claims_pod_writes(cy->dra, s->d.claims, cy->idx[d->pod],
                                                        cy->c->nodes[d->alloc.node].name, p->name,
@@ -808,8 +956,16 @@ int gs__cycleout_apply(struct gs__cycleout *s, struct gs__cycle *cy, const struc
             break;
         }
     }
-    if (!s->d.dry)
+    if (!s->d.dry) {
         log_gangs(cy, out);
+        write_group_conditions(cy);
+        gs__metrics_count_cycle(s->d.metrics);
+    }
+    for (int g = 0; g < s->npgo; g++)
+        free(s->pgo[g].msg);
+    free(s->pgo);
+    s->pgo = NULL;
+    s->npgo = 0;
     gs__metrics_update_gauges(s->d.metrics, cy->c, cy->waiting - s->scheduled);
     return publish_report(cy);
 }

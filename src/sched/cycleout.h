@@ -36,6 +36,7 @@ struct gs__cycleout_deps {
     struct gs_claims *claims; /* NULL: no DRA feed */
     bool dry;
     double recarve_hold_s;
+    double volume_bind_timeout_s; /* a bind's wait for its claims (sched/volbind.h) */
 };
 
 /* NULL without memory. */

@@ -34,14 +34,16 @@ struct gs_driver *gs__driver_new(const struct gs_driver_deps *d)
                                      .dry = d->dry,
                                      .dynamic_mig = d->dynamic_mig,
                                      .recarve_hold_s = d->recarve_hold_s,
-                                     .min_runtime_s = d->min_runtime_s};
+                                     .min_runtime_s = d->min_runtime_s,
+                                     .vols = d->vols};
     struct gs__cycleout_deps od = {.store = d->store,
                                    .binder = d->binder,
                                    .metrics = d->metrics,
                                    .journal = d->journal,
                                    .claims = d->claims,
                                    .dry = d->dry,
-                                   .recarve_hold_s = d->recarve_hold_s};
+                                   .recarve_hold_s = d->recarve_hold_s,
+                                   .volume_bind_timeout_s = d->volume_bind_timeout_s};
     if (!(dr->out = gs__cycleout_new(&od))) {
         free(dr);
         return NULL;

@@ -29,6 +29,7 @@ struct gs_metrics {
     uint64_t preemptions, victims;
     double lost_gpu_hours;
     uint64_t policy_lists;
+    uint64_t cycles;
     json_t *report; /* the last cycle's reasons per pending pod */
 };
 
@@ -51,6 +52,13 @@ void gs__metrics_record_latency(struct gs_metrics *s, double dt, int result)
             s->lat_bucket[i]++;
             break;
         }
+    pthread_mutex_unlock(&s->mu);
+}
+
+void gs__metrics_count_cycle(struct gs_metrics *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->cycles++;
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -91,6 +99,9 @@ int gs__metrics_write(struct gs_metrics *s, struct gs_buf *b)
     gs_promtext_sample_u64(&w, &scheduled, 1, s->attempts_scheduled);
     gs_promtext_sample_u64(&w, &unschedulable, 1, s->attempts_unschedulable);
     gs_promtext_sample_u64(&w, &error, 1, s->attempts_error);
+    gs_promtext_family(&w, "gpusched_scheduling_cycles_total", GS_PROM_COUNTER,
+                       "Scheduling cycles run.");
+    gs_promtext_sample_u64(&w, NULL, 0, s->cycles);
     gs_promtext_family(&w, "gpusched_scheduling_duration_seconds", GS_PROM_HISTOGRAM,
                        "Time to place and bind a pod.");
     gs_promtext_histogram(&w, NULL, 0, buckets, s->lat_bucket, GS_METRICS_BUCKETS, s->lat_count,

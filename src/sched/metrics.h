@@ -1,9 +1,9 @@
 /* metrics.h - what the scheduler daemon counts about itself, and the Prometheus text page
  * /metrics serves: scheduling attempts by result, a histogram of the time to place and bind
- * a pod, pending pods (and by the reason of the last verdict on each), GPUs allocatable and
- * allocated per model (accounting units), the leader flag, preemptions, their victims and the
- * GPU-hours lost, and lists of tenancy objects. It also keeps the last cycle's verdict per
- * pending pod (the pending report /debug/pending serves).
+ * a pod, scheduling cycles, pending pods (and by the reason of the last verdict on each), GPUs
+ * allocatable and allocated per model (accounting units), the leader flag, preemptions, their
+ * victims and the GPU-hours lost, and lists of tenancy objects. It also keeps the last cycle's
+ * verdict per pending pod (the pending report /debug/pending serves).
  *
  * Ownership: struct gs_metrics owns its counters and the report, under its own lock.
  * Thread-safety: every function is thread-safe and takes only that lock. */
@@ -30,6 +30,8 @@ void gs__metrics_free(struct gs_metrics *m);
 
 /* Count one attempt that took dt seconds; result 0 scheduled, 1 unschedulable, 2 error. */
 void gs__metrics_record_latency(struct gs_metrics *m, double dt, int result);
+/* Count one scheduling cycle. */
+void gs__metrics_count_cycle(struct gs_metrics *m);
 /* Set the pending pods gauge and the GPUs allocatable and allocated per model from c. */
 void gs__metrics_update_gauges(struct gs_metrics *m, const struct gs_cluster *c, int pending);
 /* Count one preemption: its victims and the GPU-hours they lose. */

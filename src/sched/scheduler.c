@@ -24,6 +24,7 @@
 #include "metrics.h"
 #include "store.h"
 #include "tenancy.h"
+#include "volbind.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -45,6 +46,7 @@ struct daemon {
     struct gs_binder *binder;
     struct gs_extender *extender;
     struct gs_driver *driver;
+    struct gs_volassume *vols;
 };
 
 /* The leader flag changed: the main loop looks at it now. */
@@ -115,6 +117,7 @@ static void daemon_free(struct daemon *s)
     gs__metrics_free(s->metrics);
     gs__journal_release(&s->journal);
     gs__store_free(s->store);
+    gs_volassume_free(s->vols);
     gs_kube_client_free(s->kc);
     free(s);
 }
@@ -137,7 +140,9 @@ static struct daemon *daemon_new(struct gs_kube_client *client, const struct gs_
     gs__journal_init(&s->journal);
     bool watch = how == GS_STORE_WATCH;
     s->leader = !watch || !s->o.leader_elect;
-    int rc = (s->metrics = gs__metrics_new(&s->leader)) ? 0 : GS_ENOMEM;
+    int rc = (s->metrics = gs__metrics_new(&s->leader)) && (s->vols = gs_volassume_new())
+                 ? 0
+                 : GS_ENOMEM;
     if (!rc)
         rc = gs__store_new(client, how, o->mig_config, s->o.max_backoff_s, &s->store, err);
     if (!rc && !(s->policy = gs_policy_feed_new(client, watch, 30, err)))
@@ -156,18 +161,21 @@ static struct daemon *daemon_new(struct gs_kube_client *client, const struct gs_
 
 static struct gs_driver *driver_new(struct daemon *s, bool dry)
 {
-    struct gs_driver_deps d = {.store = s->store,
-                               .policy = s->policy,
-                               .claims = s->claims,
-                               .binder = s->binder,
-                               .metrics = s->metrics,
-                               .journal = &s->journal,
-                               .scheduler_name = s->o.scheduler_name,
-                               .policy_name = s->o.policy,
-                               .dry = dry,
-                               .dynamic_mig = s->o.dynamic_mig,
-                               .recarve_hold_s = s->o.recarve_hold_s,
-                               .min_runtime_s = s->o.min_runtime_s};
+    struct gs_driver_deps d = {
+        .store = s->store,
+        .policy = s->policy,
+        .claims = s->claims,
+        .binder = s->binder,
+        .metrics = s->metrics,
+        .journal = &s->journal,
+        .scheduler_name = s->o.scheduler_name,
+        .policy_name = s->o.policy,
+        .dry = dry,
+        .dynamic_mig = s->o.dynamic_mig,
+        .recarve_hold_s = s->o.recarve_hold_s,
+        .min_runtime_s = s->o.min_runtime_s,
+        .vols = s->vols,
+        .volume_bind_timeout_s = s->o.volume_bind_timeout_s > 0 ? s->o.volume_bind_timeout_s : 600};
     return gs__driver_new(&d);
 }
 
@@ -210,6 +218,7 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
                                 .claims = s->claims,
                                 .metrics = s->metrics,
                                 .journal = &s->journal,
+                                .vols = s->vols,
                                 .identity = s->o.identity};
     if (!(s->binder = gs__binder_start(&bd)) || !(s->driver = driver_new(s, false)) ||
         (s->o.extender &&

@@ -30,12 +30,13 @@ struct gs_scheduler_opts {
     bool leader_elect;
     const char *lease_namespace, *lease_name, *identity;
     double lease_duration_s, renew_deadline_s, retry_period_s;
-    int http_port;         /* 0: no HTTP server */
-    const char *http_bind; /* "127.0.0.1" or "0.0.0.0" */
-    int max_backoff_s;     /* per pod; 60 */
-    double min_runtime_s;  /* a pod runs this long before it can be preempted; 0 */
-    bool extender;         /* serve kube-scheduler's extender protocol on the HTTP port
-                            * (POST /filter, /prioritize, /bind) instead of scheduling */
+    int http_port;                /* 0: no HTTP server */
+    const char *http_bind;        /* "127.0.0.1" or "0.0.0.0" */
+    int max_backoff_s;            /* per pod; 60 */
+    double min_runtime_s;         /* a pod runs this long before it can be preempted; 0 */
+    double volume_bind_timeout_s; /* a bind waits this long for its claims to be bound; 600 */
+    bool extender;                /* serve kube-scheduler's extender protocol on the HTTP port
+                                   * (POST /filter, /prioritize, /bind) instead of scheduling */
     /* NVIDIA's mig-parted config (the ConfigMap NVIDIA's mig-manager applies), for nodes
      * without a gpusched agent's inventory: their nvidia.com/mig.config names the layout of
      * each physical GPU. NULL: such nodes are laid out from counts. Not owned. */

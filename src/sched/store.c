@@ -21,6 +21,10 @@
 #define GONE_MAX    1024 /* UIDs of pods the watch saw deleted lately */
 #define EVICTED_MAX 1024 /* victims we deleted, until the watch shows them gone */
 #define EVICTED_S   120
+/* After an event that may free room (a pod gone, a node new), a pod that waits tries again
+ * within this long of its last try, whatever its backoff: kube-scheduler moves its unschedulable
+ * pods on such events, its backoff at most podMaxBackoffSeconds (10). */
+#define EVENT_BACKOFF_S 10.0
 
 struct gs_store {
     struct gs_kcache *nodes, *pods;
@@ -36,11 +40,37 @@ struct gs_store {
     uint64_t nevictions;
     /* under the nodes cache's lock: Events for the next cycle to post */
     json_t *node_events;
-    /* the change counter */
+    /* the change counter, and when an event last may have freed room (monotonic s) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     uint64_t gen;
+    double moved_at;
 };
+
+static void note_moved(struct gs_store *st)
+{
+    pthread_mutex_lock(&st->mu);
+    st->moved_at = gs_clock_mono();
+    pthread_mutex_unlock(&st->mu);
+}
+
+static double moved_at(struct gs_store *st)
+{
+    pthread_mutex_lock(&st->mu);
+    double t = st->moved_at;
+    pthread_mutex_unlock(&st->mu);
+    return t;
+}
+
+/* When a pod in backoff is due: its next try, or sooner when an event since its last try may
+ * have freed room (EVENT_BACKOFF_S). */
+static double due_at(double next_try, double backoff, double moved)
+{
+    double last = next_try - backoff;
+    if (backoff > EVENT_BACKOFF_S && moved > last && last + EVENT_BACKOFF_S < next_try)
+        return last + EVENT_BACKOFF_S;
+    return next_try;
+}
 
 /* ---------- the two kinds ---------- */
 
@@ -62,6 +92,8 @@ static void node_merge(void *user, void *rec, const void *prev, bool listed)
     const struct gs_kube_node *n = rec, *old = listed ? NULL : prev;
     if (old && strcmp(old->rv, n->rv) == 0)
         return;
+    if (!prev)
+        note_moved(st);
     struct gs_cluster one;
     gs_cluster_init(&one);
     char note[256] = "", was[256] = "";
@@ -114,7 +146,8 @@ static void pod_key(const void *rec, char *out, size_t n)
 }
 
 /* The same pod (same UID) keeps its order, backoff and nomination, and a bind of ours the
- * update does not show yet; a new pod under an old name starts afresh. A complete list keeps
+ * update does not show yet (one whose last scheduling gate went is due at once); a new pod
+ * under an old name starts afresh. A complete list keeps
  * only the order and backoff of the pods that stay. */
 static void pod_merge(void *user, void *rec, const void *prev, bool listed)
 {
@@ -138,6 +171,12 @@ static void pod_merge(void *user, void *rec, const void *prev, bool listed)
     struct gs_kube_pod p = e->p;
     *e = *old;
     e->p = p;
+    if (old->p.ngates > 0 && p.ngates == 0) {
+        /* its last scheduling gate is gone: due in the next cycle, as kube-scheduler moves
+         * an ungated pod to its active queue */
+        e->next_try = 0;
+        e->backoff = 0;
+    }
     if (old->assumed && !p.node[0]) {
         /* an older view of a pod we just bound: keep what we bound it to */
         memcpy(e->p.node, old->p.node, sizeof(e->p.node));
@@ -153,6 +192,7 @@ static void pod_removed(void *user, const void *rec)
     const struct gs_store_pod *e = rec;
     if (!e->p.uid[0])
         return;
+    note_moved(st);
     memcpy(st->gone[st->gone_next], e->p.uid, sizeof(st->gone[0]));
     st->gone_next = (st->gone_next + 1) % GONE_MAX;
     if (st->ngone < GONE_MAX)
@@ -287,11 +327,13 @@ int gs__store_copy(struct gs_store *st, struct gs_kube_node **nodes, int *nn,
     gs_kcache_unlock(st->nodes);
     if (!v)
         return GS_ENOMEM;
+    double moved = moved_at(st);
     gs_kcache_lock(st->pods);
     int m = gs_kcache_count(st->pods);
     struct gs_store_pod *p = malloc(sizeof(*p) * (m > 0 ? (size_t)m : 1));
     for (int i = 0; p && i < m; i++) {
         p[i] = *(const struct gs_store_pod *)gs_kcache_at(st->pods, i);
+        p[i].next_try = due_at(p[i].next_try, p[i].backoff, moved);
         gs_kube_pod_ref(&p[i].p);
     }
     gs_kcache_unlock(st->pods);
@@ -310,13 +352,13 @@ int gs__store_copy(struct gs_store *st, struct gs_kube_node **nodes, int *nn,
 
 bool gs__store_work_due(struct gs_store *st, const char *scheduler)
 {
-    double t = gs_clock_mono();
+    double t = gs_clock_mono(), moved = moved_at(st);
     bool due = false;
     gs_kcache_lock(st->pods);
     for (int i = 0, n = gs_kcache_count(st->pods); i < n && !due; i++) {
         const struct gs_store_pod *e = gs_kcache_at(st->pods, i);
-        due = !e->p.node[0] && !e->p.terminating && e->next_try <= t &&
-              strcmp(e->p.scheduler, scheduler) == 0;
+        due = !e->p.node[0] && !e->p.terminating && e->p.ngates == 0 &&
+              due_at(e->next_try, e->backoff, moved) <= t && strcmp(e->p.scheduler, scheduler) == 0;
     }
     gs_kcache_unlock(st->pods);
     return due;

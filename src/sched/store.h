@@ -73,7 +73,8 @@ bool gs__store_pods_synced(struct gs_store *st);
 int gs__store_copy(struct gs_store *st, struct gs_kube_node **nodes, int *nn,
                    struct gs_store_pod **pods, int *np);
 const struct gs_migparted *gs__store_migparted(const struct gs_store *st);
-/* Whether a pending pod of scheduler is due (not in backoff). */
+/* Whether a pending pod of scheduler is due (not in backoff, not gated by
+ * spec.schedulingGates). */
 bool gs__store_work_due(struct gs_store *st, const char *scheduler);
 /* Events regarding nodes that changed how gpusched sees them since the last call (a JSON
  * array, new reference, or NULL: none), for the next cycle to post. */

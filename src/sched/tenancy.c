@@ -1,6 +1,6 @@
-/* tenancy.c - GPUQueues, ResourceQuotas, PodGroups and PDBs for a scheduling cycle, and the
- * feed (a kube/cache.h cache per kind) that keeps them current with MigManagers,
- * PersistentVolumeClaims and PersistentVolumes (see tenancy.h). */
+/* tenancy.c - GPUQueues, ResourceQuotas, PodGroups (the CRD's and the Workload API's) and PDBs
+ * for a scheduling cycle, and the feed (a kube/cache.h cache per kind) that keeps them current
+ * with MigManagers, PersistentVolumeClaims and PersistentVolumes (see tenancy.h). */
 #include "tenancy.h"
 
 #include "../base/flag.h"
@@ -9,6 +9,7 @@
 #include "../base/log.h"
 #include "../kube/cache.h"
 #include "../base/hash.h"
+#include "../formats/workloadobj.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -55,8 +56,26 @@ GS_KCACHE_DECODER(rd_rquota, gs_kube_rquota_read)
 GS_KCACHE_DECODER(rd_group, gs_kube_podgroup_read)
 GS_KCACHE_DECODER(rd_pdb, gs_kube_pdb_read)
 GS_KCACHE_DECODER(rd_migmgr, gs_kube_migmgr_read)
-GS_KCACHE_DECODER(rd_pvc, gs_kube_pvc_read)
-GS_KCACHE_DECODER(rd_pv, gs_kube_pv_read)
+GS_KCACHE_DECODER(rd_csid, gs_kube_csidriver_read)
+GS_KCACHE_DECODER(rd_csic, gs_kube_csicap_read)
+GS_KCACHE_DECODER(rd_csin, gs_kube_csinode_read)
+GS_KCACHE_DECODER(rd_wgroup, gs_kube_wpodgroup_read)
+
+/* A claim, volume or class whose spec gpusched cannot read is kept, refused (formats/volobj.h),
+ * so that a pod using it waits saying why rather than finding it missing. */
+#define KEEP_REFUSED(name, fn, type)                                                               \
+    static int name(const json_t *obj, void *rec, struct gs_error *err)                            \
+    {                                                                                              \
+        int rc = fn(obj, rec, err);                                                                \
+        if (rc && ((type *)rec)->refused[0]) {                                                     \
+            warn_once("not usable: %s; pods using it wait", err->msg);                             \
+            return 0;                                                                              \
+        }                                                                                          \
+        return rc;                                                                                 \
+    }
+KEEP_REFUSED(rd_pvc, gs_kube_pvc_read, struct gs_kube_pvc)
+KEEP_REFUSED(rd_pv, gs_kube_pv_read, struct gs_kube_pv)
+KEEP_REFUSED(rd_sc, gs_kube_sc_read, struct gs_kube_sc)
 
 static void bad_object(void *user, const struct gs_error *err)
 {
@@ -69,7 +88,18 @@ static void bad_object(void *user, const struct gs_error *err)
 static int optional_failed(void *user, int rc, const struct gs_error *err)
 {
     const struct gs_kcache_kind *k = user;
-    warn_once("listing %s: %s; pods' volumes are not checked", k->what, err->msg);
+    warn_once("listing %s: %s; pods' volumes are checked without them", k->what, err->msg);
+    return 0;
+}
+
+/* The Workload API (scheduling.k8s.io/v1beta1) is served only where a cluster turns it on:
+ * where it is not (404) or cannot be listed (an older RBAC role), no pod names one of its
+ * PodGroups (the API server drops spec.schedulingGroup without it), so it is simply absent. */
+static int workload_failed(void *user, int rc, const struct gs_error *err)
+{
+    warn_once("listing PodGroups (scheduling.k8s.io/v1beta1): %s; gangs of the Workload API are "
+              "not read",
+              err->msg);
     return 0;
 }
 
@@ -77,11 +107,14 @@ static int optional_failed(void *user, int rc, const struct gs_error *err)
     {                                                                                              \
         .path = p, .what = w, .size = sizeof(type), .mode = GS_KCACHE_LISTS, .lane2 = true,        \
         .absent_retry_s = 1, .decode = rd, .bad = bad_object,                                      \
-        .failed = opt ? optional_failed : NULL                                                     \
+        .failed = opt == 1   ? optional_failed                                                     \
+                  : opt == 2 ? workload_failed                                                     \
+                             : NULL                                                                \
     }
 
-/* The seven kinds, and where their arrays live in gs_policy_objs. */
-enum { KQ, KR, KG, KB, KM, KPVC, KPV, NKINDS };
+/* The kinds, and the arrays of gs_policy_objs they fill: the Workload API's PodGroups (KW)
+ * follow the CRD's in groups. */
+enum { KQ, KR, KG, KB, KM, KPVC, KPV, KSC, KCSID, KCSIC, KCSIN, NARRAYS, KW = NARRAYS, NKINDS };
 static const struct gs_kcache_kind kinds[NKINDS] = {
     KIND("/apis/gpusched.io/v1alpha1/gpuqueues", "GPUQueues", struct gs_kube_queue, rd_queue, 0),
     KIND("/api/v1/resourcequotas", "ResourceQuotas", struct gs_kube_rquota, rd_rquota, 0),
@@ -93,17 +126,28 @@ static const struct gs_kcache_kind kinds[NKINDS] = {
          0),
     KIND("/api/v1/persistentvolumeclaims", "PersistentVolumeClaims", struct gs_kube_pvc, rd_pvc, 1),
     KIND("/api/v1/persistentvolumes", "PersistentVolumes", struct gs_kube_pv, rd_pv, 1),
+    KIND("/apis/storage.k8s.io/v1/storageclasses", "StorageClasses", struct gs_kube_sc, rd_sc, 1),
+    KIND("/apis/storage.k8s.io/v1/csidrivers", "CSIDrivers", struct gs_kube_csidriver, rd_csid, 1),
+    KIND("/apis/storage.k8s.io/v1/csistoragecapacities", "CSIStorageCapacities",
+         struct gs_kube_csicap, rd_csic, 1),
+    KIND("/apis/storage.k8s.io/v1/csinodes", "CSINodes", struct gs_kube_csinode, rd_csin, 1),
+    KIND("/apis/scheduling.k8s.io/v1beta1/podgroups", "PodGroups (scheduling.k8s.io)",
+         struct gs_kube_podgroup, rd_wgroup, 2),
 };
-static const size_t items_off[NKINDS] = {
-    offsetof(struct gs_policy_objs, queues),  offsetof(struct gs_policy_objs, rquotas),
-    offsetof(struct gs_policy_objs, groups),  offsetof(struct gs_policy_objs, pdbs),
-    offsetof(struct gs_policy_objs, migmgrs), offsetof(struct gs_policy_objs, pvcs),
-    offsetof(struct gs_policy_objs, pvs)};
-static const size_t count_off[NKINDS] = {
-    offsetof(struct gs_policy_objs, nqueues),  offsetof(struct gs_policy_objs, nrquotas),
-    offsetof(struct gs_policy_objs, ngroups),  offsetof(struct gs_policy_objs, npdbs),
-    offsetof(struct gs_policy_objs, nmigmgrs), offsetof(struct gs_policy_objs, npvcs),
-    offsetof(struct gs_policy_objs, npvs)};
+static const size_t items_off[NARRAYS] = {
+    offsetof(struct gs_policy_objs, queues),        offsetof(struct gs_policy_objs, rquotas),
+    offsetof(struct gs_policy_objs, groups),        offsetof(struct gs_policy_objs, pdbs),
+    offsetof(struct gs_policy_objs, migmgrs),       offsetof(struct gs_policy_objs, st.pvcs),
+    offsetof(struct gs_policy_objs, st.pvs),        offsetof(struct gs_policy_objs, st.classes),
+    offsetof(struct gs_policy_objs, st.csidrivers), offsetof(struct gs_policy_objs, st.csicaps),
+    offsetof(struct gs_policy_objs, st.csinodes)};
+static const size_t count_off[NARRAYS] = {
+    offsetof(struct gs_policy_objs, nqueues),        offsetof(struct gs_policy_objs, nrquotas),
+    offsetof(struct gs_policy_objs, ngroups),        offsetof(struct gs_policy_objs, npdbs),
+    offsetof(struct gs_policy_objs, nmigmgrs),       offsetof(struct gs_policy_objs, st.npvcs),
+    offsetof(struct gs_policy_objs, st.npvs),        offsetof(struct gs_policy_objs, st.nclasses),
+    offsetof(struct gs_policy_objs, st.ncsidrivers), offsetof(struct gs_policy_objs, st.ncsicaps),
+    offsetof(struct gs_policy_objs, st.ncsinodes)};
 
 static void **items_of(struct gs_policy_objs *po, int k)
 {
@@ -116,30 +160,32 @@ static int *count_of(struct gs_policy_objs *po, int k)
 
 void gs_policy_objs_release(struct gs_policy_objs *po)
 {
-    for (int k = 0; k < NKINDS; k++)
+    for (int k = 0; k < NARRAYS; k++)
         free(*items_of(po, k));
     memset(po, 0, sizeof(*po));
 }
 
-/* Kind k's array in to (empty before) becomes a copy of n records at v. */
+/* Array k of to gets a copy of n records at v appended. */
 static int copy_kind(struct gs_policy_objs *to, int k, const void *v, int n)
 {
     if (n <= 0)
         return 0;
-    void *a = malloc(kinds[k].size * (size_t)n);
+    size_t size = kinds[k].size, had = (size_t)*count_of(to, k);
+    char *a = realloc(*items_of(to, k), size * (had + (size_t)n));
     if (!a)
         return GS_ENOMEM;
-    memcpy(a, v, kinds[k].size * (size_t)n);
+    memcpy(a + size * had, v, size * (size_t)n);
     *items_of(to, k) = a;
-    *count_of(to, k) = n;
+    *count_of(to, k) = (int)had + n;
     return 0;
 }
 
 int gs_policy_objs_copy(struct gs_policy_objs *to, const struct gs_policy_objs *from)
 {
     memset(to, 0, sizeof(*to));
-    to->volumes_unknown = from->volumes_unknown;
-    for (int k = 0; k < NKINDS; k++)
+    to->st.volumes_unknown = from->st.volumes_unknown;
+    to->st.classes_unknown = from->st.classes_unknown;
+    for (int k = 0; k < NARRAYS; k++)
         if (copy_kind(to, k, *items_of((struct gs_policy_objs *)from, k),
                       *count_of((struct gs_policy_objs *)from, k))) {
             gs_policy_objs_release(to);
@@ -170,10 +216,11 @@ static int take_lists(struct gs_policy_feed *f, struct gs_policy_objs *out)
     int rc = 0;
     for (int k = 0; k < NKINDS && !rc; k++) {
         struct gs_kcache_items *l = gs_kcache_items_get(f->kc[k]);
-        rc = l ? copy_kind(out, k, l->items, l->n) : 0;
+        rc = l ? copy_kind(out, k == KW ? KG : k, l->items, l->n) : 0;
         gs_kcache_items_put(l);
     }
-    out->volumes_unknown = gs_kcache_absent(f->kc[KPVC]) || gs_kcache_absent(f->kc[KPV]);
+    out->st.volumes_unknown = gs_kcache_absent(f->kc[KPVC]) || gs_kcache_absent(f->kc[KPV]);
+    out->st.classes_unknown = gs_kcache_absent(f->kc[KSC]);
     if (rc)
         gs_policy_objs_release(out);
     return rc;
@@ -274,31 +321,81 @@ bool gs_policy_objs_equal(const struct gs_policy_objs *a, const struct gs_policy
            same(a->groups, a->ngroups, b->groups, b->ngroups, sizeof(*a->groups)) &&
            same(a->pdbs, a->npdbs, b->pdbs, b->npdbs, sizeof(*a->pdbs)) &&
            same(a->migmgrs, a->nmigmgrs, b->migmgrs, b->nmigmgrs, sizeof(*a->migmgrs)) &&
-           same(a->pvcs, a->npvcs, b->pvcs, b->npvcs, sizeof(*a->pvcs)) &&
-           same(a->pvs, a->npvs, b->pvs, b->npvs, sizeof(*a->pvs)) &&
-           a->volumes_unknown == b->volumes_unknown;
+           same(a->st.pvcs, a->st.npvcs, b->st.pvcs, b->st.npvcs, sizeof(*a->st.pvcs)) &&
+           same(a->st.pvs, a->st.npvs, b->st.pvs, b->st.npvs, sizeof(*a->st.pvs)) &&
+           same(a->st.classes, a->st.nclasses, b->st.classes, b->st.nclasses,
+                sizeof(*a->st.classes)) &&
+           same(a->st.csidrivers, a->st.ncsidrivers, b->st.csidrivers, b->st.ncsidrivers,
+                sizeof(*a->st.csidrivers)) &&
+           same(a->st.csicaps, a->st.ncsicaps, b->st.csicaps, b->st.ncsicaps,
+                sizeof(*a->st.csicaps)) &&
+           same(a->st.csinodes, a->st.ncsinodes, b->st.csinodes, b->st.ncsinodes,
+                sizeof(*a->st.csinodes)) &&
+           a->st.volumes_unknown == b->st.volumes_unknown &&
+           a->st.classes_unknown == b->st.classes_unknown;
 }
 
-const struct gs_kube_pvc *gs_policy_pvc_find(const struct gs_policy_objs *po, const char *ns,
-                                             const char *name)
+const struct gs_kube_sc *gs_storage_class_find(const struct gs_storage *st, const char *name)
 {
-    for (int i = 0; i < po->npvcs; i++)
-        if (strcmp(po->pvcs[i].name, name) == 0 && strcmp(po->pvcs[i].ns, ns) == 0)
-            return &po->pvcs[i];
-    return NULL;
-}
-
-const struct gs_kube_pv *gs_policy_pv_find(const struct gs_policy_objs *po, const char *name)
-{
-    for (int i = 0; i < po->npvs; i++)
-        if (strcmp(po->pvs[i].name, name) == 0)
-            return &po->pvs[i];
+    for (int i = 0; i < st->nclasses; i++)
+        if (strcmp(st->classes[i].name, name) == 0)
+            return &st->classes[i];
     return NULL;
 }
 
 const struct gs_kube_podgroup *gs_policy_group(const struct gs_policy_objs *po, int g)
 {
     return g >= 0 ? &po->groups[g] : NULL;
+}
+
+int gs_policy_group_count(const struct gs_policy_objs *po)
+{
+    return po->ngroups;
+}
+
+int gs_policy_find_group(const struct gs_policy_objs *po, int api, const char *ns, const char *name)
+{
+    int found = -1;
+    for (int k = 0; name && k < po->ngroups; k++)
+        if (po->groups[k].api == api && strcmp(po->groups[k].name, name) == 0 &&
+            strcmp(po->groups[k].ns, ns) == 0)
+            found = k;
+    return found;
+}
+
+int gs_policy_pod_group(const struct gs_policy_objs *po, const struct gs_kube_pod *p)
+{
+    return p->group[0] ? gs_policy_find_group(po, GS_PG_WORKLOAD, p->ns, p->group) : -1;
+}
+
+int gs_policy_group_refusal(const struct gs_policy_objs *po, const struct gs_kube_pod *p, char *msg,
+                            size_t n)
+{
+    if (!p->group[0])
+        return 0;
+    int k = gs_policy_pod_group(po, p);
+    if (k < 0) {
+        snprintf(msg, n,
+                 "gang: PodGroup %s/%s (spec.schedulingGroup.podGroupName) does not exist; "
+                 "waiting for it to appear",
+                 p->ns, p->group);
+        return 1;
+    }
+    const struct gs_kube_podgroup *g = &po->groups[k];
+    if (g->unsupported[0]) {
+        snprintf(msg, n, "gang: PodGroup %s/%s sets %s, which gpusched does not model", p->ns,
+                 p->group, g->unsupported);
+        return 2;
+    }
+    if (p->priority != g->priority) {
+        /* kube-scheduler's words (validatePodGroup) */
+        snprintf(msg, n,
+                 "gang: PodGroup %s/%s: all pods in a single pod group should have the same "
+                 "priority as the pod group's priority, got %d and %d",
+                 p->ns, p->group, (int)p->priority, (int)g->priority);
+        return 2;
+    }
+    return 0;
 }
 
 const char *gs_policy_mig_for(const struct gs_policy_objs *po, const struct gs_kube_pod *p)
@@ -457,8 +554,14 @@ int gs_tenancy_build(struct gs_tenancy *ty, const struct gs_policy_objs *po,
         ty->pod_run[i] = -1;
         const char *g = gs_kube_pod_label(p, GS_POD_GROUP_LABEL);
         for (int k = 0; g && k < po->ngroups; k++)
-            if (strcmp(po->groups[k].name, g) == 0 && strcmp(po->groups[k].ns, p->ns) == 0)
+            if (po->groups[k].api == GS_PG_CRD && strcmp(po->groups[k].name, g) == 0 &&
+                strcmp(po->groups[k].ns, p->ns) == 0)
                 ty->pod_gang[i] = k;
+        /* spec.schedulingGroup, as kube-scheduler reads it, over the label; a basic group's
+         * pods go one by one */
+        int wg = gs_policy_pod_group(po, p);
+        if (p->group[0])
+            ty->pod_gang[i] = wg >= 0 && !po->groups[wg].basic ? wg : -1;
         if (!p->node[0])
             continue;
         struct gs_qvec d;
@@ -482,7 +585,8 @@ int gs_tenancy_build(struct gs_tenancy *ty, const struct gs_policy_objs *po,
         r->queue = ty->pod_queue[i];
         r->priority = p->priority;
         r->start_s = p->start_s;
-        r->gang = ty->pod_gang[i];
+        /* a Workload API gang is preempted whole only with disruptionMode all */
+        r->gang = wg >= 0 && !po->groups[wg].disrupt_all ? -1 : ty->pod_gang[i];
         r->pdb = pdb;
         r->demand = d;
         ty->run_pod[ty->nrun] = i;

@@ -318,6 +318,8 @@ static const char *reason_style(const char *r)
         return YELLOW;
     if (strcmp(r, "priority") == 0 || strcmp(r, "preempting") == 0)
         return BLUE;
+    if (strcmp(r, "gated") == 0) /* held back by its owner (spec.schedulingGates) */
+        return DIM;
     return RED;
 }
 

@@ -105,11 +105,18 @@ static bool bucket_events(const double *arr_pct, int n, int b, int *k0, int *k1)
     return *k0 >= 0;
 }
 
+const char *gs_openb_cand_name(int cand)
+{
+    static const char *names[GS_OPENB_CANDIDATES] = {"packer", "fgd+repair", "gpusched+repair"};
+    return cand >= 0 && cand < GS_OPENB_CANDIDATES ? names[cand] : NULL;
+}
+
 /* Placed milli after each event k0..k1 (into used[0..k1-k0]) of one achievable offline
- * packing. Candidate 0: gpusched's engine on the arrivals up to k0, then the repair local
- * search with everything up to k0 known, then the engine on each later event as it comes.
- * Candidate 1: the same from fgd's placement. Candidate 2: the decreasing-size packer on the
- * arrivals up to k0, then the packer's rule on each later event. */
+ * packing. GS_OPENB_GPUSCHED_REPAIRED: gpusched's engine on the arrivals up to k0, then the
+ * repair local search with everything up to k0 known, then the engine on each later event as
+ * it comes. GS_OPENB_FGD_REPAIRED: the same from fgd's placement. GS_OPENB_PACKER: the
+ * decreasing-size packer on the arrivals up to k0, then the packer's rule on each later
+ * event. */
 static int offline_candidate(const struct gs_openb_spec *spec, const struct gs_typical *typical,
                              const struct gs_request *reqs, const int32_t *order, int k0, int k1,
                              uint64_t seed, int which, int64_t *used)
@@ -122,7 +129,7 @@ static int offline_candidate(const struct gs_openb_spec *spec, const struct gs_t
     if (rc)
         goto out;
     int64_t u = 0;
-    if (which == 2) {
+    if (which == GS_OPENB_PACKER) {
         u = gs_openb_pack(&c, reqs, order, k0 + 1, NULL);
         if (u < 0) {
             rc = (int)u;
@@ -136,8 +143,8 @@ static int offline_candidate(const struct gs_openb_spec *spec, const struct gs_t
         }
         goto out;
     }
-    e = gs_engine_new(gs_policy_find(which == 0 ? "gpusched" : "fgd"), typical, c.nnodes,
-                      seed ^ 0x5eed5eedULL);
+    e = gs_engine_new(gs_policy_find(which == GS_OPENB_GPUSCHED_REPAIRED ? "gpusched" : "fgd"),
+                      typical, c.nnodes, seed ^ 0x5eed5eedULL);
     alloc = calloc((size_t)k0 + 1, sizeof(*alloc));
     placed = calloc((size_t)k0 + 1, 1);
     if (!e || !alloc || !placed) {
@@ -185,12 +192,14 @@ static int run_offline(const struct gs_openb_spec *spec, const struct gs_typical
     for (int b = 0; b < GS_OPENB_CURVE; b++)
         out->curve[b] = NAN;
     out->unalloc_at_100 = out->bound_at_100 = NAN;
+    for (int w = 0; w < GS_OPENB_CANDIDATES; w++)
+        out->cand_at_100[w] = NAN;
     out->pods = n;
     if (!bucket_events(arr_pct, n, 100, &k0, &k1))
         return 0;
     int nb = k1 - k0 + 1;
     struct gs_request *reqs = malloc(sizeof(*reqs) * (size_t)(spec->npods ? spec->npods : 1));
-    int64_t *used = malloc(sizeof(*used) * (size_t)nb * 3);
+    int64_t *used = malloc(sizeof(*used) * (size_t)nb * GS_OPENB_CANDIDATES);
     if (!reqs || !used) {
         rc = GS_ENOMEM;
         goto out;
@@ -198,30 +207,24 @@ static int run_offline(const struct gs_openb_spec *spec, const struct gs_typical
     for (int i = 0; i < spec->npods; i++)
         reqs[i] = spec->pods[i].req;
     double best = INFINITY;
-    for (int w = 0; w < 3; w++) {
+    for (int w = 0; w < GS_OPENB_CANDIDATES; w++) {
         if ((rc = offline_candidate(spec, typical, reqs, order, k0, k1, seed, w, used + w * nb)))
             goto out;
         double sa = 0;
         for (int k = 0; k < nb; k++)
             sa += round2((double)used[w * nb + k] / (double)cap_milli * 100.0);
         double un = 100.0 - round2(sa / nb);
+        out->cand_at_100[w] = un;
         if (un < best)
             best = un;
     }
     double ub = 0;
     if ((rc = gs_openb_bound(c, reqs, order, k1 + 1, 200, &ub)))
         goto out;
-    int64_t arrived = 0;
-    for (int k = 0; k < k0; k++)
-        arrived += gs_request_total_milli(&reqs[order[k]]);
     double sb = 0;
     for (int k = k0; k <= k1; k++) {
-        arrived += gs_request_total_milli(&reqs[order[k]]);
-        double most = ub < (double)arrived ? ub : (double)arrived;
-        double shr = (double)cap_milli - gs_openb_bound_share(reqs, order, k + 1, cap_milli);
-        if (shr < most)
-            most = shr;
-        sb += round2(most / (double)cap_milli * 100.0);
+        double lb = gs_openb_unalloc_bound(c, reqs, order, k + 1, ub);
+        sb += round2(((double)cap_milli - lb) / (double)cap_milli * 100.0);
     }
     out->curve[100] = 100.0 - best;
     out->unalloc_at_100 = best;
@@ -236,7 +239,7 @@ static const struct gs_policy offline_policy = {
     "offline",
     "not an online policy: an offline packer that knows every arrival (achievable) and a "
     "Lagrangian bound (proven); see sim/openbopt.h",
-    NULL, false};
+    NULL, false, NULL};
 
 const struct gs_policy *gs_openb_offline_policy(void)
 {
@@ -256,6 +259,8 @@ int gs_openb_run_one(const struct gs_openb_spec *spec, const struct gs_policy *p
     memset(out, 0, sizeof(*out));
     out->seed = seed;
     out->bound_at_100 = NAN;
+    for (int w = 0; w < GS_OPENB_CANDIDATES; w++)
+        out->cand_at_100[w] = NAN;
     rc = build_cluster(spec, &c);
     if (rc)
         goto out;
@@ -382,65 +387,82 @@ static void mean_sd(const struct gs_openb_run *runs, int n, size_t off, double *
     *sd = var > 0 ? sqrt(var) : 0;
 }
 
+/* Means, spreads and the mean curve of a result whose runs are done. */
+static void summarise(struct gs_openb_result *r, int nseeds, double seconds)
+{
+    r->seconds = seconds;
+    mean_sd(r->runs, nseeds, offsetof(struct gs_openb_run, unalloc_at_100), &r->unalloc_mean,
+            &r->unalloc_std);
+    mean_sd(r->runs, nseeds, offsetof(struct gs_openb_run, bound_at_100), &r->bound_mean,
+            &r->bound_std);
+    for (int w = 0; w < GS_OPENB_CANDIDATES; w++)
+        mean_sd(r->runs, nseeds,
+                offsetof(struct gs_openb_run, cand_at_100) + sizeof(double) * (size_t)w,
+                &r->cand_mean[w], &r->cand_std[w]);
+    for (int b = 0; b < GS_OPENB_CURVE; b++) {
+        double cs = 0;
+        int cn = 0;
+        for (int s = 0; s < nseeds; s++)
+            if (!isnan(r->runs[s].curve[b])) {
+                cs += r->runs[s].curve[b];
+                cn++;
+            }
+        r->curve_mean[b] = cn ? cs / cn : NAN;
+    }
+}
+
 int gs_openb_experiment(const struct gs_openb_spec *spec, const struct gs_policy *const *policies,
                         int npolicies, struct gs_openb_result *results, struct gs_error *err)
 {
+    return gs_openb_experiment_many(spec, 1, policies, npolicies, results, err);
+}
+
+int gs_openb_experiment_many(const struct gs_openb_spec *specs, int nspecs,
+                             const struct gs_policy *const *policies, int npolicies,
+                             struct gs_openb_result *results, struct gs_error *err)
+{
+    const struct gs_openb_spec *spec = &specs[0];
     if (spec->seed_hi < spec->seed_lo || spec->seed_hi - spec->seed_lo > 10000)
         return gs_error_set(err, GS_EINVAL, "seed range %llu-%llu: expected LO-HI, at most 10001",
                             (unsigned long long)spec->seed_lo, (unsigned long long)spec->seed_hi);
-    int nseeds = (int)(spec->seed_hi - spec->seed_lo + 1);
-    struct gs_request *reqs = malloc(sizeof(*reqs) * (size_t)(spec->npods ? spec->npods : 1));
-    struct gs_typical *typ = malloc(sizeof(*typ));
-    struct job *jobs = calloc((size_t)(nseeds * npolicies), sizeof(*jobs));
-    if (!reqs || !typ || !jobs) {
+    int nseeds = (int)(spec->seed_hi - spec->seed_lo + 1), nres = nspecs * npolicies;
+    struct gs_typical *typ = calloc((size_t)(nspecs > 0 ? nspecs : 1), sizeof(*typ));
+    struct job *jobs = calloc((size_t)(nseeds * nres > 0 ? nseeds * nres : 1), sizeof(*jobs));
+    int rc = typ && jobs ? 0 : GS_ENOMEM;
+    for (int t = 0; t < nspecs && !rc; t++) {
+        const struct gs_openb_spec *sp = &specs[t];
+        struct gs_request *reqs = malloc(sizeof(*reqs) * (size_t)(sp->npods ? sp->npods : 1));
+        if (!reqs) {
+            rc = GS_ENOMEM;
+            break;
+        }
+        for (int i = 0; i < sp->npods; i++)
+            reqs[i] = sp->pods[i].req;
+        gs_typical_build(reqs, sp->npods, 95, &typ[t]);
         free(reqs);
-        free(typ);
-        free(jobs);
-        return gs_error_set(err, GS_ENOMEM, "out of memory");
     }
-    for (int i = 0; i < spec->npods; i++)
-        reqs[i] = spec->pods[i].req;
-    gs_typical_build(reqs, spec->npods, 95, typ);
-    free(reqs);
-    int rc = 0;
-    for (int p = 0; p < npolicies; p++) {
-        memset(&results[p], 0, sizeof(results[p]));
-        results[p].policy = policies[p];
-        results[p].nruns = nseeds;
-        results[p].runs = calloc((size_t)nseeds, sizeof(struct gs_openb_run));
-        if (!results[p].runs)
+    for (int r = 0; r < nres; r++) {
+        memset(&results[r], 0, sizeof(results[r]));
+        results[r].policy = policies[r % npolicies];
+        results[r].nruns = nseeds;
+        results[r].runs = rc ? NULL : calloc((size_t)nseeds, sizeof(struct gs_openb_run));
+        if (!results[r].runs)
             rc = GS_ENOMEM;
         for (int s = 0; s < nseeds && !rc; s++) {
-            struct job *j = &jobs[p * nseeds + s];
-            j->spec = spec;
-            j->policy = policies[p];
-            j->typical = typ;
+            struct job *j = &jobs[r * nseeds + s];
+            j->spec = &specs[r / npolicies];
+            j->policy = policies[r % npolicies];
+            j->typical = &typ[r / npolicies];
             j->seed = spec->seed_lo + (uint64_t)s;
-            j->out = &results[p].runs[s];
+            j->out = &results[r].runs[s];
         }
     }
     if (!rc) {
         double t0 = gs_clock_mono();
-        rc = gs_pool_run(nseeds * npolicies, spec->threads, 0, run_job, jobs, NULL, NULL);
+        rc = gs_pool_run(nseeds * nres, spec->threads, 0, run_job, jobs, NULL, NULL);
         double dt = gs_clock_mono() - t0;
-        for (int p = 0; p < npolicies && !rc; p++) {
-            struct gs_openb_result *r = &results[p];
-            r->seconds = dt;
-            mean_sd(r->runs, nseeds, offsetof(struct gs_openb_run, unalloc_at_100),
-                    &r->unalloc_mean, &r->unalloc_std);
-            mean_sd(r->runs, nseeds, offsetof(struct gs_openb_run, bound_at_100), &r->bound_mean,
-                    &r->bound_std);
-            for (int b = 0; b < GS_OPENB_CURVE; b++) {
-                double cs = 0;
-                int cn = 0;
-                for (int s = 0; s < nseeds; s++)
-                    if (!isnan(r->runs[s].curve[b])) {
-                        cs += r->runs[s].curve[b];
-                        cn++;
-                    }
-                r->curve_mean[b] = cn ? cs / cn : NAN;
-            }
-        }
+        for (int r = 0; r < nres && !rc; r++)
+            summarise(&results[r], nseeds, dt);
     }
     free(jobs);
     free(typ);
@@ -453,4 +475,39 @@ void gs_openb_result_release(struct gs_openb_result *r)
 {
     free(r->runs);
     r->runs = NULL;
+}
+
+static double share_closed(double f, double g, double x)
+{
+    return f - x > 1e-9 ? (f - g) / (f - x) : NAN;
+}
+
+bool gs_openb_gap(const struct gs_openb_result *res, int n, struct gs_openb_gap *g)
+{
+    const struct gs_openb_result *f = NULL, *gs = NULL, *off = NULL;
+    for (int i = 0; i < n; i++) {
+        const char *name = res[i].policy->name;
+        if (res[i].policy == &offline_policy)
+            off = &res[i];
+        else if (strcmp(name, "fgd") == 0)
+            f = &res[i];
+        else if (strcmp(name, "gpusched") == 0)
+            gs = &res[i];
+    }
+    if (!f || !gs || !off || off->nruns <= 0)
+        return false;
+    double ind = 0;
+    for (int s = 0; s < off->nruns; s++) {
+        const double *c = off->runs[s].cand_at_100;
+        ind += fmin(c[GS_OPENB_PACKER], c[GS_OPENB_FGD_REPAIRED]);
+    }
+    *g = (struct gs_openb_gap){.fgd = f->unalloc_mean,
+                               .gpusched = gs->unalloc_mean,
+                               .offline = off->unalloc_mean,
+                               .independent = ind / off->nruns,
+                               .bound = off->bound_mean};
+    g->closed = share_closed(g->fgd, g->gpusched, g->offline);
+    g->closed_independent = share_closed(g->fgd, g->gpusched, g->independent);
+    g->closed_bound = share_closed(g->fgd, g->gpusched, g->bound);
+    return true;
 }

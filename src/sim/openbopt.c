@@ -470,16 +470,38 @@ double gs_openb_bound_share(const struct gs_request *reqs, const int32_t *idx, i
             continue;
         /* leaving a big out lowers f1 by its room and raises f2 by its share: the gap closes
          * by 1000 per pod left out; the cheapest are the smallest shares */
-        double need = (f1 - f2) / GS_MILLI, val = f2;
+        double need = (f1 - f2) / GS_MILLI, val = f2, rooms = 0;
         for (int m = GS_MILLI - th; m < H && need > 0; m++) {
             double x = big[m] < need ? big[m] : need;
             val += x * m;
+            rooms += x * (GS_MILLI - m);
             need -= x;
         }
-        if (need > 0)
-            val = f1 > val ? f1 : val; /* all left out; f1 <= f2 there anyway */
+        if (need > 0) {
+            /* every one left out and the rooms' bound still the larger: what is left of it
+             * (nothing but -V: no room is left to idle) */
+            double left = f1 - rooms;
+            val = left > val ? left : val;
+        }
         if (val > best)
             best = val;
     }
     return best > 0 ? best : 0;
+}
+
+double gs_openb_unalloc_bound(const struct gs_cluster *c, const struct gs_request *reqs,
+                              const int32_t *idx, int n, double ub)
+{
+    int64_t cap = 0;
+    for (int i = 0; i < c->nnodes; i++)
+        cap += (int64_t)c->nodes[i].ngpus * GS_MILLI;
+    double arrived = 0;
+    for (int k = 0; k < n; k++)
+        arrived += (double)gs_request_total_milli(&reqs[idx[k]]);
+    double most = ub < arrived ? ub : arrived;
+    double shr = (double)cap - gs_openb_bound_share(reqs, idx, n, cap);
+    if (shr < most)
+        most = shr;
+    double lb = (double)cap - most;
+    return lb > 0 ? lb : 0;
 }

@@ -75,4 +75,11 @@ int gs_openb_bound(const struct gs_cluster *c, const struct gs_request *reqs, co
 double gs_openb_bound_share(const struct gs_request *reqs, const int32_t *idx, int n,
                             int64_t cap_milli);
 
+/* The proven lower bound on the milli-GPU any placement of reqs[idx[0..n)] leaves unallocated
+ * on the cluster's empty nodes (capacity: its GPUs): capacity minus the least of the pods'
+ * milli, ub (gs_openb_bound's on these pods, or on more of them: placing fewer pods never
+ * places more) and what the share bound leaves; at least 0. Pure; thread-safe. */
+double gs_openb_unalloc_bound(const struct gs_cluster *c, const struct gs_request *reqs,
+                              const int32_t *idx, int n, double ub);
+
 #endif

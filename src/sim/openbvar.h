@@ -10,7 +10,17 @@
  *               multi-GPU pods are added (or random ones removed) (upstream's multigpuNN).
  *   gpuspec=P   P % of GPU pods name one GPU model (gpu_spec): random GPU pods get a model
  *               drawn in proportion to the cluster's GPUs of each model that can host the pod
- *               on an empty node (or lose theirs) (upstream's gpuspecNN).
+ *               on an empty node (or lose theirs). Every model is then asked for in
+ *               proportion to its fleet: unlike upstream's gpuspecNN files (gpuspecmix).
+ *   gpuspecmix=P as gpuspec, but the models are drawn the way FGD's published gpuspec traces
+ *               name them (upstream's gpuspecNN): sets of models (T4 alone for half the
+ *               pods, G2, P100, the V100s, ...) in the proportions those files show, among
+ *               the sets naming a model that can host the pod; the small fleets are asked for
+ *               far beyond their share of the GPUs.
+ *   gpuspecskew=P as gpuspec, but each GPU model gets a popularity drawn from the seed (a
+ *               squared exponential: a few models draw most pods, whatever their fleet), and
+ *               a pod names one model by popularity among those that can host it, or (one pod
+ *               in four) two; each seed makes other models scarce.
  *   cpu=P       P % of pods are CPU-only: copies of random CPU-only pods are added (or random
  *               ones removed) (upstream's cpuNNN, written in tenths there).
  * P is a number in 0..100 (0..99 for multigpu and cpu). A share the trace cannot reach (no
@@ -30,7 +40,9 @@ enum gs_openbvar_kind {
     GS_OPENBVAR_GPUSHARE,
     GS_OPENBVAR_MULTIGPU,
     GS_OPENBVAR_GPUSPEC,
-    GS_OPENBVAR_CPU
+    GS_OPENBVAR_CPU,
+    GS_OPENBVAR_GPUSPECMIX,
+    GS_OPENBVAR_GPUSPECSKEW
 };
 
 struct gs_openbvar {

@@ -44,7 +44,7 @@ if k == "gpushare":
     v = 100 * sum(g(r) for r in rows if int(r["num_gpu"]) == 1 and int(r["gpu_milli"]) < 1000) / tot
 elif k == "multigpu":
     v = 100 * sum(g(r) for r in rows if int(r["num_gpu"]) > 1) / tot
-elif k == "gpuspec":
+elif k.startswith("gpuspec"):
     gp = [r for r in rows if int(r["num_gpu"]) > 0]
     v = 100 * sum(1 for r in gp if r["gpu_spec"]) / len(gp)
 else:
@@ -52,7 +52,7 @@ else:
 print(f"{v:.2f}")
 PY
 }
-for v in gpushare=60 gpushare=10 multigpu=30 gpuspec=30 cpu=25 cpu=5; do
+for v in gpushare=60 gpushare=10 multigpu=30 gpuspec=30 gpuspecmix=20 gpuspecskew=25 cpu=25 cpu=5; do
     k=${v%=*} p=${v#*=}
     expect 0 "$GS" sim openb-variant --nodes "$N" --pods "$D/openb_pod_list_default.csv" \
         --variant "$v" --seed 3 --out "$TMP/$k$p.csv" || continue
@@ -78,11 +78,11 @@ assert [x["runs"] for x in a] == [x["runs"] for x in b]
 PY
 check "$TMP/out" && ok || fail "gpushare=60: offline"
 
-# GPU model constraints (gpuspec): gpusched weighs a node's fragmentation over the shapes it
-# can host (core/frag.h GS_FRAG_HOSTABLE), so it leaves the scarce models to the pods that
-# name them: on two seeds it leaves fewer GPUs unallocated than fgd and closes at least a
-# quarter of the gap between fgd and the offline packing (FGD's measure draws unconstrained
-# pods onto exactly those models)
+# GPU model constraints drawn by fleet (gpuspec): gpusched weighs a node's fragmentation over
+# the shapes it can host (core/frag.h GS_FRAG_HOSTABLE) and charges for a pressed model's GPUs
+# (core/policy.c), so it leaves the models pods name to those pods: on two seeds it leaves
+# fewer GPUs unallocated than fgd and closes at least a quarter of the gap between fgd and the
+# offline packing (FGD's measure draws unconstrained pods onto the small fleets here)
 expect 0 "$GS" sim openb --nodes "$N" --pods "$D/openb_pod_list_default.csv" \
     --variant gpuspec=30 --policy fgd,gpusched,offline --seeds 42-43 --format json &&
     check "$TMP/out" && python3 - "$TMP/out" <<'PY' && ok || fail "gpuspec=30: gpusched vs fgd"

@@ -25,6 +25,12 @@
 #   promqlcheck                              github.com/prometheus/prometheus v0.316.0
 #                                            promql/parser: the chart's alert, dashboard and
 #                                            adapter queries parsed, their metric names listed
+#   celcheck                                 k8s.io/dynamic-resource-allocation v0.37.2 cel:
+#                                            upstream's verdict on DRA device selectors
+#   kueue                                    sigs.k8s.io/kueue v0.17.0 cmd/kueue, the manager
+#                                            (its release manifests stay in the Go module
+#                                            cache: kueue-v0.17.0.moddir names the folder);
+#                                            optional even under CI=true (its test then fails)
 # Each build prints the seconds it took on stderr; a cached tool prints nothing.
 set -euo pipefail
 K8S=v1.37.2
@@ -35,6 +41,7 @@ PROMCOMMON=v0.70.0
 HELM=v4.3.1
 PROMETHEUS=v0.316.0
 ADAPTER=v0.12.0
+KUEUE=v0.17.0
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${GS_E2E_CACHE:-$HOME/.cache/gpusched-e2e}"
 out="$cache/k8s-$K8S-etcd-$ETCD-kwok-$KWOK"
@@ -62,14 +69,15 @@ gomod() {
     fi
 }
 
-# go_tool TOOL BINARY [LDFLAGS...]: build tools/TOOL/main.go with the go.mod on stdin into
+# go_tool TOOL BINARY [LDFLAGS...]: build tools/TOOL/*.go with the go.mod on stdin into
 # $bin/BINARY
 go_tool() {
     local tool="$1" binary="$2"
     shift 2
     local src="$out/src/$tool"
     mkdir -p "$src"
-    cp "$here/tools/$tool/main.go" "$src/"
+    rm -f "$src"/*.go # a stale file of another version of the tool would be built with it
+    cp "$here/tools/$tool/"*.go "$src/"
     cat > "$src/go.mod"
     local t0=$SECONDS
     (cd "$src" && go mod tidy && go build -trimpath -ldflags "-s -w $*" -o "$bin/$binary" .) \
@@ -137,6 +145,17 @@ build_helm() {
             "-X helm.sh/helm/v4/internal/version.version=$HELM"
 }
 
+# Kueue's manager; the test applies its release manifests (config/default, through kubectl's
+# kustomize) from the module's folder in the Go module cache, recorded beside the binary
+build_kueue() {
+    [ -x "$bin/kueue-$KUEUE" ] && [ -d "$(cat "$bin/kueue-$KUEUE.moddir" 2>/dev/null)/config" ] &&
+        return 0
+    printf 'module gpusched.local/e2e/kueue\n\ngo 1.26\n\nrequire sigs.k8s.io/kueue %s\n' "$KUEUE" |
+        go_pkg kueue sigs.k8s.io/kueue/cmd/kueue "kueue-$KUEUE" \
+            "-X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE" || return 1
+    (cd "$out/src/kueue" && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue) > "$bin/kueue-$KUEUE.moddir"
+}
+
 build_etcd() {
     [ -x "$bin/etcd" ] && return 0
     gomod etcd "go.etcd.io/etcd/server/v3 $ETCD" | go_tool etcd etcd
@@ -166,8 +185,12 @@ build_promcheck() {
 
 # The kubelet's device manager (pkg/kubelet/cm/devicemanager) from the same k8s.io/kubernetes
 build_devicemanager() {
-    [ -x "$bin/devicemanager-$K8S" ] && return 0
-    gomod devicemanager "k8s.io/kubernetes $K8S" k8s | go_tool devicemanager "devicemanager-$K8S"
+    local sum
+    sum="$(sha256sum "$here/tools/devicemanager/main.go" | cut -c1-16)"
+    [ -x "$bin/devicemanager-$K8S" ] && [ "$(cat "$bin/devicemanager-$K8S.src" 2>/dev/null)" = "$sum" ] &&
+        return 0
+    gomod devicemanager "k8s.io/kubernetes $K8S" k8s | go_tool devicemanager "devicemanager-$K8S" &&
+        echo "$sum" > "$bin/devicemanager-$K8S.src"
 }
 
 # The kubelet's DRA manager (pkg/kubelet/cm/dra) and plugin manager, from the same
@@ -188,15 +211,25 @@ build_dpharness() {
 }
 
 # kschedcheck: kube-scheduler's own filter plugins (k8s.io/kubernetes v1.37.2
-# pkg/scheduler/framework/plugins) judging placements (e2e test_differential)
+# pkg/scheduler/framework/plugins) judging placements (e2e test_differential*), named by its
+# source's hash (tests/e2e/kschedcheck.sh finds it): checkouts with other sources share the
+# cache without replacing each other's
 build_kschedcheck() {
-    # rebuilt when its source changes (the stamp holds the source's hash)
     local sum
-    sum="$(sha256sum "$here/tools/kschedcheck/main.go" | cut -c1-16)"
-    [ -x "$bin/kschedcheck-$K8S" ] && [ "$(cat "$bin/kschedcheck-$K8S.src" 2>/dev/null)" = "$sum" ] &&
+    sum="$(cat "$here/tools/kschedcheck/"*.go | sha256sum | cut -c1-16)"
+    [ -x "$bin/kschedcheck-$K8S-$sum" ] && return 0
+    gomod kschedcheck "k8s.io/kubernetes $K8S" k8s | go_tool kschedcheck "kschedcheck-$K8S-$sum"
+}
+
+# celcheck: upstream's verdict on DRA device selectors (k8s.io/dynamic-resource-allocation
+# v0.37.2 cel, e2e test_cel_conformance)
+build_celcheck() {
+    local sum
+    sum="$(sha256sum "$here/tools/celcheck/main.go" | cut -c1-16)"
+    [ -x "$bin/celcheck-$STAGING" ] && [ "$(cat "$bin/celcheck-$STAGING.src" 2>/dev/null)" = "$sum" ] &&
         return 0
-    gomod kschedcheck "k8s.io/kubernetes $K8S" k8s | go_tool kschedcheck "kschedcheck-$K8S" &&
-        echo "$sum" > "$bin/kschedcheck-$K8S.src"
+    gomod celcheck "k8s.io/dynamic-resource-allocation $STAGING" k8s |
+        go_tool celcheck "celcheck-$STAGING" && echo "$sum" > "$bin/celcheck-$STAGING.src"
 }
 
 if ! command -v go >/dev/null; then
@@ -210,6 +243,7 @@ build_dpharness || { echo "build-control-plane: dpharness build failed, see $log
 build_kschedcheck || { echo "build-control-plane: kschedcheck build failed, see $log" >&2; exit 1; }
 build_helm || { echo "build-control-plane: helm build failed, see $log" >&2; exit 1; }
 build_promqlcheck || { echo "build-control-plane: promqlcheck build failed, see $log" >&2; exit 1; }
+build_celcheck || { echo "build-control-plane: celcheck build failed, see $log" >&2; exit 1; }
 # kwok, the device manager, the DRA manager, Prometheus and its adapter are optional on a
 # workstation (the tests that need them skip);
 # under CI=true nothing may skip, so they must build
@@ -225,4 +259,7 @@ build_draharness || optional_failed "the kubelet DRA manager did not build (the 
 build_prometheus || optional_failed "prometheus did not build (the HPA test skips)"
 build_adapter || optional_failed "prometheus-adapter did not build (the HPA test skips)"
 build_kwok || optional_failed "kwok unavailable (bound pods will stay Pending)"
+# Kueue serves one test: its failure breaks nothing else, even under CI=true, where that test
+# fails rather than skips
+build_kueue || echo "build-control-plane: kueue did not build (the Kueue test cannot run), see $log" >&2
 echo "$bin"

@@ -4,6 +4,7 @@
 # build-control-plane.sh. Source it:  . cluster.sh; e2e_up; ...; (e2e_down runs on exit).
 # Exports KUBECONFIG (admin, system:masters), E2E_DIR, E2E_BIN, E2E_SERVER and writes
 # $E2E_DIR/scheduler.kubeconfig for the gpusched-scheduler user (RBAC from deploy/).
+# E2E_APISERVER_ARGS (words) go to kube-apiserver too: feature gates, --runtime-config.
 E2E_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 # a loopback port outside the kernel's ephemeral range, reserved against parallel tests
@@ -120,7 +121,7 @@ e2e_start_apiserver() {
         --service-account-signing-key-file "$E2E_DIR/sa.key" \
         --service-cluster-ip-range 10.0.0.0/24 --allow-privileged=true \
         --max-requests-inflight 1000 --max-mutating-requests-inflight 500 \
-        > "$E2E_DIR/apiserver.log" 2>&1 &
+        ${E2E_APISERVER_ARGS:-} > "$E2E_DIR/apiserver.log" 2>&1 &
     echo $! > "$E2E_DIR/apiserver.pid"
     export E2E_SERVER="https://127.0.0.1:$ap"
 }

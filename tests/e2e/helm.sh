@@ -196,11 +196,23 @@ spec:
 Y
 }
 
-# gs_check_devices N: N GPU pods in e2e run on the node, each seeing as NVIDIA_VISIBLE_DEVICES
-# the device its gpusched.io/devices annotation records, no two the same; prints
+# gs_corrections: the agent's gpusched_agent_device_corrections_total (annotations it rewrote
+# because the kubelet gave a pod other devices than the scheduler recorded), from its /metrics
+gs_corrections() {
+    local ip
+    ip="$(k get pods -n "$GS_NS" -l app.kubernetes.io/component=agent -o jsonpath='{.items[0].status.podIP}')"
+    curl -sf "http://$ip:9400/metrics" | sed -n 's/^gpusched_agent_device_corrections_total{.*} //p'
+}
+
+# gs_check_devices N [POD...]: N GPU pods in e2e run on the node, each seeing as
+# NVIDIA_VISIBLE_DEVICES the device its gpusched.io/devices annotation recorded as the
+# scheduler wrote it (the agent corrects nothing: the scheduler's choice is the kubelet's), no
+# two the same; the PODs named were bound by hand naming a device another pod holds, so the
+# kubelet gives them another and the agent corrects their annotation (waited for here); prints
 # "pod uuid containerID" lines into $E2E_DIR/devices.txt
 gs_check_devices() {
-    local want="$1" p ann dev seen uuid cid bad=0
+    local want="$1" p ann dev seen uuid cid bad=0 corrected
+    shift
     gs_wait 120 "$want GPU pods running" gs_running e2e -ge "$want" || { gs_debug; return 1; }
     : > "$E2E_DIR/devices.txt"
     for p in $(k get pods -n e2e --field-selector=status.phase=Running -o name); do
@@ -210,10 +222,12 @@ gs_check_devices() {
         gs_wait 30 "$p prints its environment" bash -c \
             "'$E2E_BIN/kubectl' logs -n e2e $p | grep -q '^NVIDIA_VISIBLE_DEVICES='" || bad=1
         seen="$(k logs -n e2e "$p" | sed -n 's/^NVIDIA_VISIBLE_DEVICES=//p')"
-        # the kubelet picks among equal devices; the agent then makes the annotation say
-        # which (within its interval)
+        corrected=no
+        for q in "$@"; do [ "$q" = "$p" ] && corrected=yes; done
+        # a pod bound by hand onto another's device: the agent makes its annotation say which
+        # device the kubelet gave (within its interval)
         for _ in $(seq 1 30); do
-            [ "$seen" = "$uuid" ] && break
+            [ $corrected = yes ] && [ "$seen" != "$uuid" ] || break
             sleep 1
             ann="$(k get pod -n e2e "$p" -o jsonpath='{.metadata.annotations.gpusched\.io/devices}')"
             uuid="$(gs_uuid "$ann")" || break

@@ -11,8 +11,8 @@
 # article's time-slicing config (4 replicas, migStrategy none) advertises 8 replicas of the
 # two whole GPUs; migStrategy single advertises MIG devices as nvidia.com/gpu;
 # GetPreferredAllocation picks the GPU the scheduler recorded for a pod waiting on the node;
-# with the article's MPS config (2 replicas) Allocate adds the MPS pipe directory, its mount
-# and the per-client thread and memory limits.
+# with the article's MPS config (2 replicas) each GPU gets its MPS control daemon and Allocate
+# adds that daemon's pipe directory, its mount and the per-client thread and memory limits.
 set -u
 GS="$1"; DRIVER="$2"
 E2E_SRC="$(cd "$(dirname "$0")" && pwd)"
@@ -21,7 +21,7 @@ H="$BIN/dpharness-v0.37.2"
 D="$(mktemp -d /tmp/gpusched-dp.XXXXXX)"
 OK=0
 fail() { echo "FAIL: $*"; OK=1; }
-cleanup() { kill $apid $hpid 2>/dev/null; sleep 0.2; rm -rf "$D"; }
+cleanup() { kill $apid $hpid 2>/dev/null; wait $apid 2>/dev/null; rm -rf "$D"; }
 trap cleanup EXIT
 mkfifo "$D/cmd"
 . "$E2E_SRC/devices.sh"
@@ -134,7 +134,8 @@ wait_for 15 "any(e['event'] == 'devices' and e['resource'] == 'nvidia.com/gpu' a
 # the scheduler's choice: a pod waiting on this node with gpusched.io/devices gpu=1 gets
 # GPU 1's replicas from GetPreferredAllocation
 echo '[{"metadata": {"namespace": "ai", "name": "waiting"}, "status": {"phase": "Pending"},
-        "spec": {"containers": [{"name": "c"}]}, "devices": "gpu=1"}]' > "$D/pods.json"
+        "spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
+        "devices": "gpu=1"}]' > "$D/pods.json"
 mark pick
 restart_agent "$D/ts.yaml" --pods-file "$D/pods.json"
 wait_for 15 "any(e['event'] == 'devices' and e['resource'] == 'nvidia.com/gpu' and len(e['devices']) == 8 for e in $(since pick))" ||
@@ -147,12 +148,14 @@ sleep 1
 echo "preferred nvidia.com/gpu 1 $TS_IDS" >&3
 wait_for 10 "any(e['event'] == 'preferred' and len(e.get('ids', [])) == 1 and e['ids'][0].endswith('000000000001::0') for e in $(since pick))" ||
     fail "GetPreferredAllocation does not prefer GPU 1, the one the scheduler recorded"
-# MPS: the article's gpu-mps-config (2 replicas) as it is: Allocate adds the pipe
-# directory, its mount and the per-client limits
+# MPS: the article's gpu-mps-config (2 replicas) as it is, each GPU's control daemon run by
+# the agent (our fake nvidia-cuda-mps-control): Allocate adds the daemon's pipe directory, its
+# mount and the per-client limits
 configmap_data "$ART/gpu-mps-config.yaml" > "$D/mps.yaml"
-restart_agent "$D/mps.yaml"
-wait_for 15 'sum(1 for e in ev if e["event"] == "devices" and e["resource"] == "nvidia.com/gpu" and len(e["devices"]) == 4) >= 1' ||
-    fail "MPS: 2 replicas x 2 whole GPUs"
+restart_agent "$D/mps.yaml" --mps-root "$D/mps" \
+    --mps-control "$(dirname "$GS")/fake-mps/nvidia-cuda-mps-control"
+wait_for 15 'sum(1 for e in ev if e["event"] == "devices" and e["resource"] == "nvidia.com/gpu" and len(e["devices"]) == 4 and all(d["health"] == "Healthy" for d in e["devices"])) >= 1' ||
+    fail "MPS: 2 replicas x 2 whole GPUs, Healthy once their daemons run"
 MPS_ID=$(python3 -c '
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]

@@ -1,43 +1,74 @@
 #!/usr/bin/env bash
-# Differential test: kube-scheduler's own filter plugins judge every binding gpusched makes.
-# A generated cluster (fixed seed) of 52 nodes copied from tests/data/nodes: whole-GPU A100,
+# Differential test: kube-scheduler's own filter plugins judge every bind gpusched makes, in
+# the order gpusched decided them.
+# A generated cluster (fixed seed) of 58 nodes copied from tests/data/nodes: whole-GPU A100,
 # H100 and L40S nodes and all-1g.10gb MIG nodes (layout from the agent's inventory
 # annotation) in three zones, CPU-only nodes in four, a few taints (a dedicated pool,
 # NoExecute maintenance, PreferNoSchedule), a cordoned GPU node and a cordoned CPU node,
-# InfiniBand and hugepages on some nodes. 394 pods, from 23 Deployment-like and 2
-# StatefulSet-like templates, a DaemonSet-like node agent and 4 pods created with spec.nodeName
-# before the scheduler starts, mix required node affinity (In, NotIn, Exists, DoesNotExist,
-# Gt, matchFields, ORed terms) and preferred node affinity, required pod affinity and
-# anti-affinity (hostname and zone, across namespaces, against existing pods) and preferred
-# pod affinity and anti-affinity, zone spreading with DoNotSchedule (minDomains,
-# nodeAffinityPolicy Ignore, nodeTaintsPolicy Honor, matchLabelKeys) and zone and host
-# spreading with ScheduleAnyway, host ports, tolerations (the cordon's too), nvidia.com/gpu
-# 1/2/4/8, nvidia.com/mig-1g.10gb, CPU, memory to the byte, ephemeral-storage, hugepages,
-# rdma/ib, native sidecars, and PersistentVolumeClaims bound to PersistentVolumes (17, made
-# before the pods as the PV controller leaves them bound): node-local volumes pinned by
-# hostname (one on the cordoned node) or by matchFields (which kube-scheduler ignores for a
-# volume), zonal EBS CSI volumes, an NFS dataset reachable from two zones' GPU nodes or one
-# named host (ORed terms; the zone b trainers need both), an NFS home without node affinity.
-# Demand exceeds capacity, so some pods stay pending.
+# InfiniBand and hugepages on some nodes, and six tainted nodes of their own (below). 425
+# pods, from Deployment-like and StatefulSet-like templates, a DaemonSet-like node agent and 4
+# pods created with spec.nodeName before the scheduler starts, mix required node affinity (In,
+# NotIn, Exists, DoesNotExist, Gt, matchFields, ORed terms) and preferred node affinity,
+# required pod affinity and anti-affinity (hostname and zone, across namespaces, against
+# existing pods) and preferred pod affinity and anti-affinity, zone spreading with
+# DoNotSchedule (minDomains, nodeAffinityPolicy Ignore, nodeTaintsPolicy Honor,
+# matchLabelKeys) and zone and host spreading with ScheduleAnyway, host ports, tolerations
+# (the cordon's too), nvidia.com/gpu 1/2/4/8, nvidia.com/mig-1g.10gb, CPU, memory to the byte,
+# ephemeral-storage, hugepages, rdma/ib, native sidecars, PersistentVolumeClaims bound to
+# PersistentVolumes (made before the pods as the PV controller leaves them bound): node-local
+# volumes pinned by hostname (one on the cordoned node) or by matchFields (which
+# kube-scheduler ignores for a volume), zonal EBS CSI volumes, an NFS dataset reachable from
+# two zones' GPU nodes or one named host (ORed terms; the zone b trainers need both), an NFS
+# home without node affinity. Demand exceeds capacity, so some pods stay pending. And parts
+# whose outcome the fixture fixes whatever the order, each of which a volume plugin or
+# DynamicResources can refuse:
+#   shard      5 pods, WaitForFirstConsumer claims (80Gi) with no volume yet; four 100Gi local
+#              volumes and one of 50Gi on two nodes of their own: gpusched picks a volume per
+#              claim, kube-controller-manager's PV controller binds it: 4 bound, 1 pending
+#   ebs-app    3 pods, EBS volumes of zone b, on two nodes whose CSINode allows one volume of
+#              the driver: 2 bound (one per node), 1 pending (NodeVolumeLimits)
+#   zonal      3 pods, volumes labelled with their zone and region, no node affinity: only
+#              VolumeZone keeps each in its zone: 3 bound
+#   ledger     2 pods of one ReadWriteOncePod claim: 1 bound, 1 pending (VolumeRestrictions)
+#   dra-infer  6 pods, a ResourceClaim each for an A100 of a DRA driver whose slices (created
+#              here) give two nodes of their own 6 A100 and 2 L4: 6 bound
+#   dra-l4     3 pods, a claim each for an L4: 2 bound, 1 pending (DynamicResources)
+#   gated      3 pods with a scheduling gate never lifted: never tried, never bound
+# The pods come in four waves, each created as soon as gpusched has decided a bind of the one
+# before, while it binds that one (asserted from its log).
 #
 # Once the number of bound pods has been stable for 10 s, tests/e2e/tools/kschedcheck (built
-# from k8s.io/kubernetes v1.37.2 by build-control-plane.sh) judges the final state: every
-# bound pod must pass PreFilter and Filter of NodeName, NodeUnschedulable, TaintToleration,
+# from k8s.io/kubernetes v1.37.2 by build-control-plane.sh) replays gpusched's binds in the
+# order its scheduling cycle decided them (its log at debug: "assume NS/POD on NODE"): bind i
+# must pass PreFilter and Filter of NodeName, NodeUnschedulable, TaintToleration,
 # NodeAffinity, NodePorts, NodeResourcesFit, VolumeRestrictions, NodeVolumeLimits,
-# VolumeBinding, VolumeZone, PodTopologySpread and InterPodAffinity against all the other
-# bound pods, and no node may pass them all for a pod gpusched left pending. The final state stands for the state at each bind because nothing is
-# deleted, every spread selector matches only its own Deployment's pods and volumes never
-# change (see kschedcheck's header). The preferred terms and ScheduleAnyway constraints only
-# score, so the filters judge them by what they must not do: hold a pod off a node. The
-# figures check that the mix is there (bound pods of every kind, bound and pending pods with
-# claims) and that upstream's VolumeBinding really judged the volumes (the nodes it alone
-# allows for a hostname-pinned, a matchFields-pinned and an unpinned volume).
+# VolumeBinding, VolumeZone, PodTopologySpread, InterPodAffinity and DynamicResources against
+# the 4 pinned pods and binds 1..i-1, with the claims it and later binds use as they were
+# before the scheduler started (kschedcheck's initial lists) and the others as bound or
+# allocated; the volumes and devices each pod got must pass VolumeBinding, VolumeZone,
+# NodeVolumeLimits and DynamicResources on its node; and no node may pass every filter for a
+# pod gpusched left pending (the gated ones left out: kube-scheduler does not try them). The
+# preferred terms and ScheduleAnyway constraints only score, so the filters judge them by what
+# they must not do: hold a pod off a node. tests/e2e/test_differential_selftest.sh shows that
+# each of these plugins refuses a planted violation of its rule.
+#
+# Asserted: 0 disagreements; every bound pod of gpusched judged as a bind but the 4 pinned, no
+# bind decided and left unbound; every pending pod checked but the 3 gated; the bound/pending
+# counts of the parts above; their claims' volumes (distinct 100Gi volumes on the pods'
+# nodes) and devices (one of the model asked, on the pod's node, reserved for it, none in two
+# claims); VolumeZone refused exactly the other zones' nodes for the zonal pods, and
+# VolumeBinding, NodeVolumeLimits, DynamicResources (binds) and VolumeRestrictions (the
+# ledger's pending pod, on every node) refused nodes; the same binds replayed in the reverse
+# order break rules (the replay sees the order); the mix (bound pods of every kind, bound
+# and pending pods with claims); upstream's VolumeBinding's verdict on a hostname-pinned, a
+# matchFields-pinned and an unpinned volume.
 set -u
 GS="$1"; DRIVER="$2"
 . "$(dirname "$0")/cluster.sh"
 e2e_up || exit 1
 K="$E2E_BIN/kubectl"
-CHECK="$E2E_BIN/kschedcheck-v1.37.2"
+. "$E2E_SRC/kschedcheck.sh"
+CHECK="$KS_CHECK"
 [ -x "$CHECK" ] || { echo "FAIL: $CHECK was not built"; echo "0 passed, 1 failed"; exit 1; }
 DATA="$E2E_SRC/../data/nodes"
 SEED=20260417
@@ -134,6 +165,18 @@ for zone in ZONES + ["eu-west-1d"]:
         L = n["metadata"]["labels"]
         L["node.kubernetes.io/instance-type"] = L["beta.kubernetes.io/instance-type"] = "m6i.4xlarge"
         L["nodepool"] = "edge" if zone == "eu-west-1d" else "general"
+# nodes of their own for the parts whose outcome the fixture fixes, tainted so that only
+# their pods (and the node agent) go there: two with local NVMe volumes (zone a), two whose
+# CSINode allows one EBS volume (zone b), two with DRA devices (zones a and b)
+GROUP = "e2e.gpusched.io/group"
+for nm, zone, group in (("st-local-0", "eu-west-1a", "local"), ("st-local-1", "eu-west-1a", "local"),
+                        ("st-ebs-0", "eu-west-1b", "ebs"), ("st-ebs-1", "eu-west-1b", "ebs"),
+                        ("dra-a", "eu-west-1a", "dra"), ("dra-b", "eu-west-1b", "dra")):
+    n = named(cpu, nm, zone)
+    L = n["metadata"]["labels"]
+    L["node.kubernetes.io/instance-type"] = L["beta.kubernetes.io/instance-type"] = "m6i.4xlarge"
+    L[GROUP] = group
+    n["spec"]["taints"] = [{"key": GROUP, "value": group, "effect": "NoSchedule"}]
 by = {x["metadata"]["name"]: x for x in nodes}
 by["cpu-a3"]["spec"]["taints"] = [{"key": "maintenance", "value": "true", "effect": "NoExecute"}]
 by["cpu-b3"]["spec"]["taints"] = [{"key": "spot", "value": "true", "effect": "PreferNoSchedule"}]
@@ -167,9 +210,10 @@ def res(cpu=None, mem=None, eph=None, ext=None):
     return {"requests": r, "limits": limits}
 def deploy(app, ns, replicas, resources, tolerations=(), affinity=None, spread=None, ports=None,
            node_selector=None, sidecar=None, into=None, node_name=None, scheduler="gpusched",
-           claims=None, sts=False):
+           claims=None, sts=False, dra=None, gates=None):
     # claims: the claim names pod i mounts (a function of i, or a list for every pod); sts: named
-    # and labelled as a StatefulSet's pods (app-0, app-1, ...)
+    # and labelled as a StatefulSet's pods (app-0, app-1, ...); dra: the ResourceClaim of pod i
+    # (a function of i); gates: its scheduling gates
     h = "%010x" % rng.getrandbits(40)
     h = "".join("bcdfghjklmnpqrstvwxz2456789"[int(c, 16)] for c in h)
     for i in range(replicas):
@@ -198,6 +242,11 @@ def deploy(app, ns, replicas, resources, tolerations=(), affinity=None, spread=N
         if mine:
             spec["volumes"] = [{"name": "vol-%d" % k, "persistentVolumeClaim": {"claimName": cl}}
                                for k, cl in enumerate(mine)]
+        if dra:
+            spec["resourceClaims"] = [{"name": "gpu", "resourceClaimName": dra(i)}]
+            c["resources"] = dict(c["resources"], claims=[{"name": "gpu"}])
+        if gates:
+            spec["schedulingGates"] = [{"name": g} for g in gates]
         name = "%s-%d" % (app, i) if sts else "%s-%s-%s" % (app, h, suffix)
         labels = {"app": app, "app.kubernetes.io/name": app}
         if sts:
@@ -366,10 +415,11 @@ sclass("nfs-datasets", "nfs.csi.k8s.io", "Immediate")
 def uid():
     return "%08x-%04x-4%03x-8%03x-%012x" % (rng.getrandbits(32), rng.getrandbits(16),
                                             rng.getrandbits(12), rng.getrandbits(12), rng.getrandbits(48))
-def volume(ns, claim, size, modes, cls, source, terms=None, provisioner=None, name=None):
+def volume(ns, claim, size, modes, cls, source, terms=None, provisioner=None, name=None, labels=None):
     pv = name or "pvc-" + uid()
     v = {"apiVersion": "v1", "kind": "PersistentVolume",
-         "metadata": {"name": pv, "finalizers": ["kubernetes.io/pv-protection"], "annotations": {}},
+         "metadata": {"name": pv, "finalizers": ["kubernetes.io/pv-protection"], "annotations": {},
+                      "labels": labels or {}},
          "spec": dict(source, capacity={"storage": size}, accessModes=modes, storageClassName=cls,
                       volumeMode="Filesystem",
                       persistentVolumeReclaimPolicy="Delete" if provisioner else "Retain",
@@ -435,13 +485,98 @@ volume("web", "shared-home", "1Ti", ["ReadWriteMany"], "",
        {"nfs": {"server": "nfs.example.com", "path": "/home"}}, name="nfs-home")
 deploy("reports", "web", 4, res("1", "2Gi"), claims=["shared-home"])
 
+# The parts whose outcome the fixture fixes, whatever the order (the pods of each alone on
+# their nodes, or small enough to fit anywhere in their zone):
+# shards: WaitForFirstConsumer claims of 80Gi, unbound; four 100Gi local volumes on the two
+# local nodes and one of 50Gi (too small): 4 bound (gpusched picks the volume, the volume
+# controller binds the claim), 1 pending (VolumeBinding: no volume left)
+unbound_claims, free_volumes, csinodes = [], [], []
+for k, (nm, size) in enumerate((("st-local-0", "100Gi"), ("st-local-0", "100Gi"), ("st-local-1", "100Gi"),
+                                ("st-local-1", "100Gi"), ("st-local-0", "50Gi"))):
+    free_volumes.append({"apiVersion": "v1", "kind": "PersistentVolume",
+        "metadata": {"name": "local-shard-%d" % k},
+        "spec": {"capacity": {"storage": size}, "accessModes": ["ReadWriteOnce"],
+                 "persistentVolumeReclaimPolicy": "Retain", "storageClassName": "local-nvme",
+                 "volumeMode": "Filesystem", "local": {"path": "/mnt/shard%d" % k},
+                 "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                     {"key": HOST, "operator": "In", "values": [nm]}]}]}}}})
+for i in range(5):
+    unbound_claims.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data-shard-%d" % i, "namespace": "web"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "80Gi"}},
+                 "storageClassName": "local-nvme", "volumeMode": "Filesystem"}})
+def group(g): return [{"key": GROUP, "operator": "Equal", "value": g, "effect": "NoSchedule"}]
+deploy("shard", "web", 5, res("1", "2Gi"), group("local"), node_selector={GROUP: "local"}, sts=True,
+       claims=lambda i: ["data-shard-%d" % i])
+# EBS volumes (zone b) where each CSINode allows one volume of the driver: 2 bound, one per node,
+# 1 pending (NodeVolumeLimits)
+for i in range(3):
+    volume("web", "data-ebs-app-%d" % i, "20Gi", ["ReadWriteOnce"], "ebs-gp3",
+           {"csi": {"driver": "ebs.csi.aws.com", "fsType": "ext4", "volumeHandle": "vol-0%016x" % rng.getrandbits(64)}},
+           [{"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["eu-west-1b"]}]}],
+           provisioner="ebs.csi.aws.com")
+for nm in ("st-ebs-0", "st-ebs-1"):
+    csinodes.append({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": nm},
+                     "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": "i-" + nm,
+                                           "allocatable": {"count": 1},
+                                           "topologyKeys": ["topology.kubernetes.io/zone"]}]}})
+deploy("ebs-app", "web", 3, res("1", "2Gi"), group("ebs"), node_selector={GROUP: "ebs"}, sts=True,
+       claims=lambda i: ["data-ebs-app-%d" % i])
+# zonal volumes labelled with their zone and no node affinity, as in-tree volumes were: only
+# VolumeZone keeps each pod in its zone; 3 bound
+for i, zone in enumerate(ZONES):
+    volume("web", "data-zonal-%d" % i, "10Gi", ["ReadWriteOnce"], "",
+           {"nfs": {"server": "nfs-%s.example.com" % zone, "path": "/zonal"}},
+           name="nfs-zonal-%d" % i, labels={ZONE: zone, "topology.kubernetes.io/region": "eu-west-1"})
+deploy("zonal", "web", 3, res("100m", "128Mi"), [GPU_TOL], sts=True, claims=lambda i: ["data-zonal-%d" % i])
+# two pods of one ReadWriteOncePod claim: 1 bound, 1 pending (VolumeRestrictions)
+volume("web", "ledger-journal", "10Gi", ["ReadWriteOncePod"], "",
+       {"nfs": {"server": "nfs.example.com", "path": "/ledger"}}, name="nfs-ledger")
+deploy("ledger", "web", 2, res("100m", "128Mi"), [GPU_TOL], sts=True, claims=["ledger-journal"])
+# DRA: a driver's devices on two nodes (dra-a: 4 A100; dra-b: 2 A100, 2 L4), a ResourceClaim per
+# pod: 6 A100 claims all bound, 3 L4 claims: 2 bound, 1 pending (DynamicResources)
+dra_objs = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.example.com"},
+             "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]}}]
+for nm, models in (("dra-a", ["A100"] * 4), ("dra-b", ["A100", "A100", "L4", "L4"])):
+    dra_objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+        "metadata": {"name": nm + "-gpu.example.com"},
+        "spec": {"driver": "gpu.example.com", "nodeName": nm,
+                 "pool": {"name": nm, "generation": 1, "resourceSliceCount": 1},
+                 "devices": [{"name": "gpu-%d" % k, "attributes": {"model": {"string": m}},
+                              "capacity": {"memory": {"value": "80Gi" if m == "A100" else "24Gi"}}}
+                             for k, m in enumerate(models)]}})
+def dra_claim(name, model):
+    dra_objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "ml"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com",
+            "selectors": [{"cel": {"expression": "device.attributes['gpu.example.com'].model == '%s'" % model}}]}}]}}})
+for i in range(6):
+    dra_claim("infer-%d" % i, "A100")
+for i in range(3):
+    dra_claim("l4-%d" % i, "L4")
+deploy("dra-infer", "ml", 6, res("1", "2Gi"), group("dra"), node_selector={GROUP: "dra"},
+       dra=lambda i: "infer-%d" % i)
+deploy("dra-l4", "ml", 3, res("1", "2Gi"), group("dra"), node_selector={GROUP: "dra"},
+       dra=lambda i: "l4-%d" % i)
+# gated pods, never ungated: 3 pending, never tried
+deploy("gated", "ml", 3, res("100m", "128Mi"), gates=["example.com/admission"])
+
 rng.shuffle(pods)
-for f, items in (("classes", classes), ("volumes", volumes), ("claims", claims)):
+for f, items in (("classes", classes), ("volumes", volumes), ("claims", claims),
+                 ("unbound", unbound_claims + free_volumes + csinodes), ("dra", dra_objs)):
     json.dump({"apiVersion": "v1", "kind": "List", "items": items}, open(os.path.join(out, f + ".json"), "w"))
 json.dump({"apiVersion": "v1", "kind": "List", "items": pinned}, open(os.path.join(out, "pinned.json"), "w"))
-json.dump({"apiVersion": "v1", "kind": "List", "items": pods}, open(os.path.join(out, "pods.json"), "w"))
-print("generated %d nodes, %d pods (%d with spec.nodeName), %d volumes bound to claims" % (
-    len(nodes), len(pods) + len(pinned), len(pinned), len(volumes)))
+# in waves: each a quarter of the pods, labelled with its number
+WAVES = 4
+for w in range(WAVES):
+    part = pods[w * len(pods) // WAVES:(w + 1) * len(pods) // WAVES]
+    for p in part:
+        p["metadata"]["labels"]["e2e.gpusched.io/wave"] = str(w + 1)
+    json.dump({"apiVersion": "v1", "kind": "List", "items": part}, open(os.path.join(out, "wave-%d.json" % (w + 1)), "w"))
+print("generated %d nodes, %d pods (%d with spec.nodeName) in %d waves, %d volumes bound to claims, "
+      "%d free volumes and %d claims waiting for their first consumer, %d ResourceClaims" % (
+    len(nodes), len(pods) + len(pinned), len(pinned), WAVES, len(volumes), len(free_volumes),
+    len(unbound_claims), sum(1 for o in dra_objs if o["kind"] == "ResourceClaim")))
 PY
 
 for ns in ml web monitoring; do "$K" create namespace $ns >/dev/null || exit 1; done
@@ -496,13 +631,52 @@ import json, sys
 print(" ".join(o["metadata"]["name"] for o in json.load(sys.stdin)["items"]
                if o.get("status", {}).get("phase") != "Bound"))')"
 [ -z "$unbound" ] || { echo "FAIL: not Bound: $unbound"; exit 1; }
+# then what waits for the scheduler: claims without a volume, free volumes, the CSINodes'
+# limits; the DRA driver's class, slices and claims; the volume controller (which makes the
+# free volumes Available and binds the claims the scheduler gives a volume)
+"$K" create -f "$E2E_DIR/gen/unbound.json" >/dev/null || exit 1
+"$K" create -f "$E2E_DIR/gen/dra.json" >/dev/null || exit 1
+"$E2E_BIN/kube-controller-manager" --kubeconfig "$E2E_DIR/admin.kubeconfig" --leader-elect=false \
+    --secure-port 0 --controllers persistentvolume-binder-controller \
+    > "$E2E_DIR/controller-manager.log" 2>&1 &
+echo $! > "$E2E_DIR/kcm.pid"
+available() {
+    [ "$("$K" get pv -o jsonpath='{range .items[*]}{.metadata.name} {.status.phase}{"\n"}{end}' |
+        grep -c '^local-shard-[0-9]* Available$')" = 5 ]
+}
+for i in $(seq 1 300); do available && break; sleep 0.2; done
+available || { fail "the free volumes did not turn Available"; finish; }
 "$K" create -f "$E2E_DIR/gen/pinned.json" >/dev/null || exit 1
+ks_dump "$E2E_DIR/initial.json" || exit 1
 
 port=$(e2e_free_port)
-"$GS" --log-level info scheduler --kubeconfig "$E2E_DIR/scheduler.kubeconfig" \
+"$GS" --log-level debug scheduler --kubeconfig "$E2E_DIR/scheduler.kubeconfig" \
     --leader-elect false --http-port "$port" > "$E2E_DIR/scheduler.log" 2>&1 &
 echo $! > "$E2E_DIR/scheduler.pid"
-"$K" create -f "$E2E_DIR/gen/pods.json" >/dev/null || exit 1
+# the waves: each created (kubectl create, in the background) as soon as gpusched has decided a
+# bind of a pod of the one before (its log says "assume NS/POD on NODE"), so that it arrives
+# while gpusched binds that one; the binds done by then ("NS/POD -> NODE" in its log) are
+# noted, to show the overlap afterwards
+decided_of() { # WAVE: binds decided for its pods
+    sed -n 's/^.*scheduler: assume \([^ ]*\) on .*$/\1/p' "$E2E_DIR/scheduler.log" |
+        grep -cFxf "$E2E_DIR/gen/wave-$1.names"
+}
+for w in 1 2 3 4; do
+    python3 -c 'import json, sys
+for p in json.load(open(sys.argv[1]))["items"]:
+    print(p["metadata"]["namespace"] + "/" + p["metadata"]["name"])' "$E2E_DIR/gen/wave-$w.json" \
+        > "$E2E_DIR/gen/wave-$w.names"
+done
+: > "$E2E_DIR/waves.txt"
+for w in 1 2 3 4; do
+    if [ $w -gt 1 ]; then
+        for i in $(seq 1 1200); do [ "$(decided_of $((w - 1)))" -gt 0 ] && break; sleep 0.1; done
+    fi
+    echo "$w $(grep -c '^info: scheduler: [^ ]* -> ' "$E2E_DIR/scheduler.log")" >> "$E2E_DIR/waves.txt"
+    "$K" create -f "$E2E_DIR/gen/wave-$w.json" >/dev/null &
+    creators="${creators:-} $!"
+done
+for c in $creators; do wait "$c" || { fail "creating a wave of pods"; finish; }; done
 
 # settled: every pod of ours is bound or marked unschedulable (PodScheduled False), and the
 # number bound has not changed for 10 s
@@ -528,23 +702,39 @@ done
 echo "settled after $(( $(date +%s) - t0 )) s: $bound pods of gpusched bound"
 kill -0 "$(cat "$E2E_DIR/scheduler.pid")" 2>/dev/null || fail "the scheduler died"
 
-"$K" get nodes -o json > "$E2E_DIR/nodes.out"
-"$K" get pods -A -o json > "$E2E_DIR/pods.out"
-"$K" get namespaces -o json > "$E2E_DIR/ns.out"
-"$K" get pv -o json > "$E2E_DIR/pv.out"
-"$K" get pvc -A -o json > "$E2E_DIR/pvc.out"
-"$K" get storageclasses -o json > "$E2E_DIR/sc.out"
-python3 - "$E2E_DIR" <<'PY' || exit 1
-import json, os, sys
+ks_dump "$E2E_DIR/dump.json" "$E2E_DIR/initial.json" || exit 1
+ks_order "$E2E_DIR/scheduler.log" "$E2E_DIR/order.txt"
+# each wave came while gpusched was binding the one before: binds of that one were done after
+# the wave's creation began
+python3 - "$E2E_DIR" <<'PY' || fail "waves"
+import re, sys
 d = sys.argv[1]
-def items(f): return json.load(open(os.path.join(d, f)))["items"]
-json.dump({"nodes": items("nodes.out"), "pods": items("pods.out"), "namespaces": items("ns.out"),
-           "persistentVolumes": items("pv.out"), "persistentVolumeClaims": items("pvc.out"),
-           "storageClasses": items("sc.out")},
-          open(os.path.join(d, "dump.json"), "w"))
+done = [m.group(1) for m in (re.match(r"info: scheduler: (\S+/\S+) -> ", l) for l in open(d + "/scheduler.log")) if m]
+ok = True
+for line in open(d + "/waves.txt"):
+    w, before = (int(x) for x in line.split())
+    if w == 1:
+        continue
+    prev = {l.strip() for l in open(d + "/gen/wave-%d.names" % (w - 1))}
+    after = sum(1 for k in done[before:] if k in prev)
+    print("wave %d created when %d binds were done; %d pods of wave %d were bound after" % (w, before, after, w - 1))
+    if after == 0:
+        print("FAIL: wave %d came after gpusched had bound wave %d" % (w, w - 1)); ok = False
+sys.exit(0 if ok else 1)
 PY
-"$CHECK" -reasons "$E2E_DIR/dump.json" > "$E2E_DIR/check.out" 2>&1
+t0=$SECONDS
+"$CHECK" -order "$E2E_DIR/order.txt" -reasons "$E2E_DIR/dump.json" > "$E2E_DIR/check.out" 2>&1
 rc=$?
+echo "kschedcheck took $((SECONDS - t0)) s"
+# the same binds replayed in the reverse order must break rules (pods placed beside pods that
+# would not be there yet, spread counts that would not hold): the replay sees the order
+tac "$E2E_DIR/order.txt" > "$E2E_DIR/reversed.txt"
+"$CHECK" -order "$E2E_DIR/reversed.txt" "$E2E_DIR/dump.json" > "$E2E_DIR/reversed.out" 2>&1
+rrc=$?
+rev="$(sed -n 's/^kschedcheck: .*; \([0-9]*\) disagreements.*$/\1/p' "$E2E_DIR/reversed.out")"
+echo "in the reverse order: ${rev:-no} disagreements ($(grep -o 'refuses it: [^ ]*' "$E2E_DIR/reversed.out" |
+    sort | uniq -c | sort -rn | awk '{printf "%s%s %d", (NR > 1 ? ", " : ""), $4, $1}'))"
+[ "$rrc" = 1 ] && [ "${rev:-0}" -gt 0 ] || fail "the binds in the reverse order broke no rule (exit $rrc)"
 grep -v '^pending ' "$E2E_DIR/check.out"
 [ $rc -eq 0 ] || fail "kube-scheduler's filters disagree with gpusched (exit $rc)"
 python3 - "$E2E_DIR/dump.json" "$E2E_DIR/check.out" <<'PY' || fail "figures"
@@ -608,6 +798,106 @@ for p in mine:
 for k in want:
     if k not in lets:
         print("FAIL: no verdict on the volumes of %s" % k); ok = False
+
+# the parts whose outcome the fixture fixes, whatever the order: bound/pending per app
+fixed = {"shard": (4, 1), "ebs-app": (2, 1), "zonal": (3, 0), "ledger": (1, 1), "dra-infer": (6, 0),
+         "dra-l4": (2, 1), "gated": (0, 3), "pinned-etl": (3, 0), "pinned-proxy": (1, 0)}
+for a, want_ in fixed.items():
+    if (apps[(a, True)], apps[(a, False)]) != want_:
+        print("FAIL: %s %d bound/%d pending, want %d/%d" % (a, apps[(a, True)], apps[(a, False)], *want_)); ok = False
+# the checker's own figures: every bound pod of gpusched judged in the order decided (but the
+# 4 created with spec.nodeName, pinned), none decided and left unbound, every pending pod
+# checked but the 3 gated ones, no disagreement
+line = [l for l in open(sys.argv[2]) if l.startswith("kschedcheck: ")]
+m = re.search(r"(\d+) filter plugins: (\d+) binds of gpusched judged in order against (\d+) pinned pods "
+              r"\((\d+) of them gpusched's\), (\d+) listed but not bound, (\d+) pending checked, (\d+) gated, "
+              r"\d+ with claims; (\d+) disagreements", line[0] if line else "")
+if not m:
+    print("FAIL: no summary from kschedcheck"); ok = False
+else:
+    got = tuple(int(x) for x in m.groups())
+    npend = len(mine) - len(bound)
+    want_ = (13, len(bound) - 4, 4, 4, 0, npend - 3, 3, 0)
+    print("kschedcheck judged %d binds in order against %d pinned pods with %d filter plugins, "
+          "checked %d pending pods (%d gated left out): %d disagreements" % (got[1], got[2], got[0], got[5], got[6], got[7]))
+    if got != want_:
+        print("FAIL: kschedcheck's figures %s, want %s (filter plugins, binds judged, pinned, of "
+              "them gpusched's, listed but not bound, pending checked, gated, disagreements)" % (got, want_)); ok = False
+# the volume plugins and DynamicResources refused nodes at the binds' turns (the pending pods'
+# for VolumeRestrictions: the ledger's second pod, on every node); VolumeZone alone keeps each
+# zonal pod in its volume's zone: it refuses exactly the nodes of the other zones
+refuses = {}
+for l in open(sys.argv[2]):
+    r = re.match(r"refuses (\w+): (\d+) node\(s\) for (\d+) of \d+ binds judged; (\d+) node\(s\) for (\d+) of", l)
+    if r:
+        refuses[r.group(1)] = tuple(int(x) for x in r.groups()[1:])
+print("refused at the binds' turns (nodes/binds; pending: nodes/pods): " + ", ".join(
+    "%s %d/%d; %d/%d" % ((k,) + v) for k, v in sorted(refuses.items())))
+pvs = {v["metadata"]["name"]: v for v in d["persistentVolumes"]}
+claims = {(c["metadata"]["namespace"], c["metadata"]["name"]): c for c in d["persistentVolumeClaims"]}
+def zone_refused(pv, n):
+    L = n["metadata"]["labels"]
+    return any(L.get(k) != v for k, v in pv["metadata"].get("labels", {}).items()
+               if k in ("topology.kubernetes.io/zone", "topology.kubernetes.io/region"))
+zonal = [p for p in bound if p["metadata"]["labels"]["app"] == "zonal"]
+want_zone = sum(1 for p in zonal for n in d["nodes"]
+                if zone_refused(pvs[claims[("web", p["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"])]["spec"]["volumeName"]], n))
+if refuses.get("VolumeZone", (0, 0))[:2] != (want_zone, len(zonal)):
+    print("FAIL: VolumeZone refused %s at the binds' turns, want %d nodes for the %d zonal pods" % (
+        refuses.get("VolumeZone"), want_zone, len(zonal))); ok = False
+for pl, at in (("VolumeBinding", 1), ("NodeVolumeLimits", 1), ("DynamicResources", 1), ("VolumeRestrictions", 3)):
+    if refuses.get(pl, (0, 0, 0, 0))[at] < 1:
+        print("FAIL: %s refused nothing %s" % (pl, "at the binds' turns" if at == 1 else "for a pending pod")); ok = False
+if refuses.get("VolumeRestrictions", (0, 0, 0, 0))[2] < len(d["nodes"]):
+    print("FAIL: VolumeRestrictions did not refuse the ledger's second pod every node"); ok = False
+# the claims gpusched gave a volume: 4 shards' claims bound to distinct 100Gi volumes on their
+# pods' nodes (the volume controller completed the binds), the fifth unbound
+node_of = {("web", p["metadata"]["name"]): p["spec"].get("nodeName") for p in mine}
+got_vols = []
+for i in range(5):
+    c = claims[("web", "data-shard-%d" % i)]
+    v = c["spec"].get("volumeName")
+    n = node_of.get(("web", "shard-%d" % i))
+    if n:
+        pv = pvs.get(v or "")
+        host = pv and pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"][0]
+        if c.get("status", {}).get("phase") != "Bound" or not pv or host != n or pv["spec"]["capacity"]["storage"] != "100Gi":
+            print("FAIL: shard-%d on %s: claim %s, volume %s on %s" % (i, n, c.get("status", {}).get("phase"), v, host)); ok = False
+        got_vols.append(v)
+    elif v:
+        print("FAIL: shard-%d pending, yet its claim has volume %s" % (i, v)); ok = False
+if len(set(got_vols)) != len(got_vols):
+    print("FAIL: two shards' claims on one volume: %s" % got_vols); ok = False
+print("shard claims bound by gpusched and the volume controller: " + ", ".join(sorted(got_vols)))
+# the ResourceClaims gpusched allocated: one device each, of the model asked, on the pod's node,
+# reserved for the pod; no device in two claims; the pending pod's claim not allocated
+taken = {}
+dev_model = {(s["spec"]["pool"]["name"], x["name"]): x["attributes"]["model"]["string"]
+             for s in d["resourceSlices"] for x in s["spec"].get("devices") or []}
+for p in mine:
+    rc = p["spec"].get("resourceClaims")
+    if not rc:
+        continue
+    c = [x for x in d["resourceClaims"] if x["metadata"]["name"] == rc[0]["resourceClaimName"]][0]
+    a = c.get("status", {}).get("allocation")
+    model = "L4" if c["metadata"]["name"].startswith("l4-") else "A100"
+    if not p["spec"].get("nodeName"):
+        if a:
+            print("FAIL: %s pending, yet its claim is allocated" % p["metadata"]["name"]); ok = False
+        continue
+    res = a["devices"]["results"] if a else []
+    rf = [x["uid"] for x in c.get("status", {}).get("reservedFor") or []]
+    sel = a and a["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"][0]
+    if len(res) != 1 or sel != p["spec"]["nodeName"] or dev_model.get((res[0]["pool"], res[0]["device"])) != model \
+            or rf != [p["metadata"]["uid"]]:
+        print("FAIL: %s on %s: claim %s allocation %s reservedFor %s" % (p["metadata"]["name"], p["spec"]["nodeName"],
+              c["metadata"]["name"], a, rf)); ok = False
+    for x in res:
+        k = (x["pool"], x["device"])
+        if k in taken:
+            print("FAIL: device %s/%s in claims %s and %s" % (k + (taken[k], c["metadata"]["name"]))); ok = False
+        taken[k] = c["metadata"]["name"]
+print("ResourceClaims allocated by gpusched: %d devices, none twice" % len(taken))
 sys.exit(0 if ok else 1)
 PY
 if [ $fails -ne 0 ]; then

@@ -12,12 +12,12 @@
 # left. Each claim's status.allocation (results, nodeSelector) and reservedFor are checked in
 # the API, each pod is bound to its allocation's node, every result is a device the agent
 # published, no device is in two claims and no two placements of a GPU overlap. A claim whose
-# selector uses .matches() stays pending, and /debug/pending, gpusched explain and the Event
-# name the expression; a GPUQueue whose limit is 1 nvidia.com/gpu keeps a pod claiming 2 whole
-# GPUs pending for quota, with the counts. Then claimed devices of bound pods count as the
-# queue's use: a pod of team-q whose claim gets one whole GPU binds, a second one-GPU claim's
-# pod stays pending for quota with "used 1 + requested 1 > limit 1", and binds once the first
-# pod is deleted.
+# selector uses .find() (valid CEL that gpusched does not run) stays pending, and
+# /debug/pending, gpusched explain and the Event name the expression; a GPUQueue whose limit is
+# 1 nvidia.com/gpu keeps a pod claiming 2 whole GPUs pending for quota, with the counts. Then
+# claimed devices of bound pods count as the queue's use: a pod of team-q whose claim gets one
+# whole GPU binds, a second one-GPU claim's pod stays pending for quota with "used 1 +
+# requested 1 > limit 1", and binds once the first pod is deleted.
 set -u
 GS="$1"
 . "$(dirname "$0")/cluster.sh"
@@ -129,7 +129,7 @@ claims = {
              "selectors": [{"cel": {"expression": A + ".profile == '1g.10gb' && " +
                             "device.capacity['gpu.gpusched.io'].memory.compareTo(quantity('9Gi')) >= 0"}}]}]}]},
   "bad": {"requests": [{"name": "gpu", "exactly": exactly("gpu.gpusched.io",
-          A + ".productName.matches('A100.*')")}]},
+          A + ".productName.find('A100') == 'A100'")}]},
 }
 def claim(ns, name, devices):
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
@@ -241,8 +241,8 @@ def entries(src):
 for src in ("pending.json", "explain.json"):
     rep = entries(src)
     r = rep.get(("ai", "p-bad"))
-    if not r or r["reason"] != "dra" or "productName.matches('A100.*')" not in r["message"] or \
-            "unsupported CEL: method 'matches'" not in r["message"]:
+    if not r or r["reason"] != "dra" or "productName.find('A100')" not in r["message"] or \
+            "unsupported CEL: function 'find'" not in r["message"]:
         fail("%s: ai/p-bad: %s" % (src, r))
     else:
         print("ok   %s ai/p-bad: %s: %s" % (src, r["reason"], r["message"]))

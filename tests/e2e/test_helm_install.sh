@@ -6,7 +6,10 @@
 # wins the Lease and places pods; the agent Pod (fake GPU backend, from the chart's example
 # values) registers its device plugin with the real kubelet, so the Node's allocatable shows
 # the GPUs and MIG slices; GPU pods of a Deployment and a Job start as real containers and
-# see NVIDIA_VISIBLE_DEVICES of the device their gpusched.io/devices annotation records.
+# see NVIDIA_VISIBLE_DEVICES of the device their gpusched.io/devices annotation records as the
+# scheduler wrote it: the agent steers the kubelet to it and corrects nothing
+# (gpusched_agent_device_corrections_total stays 0) but for a pod bound by hand naming a
+# device another pod holds.
 # Then `helm upgrade` with changed values rolls the agent and the scheduler (the GPU pods keep
 # running, a new one is placed), and `helm uninstall` removes what the chart made and nothing
 # else.
@@ -106,6 +109,8 @@ done < "$E2E_DIR/devices-before.txt"
 # the new scheduler still places pods: a Job on a 1g.10gb slice
 gs_job embed nvidia.com/mig-1g.10gb
 gs_check_devices 4 || ok=1
+[ "$(gs_corrections)" = 0 ] && echo "ok   the agent corrected no annotation: every device is the scheduler's choice" ||
+    fail "the agent corrected annotations: gpusched_agent_device_corrections_total '$(gs_corrections)'"
 # a pod whose annotation names a device another pod holds (bound by hand, as a race between
 # two pods of one profile would leave it): the kubelet gives it a free slice, and the agent
 # makes its annotation say which
@@ -126,7 +131,9 @@ spec:
       imagePullPolicy: Never
       resources: {limits: {nvidia.com/mig-1g.10gb: 1}}
 Y
-gs_check_devices 5 || ok=1
+gs_check_devices 5 stray || ok=1
+[ "$(gs_corrections)" = 1 ] && echo "ok   one correction counted: stray's" ||
+    fail "gpusched_agent_device_corrections_total '$(gs_corrections)', want 1 (stray)"
 now="$(k get pod -n e2e stray -o jsonpath='{.metadata.annotations.gpusched\.io/devices}')"
 [ "$now" != "$held" ] && echo "ok   stray: annotation $held (held by embed) corrected to $now" ||
     fail "stray's annotation still names embed's slice $held"

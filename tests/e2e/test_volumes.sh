@@ -5,8 +5,10 @@
 # spec.volumeName and its status set Bound by hand). Four 8-GPU pods using the claim fill
 # zone a; a fifth waits, its message counting zone b's nodes in kube-scheduler's words
 # ("node(s) had volume node affinity conflict"). A pod whose claim does not exist waits with
-# upstream's reason, and binds once the claim appears (still Pending: a claim not yet bound is
-# no constraint, gpusched does not provision volumes). Nothing lands outside zone a.
+# upstream's reason; once the claim appears, its class missing, it waits for the class; once the
+# class (WaitForFirstConsumer) appears, gpusched writes the node it chose on the claim
+# (volume.kubernetes.io/selected-node) and binds the pod there once the claim is bound (the
+# test plays the provisioner). Nothing lands outside zone a.
 set -u
 GS="$1"; DRIVER="$2"
 . "$(dirname "$0")/cluster.sh"
@@ -103,8 +105,7 @@ tn_wait 30 has_msg lost-0 'persistentvolumeclaim "nowhere" not found' ||
     tn_fail "lost-0: message '$(cond_msg lost-0)', want persistentvolumeclaim \"nowhere\" not found"
 [ -z "$(node_of lost-0)" ] || tn_fail "lost-0 bound to $(node_of lost-0) without its claim"
 echo "lost-0 waits: $(cond_msg lost-0)"
-# the claim appears, not yet bound (a WaitForFirstConsumer class would leave it Pending): no
-# constraint, the pod binds where it fits (zone b)
+# the claim appears, of a class that does not exist: the pod waits with upstream's reason
 "$K" apply -f - > /dev/null <<'C' || exit 1
 apiVersion: v1
 kind: PersistentVolumeClaim
@@ -114,14 +115,54 @@ spec:
   storageClassName: local-wffc
   resources: {requests: {storage: 1Gi}}
 C
-tn_wait 30 tn_bound_ge vol 5 || tn_fail "lost-0 did not bind once its claim existed (Pending)"
-case "$(node_of lost-0)" in
+tn_wait 30 has_msg lost-0 'storageclass.storage.k8s.io "local-wffc" not found' ||
+    tn_fail "lost-0: message '$(cond_msg lost-0)', want the class not found"
+# the class appears (WaitForFirstConsumer, a CSI provisioner): gpusched picks a node where the
+# pod fits (zone b: zone a is full) and writes it on the claim, as kube-scheduler's PreBind
+# does; the pod is not bound while its claim is not
+"$K" apply -f - > /dev/null <<'C' || exit 1
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local-wffc}
+provisioner: csi.example.com
+volumeBindingMode: WaitForFirstConsumer
+C
+sel() { "$K" get pvc nowhere -n vol -o jsonpath='{.metadata.annotations.volume\.kubernetes\.io/selected-node}'; }
+tn_wait 30 eval '[ -n "$(sel)" ]' || tn_fail "the claim got no selected-node ($(cond_msg lost-0))"
+picked=$(sel)
+case "$picked" in
 zb-*) ;;
-*) tn_fail "lost-0 is on '$(node_of lost-0)', want zone b (zone a is full)" ;;
+*) tn_fail "selected-node '$picked', want a node of zone b" ;;
 esac
+[ -z "$(node_of lost-0)" ] || tn_fail "lost-0 bound to $(node_of lost-0) before its claim"
+# the provisioner's part (no CSI driver runs here): a volume on that node, the claim bound to it
+"$K" apply -f - > /dev/null <<V || exit 1
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-provisioned}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local-wffc
+  csi: {driver: csi.example.com, volumeHandle: vol-1}
+  claimRef: {namespace: vol, name: nowhere}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions:
+        - {key: kubernetes.io/hostname, operator: In, values: [$picked]}
+V
+"$K" patch pvc nowhere -n vol --type=merge -p '{"spec":{"volumeName":"pv-provisioned"}}' \
+    > /dev/null || exit 1
+"$K" patch pvc nowhere -n vol --subresource=status --type=merge \
+    -p '{"status":{"phase":"Bound","accessModes":["ReadWriteOnce"],"capacity":{"storage":"1Gi"}}}' \
+    > /dev/null || exit 1
+tn_wait 60 tn_bound_ge vol 5 || tn_fail "lost-0 did not bind once its claim was bound"
+[ "$(node_of lost-0)" = "$picked" ] ||
+    tn_fail "lost-0 is on '$(node_of lost-0)', want $picked (its claim's selected node)"
 # a bound pod leaves: the waiting one takes its place in zone a
 "$K" delete pod train-0 -n vol --grace-period=0 --force > /dev/null 2>&1
-tn_wait 30 tn_bound_ge vol 5 || tn_fail "train-4 did not bind after train-0 left"
+# (a pod gone: a waiting pod tries again within 10 s of its last try, whatever its backoff)
 tn_wait 30 eval '[ -n "$(node_of train-4)" ]' || tn_fail "train-4 still waits"
 case "$(node_of train-4)" in
 za-*) ;;

@@ -1,8 +1,10 @@
 /* agent/deviceplugin: the kubelet's calls answered without gRPC (gs__dp_answer), from packed
  * protobuf requests as the kubelet sends them — preferred allocations pack and honour the
- * scheduler's choice, Allocate names each GPU once, and every malformed request (too many IDs,
- * an ID twice, sizes out of range, unknown devices, too many containers, bytes that do not
- * decode) gets INVALID_ARGUMENT with its reason instead of running past an array. */
+ * scheduler's choice for the pod being admitted, Allocate names each GPU once, MPS replicas and
+ * fractions are clients of their GPU's live daemon with the limits of their share (never a
+ * dead pipe), and every malformed request (too many IDs, an ID twice, sizes out of range,
+ * unknown devices, too many containers, bytes that do not decode, a fraction of a whole GPU or
+ * more) gets INVALID_ARGUMENT with its reason instead of running past an array. */
 #include "agent/deviceplugin.h"
 
 #include "deviceplugin.pb-c.h"
@@ -28,7 +30,9 @@ static void fill_pool(void)
 }
 
 /* A plugin advertising the first n pool IDs (n <= GS_DP_MAX_DEVS). */
-static struct gs_dp_plugin *plugin(int n, const struct gs_dp_mps *mps, gs_dp_pick_fn pick)
+typedef int (*pick_fn)(void *user, const char *resource, int size, char uuids[][96], int cap);
+
+static struct gs_dp_plugin *plugin(int n, pick_fn pick)
 {
     fill_pool();
     struct gs_dp_device d[GS_DP_MAX_DEVS];
@@ -39,7 +43,8 @@ static struct gs_dp_plugin *plugin(int n, const struct gs_dp_mps *mps, gs_dp_pic
         d[i].healthy = i != 1;
         d[i].gpu = i / 8;
     }
-    struct gs_dp_plugin *p = gs__dp_new("nvidia.com/gpu", d, n, mps, pick, NULL);
+    struct gs_dp_hooks h = {.pick = pick};
+    struct gs_dp_plugin *p = gs__dp_new("nvidia.com/gpu", d, n, &h);
     cr_assert_not_null(p);
     return p;
 }
@@ -125,7 +130,7 @@ static const char *env(const V1beta1__ContainerAllocateResponse *c, const char *
 
 Test(deviceplugin, replicas_are_packed_onto_the_gpu_that_offers_the_most)
 {
-    struct gs_dp_plugin *p = plugin(32, NULL, NULL);
+    struct gs_dp_plugin *p = plugin(32, NULL);
     /* GPU 0 offers 2 replicas, GPU 1 offers 3: both go on GPU 1 */
     char *avail[] = {pool[0], pool[1], pool[8], pool[9], pool[10]};
     V1beta1__PreferredAllocationResponse *r;
@@ -140,20 +145,20 @@ Test(deviceplugin, replicas_are_packed_onto_the_gpu_that_offers_the_most)
     gs__dp_free(p);
 }
 
-/* the scheduler recorded GPU 3's replica 5 for the waiting pod */
-static int pick_gpu3(void *user, const char *resource, int size, char ids[][96], int cap)
+/* the scheduler recorded GPU 3 for the pod being admitted */
+static int pick_gpu3(void *user, const char *resource, int size, char uuids[][96], int cap)
 {
     (void)user;
     (void)resource;
     (void)size;
     cr_assert_geq(cap, 1);
-    snprintf(ids[0], 96, "GPU-3::5");
+    snprintf(uuids[0], 96, "GPU-3");
     return 1;
 }
 
 Test(deviceplugin, must_include_first_then_the_schedulers_choice)
 {
-    struct gs_dp_plugin *p = plugin(32, NULL, pick_gpu3);
+    struct gs_dp_plugin *p = plugin(32, pick_gpu3);
     char *avail[] = {pool[0], pool[8], pool[9], pool[10], pool[29]};
     char *must[] = {pool[0]};
     V1beta1__PreferredAllocationResponse *r;
@@ -171,7 +176,7 @@ Test(deviceplugin, must_include_first_then_the_schedulers_choice)
 
 Test(deviceplugin, unknown_available_devices_are_never_preferred)
 {
-    struct gs_dp_plugin *p = plugin(8, NULL, NULL);
+    struct gs_dp_plugin *p = plugin(8, NULL);
     char *avail[] = {pool[100], pool[2], pool[101]};
     V1beta1__PreferredAllocationResponse *r;
     char why[256];
@@ -195,10 +200,9 @@ static const struct {
     int ncont;
     const char *why;
 } bad_preferred[] = {
-    {"more must-include IDs than a plugin advertises", 3, 200, 0, false, false, 200, 1,
-     "200 must-include device IDs"},
-    {"more available IDs than a plugin advertises, a huge size", 150, 0, 0, false, false, INT32_MAX,
-     1, "150 available device IDs"},
+    {"an allocation of more than the available", 3, 200, 0, false, false, 200, 1,
+     "allocation size 200: expected 1 to 3"},
+    {"a huge size", 150, 0, 0, false, false, INT32_MAX, 1, "allocation size 2147483647"},
     {"an allocation larger than the available devices", 3, 0, 0, false, false, 1000, 1,
      "allocation size 1000: expected 1 to 3"},
     {"an allocation of nothing", 3, 0, 0, false, false, 0, 1, "allocation size 0"},
@@ -216,7 +220,7 @@ static const struct {
 
 Test(deviceplugin, malformed_preferred_allocations_are_refused_with_the_reason)
 {
-    struct gs_dp_plugin *p = plugin(GS_DP_MAX_DEVS, NULL, NULL);
+    struct gs_dp_plugin *p = plugin(GS_DP_MAX_DEVS, NULL);
     for (size_t t = 0; t < sizeof(bad_preferred) / sizeof(bad_preferred[0]); t++) {
         char *avail[POOL], *must[POOL];
         memcpy(avail, pool, sizeof(avail));
@@ -253,7 +257,7 @@ Test(deviceplugin, allocate_names_each_gpu_once_and_every_one)
         d[i].healthy = true;
         d[i].gpu = i / 8;
     }
-    struct gs_dp_plugin *p = gs__dp_new("nvidia.com/gpu", d, GS_DP_MAX_DEVS, NULL, NULL, NULL);
+    struct gs_dp_plugin *p = gs__dp_new("nvidia.com/gpu", d, GS_DP_MAX_DEVS, NULL);
     cr_assert_not_null(p);
     V1beta1__AllocateResponse *r;
     char why[256];
@@ -274,24 +278,17 @@ Test(deviceplugin, allocate_names_each_gpu_once_and_every_one)
         snprintf(d[i].id, sizeof(d[i].id), "%s", pool[i]);
         snprintf(d[i].uuid, sizeof(d[i].uuid), "%s", uuids[i]);
     }
-    struct gs_dp_mps mps = {.on = true, .pipe_dir = "/run/mps", .replicas = 4, .mem_mib = 8192};
-    p = gs__dp_new("nvidia.com/gpu", d, 3, &mps, NULL, NULL);
+    p = gs__dp_new("nvidia.com/gpu", d, 3, NULL);
     char *ids[] = {pool[2], pool[0], pool[1]};
     cr_assert_eq(allocate(p, ids, 3, 1, &r, why, sizeof(why)), GRPC_STATUS_OK, "%s", why);
-    const V1beta1__ContainerAllocateResponse *c = r->container_responses[0];
-    cr_expect_str_eq(env(c, "NVIDIA_VISIBLE_DEVICES"), "GPU-10,GPU-1");
-    cr_expect_str_eq(env(c, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "GPU-10=2048M,GPU-1=2048M");
-    cr_expect_str_eq(env(c, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "25");
-    cr_expect_str_eq(env(c, "CUDA_MPS_PIPE_DIRECTORY"), "/run/mps");
-    cr_assert_eq(c->n_mounts, 1);
-    cr_expect_str_eq(c->mounts[0]->host_path, "/run/mps");
+    cr_expect_str_eq(env(r->container_responses[0], "NVIDIA_VISIBLE_DEVICES"), "GPU-10,GPU-1");
     v1beta1__allocate_response__free_unpacked(r, NULL);
     gs__dp_free(p);
 }
 
 Test(deviceplugin, malformed_allocations_are_refused_with_the_reason)
 {
-    struct gs_dp_plugin *p = plugin(16, NULL, NULL);
+    struct gs_dp_plugin *p = plugin(16, NULL);
     V1beta1__AllocateResponse *r;
     char why[256];
     char *unknown[] = {pool[0], pool[300]};
@@ -300,8 +297,15 @@ Test(deviceplugin, malformed_allocations_are_refused_with_the_reason)
     char *twice[] = {pool[3], pool[4], pool[3]};
     cr_expect_eq(allocate(p, twice, 3, 1, &r, why, sizeof(why)), GRPC_STATUS_INVALID_ARGUMENT);
     cr_expect(strstr(why, "'GPU-0::3' appears twice") != NULL, "%s", why);
-    cr_expect_eq(allocate(p, pool, 200, 1, &r, why, sizeof(why)), GRPC_STATUS_INVALID_ARGUMENT);
-    cr_expect(strstr(why, "200 requested device IDs") != NULL, "%s", why);
+    static char big_buf[GS_DP_MAX_IDS + 1][24];
+    static char *big[GS_DP_MAX_IDS + 1];
+    for (int i = 0; i <= GS_DP_MAX_IDS; i++) {
+        snprintf(big_buf[i], sizeof(big_buf[i]), "GPU-0::m%d", i);
+        big[i] = big_buf[i];
+    }
+    cr_expect_eq(allocate(p, big, GS_DP_MAX_IDS + 1, 1, &r, why, sizeof(why)),
+                 GRPC_STATUS_INVALID_ARGUMENT);
+    cr_expect(strstr(why, "16129 requested device IDs") != NULL, "%s", why);
     cr_expect_eq(allocate(p, pool, 0, 1, &r, why, sizeof(why)), GRPC_STATUS_INVALID_ARGUMENT);
     cr_expect(strstr(why, "no device IDs") != NULL, "%s", why);
     cr_expect_eq(allocate(p, pool, 1, 65, &r, why, sizeof(why)), GRPC_STATUS_INVALID_ARGUMENT);
@@ -311,7 +315,7 @@ Test(deviceplugin, malformed_allocations_are_refused_with_the_reason)
 
 Test(deviceplugin, bytes_that_do_not_decode_are_refused)
 {
-    struct gs_dp_plugin *p = plugin(8, NULL, NULL);
+    struct gs_dp_plugin *p = plugin(8, NULL);
     const uint8_t junk[] = {0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01};
     uint8_t *out = NULL;
     size_t n = 0;
@@ -327,7 +331,7 @@ Test(deviceplugin, bytes_that_do_not_decode_are_refused)
 
 Test(deviceplugin, list_and_options_answer_the_devices)
 {
-    struct gs_dp_plugin *p = plugin(4, NULL, NULL);
+    struct gs_dp_plugin *p = plugin(4, NULL);
     uint8_t *out = NULL;
     size_t n = 0;
     char why[256];
@@ -353,7 +357,7 @@ Test(deviceplugin, list_and_options_answer_the_devices)
  * refusal, never a crash (ASan watches the arrays). */
 Test(deviceplugin, mangled_requests_get_an_answer_or_a_refusal)
 {
-    struct gs_dp_plugin *p = plugin(64, NULL, pick_gpu3);
+    struct gs_dp_plugin *p = plugin(64, pick_gpu3);
     V1beta1__ContainerPreferredAllocationRequest q =
         V1BETA1__CONTAINER_PREFERRED_ALLOCATION_REQUEST__INIT;
     q.n_available_deviceids = 40;
@@ -396,5 +400,207 @@ Test(deviceplugin, mangled_requests_get_an_answer_or_a_refusal)
     cr_expect_gt(refused, 0);
     free(good);
     free(bad);
+    gs__dp_free(p);
+}
+
+/* ---- MPS clients: replicas and fractions ---- */
+
+static int live_calls;
+/* GPU 1's daemon runs; GPU 0's does not */
+static int live_gpu1(void *user, int gpu, char *pipe, char *shm, size_t size)
+{
+    (void)user;
+    live_calls++;
+    if (gpu != 1)
+        return -1;
+    snprintf(pipe, size, "/run/nvidia/mps/GPU-1/pipe");
+    snprintf(shm, size, "/run/nvidia/mps/shm");
+    return 0;
+}
+
+static char given[4][96];
+static int ngiven, given_size;
+static void note_allocated(void *user, const char *resource, int size, char uuids[][96], int n)
+{
+    (void)user;
+    (void)resource;
+    given_size = size;
+    ngiven = n;
+    for (int k = 0; k < n && k < 4; k++)
+        snprintf(given[k], sizeof(given[k]), "%s", uuids[k]);
+}
+
+/* GPU 0 and GPU 1 (80 GiB each) as gpusched.io/gpu-milli: 1000 IDs each */
+static struct gs_dp_plugin *fractions(int (*pick)(void *, const char *, int, char[][96], int))
+{
+    struct gs_dp_device d[2];
+    memset(d, 0, sizeof(d));
+    for (int i = 0; i < 2; i++) {
+        snprintf(d[i].id, sizeof(d[i].id), "GPU-%d", i);
+        snprintf(d[i].uuid, sizeof(d[i].uuid), "GPU-%d", i);
+        d[i].healthy = true;
+        d[i].milli = true;
+        d[i].gpu = i;
+        d[i].mem_mib = 81920;
+    }
+    struct gs_dp_hooks h = {.sharing = GS_DP_FRACTION,
+                            .pick = pick,
+                            .allocated = note_allocated,
+                            .mps_live = live_gpu1};
+    struct gs_dp_plugin *p = gs__dp_new("gpusched.io/gpu-milli", d, 2, &h);
+    cr_assert_not_null(p);
+    return p;
+}
+
+static char milli_buf[2][1000][24];
+static char *milli_ids[2][1000];
+static void fill_milli(void)
+{
+    for (int g = 0; g < 2; g++)
+        for (int k = 0; k < 1000; k++) {
+            snprintf(milli_buf[g][k], sizeof(milli_buf[g][k]), "GPU-%d::m%d", g, k);
+            milli_ids[g][k] = milli_buf[g][k];
+        }
+}
+
+Test(deviceplugin, a_gpus_thousandths_are_listed_as_1000_ids)
+{
+    struct gs_dp_plugin *p = fractions(NULL);
+    uint8_t *out = NULL;
+    size_t n = 0;
+    char why[256];
+    cr_assert_eq(call(p, GS_DP_LIST, NULL, &out, &n, why, sizeof(why)), GRPC_STATUS_OK);
+    V1beta1__ListAndWatchResponse *l = v1beta1__list_and_watch_response__unpack(NULL, n, out);
+    free(out);
+    cr_assert_not_null(l);
+    cr_assert_eq(l->n_devices, 2000, "%zu IDs listed, want 2000", l->n_devices);
+    cr_expect_str_eq(l->devices[0]->id, "GPU-0::m0");
+    cr_expect_str_eq(l->devices[1999]->id, "GPU-1::m999");
+    v1beta1__list_and_watch_response__free_unpacked(l, NULL);
+    gs__dp_free(p);
+}
+
+Test(deviceplugin, a_fraction_is_an_mps_client_with_the_limits_of_its_share)
+{
+    struct gs_dp_plugin *p = fractions(NULL);
+    fill_milli();
+    V1beta1__AllocateResponse *r;
+    char why[256];
+    ngiven = 0;
+    cr_assert_eq(allocate(p, milli_ids[1], 250, 1, &r, why, sizeof(why)), GRPC_STATUS_OK, "%s",
+                 why);
+    const V1beta1__ContainerAllocateResponse *c = r->container_responses[0];
+    cr_expect_str_eq(env(c, "NVIDIA_VISIBLE_DEVICES"), "GPU-1");
+    cr_expect_str_eq(env(c, "CUDA_MPS_PIPE_DIRECTORY"), "/run/nvidia/mps/GPU-1/pipe");
+    cr_expect_str_eq(env(c, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "25");
+    /* a quarter of 80 GiB, by device index (the container's one GPU is 0) */
+    cr_expect_str_eq(env(c, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=20480M");
+    cr_assert_eq(c->n_mounts, 2);
+    cr_expect_str_eq(c->mounts[0]->host_path, "/run/nvidia/mps/GPU-1/pipe");
+    cr_expect_str_eq(c->mounts[0]->container_path, "/run/nvidia/mps/GPU-1/pipe");
+    cr_expect_str_eq(c->mounts[1]->host_path, "/run/nvidia/mps/shm");
+    cr_expect_str_eq(c->mounts[1]->container_path, "/dev/shm");
+    v1beta1__allocate_response__free_unpacked(r, NULL);
+    cr_expect_eq(ngiven, 1);
+    cr_expect_eq(given_size, 250);
+    cr_expect_str_eq(given[0], "GPU-1");
+    gs__dp_free(p);
+}
+
+Test(deviceplugin, no_container_is_given_a_dead_pipe)
+{
+    struct gs_dp_plugin *p = fractions(NULL);
+    fill_milli();
+    V1beta1__AllocateResponse *r;
+    char why[256];
+    ngiven = 0;
+    cr_expect_eq(allocate(p, milli_ids[0], 100, 1, &r, why, sizeof(why)),
+                 GRPC_STATUS_FAILED_PRECONDITION);
+    cr_expect(strstr(why, "GPU 0 (GPU-0): its MPS control daemon is not running") != NULL, "%s",
+              why);
+    cr_expect_eq(ngiven, 0, "a refused allocation was noted as given");
+    gs__dp_free(p);
+}
+
+Test(deviceplugin, a_fraction_of_a_whole_gpu_or_of_two_gpus_is_refused)
+{
+    struct gs_dp_plugin *p = fractions(NULL);
+    fill_milli();
+    V1beta1__AllocateResponse *r;
+    char why[256];
+    cr_expect_eq(allocate(p, milli_ids[1], 1000, 1, &r, why, sizeof(why)),
+                 GRPC_STATUS_INVALID_ARGUMENT);
+    cr_expect(strstr(why, "1000 thousandths; a fraction is 1..999 of one GPU") != NULL, "%s", why);
+    char *two[] = {milli_ids[0][0], milli_ids[1][0]};
+    cr_expect_eq(allocate(p, two, 2, 1, &r, why, sizeof(why)), GRPC_STATUS_INVALID_ARGUMENT);
+    cr_expect(strstr(why, "thousandths of 2 GPUs") != NULL, "%s", why);
+    char *bad[] = {"GPU-1::m1000", "GPU-1::m01", "GPU-1::m-1", "GPU-1::m"};
+    for (int k = 0; k < 4; k++) {
+        cr_expect_eq(allocate(p, bad + k, 1, 1, &r, why, sizeof(why)), GRPC_STATUS_INVALID_ARGUMENT,
+                     "%s", bad[k]);
+        cr_expect(strstr(why, "unknown device") != NULL, "%s: %s", bad[k], why);
+    }
+    gs__dp_free(p);
+}
+
+static int pick_gpu1(void *user, const char *resource, int size, char uuids[][96], int cap)
+{
+    (void)user;
+    cr_expect_str_eq(resource, "gpusched.io/gpu-milli");
+    cr_expect_eq(size, 300);
+    snprintf(uuids[0], 96, "GPU-1");
+    return cap > 0;
+}
+
+Test(deviceplugin, the_pod_being_admitted_gets_the_gpu_the_scheduler_recorded)
+{
+    struct gs_dp_plugin *p = fractions(pick_gpu1);
+    fill_milli();
+    /* GPU 0 offers more thousandths, but the scheduler placed the pod on GPU 1 */
+    static char *avail[1800];
+    for (int k = 0; k < 1000; k++)
+        avail[k] = milli_ids[0][k];
+    for (int k = 0; k < 800; k++)
+        avail[1000 + k] = milli_ids[1][200 + k];
+    V1beta1__PreferredAllocationResponse *r;
+    char why[256];
+    cr_assert_eq(preferred(p, avail, 1800, NULL, 0, 300, 1, &r, why, sizeof(why)), GRPC_STATUS_OK,
+                 "%s", why);
+    const V1beta1__ContainerPreferredAllocationResponse *c = r->container_responses[0];
+    cr_assert_eq(c->n_deviceids, 300);
+    for (size_t k = 0; k < c->n_deviceids; k++)
+        cr_expect(strncmp(c->deviceids[k], "GPU-1::m", 8) == 0, "%s is not GPU 1's",
+                  c->deviceids[k]);
+    v1beta1__preferred_allocation_response__free_unpacked(r, NULL);
+    gs__dp_free(p);
+}
+
+Test(deviceplugin, mps_replicas_are_clients_of_one_gpus_daemon)
+{
+    struct gs_dp_device d[4];
+    memset(d, 0, sizeof(d));
+    for (int i = 0; i < 4; i++) {
+        snprintf(d[i].id, sizeof(d[i].id), "GPU-%d::%d", i / 2, i % 2);
+        snprintf(d[i].uuid, sizeof(d[i].uuid), "GPU-%d", i / 2);
+        d[i].healthy = true;
+        d[i].gpu = i / 2;
+        d[i].mem_mib = 16384;
+    }
+    struct gs_dp_hooks h = {.sharing = GS_DP_MPS, .replicas = 4, .mps_live = live_gpu1};
+    struct gs_dp_plugin *p = gs__dp_new("nvidia.com/gpu", d, 4, &h);
+    V1beta1__AllocateResponse *r;
+    char why[256];
+    char *one[] = {d[2].id};
+    cr_assert_eq(allocate(p, one, 1, 1, &r, why, sizeof(why)), GRPC_STATUS_OK, "%s", why);
+    const V1beta1__ContainerAllocateResponse *c = r->container_responses[0];
+    cr_expect_str_eq(env(c, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "25");
+    cr_expect_str_eq(env(c, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=4096M");
+    cr_expect_str_eq(env(c, "CUDA_MPS_PIPE_DIRECTORY"), "/run/nvidia/mps/GPU-1/pipe");
+    v1beta1__allocate_response__free_unpacked(r, NULL);
+    char *two[] = {d[0].id, d[2].id};
+    cr_expect_eq(allocate(p, two, 2, 1, &r, why, sizeof(why)), GRPC_STATUS_INVALID_ARGUMENT);
+    cr_expect(strstr(why, "replicas of 2 GPUs") != NULL, "%s", why);
+    char *dead[] = {d[0].id};
+    cr_expect_eq(allocate(p, dead, 1, 1, &r, why, sizeof(why)), GRPC_STATUS_FAILED_PRECONDITION);
     gs__dp_free(p);
 }

@@ -290,13 +290,12 @@ Test(draalloc, unsupported_selectors_and_missing_classes_are_named, .init = setu
         "bad",
         "{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu.gpusched.io\","
         "\"selectors\":[{\"cel\":{\"expression\":\"device.attributes['gpu.gpusched.io']"
-        ".productName.matches('A100.*')\"}}]}}]}",
+        ".productName.find('A100') == 'A100'\"}}]}}]}",
         &c);
     cr_expect_eq(gs_draobj_prepare(&c, classes, 2, &world.w, &p, &err), GS_EINVAL);
-    cr_expect(strstr(err.msg,
-                     "resourceclaim ai/bad: request gpu: its selector "
-                     "\"device.attributes['gpu.gpusched.io'].productName.matches("
-                     "'A100.*')\": unsupported CEL: method 'matches' at position 49") != NULL,
+    cr_expect(strstr(err.msg, "resourceclaim ai/bad: request gpu: its selector "
+                              "\"device.attributes['gpu.gpusched.io'].productName.find('A100') == "
+                              "'A100'\": unsupported CEL: function 'find' at position 49") != NULL,
               "%s", err.msg);
     gs_draobj_claim_release(&c);
     claim_of("nocls",

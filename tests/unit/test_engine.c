@@ -243,3 +243,67 @@ Test(frag, hostable_mode_leaves_out_shapes_naming_another_model)
     gs_frag_memo_free(f);
     gs_frag_memo_free(h);
 }
+
+/* The share of the typical GPU demand naming each model: a shape naming a set counts for its
+ * models by their GPUs; unconstrained shapes for none. */
+Test(frag, model_share_splits_demand_naming_models_by_their_gpus)
+{
+    int t4 = model("T4"), g2 = model("G2");
+    struct gs_request reqs[4] = {gpu_req(1), gpu_req(1), gpu_req(1), gpu_req(1)};
+    reqs[2].model_mask = 1u << t4; /* a quarter name T4 */
+    reqs[3].kind = GS_REQ_FRACTION;
+    reqs[3].milli = 500;
+    reqs[3].model_mask = 1u << t4 | 1u << g2; /* a quarter, of 500 milli, name T4 or G2 */
+    struct gs_typical t;
+    cr_assert_eq(gs_typical_build(reqs, 4, 100, &t), 3);
+    double gpus[32] = {0}, share[32];
+    gpus[t4] = 2;
+    gpus[g2] = 8;
+    cr_assert(gs_typical_model_share(&t, gpus, share));
+    /* demand 0.5 x 1000 + 0.25 x 1000 + 0.25 x 500 = 875; T4: 250 + 125 x 2/10 */
+    cr_assert_float_eq(share[t4], 275.0 / 875, 1e-9, "T4 share %f", share[t4]);
+    cr_assert_float_eq(share[g2], 100.0 / 875, 1e-9, "G2 share %f", share[g2]);
+    cr_assert_float_eq(share[model("P100")], 0, 1e-12);
+    reqs[2].model_mask = reqs[3].model_mask = 0;
+    cr_assert_eq(gs_typical_build(reqs, 4, 100, &t), 2);
+    cr_assert_not(gs_typical_model_share(&t, gpus, share), "no shape names a model");
+}
+
+/* Half the pods name T4, which has a third of the GPUs: gpusched puts the pods that can run
+ * anywhere on G2 while T4 is pressed, and the T4 pods arriving after them all fit. FGD's
+ * measure over hostable shapes alone sees no difference between the nodes (every GPU is
+ * whole either way) and leaves the choice to node order. */
+Test(engine, gpusched_keeps_a_pressed_model_for_the_pods_that_name_it)
+{
+    int t4 = model("T4"), g2 = model("G2");
+    struct gs_request any = gpu_req(1), named = gpu_req(1);
+    named.model_mask = 1u << t4;
+    struct gs_request reqs[2] = {any, named};
+    struct gs_typical t;
+    cr_assert_eq(gs_typical_build(reqs, 2, 100, &t), 2);
+    for (uint64_t seed = 1; seed <= 8; seed++) { /* node orders */
+        struct gs_cluster c;
+        gs_cluster_init(&c);
+        cr_assert_geq(
+            gs_cluster_add_node(&c, "t4-a", t4, 2, 104000, 1 << 20, GS_GPU_FRACTION, 0, NULL), 0);
+        cr_assert_geq(
+            gs_cluster_add_node(&c, "t4-b", t4, 2, 104000, 1 << 20, GS_GPU_FRACTION, 0, NULL), 0);
+        cr_assert_geq(
+            gs_cluster_add_node(&c, "g2", g2, 8, 96000, 1 << 20, GS_GPU_FRACTION, 0, NULL), 0);
+        struct gs_engine *e = gs_engine_new(gs_policy_find("gpusched"), &t, 3, seed);
+        cr_assert_not_null(e);
+        for (int i = 0; i < 8; i++) {
+            const struct gs_request *r = i < 4 ? &any : &named;
+            struct gs_decision d;
+            cr_assert_eq(gs_engine_place(e, &c, r, i, &d, NULL), 0, "seed %llu: pod %d left out",
+                         (unsigned long long)seed, i);
+            cr_assert_eq(gs_cluster_bind(&c, r, &d.alloc), 0);
+            if (i < 4)
+                cr_assert_eq(c.nodes[d.alloc.node].model, g2,
+                             "seed %llu: pod %d, which can run anywhere, took a T4",
+                             (unsigned long long)seed, i);
+        }
+        gs_engine_free(e);
+        gs_cluster_release(&c);
+    }
+}

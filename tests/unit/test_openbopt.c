@@ -194,3 +194,70 @@ Test(openbvar, bad_terms_refused)
     cr_assert(strstr(err.msg, "gpushare=50"), "%s", err.msg);
     cr_assert_null(out);
 }
+
+/* Constrained pods' models among nodes: how many name T4 alone, G2 alone, and in all. */
+static void count_models(const struct gs_openb_pod *p, int n, int *t4, int *g2, int *named)
+{
+    uint32_t mt4 = 1u << gs_catalog_find("T4"), mg2 = 1u << gs_catalog_find("G2");
+    *t4 = *g2 = *named = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t m = p[i].req.model_mask;
+        *named += m != 0;
+        *t4 += m == mt4;
+        *g2 += m == mg2;
+    }
+}
+
+Test(openbvar, gpuspec_kinds_name_models_by_fleet_by_published_mix_or_by_seeded_popularity)
+{
+    /* a G2 node (8 GPUs) and a T4 node (2 GPUs), both hosting every pod of the fixture: by
+     * fleet, T4 gets a fifth of the named pods; by FGD's published mix, T4 alone is named
+     * by most (497 of the 684 per mille of sets that name T4 or G2) */
+    int n;
+    struct gs_openb_pod *p = pods_fixture(&n);
+    struct gs_openb_node nd[2] = {
+        {.name = "g2", .cpu_milli = 96000, .mem_mib = 1 << 20, .gpus = 8},
+        {.name = "t4", .cpu_milli = 96000, .mem_mib = 1 << 20, .gpus = 2},
+    };
+    nd[0].model = gs_catalog_find("G2");
+    nd[1].model = gs_catalog_find("T4");
+    struct gs_error err;
+    gs_error_init(&err);
+    struct gs_openbvar v[GS_OPENBVAR_MAX];
+    struct gs_openb_pod *a;
+    int t4, g2, named;
+    cr_assert_eq(gs_openbvar_parse("gpuspec=50", v, &err), 1, "%s", err.msg);
+    int na = gs_openbvar_apply(v, 1, nd, 2, p, n, 7, &a, &err);
+    cr_assert_gt(na, 0, "%s", err.msg);
+    count_models(a, na, &t4, &g2, &named);
+    cr_assert_eq(named, 40);
+    cr_assert(t4 < named / 2 && g2 > named / 2, "by fleet: T4 %d, G2 %d of %d", t4, g2, named);
+    free(a);
+    cr_assert_eq(gs_openbvar_parse("gpuspecmix=50", v, &err), 1, "%s", err.msg);
+    na = gs_openbvar_apply(v, 1, nd, 2, p, n, 7, &a, &err);
+    cr_assert_gt(na, 0, "%s", err.msg);
+    count_models(a, na, &t4, &g2, &named);
+    cr_assert_eq(named, 40);
+    cr_assert(t4 > named / 2 && 2 * g2 < t4, "published mix: T4 %d, G2 %d of %d", t4, g2, named);
+    free(a);
+    /* seeded popularity: each seed makes another model the popular one; a seed is
+     * deterministic */
+    cr_assert_eq(gs_openbvar_parse("gpuspecskew=50", v, &err), 1, "%s", err.msg);
+    int t4_most = 0, g2_most = 0;
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        struct gs_openb_pod *b;
+        na = gs_openbvar_apply(v, 1, nd, 2, p, n, seed, &a, &err);
+        cr_assert_eq(gs_openbvar_apply(v, 1, nd, 2, p, n, seed, &b, &err), na);
+        cr_assert_eq(memcmp(a, b, sizeof(*a) * (size_t)na), 0, "seed %llu: not deterministic",
+                     (unsigned long long)seed);
+        count_models(a, na, &t4, &g2, &named);
+        cr_assert_eq(named, 40);
+        t4_most += t4 > g2;
+        g2_most += g2 > t4;
+        free(a);
+        free(b);
+    }
+    cr_assert(t4_most > 0 && g2_most > 0, "popular model: T4 on %d seeds, G2 on %d", t4_most,
+              g2_most);
+    free(p);
+}

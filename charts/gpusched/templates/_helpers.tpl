@@ -106,8 +106,12 @@ affinity:
   resources: [nodes, pods, resourcequotas]
   verbs: [get, list, watch]
 - apiGroups: [""]
-  # bound volumes' node affinity
+  # the volumes a pod's claims name, and the claims
   resources: [persistentvolumeclaims, persistentvolumes]
+  verbs: [get, list, watch]
+- apiGroups: [storage.k8s.io]
+  # classes, CSI capacity and attach limits
+  resources: [storageclasses, csidrivers, csistoragecapacities, csinodes]
   verbs: [get, list, watch]
 - apiGroups: [resource.k8s.io]
   # DRA: gpusched allocates its pods' ResourceClaims
@@ -124,6 +128,10 @@ affinity:
   resources: [gpuqueues]
   verbs: [get, list, watch]
 - apiGroups: [scheduling.x-k8s.io]
+  resources: [podgroups]
+  verbs: [get, list, watch]
+- apiGroups: [scheduling.k8s.io]
+  # the Workload API's gangs (Kubernetes v1.37)
   resources: [podgroups]
   verbs: [get, list, watch]
 - apiGroups: [nvidia.com]

@@ -152,7 +152,10 @@ func main() {
 	var m *devicemanager.ManagerImpl
 	var mmu sync.Mutex
 	m = start(logger)
-	servePodResources(provider{m: func() *devicemanager.ManagerImpl { mmu.Lock(); defer mmu.Unlock(); return m }, lg: logger})
+	// the manager of the moment (a restart swaps it); never held across a call into it, as the
+	// kubelet holds no lock of its own around Allocate: pod-resources answers meanwhile
+	cur := func() *devicemanager.ManagerImpl { mmu.Lock(); defer mmu.Unlock(); return m }
+	servePodResources(provider{m: cur, lg: logger})
 	emit(map[string]any{"event": "ready"})
 	go func() {
 		var last map[string]any
@@ -191,7 +194,7 @@ func main() {
 			mu.Lock()
 			pods = append(pods, pod)
 			mu.Unlock()
-			mmu.Lock()
+			m := cur()
 			err := m.Allocate(context.Background(), pod, &pod.Spec.Containers[0], lifecycle.AddOperation)
 			var envs = map[string]string{}
 			var mounts []string
@@ -209,7 +212,6 @@ func main() {
 				}
 			}
 			ids := m.GetDevices(string(pod.UID), "main")
-			mmu.Unlock()
 			ev := map[string]any{"event": "allocate", "resource": f[1], "pod": pod.Name, "envs": envs, "mounts": mounts}
 			if err != nil {
 				ev["error"] = err.Error()
