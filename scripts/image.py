@@ -11,7 +11,11 @@ holding exactly:
     looks the library up by (/lib/x86_64-linux-gnu/libcurl.so.4 holds libcurl.so.4.8.0's
     bytes); nothing for a static binary;
   - /etc/passwd and /etc/group naming the one non-root user the image runs as (--user);
-  - /etc/ssl/certs/ca-certificates.crt when --ca-certs is given.
+  - /etc/ssl/certs/ca-certificates.crt when --ca-certs is given;
+  - each --add PROGRAM:PATH, another program at PATH with its ldd libraries as above (the e2e
+    tests' images put a test double beside the binary this way; `make image` adds nothing).
+
+--env NAME=VALUE adds a variable to the image's environment (after PATH).
 
 No /etc/ld.so.cache: the loader finds the libraries in its system search path, and a library
 that ldd resolved anywhere else is refused rather than left out of reach.
@@ -213,6 +217,55 @@ def read_file(path):
         raise BadInput(f"reading '{path}': {e.strerror}") from e
 
 
+def add_program(layer, binary, path, interp):
+    """binary at path in layer, with the libraries ldd lists for it; returns their paths."""
+    layer.add(path, read_file(binary), 0o755)
+    libs = ldd_paths(binary)
+    if interp and interp not in libs:
+        raise Failure(f"'{binary}': ldd does not list its loader '{interp}'")
+    if not interp and libs:
+        raise Failure(f"'{binary}': no loader (PT_INTERP), yet ldd lists libraries")
+    search = loader_search_dirs(interp) if interp else None
+    for lib in libs:
+        lib = os.path.normpath(lib)
+        if lib != interp and search is not None and os.path.dirname(lib) not in search:
+            raise Failure(f"'{lib}' is outside the loader's search path {search}: "
+                          "the image has no ld.so.cache to find it")
+        real = os.path.realpath(lib)
+        st = os.stat(real)
+        if not stat.S_ISREG(st.st_mode):
+            raise Failure(f"'{lib}' is not a regular file")
+        layer.add(lib, read_file(real), 0o755)
+    return libs
+
+
+def parse_adds(adds):
+    """--add PROGRAM:PATH values as (program, path) pairs, each an x86-64 ELF file."""
+    out = []
+    for a in adds:
+        binary, sep, path = a.rpartition(":")
+        if not sep or not binary or not path.startswith("/") or os.path.normpath(path) != path:
+            raise BadInput(f"--add '{a}': expected PROGRAM:/ABSOLUTE/PATH")
+        if not os.path.isfile(binary):
+            raise BadInput(f"--add '{a}': no such file '{binary}'")
+        try:
+            machine = elf_interp(binary)[0]
+        except BadInput as e:
+            raise BadInput(f"--add '{a}': {e}") from e
+        if machine != EM_X86_64:
+            raise BadInput(f"--add '{a}': not an x86-64 program")
+        out.append((binary, path))
+    return out
+
+
+def parse_envs(envs):
+    """--env NAME=VALUE values, checked."""
+    for e in envs:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=[^\n]*", e) or e.startswith("PATH="):
+            raise BadInput(f"--env '{e}': expected NAME=VALUE (PATH is the image's own)")
+    return list(envs)
+
+
 def build(args):
     tag = parse_ref(args.ref)
     name, uid, gid = parse_user(args.user)
@@ -228,25 +281,13 @@ def build(args):
     machine, interp = elf_interp(args.binary)
     if machine != EM_X86_64:
         raise BadInput(f"--binary '{args.binary}': not an x86-64 program (e_machine {machine})")
+    extra = parse_adds(args.add)
+    envs = parse_envs(args.env)
 
     layer = Tree()
-    layer.add(args.path, read_file(args.binary), 0o755)
-    libs = ldd_paths(args.binary)
-    if interp and interp not in libs:
-        raise Failure(f"'{args.binary}': ldd does not list its loader '{interp}'")
-    if not interp and libs:
-        raise Failure(f"'{args.binary}': no loader (PT_INTERP), yet ldd lists libraries")
-    search = loader_search_dirs(interp) if interp else None
-    for lib in libs:
-        lib = os.path.normpath(lib)
-        if lib != interp and search is not None and os.path.dirname(lib) not in search:
-            raise Failure(f"'{lib}' is outside the loader's search path {search}: "
-                          "the image has no ld.so.cache to find it")
-        real = os.path.realpath(lib)
-        st = os.stat(real)
-        if not stat.S_ISREG(st.st_mode):
-            raise Failure(f"'{lib}' is not a regular file")
-        layer.add(lib, read_file(real), 0o755)
+    libs = add_program(layer, args.binary, args.path, interp)
+    for binary, path in extra:
+        libs += add_program(layer, binary, path, elf_interp(binary)[1])
     layer.add("etc/passwd", f"{name}:x:{uid}:{gid}:{name}:/:/sbin/nologin\n".encode(), 0o644)
     layer.add("etc/group", f"{name}:x:{gid}:\n".encode(), 0o644)
     if args.ca_certs:
@@ -268,7 +309,7 @@ def build(args):
         "config": {
             "User": f"{uid}:{gid}",
             "Entrypoint": [args.path],
-            "Env": [PATH_ENV],
+            "Env": [PATH_ENV] + envs,
             "WorkingDir": "/",
         },
         "rootfs": {"type": "layers", "diff_ids": [sha(layer_tar)]},
@@ -315,7 +356,7 @@ def build(args):
     print(f"image      {args.ref}")
     print(f"manifest   {sha(manifest)}")
     print(f"layer      {mb(len(layer_gz))} gzipped, {mb(len(layer_tar))} uncompressed, "
-          f"{len(layer.files)} files ({len(libs)} from ldd)")
+          f"{len(layer.files)} files ({len(set(libs))} from ldd)")
     print(f"user       {name} {uid}:{gid}, entrypoint {args.path}")
     print(os.path.abspath(args.out))
 
@@ -332,6 +373,10 @@ def main():
     p.add_argument("--ca-certs", help="a CA bundle stored as /" + CA_PATH)
     p.add_argument("--user", default="gpusched:65532:65532",
                    help="NAME:UID:GID the image runs as (default gpusched:65532:65532)")
+    p.add_argument("--add", action="append", default=[], metavar="PROGRAM:PATH",
+                   help="another program at PATH with its libraries (repeatable; test images)")
+    p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                   help="a variable of the image's environment (repeatable)")
     p.add_argument("--epoch", type=int,
                    help="mtime and created time, seconds (default $SOURCE_DATE_EPOCH, else 0)")
     args = p.parse_args()

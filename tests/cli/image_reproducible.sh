@@ -178,6 +178,28 @@ else
     fail "$PROBE was not built"
 fi
 
+# --add and --env (the e2e tests' image with our fake nvidia-cuda-mps-control): the program
+# with its libraries beside the binary, the variable after PATH
+FAKE="$(dirname "$GS")/fake-mps/nvidia-cuda-mps-control"
+if build "$TMP/f" "$PROBE" --path /gs-probe --ref "$REF" --add "$FAKE:/opt/bin/fake" \
+    --env GS_X=/a/b; then
+    mkdir -p "$TMP/fx"
+    tar -xf "$TMP/f/img.tar" -C "$TMP/fx"
+    if python3 - "$TMP/fx" "$FAKE" <<'EOF'; then ok; else fail "--add/--env: not in the image"; fi
+import io, json, os, sys, tarfile
+x, fake = sys.argv[1], sys.argv[2]
+blobs = {f: open(f"{x}/blobs/sha256/{f}", "rb").read() for f in os.listdir(f"{x}/blobs/sha256")}
+cfg = next(json.loads(b) for b in blobs.values() if b.startswith(b'{"architecture"'))
+assert cfg["config"]["Env"][1:] == ["GS_X=/a/b"], cfg["config"]["Env"]
+layer = tarfile.open(fileobj=io.BytesIO(max(blobs.values(), key=len)))
+assert layer.extractfile("opt/bin/fake").read() == open(fake, "rb").read()
+assert any(n.startswith(("lib", "usr/lib")) for n in layer.getnames()), "no libraries"
+EOF
+else
+    fail "image.py --add --env:"
+    cat "$TMP/f/err"
+fi
+
 # bad input changes nothing and says why
 expect 2 python3 "$IMAGE" --binary "$TMP/none" --path /x --ref "$REF" --out "$TMP/d/img.tar" &&
     has "$TMP/err" "no such file"
@@ -187,5 +209,9 @@ expect 2 python3 "$IMAGE" --binary "$CA" --path /x --ref "$REF" --out "$TMP/d/im
     has "$TMP/err" "not a 64-bit"
 expect 2 python3 "$IMAGE" --binary "$GS" --path /x --ref "$REF" --user root:0:0 \
     --out "$TMP/d/img.tar"
+expect 2 python3 "$IMAGE" --binary "$GS" --path /x --ref "$REF" --add "$CA:/ca" \
+    --out "$TMP/d/img.tar" && has "$TMP/err" "--add"
+expect 2 python3 "$IMAGE" --binary "$GS" --path /x --ref "$REF" --env PATH=/x \
+    --out "$TMP/d/img.tar" && has "$TMP/err" "--env"
 if [ ! -e "$TMP/d" ]; then ok; else fail "a refused build wrote $TMP/d"; fi
 finish

@@ -109,8 +109,8 @@ gs_alloc() {
 }
 
 # gs_uuid DEVICES: the device UUID the annotation gpusched.io/devices names, from what the
-# agent's backend shows for the same fake GPUs (`gpusched agent inspect`): gpu=N is GPU N's
-# UUID, mig=N:PROFILE@START the instance of PROFILE at START on GPU N
+# agent's backend shows for the same fake GPUs (`gpusched agent inspect`): gpu=N (replica=N,
+# milli=N:SHARE) is GPU N's UUID, mig=N:PROFILE@START the instance of PROFILE at START on GPU N
 gs_uuid() {
     python3 - "$1" "$E2E_DIR/inspect.txt" <<'P'
 import re, sys
@@ -125,9 +125,9 @@ for line in text.splitlines():
     m = re.match(r"\s+instance GI \d+: (\S+) at start (\d+) .*? (MIG-[^\s;,]+)", line)
     if m and cur is not None:
         gpus[cur]["mig"][(m.group(1), int(m.group(2)))] = m.group(3)
-m = re.fullmatch(r"(?:gpu|replica)=(\d+)", ann)
+m = re.fullmatch(r"(?:gpu|replica)=(\d+)|milli=(\d+):\d+", ann)
 if m:
-    print(gpus[int(m.group(1))]["uuid"]); sys.exit(0)
+    print(gpus[int(m.group(1) or m.group(2))]["uuid"]); sys.exit(0)
 m = re.fullmatch(r"mig=(\d+):(\S+)@(\d+)", ann)
 if m:
     print(gpus[int(m.group(1))]["mig"][(m.group(2), int(m.group(3)))]); sys.exit(0)
@@ -172,9 +172,11 @@ Y
     gs_job train nvidia.com/gpu gpu-low
 }
 
-# gs_job NAME RESOURCE [PRIORITYCLASS]: a Job of one GPU pod asking one RESOURCE, scheduled by
-# gpusched, printing the NVIDIA_* variables the device plugin gave it
+# gs_job NAME RESOURCE[=AMOUNT] [PRIORITYCLASS]: a Job of one GPU pod asking AMOUNT (1) of
+# RESOURCE, scheduled by gpusched, printing the NVIDIA_* variables the device plugin gave it
 gs_job() {
+    local res="${2%%=*}" n=1
+    [ "$res" = "$2" ] || n="${2#*=}"
     k apply -f - >/dev/null <<Y
 apiVersion: batch/v1
 kind: Job
@@ -192,7 +194,30 @@ spec:
           image: gpusched.local/gpu-probe:1
           imagePullPolicy: Never
           resources:
-            limits: {$2: 1, cpu: 100m, memory: 32Mi}
+            limits: {$res: $n, cpu: 100m, memory: 32Mi}
+Y
+}
+
+# gs_bound_pod NAME DEVICES RESOURCE[=AMOUNT]: a pod of gs-probe asking AMOUNT (1) of RESOURCE,
+# bound to the node by hand (no scheduler) with the gpusched.io/devices annotation DEVICES
+gs_bound_pod() {
+    local res="${3%%=*}" n=1
+    [ "$res" = "$3" ] || n="${3#*=}"
+    k apply -f - >/dev/null <<Y
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  namespace: e2e
+  annotations: {gpusched.io/devices: "$2"}
+spec:
+  nodeName: $E2E_NODE_NAME
+  terminationGracePeriodSeconds: 2
+  containers:
+    - name: server
+      image: gpusched.local/gpu-probe:1
+      imagePullPolicy: Never
+      resources: {limits: {$res: $n}}
 Y
 }
 

@@ -115,22 +115,7 @@ gs_check_devices 4 || ok=1
 # two pods of one profile would leave it): the kubelet gives it a free slice, and the agent
 # makes its annotation say which
 held="$(k get pods -n e2e -l job-name=embed -o jsonpath='{.items[0].metadata.annotations.gpusched\.io/devices}')"
-k apply -f - >/dev/null <<Y
-apiVersion: v1
-kind: Pod
-metadata:
-  name: stray
-  namespace: e2e
-  annotations: {gpusched.io/devices: "$held"}
-spec:
-  nodeName: $E2E_NODE_NAME
-  terminationGracePeriodSeconds: 2
-  containers:
-    - name: server
-      image: gpusched.local/gpu-probe:1
-      imagePullPolicy: Never
-      resources: {limits: {nvidia.com/mig-1g.10gb: 1}}
-Y
+gs_bound_pod stray "$held" nvidia.com/mig-1g.10gb
 gs_check_devices 5 stray || ok=1
 [ "$(gs_corrections)" = 1 ] && echo "ok   one correction counted: stray's" ||
     fail "gpusched_agent_device_corrections_total '$(gs_corrections)', want 1 (stray)"

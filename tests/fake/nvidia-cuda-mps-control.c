@@ -4,7 +4,8 @@
  *   nvidia-cuda-mps-control -d   start the control daemon in the background: refused unless
  *                                CUDA_MPS_PIPE_DIRECTORY is an existing folder; the daemon
  *                                writes nvidia-cuda-mps-control.pid and its socket "control"
- *                                there, logs to CUDA_MPS_LOG_DIRECTORY/control.log (with the
+ *                                (mode 0666) there, logs to
+ *                                CUDA_MPS_LOG_DIRECTORY/control.log (with the
  *                                CUDA_VISIBLE_DEVICES it was given) and serves until "quit";
  *                                -d returns once it serves
  *   nvidia-cuda-mps-control      a client: the commands on stdin go to the daemon of
@@ -194,7 +195,10 @@ static int daemon_start(void)
     socket_path(&a);
     unlink(a.sun_path);
     int ls = socket(AF_UNIX, SOCK_STREAM, 0);
-    if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) || listen(ls, 16))
+    /* open to every user, as NVIDIA's: a client of any user connects (its server is then
+     * started as that user) */
+    if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) || chmod(a.sun_path, 0666) ||
+        listen(ls, 16))
         _exit(1);
     snprintf(path, sizeof(path), "%s/nvidia-cuda-mps-control.pid", pipe_dir);
     FILE *pf = fopen(path, "w");

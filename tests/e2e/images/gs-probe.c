@@ -1,13 +1,21 @@
 /* gs-probe.c - what a container was given, for the e2e tests' image gpusched.local/gpu-probe
  * (built by scripts/image.py, entrypoint /gs-probe). It prints every environment variable whose
- * name starts with NVIDIA_ or GPUSCHED_ as NAME=value, one a line, sorted by name, then the path
- * of every /dev/nvidia* it sees (and of the entries of such a directory, /dev/nvidia-caps/...),
- * sorted, flushes, and sleeps until SIGTERM or SIGINT (exit 0). The e2e tests read its log to
- * see what the device plugin's Allocate answer became inside the container.
+ * name starts with NVIDIA_, CUDA_MPS_ or GPUSCHED_ as NAME=value, one a line, sorted by name,
+ * then the path of every /dev/nvidia* it sees (and of the entries of such a directory,
+ * /dev/nvidia-caps/...), sorted, flushes, and sleeps until SIGTERM or SIGINT (exit 0). The e2e
+ * tests read its log to see what the device plugin's Allocate answer became inside the
+ * container. An MPS client (CUDA_MPS_PIPE_DIRECTORY set) prints two more kinds of lines: each
+ * entry of that folder as "mps-pipe: NAME TYPE INODE" (TYPE socket, file, dir or other;
+ * sorted), and what the control daemon behind the folder's "control" socket answers (in the
+ * protocol of our fake nvidia-cuda-mps-control, tests/fake) to
+ * get_default_active_thread_percentage and get_default_device_pinned_mem_limit 0, as
+ * "mps-control: COMMAND: ANSWER", or "mps-control: COMMAND: error: WHY" when none answers
+ * within 2 s.
  * With --serve PORT it plays an inference server's metrics meanwhile: GET /metrics answers
  * request_latency_ms (a gauge, Prometheus text), and GET /set?request_latency_ms=V sets it
  * (the e2e HPA test raises and lowers an application's latency that way). Linked static. */
 #include <dirent.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -16,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -77,6 +87,64 @@ static size_t list_dir(const char *dir, const char *prefix, bool recurse, char *
     }
     closedir(d);
     return n;
+}
+
+/* The entries of an MPS client's pipe folder, "mps-pipe: NAME TYPE INODE", sorted. */
+static void print_pipe(const char *dir)
+{
+    static char *names[MAX_LINES];
+    size_t n = list_dir(dir, "", false, names, 0);
+    qsort(names, n, sizeof(names[0]), by_string);
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        const char *type = "other";
+        unsigned long long ino = 0;
+        if (lstat(names[i], &st) == 0) {
+            type = S_ISSOCK(st.st_mode)  ? "socket"
+                   : S_ISREG(st.st_mode) ? "file"
+                   : S_ISDIR(st.st_mode) ? "dir"
+                                         : "other";
+            ino = (unsigned long long)st.st_ino;
+        }
+        printf("mps-pipe: %s %s %llu\n", strrchr(names[i], '/') + 1, type, ino);
+        free(names[i]);
+    }
+}
+
+/* Asks the control daemon of pipe folder dir one command; prints "mps-control: CMD: ANSWER". */
+static void ask_control(const char *dir, const char *cmd)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    char answer[256] = "";
+    const char *why = NULL;
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct timeval tv = {.tv_sec = 2};
+    if (snprintf(a.sun_path, sizeof(a.sun_path), "%s/control", dir) >= (int)sizeof(a.sun_path))
+        why = "the path is too long";
+    else if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+             connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
+        why = strerror(errno);
+    if (!why) {
+        char line[128];
+        int len = snprintf(line, sizeof(line), "%s\n", cmd);
+        size_t got = 0;
+        ssize_t r = 0;
+        if (write(fd, line, (size_t)len) != len || shutdown(fd, SHUT_WR) != 0)
+            why = strerror(errno);
+        while (!why && got < sizeof(answer) - 1 &&
+               (r = read(fd, answer + got, sizeof(answer) - 1 - got)) > 0)
+            got += (size_t)r;
+        answer[got] = '\0';
+        answer[strcspn(answer, "\n")] = '\0';
+        if (!why && r < 0)
+            why = "no answer";
+    }
+    if (fd >= 0)
+        close(fd);
+    if (why)
+        printf("mps-control: %s: error: %s\n", cmd, why);
+    else
+        printf("mps-control: %s: %s\n", cmd, answer);
 }
 
 /* One HTTP request on fd: the request line decides, the rest is ignored. */
@@ -179,7 +247,7 @@ int main(int argc, char **argv)
     static char *lines[MAX_LINES];
     size_t n = 0;
     for (char **e = environ; *e && n < MAX_LINES; e++)
-        if (has_prefix(*e, "NVIDIA_") || has_prefix(*e, "GPUSCHED_"))
+        if (has_prefix(*e, "NVIDIA_") || has_prefix(*e, "CUDA_MPS_") || has_prefix(*e, "GPUSCHED_"))
             lines[n++] = *e;
     qsort(lines, n, sizeof(lines[0]), by_name);
     for (size_t i = 0; i < n; i++)
@@ -191,6 +259,12 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < np; i++) {
         printf("%s\n", paths[i]);
         free(paths[i]);
+    }
+    const char *pipe_dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
+    if (pipe_dir) {
+        print_pipe(pipe_dir);
+        ask_control(pipe_dir, "get_default_active_thread_percentage");
+        ask_control(pipe_dir, "get_default_device_pinned_mem_limit 0");
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
         perror("gs-probe: stdout");
