@@ -3,8 +3,8 @@
  * rates like any other pod; every 15 simulated seconds its requests are counted against its
  * ready replicas, each replica's load follows, and, when it autoscales, the HPA's own
  * arithmetic (core/hpa.c) sets the replica count from the metrics each replica's device
- * gives (core/podmetric.h: a MIG slice of an A100 has no gpu_utilization): new replicas are pending
- * pods, scale-down deletes the ones a ReplicaSet deletes first. */
+ * gives (core/podmetric.h: a MIG slice of an A100 has no gpu_utilization): new replicas
+ * are pending pods, scale-down deletes the ones a ReplicaSet deletes first. */
 #include "../base/buf.h"
 #include "../base/error.h"
 #include "../core/hpa.h"

@@ -256,7 +256,8 @@ per_pod_ok() { [ "$(per_pod "$1")" = "$(cat "$E2E_DIR/want-$1")" ]; } # NAME: as
 # pod's value served for another, fails here though the mean may agree)
 wait_per_pod() {
     gs_wait 120 "custom.metrics.k8s.io serves each pod its own $1 ($(tr '\n' ' ' < "$E2E_DIR/want-$1"| sed 's/ $//'))" \
-        per_pod_ok "$1" || { echo "served:"; per_pod "$1"; ok=1; }
+        per_pod_ok "$1" || { echo "served:"; per_pod "$1"; ok=1; return; }
+    echo "ok   each pod reads its own $1: $(per_pod "$1" | paste -sd, | sed 's/,/, /g')"
 }
 # the HPA's own reading of a metric: status.currentMetrics' averageValue
 hpa_current() {
