@@ -313,16 +313,19 @@ done
 gs_wait 120 "the third pod running" gs_running ai-inference = 3 || ok=1
 t1=$SECONDS
 load "5 10 15" "40 50 60"
-wait_per_pod gpu_utilization
-# held by the stabilization window first (AbleToScale: ScaleDownStabilized), then scaled down
-stabilized=""
+# held by the stabilization window first (AbleToScale: ScaleDownStabilized), then scaled down;
+# meanwhile (the window is short: no waiting before it) each of the 3 pods reads its own value
+stabilized="" own=""
 for _ in $(seq 1 180); do
     [ "$(replicas)" -lt 3 ] && break
     [ "$(hpa_reason AbleToScale)" = ScaleDownStabilized ] && stabilized=yes
+    [ -z "$own" ] && per_pod_ok gpu_utilization && own="$(per_pod gpu_utilization | paste -sd, | sed 's/,/, /g')"
     sleep 1
 done
 down=$((SECONDS - t1))
 echo "scaled down to $(replicas) $down s after the load fell (scale-down window 30 s here)"
+[ -n "$own" ] && echo "ok   each pod reads its own gpu_utilization: $own" ||
+    fail "the 3 pods did not read their own gpu_utilization ($(tr '\n' ' ' < "$E2E_DIR/want-gpu_utilization")) before the scale-down: $(per_pod gpu_utilization | paste -sd,)"
 [ -n "$stabilized" ] && echo "ok   the stabilization window held the scale-down first (ScaleDownStabilized)" ||
     fail "the HPA never reported AbleToScale/ScaleDownStabilized before scaling down"
 [ "$(replicas)" = 2 ] || fail "scaled down to $(replicas), want 2 (minReplicas)"
