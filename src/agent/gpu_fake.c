@@ -36,6 +36,7 @@
 #include "../base/error.h"
 #include "../base/log.h"
 #include "../core/mig.h"
+#include "../core/podmetric.h"
 
 #include <ctype.h>
 #include <jansson.h>
@@ -108,11 +109,10 @@ static const char *const inst_keys[] = {"profile", "start", "busy", "util", "mem
 static const char *const proc_keys[] = {"pid", "util", "mem_used_mib", "instance", NULL};
 
 /* GPM, which measures a MIG instance's utilization, is Hopper and newer: the Ampere MIG GPUs
- * (A100, A30) offer none. */
+ * (A100, A30) offer none (the rule the simulator's HPA follows too, core/podmetric.h). */
 static bool gpm_offered(int model)
 {
-    const struct gs_gpu_model *m = gs_catalog_get(model);
-    return m && strncmp(m->name, "A100", 4) != 0 && strncmp(m->name, "A30", 3) != 0;
+    return gs_podmetric_gpm(model);
 }
 
 /* Refuse a field of object o (at path, "" for the top) that is neither in keys nor, when

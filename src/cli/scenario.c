@@ -10,6 +10,7 @@
 #include "../formats/scenario.h"
 #include "../sim/report.h"
 #include "../sim/scenario.h"
+#include "../sim/service.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -65,6 +66,30 @@ static const struct gs_cli_parser scenario_parser = {
     .suffix = " (see --help)",
 };
 
+/* The services' HPA metrics against their replicas' devices (sim/service.h), under the one
+ * strategy run or all of them: a warning per metric some replicas lack, an error when none
+ * could report it. Returns an exit code. */
+static int check_metrics(const struct gs_scenario *sc, const struct gs_strategy *one)
+{
+    const struct gs_strategy *st[GS_SIM_STRATEGIES];
+    int nst = one ? 1 : GS_SIM_STRATEGIES;
+    for (int k = 0; k < nst; k++)
+        st[k] = one ? one : gs_strategy_get(k);
+    struct gs_buf warn;
+    gs_buf_init(&warn, 0);
+    struct gs_error err;
+    gs_error_init(&err);
+    int rc = gs_svc_check_metrics(sc, st, nst, &warn, &err);
+    for (char *l = warn.data, *nl; l && *l; l = nl + 1) {
+        nl = strchr(l, '\n');
+        fprintf(stderr, "gpusched sim: warning: %.*s\n", (int)(nl - l), l);
+    }
+    gs_buf_release(&warn);
+    if (rc)
+        fprintf(stderr, "gpusched sim: %s\n", err.msg);
+    return rc == GS_EINVAL ? GS_EXIT_USAGE : rc ? GS_EXIT_FAILURE : GS_EXIT_OK;
+}
+
 int gs_cli_sim_scenario(int argc, char **argv)
 {
     const char *file = NULL;
@@ -110,16 +135,18 @@ int gs_cli_sim_scenario(int argc, char **argv)
     }
     if (seed >= 0)
         sc->seed = (uint64_t)seed;
+    const struct gs_strategy *st = decisions ? gs_strategy_find(decisions) : NULL;
+    if (decisions && !st) {
+        fprintf(stderr, "gpusched sim: --decisions '%s': no such strategy (", decisions);
+        for (int k = 0; k < GS_SIM_STRATEGIES; k++)
+            fprintf(stderr, "%s%s", k ? ", " : "", gs_strategy_get(k)->name);
+        fprintf(stderr, ")\n");
+        code = GS_EXIT_USAGE;
+        goto out;
+    }
+    if ((code = check_metrics(sc, st)))
+        goto out;
     if (decisions) {
-        const struct gs_strategy *st = gs_strategy_find(decisions);
-        if (!st) {
-            fprintf(stderr, "gpusched sim: --decisions '%s': no such strategy (", decisions);
-            for (int k = 0; k < GS_SIM_STRATEGIES; k++)
-                fprintf(stderr, "%s%s", k ? ", " : "", gs_strategy_get(k)->name);
-            fprintf(stderr, ")\n");
-            code = GS_EXIT_USAGE;
-            goto out;
-        }
         rc = gs_sim_run_traced(sc, st, print_decision, &tr, res, &err);
         if (rc) {
             fprintf(stderr, "gpusched sim: %s\n", err.msg);

@@ -83,9 +83,12 @@ int32_t gs_hpa_metric_replicas(const struct gs_hpa_spec *s, int32_t current, dou
         return clamp_i32(ceil(ratio * o->nready));
     }
     /* pods without a value: on a scale-down a missing pod uses exactly the target, on a
-     * scale-up missing and pending pods use nothing */
+     * scale-up missing and pending pods use nothing; at a ratio of exactly 1 the missing
+     * pods are left out (the ratio stays 1: no change) */
     double sum = o->sum;
-    int32_t n = o->nready + o->nmissing;
+    int32_t n = o->nready;
+    if (o->nmissing > 0 && ratio != 1.0)
+        n += o->nmissing;
     if (o->nmissing > 0 && ratio < 1.0)
         sum += target * o->nmissing;
     if (up_unready)

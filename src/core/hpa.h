@@ -7,7 +7,9 @@
  *   1. current above maxReplicas or below minReplicas: that bound, nothing else;
  *   2. per metric (replica calculator): ratio = mean over pods with a value / target; pending
  *      pods (unready) count as 0 when ratio > 1, running pods without a value yet (missing)
- *      count as the target when ratio < 1 and as 0 when ratio > 1; within the tolerance
+ *      count as the target when ratio < 1 and as 0 when ratio > 1 (at exactly 1 they are
+ *      left out); a pod counts as missing for one metric and not for another when its
+ *      device gives one and not the other (core/podmetric.h); within the tolerance
  *      (1 - scaleDown.tolerance <= ratio <= 1 + scaleUp.tolerance, 0.1 each by default) the
  *      proposal is current; else ceil(ratio * pods counted) (a proposal that the unready or
  *      missing pods would turn around keeps current). No pod with a value: the metric is
@@ -83,12 +85,14 @@ void gs_hpa_rules_default_down(struct gs_hpa_rules *r);
  * -25 % per 300 s. */
 void gs_hpa_spec_article(struct gs_hpa_spec *s);
 
-/* What one metric's pods report this sync. */
+/* What one metric's pods report this sync, grouped as the controller's groupPods groups them
+ * for a Pods metric (readiness plays no part: only CPU looks at it); pods being deleted are
+ * not counted at all. */
 struct gs_hpa_obs {
     double sum;       /* of the values of the pods that report one */
-    int32_t nready;   /* pods that report a value */
+    int32_t nready;   /* running pods that report a value */
     int32_t nunready; /* pending pods */
-    int32_t nmissing; /* running pods without a value yet */
+    int32_t nmissing; /* running pods without a value (not yet, or their device gives none) */
 };
 
 /* The replica calculator for one metric: the proposal, or -1 when the metric is invalid (no

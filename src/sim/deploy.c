@@ -2,11 +2,13 @@
  * of replicas, pods of its class's shape that the world (sim/scenario.c) queues, places and
  * rates like any other pod; every 15 simulated seconds its requests are counted against its
  * ready replicas, each replica's load follows, and, when it autoscales, the HPA's own
- * arithmetic (core/hpa.c) sets the replica count: new replicas are pending pods, scale-down
- * deletes the ones a ReplicaSet deletes first. */
+ * arithmetic (core/hpa.c) sets the replica count from the metrics each replica's device
+ * gives (core/podmetric.h: a MIG slice of an A100 has no gpu_utilization): new replicas
+ * are pending pods, scale-down deletes the ones a ReplicaSet deletes first. */
 #include "../base/buf.h"
 #include "../base/error.h"
 #include "../core/hpa.h"
+#include "../core/podmetric.h"
 #include "build.h"
 #include "run.h"
 #include "service.h"
@@ -106,6 +108,28 @@ static int svc_scale(struct sim *s, int k, int32_t want, const struct gs_hpa_dec
     return rc;
 }
 
+/* What replica p holds, as the agent tells a pod's devices apart (core/podmetric.h): the
+ * model of its (first) GPU and the kind of device; false when it holds no GPU. */
+static bool svc_device(const struct sim *s, const struct pod *p, int *model,
+                       enum gs_pod_device *dev)
+{
+    if (p->alloc.ndev == 0)
+        return false;
+    const struct gs_gpu *g = &s->c.gpus[p->alloc.gpu[0]];
+    *model = g->model;
+    if (p->alloc.kind == GS_REQ_MIG)
+        *dev = GS_PODDEV_MIG;
+    else if (g->mode == GS_GPU_TIMESLICE)
+        *dev = GS_PODDEV_TIMESLICE;
+    else if (g->mode == GS_GPU_MPS)
+        *dev = GS_PODDEV_MPS;
+    else if (p->alloc.kind == GS_REQ_FRACTION)
+        *dev = GS_PODDEV_FRACTION;
+    else
+        *dev = GS_PODDEV_WHOLE;
+    return true;
+}
+
 /* Every 15 s: the requests of the next 15 s against the ready replicas (each replica's busy
  * share follows its load), then the HPA's sync. */
 int gs__deploy_tick(struct sim *s, int k, bool *sched)
@@ -137,6 +161,9 @@ int gs__deploy_tick(struct sim *s, int k, bool *sched)
     }
     struct gs_hpa_obs obs[GS_HPA_MAX_METRICS];
     memset(obs, 0, sizeof(obs));
+    int metric[GS_HPA_MAX_METRICS];
+    for (int m = 0; m < sv->hpa.nmetrics; m++)
+        metric[m] = gs_podmetric_find(sv->hpa.metric[m].name);
     for (int j = 0; j < v->npods && !rc; j++) {
         int pi = v->pods[j];
         struct pod *p = &s->pods[pi];
@@ -150,9 +177,20 @@ int gs__deploy_tick(struct sim *s, int k, bool *sched)
         rc = gs__sim_set_busy(s, pi, r.rho < 1.0 ? r.rho : 1.0);
         if (measured)
             v->used_s += gs__sim_pod_used(p) * span;
-        for (int m = 0; m < sv->hpa.nmetrics; m++)
-            obs[m].sum +=
-                strcmp(sv->hpa.metric[m].name, "gpu_utilization") == 0 ? r.util_pct : r.latency_ms;
+        /* each metric as the replica's device gives it: one the agent cannot measure
+         * there is missing for this pod, as the metrics API would return nothing */
+        int model = -1;
+        enum gs_pod_device dev = GS_PODDEV_WHOLE;
+        bool gpu = svc_device(s, p, &model, &dev);
+        for (int m = 0; m < sv->hpa.nmetrics; m++) {
+            bool server = gs_podmetric_source(metric[m]) == GS_PODMETRIC_SERVER;
+            if (!server && (!gpu || !gs_podmetric_has(metric[m], model, dev))) {
+                obs[m].nmissing++;
+                continue;
+            }
+            obs[m].sum += metric[m] == GS_PODMETRIC_GPU_UTILIZATION ? r.util_pct : r.latency_ms;
+            obs[m].nready++;
+        }
         if (measured) {
             v->requests += share * span;
             v->missed += share * span * r.miss;
@@ -177,9 +215,8 @@ int gs__deploy_tick(struct sim *s, int k, bool *sched)
     if (rc || !v->autoscale)
         return rc;
     for (int m = 0; m < sv->hpa.nmetrics; m++) {
-        obs[m].nready = nready;
         obs[m].nunready = npending;
-        obs[m].nmissing = nstarting;
+        obs[m].nmissing += nstarting; /* running, not serving yet: no value */
     }
     struct gs_hpa_decision d;
     int32_t want = gs_hpa_sync(&sv->hpa, &v->hpa, s->now, v->npods, obs, &d);

@@ -7,6 +7,9 @@
 #include "../base/buf.h"
 #include "../base/error.h"
 #include "../base/rng.h"
+#include "../core/catalog.h"
+#include "../core/podmetric.h"
+#include "scenario.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -121,6 +124,95 @@ int32_t gs_svc_peak_replicas(const struct gs_sc_service *s)
     if (n < 1)
         n = 1;
     return n > GS_SC_MAX_REPLICAS ? GS_SC_MAX_REPLICAS : (int32_t)n;
+}
+
+/* Metric pm of class k's replicas under strategy st: whether some replica has it (*none
+ * false) and the node groups where a replica lacks it (bit per group, into *lack). MIG
+ * slices of the class's profile under a MIG strategy, else whole GPUs or replicas. */
+static void metric_under(const struct gs_scenario *sc, const struct gs_sc_class *k,
+                         const struct gs_strategy *st, int pm, bool *none, uint64_t *lack)
+{
+    *none = false;
+    if (!(st->mig && k->mig[0])) {
+        *none = k->gpus == 0 && !k->mig[0] && gs_podmetric_source(pm) == GS_PODMETRIC_AGENT;
+        return;
+    }
+    bool some = false;
+    for (int g = 0; g < sc->ngroups && g < 64; g++) {
+        const struct gs_sc_group *grp = &sc->groups[g];
+        if (grp->gpus == 0 || grp->dra || !(grp->has_layout || grp->mig_config[0]) ||
+            gs_catalog_find_profile(grp->model, k->mig) < 0)
+            continue;
+        if (gs_podmetric_has(pm, grp->model, GS_PODDEV_MIG))
+            some = true;
+        else
+            *lack |= 1ull << g;
+    }
+    *none = !some;
+}
+
+int gs_svc_check_metrics(const struct gs_scenario *sc, const struct gs_strategy *const *st, int nst,
+                         struct gs_buf *warn, struct gs_error *err)
+{
+    for (int c = 0; c < sc->nclasses; c++) {
+        const struct gs_sc_class *k = &sc->classes[c];
+        if (!k->service.on || !k->service.autoscale)
+            continue;
+        for (int m = 0; m < k->service.hpa.nmetrics; m++) {
+            const char *name = k->service.hpa.metric[m].name;
+            int pm = gs_podmetric_find(name);
+            uint64_t lack = 0;
+            char lacking[256] = "", nowhere[256] = "";
+            int nlacking = 0, nnone = 0;
+            for (int i = 0; i < nst; i++) {
+                uint64_t l = 0;
+                bool none;
+                metric_under(sc, k, st[i], pm, &none, &l);
+                lack |= l;
+                size_t o = strlen(lacking), q = strlen(nowhere);
+                if (l || none)
+                    snprintf(lacking + o, sizeof(lacking) - o, "%s%s", nlacking++ ? ", " : "",
+                             st[i]->name);
+                if (none)
+                    snprintf(nowhere + q, sizeof(nowhere) - q, "%s%s", nnone++ ? ", " : "",
+                             st[i]->name);
+            }
+            if (!nlacking)
+                continue;
+            char groups[256] = "", why[256] = "";
+            for (int g = 0, n = 0; g < sc->ngroups && g < 64; g++) {
+                if (!(lack >> g & 1))
+                    continue;
+                size_t o = strlen(groups);
+                snprintf(groups + o, sizeof(groups) - o, "%s'%s' (%s)", n ? ", " : "",
+                         sc->groups[g].name, gs_catalog_get(sc->groups[g].model)->name);
+                if (!n++)
+                    gs_podmetric_why_missing(pm, sc->groups[g].model, GS_PODDEV_MIG, why,
+                                             sizeof(why));
+            }
+            if (!why[0])
+                snprintf(why, sizeof(why), "its pods hold no GPU the agent could measure");
+            if (nnone == nst)
+                return gs_error_set(err, GS_EINVAL,
+                                    "class '%s': service.hpa reads %s, which none of its replicas "
+                                    "can report under %s: %s",
+                                    k->name, name, nowhere, why);
+            int rc = gs_buf_printf(warn,
+                                   "class '%s': service.hpa reads %s, which its replicas%s%s%s "
+                                   "lack under %s (%s); the HPA counts them as missing (0 on a "
+                                   "scale-up, the target on a scale-down)",
+                                   k->name, name, groups[0] ? " on MIG slices of " : "", groups,
+                                   groups[0] ? "" : " all", lacking, why);
+            if (!rc && nnone)
+                rc = gs_buf_printf(warn,
+                                   "; under %s none has it: it gives no scaling there, and no "
+                                   "scale-down while it is missing",
+                                   nowhere);
+            if (rc || (rc = gs_buf_puts(warn, "\n")))
+                return gs_error_set(err, rc, "out of memory");
+        }
+    }
+    return 0;
 }
 
 void gs_svc_mix_init(struct gs_svc_mix *m, double max_s)

@@ -51,6 +51,18 @@ void gs_svc_replica(const struct gs_sc_service *s, double lambda, double v,
  * (fixed_replicas when the scenario gives it). Not bounded by maxReplicas. */
 int32_t gs_svc_peak_replicas(const struct gs_sc_service *s);
 
+struct gs_strategy;
+struct gs_buf;
+
+/* Whether the HPAs of the scenario's autoscaled services read metrics their replicas' devices
+ * give (core/podmetric.h), under the strategies st[0..nst) that will run: a metric some
+ * replicas cannot give (a MIG slice of an A100 has no gpu_utilization) is one warning line in
+ * warn, naming the service, the metric, the node groups and the strategies. Returns 0, or
+ * GS_EINVAL with err naming them when under every one of those strategies no replica of a
+ * service could give a metric its HPA reads. */
+int gs_svc_check_metrics(const struct gs_scenario *sc, const struct gs_strategy *const *st, int nst,
+                         struct gs_buf *warn, struct gs_error *err);
+
 /* Request latencies over a run: a mixture of cut exponentials (weight: requests; mean L;
  * INFINITY: every request timed out). Consecutive components with one mean merge. */
 struct gs_svc_mix {

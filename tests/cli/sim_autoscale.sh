@@ -6,7 +6,8 @@
 # 2..20 replicas, holds the count for the 300 s scale-down window after the burst, then removes
 # at most 25 % of the count 300 s before, the youngest replicas first, back to about the count
 # it had before the burst. JSON: the autoscaler against the fixed count. Bad service keys are refused
-# with file:line and field path.
+# with file:line and field path; an HPA metric the replicas' devices cannot give is warned
+# about, or refused when no replica could give it.
 . "$(dirname "$0")/lib.sh"
 EX="$SRC/examples/elastic-inference.yaml"
 expect 0 "$GS" sim scenario "$EX" --decisions mig-priority && cp "$TMP/out" "$TMP/dec"
@@ -121,4 +122,16 @@ bad typo 't = t.replace("startup: 60s", "startup: 60s\n      warmup: 1m", 1)' \
     "typo.yaml:38: classes[0].service.warmup: unexpected field"
 bad burst 't = t.replace("factor: 3}", "factor: 3, shape: square}", 1)' \
     "burst.yaml:41: classes[0].service.load.bursts[0].shape: unexpected field"
+# the pool on A100 slices, which measure no gpu_utilization (no GPM): warned under every
+# strategy, refused where only MIG strategies run (no replica could ever report it)
+python3 - "$EX" "$TMP/a100.yaml" <<'PY'
+import sys
+open(sys.argv[2], "w").write(open(sys.argv[1]).read().replace("gpu: H100-80GB", "gpu: A100-80GB", 1))
+PY
+expect 0 "$GS" sim scenario "$TMP/a100.yaml" --format json &&
+    has "$TMP/err" "gpusched sim: warning: class 'inference-pool': service.hpa reads gpu_utilization, which its replicas on MIG slices of 'h100' (A100-80GB) lack under static-mig, mig-priority, dynamic-mig, all (MIG instances of A100-80GB measure no utilization: no GPM"
+[ "$(grep -c warning "$TMP/err")" = 1 ] && ok || fail "one warning, for gpu_utilization only"
+expect 2 "$GS" sim scenario "$TMP/a100.yaml" --decisions static-mig &&
+    has "$TMP/err" "gpusched sim: class 'inference-pool': service.hpa reads gpu_utilization, which none of its replicas can report under static-mig"
+expect 0 "$GS" sim scenario "$EX" --format json && [ ! -s "$TMP/err" ] && ok || fail "H100 slices: no warning"
 finish

@@ -8,9 +8,12 @@
 # scrape config and the inference pods; prometheus-adapter (sigs.k8s.io/prometheus-adapter, as
 # a Pod behind the APIService v1beta1.custom.metrics.k8s.io) serves them with the chart's
 # rules; kube-controller-manager's HPA controller scales the Deployment.
-#  - each pod's gpu_utilization is its own: the fake backend is told its processes (the
-#    containers' real PIDs) use 90 % of their time-sliced GPU, and the agent attributes them by
-#    PID -> container -> pod;
+#  - each pod's gpu_utilization is its own: the fake backend is told each pod's processes (the
+#    containers' real PIDs) use a different share of their time-sliced GPU, the agent
+#    attributes them by PID -> container -> pod, and the custom metrics API serves every pod
+#    its own value (a PID matched to the wrong pod fails there, though the mean would agree);
+#  - the HPA reads the pods' mean as the controller computes it: at 60 and 90 % (mean 75,
+#    within the 10 % tolerance of 70) and 150 and 170 ms (mean 160) it keeps 2 replicas;
 #  - utilization and latency raised: the HPA scales 2 -> 3, no further within the scale-up
 #    policy's period though the metrics ask more (Percent 50 per 120 s: ScalingLimited,
 #    ScaleUpLimit);
@@ -186,30 +189,39 @@ pod_pid() {
     cid="$(k get pod -n ai-inference "$1" -o jsonpath='{.status.containerStatuses[0].containerID}')"
     ctr -a "$E2E_NODE/containerd.sock" -n k8s.io tasks ls | awk -v c="${cid#containerd://}" '$1 == c {print $2}'
 }
-# load UTIL LATENCY: every inference pod's processes use UTIL % of their GPU (the fake backend
-# is told, by the containers' PIDs) and report LATENCY ms
+# load "UTIL..." "LATENCY...": the inference pods, by name, get the next UTIL % and LATENCY
+# ms of the lists (the last one for the pods past its end): the fake backend is told each
+# container's PID uses its UTIL % of its GPU, the pod's server reports its LATENCY. What each
+# pod should read is kept in $E2E_DIR/want-gpu_utilization and want-request_latency_ms.
 load() {
-    local p gpus=""
-    for p in $(k get pods -n ai-inference -l app=inference --field-selector=status.phase=Running -o name); do
+    local p gpus="" i=0 u l
+    local -a us=($1) ls=($2)
+    : > "$E2E_DIR/want-gpu_utilization"
+    : > "$E2E_DIR/want-request_latency_ms"
+    for p in $(k get pods -n ai-inference -l app=inference --field-selector=status.phase=Running -o name | LC_ALL=C sort); do
         p="${p#pod/}"
+        u=${us[$((i < ${#us[@]} ? i : ${#us[@]} - 1))]}
+        l=${ls[$((i < ${#ls[@]} ? i : ${#ls[@]} - 1))]}
+        i=$((i + 1))
         # the GPU the kubelet gave it (its NVIDIA_VISIBLE_DEVICES), not the annotation, which
         # the agent may not have corrected yet
-        gpus+="$p $(pod_pid "$p") $(k logs -n ai-inference "$p" | sed -n 's/^NVIDIA_VISIBLE_DEVICES=//p')"$'\n'
-        curl -sf "http://$(k get pod -n ai-inference "$p" -o jsonpath='{.status.podIP}'):8000/set?request_latency_ms=$2" >/dev/null ||
+        gpus+="$p $(pod_pid "$p") $(k logs -n ai-inference "$p" | sed -n 's/^NVIDIA_VISIBLE_DEVICES=//p') $u"$'\n'
+        curl -sf "http://$(k get pod -n ai-inference "$p" -o jsonpath='{.status.podIP}'):8000/set?request_latency_ms=$l" >/dev/null ||
             echo "could not set $p's latency"
+        echo "$p $u" >> "$E2E_DIR/want-gpu_utilization"
+        echo "$p $l" >> "$E2E_DIR/want-request_latency_ms"
     done
-    python3 - "$E2E_DIR/fake.json" "$1" "$gpus" "$E2E_DIR/inspect.txt" > "$E2E_DIR/fake-new.json" <<'P'
+    python3 - "$E2E_DIR/fake.json" "$gpus" "$E2E_DIR/inspect.txt" > "$E2E_DIR/fake-new.json" <<'P'
 import json, re, sys
 spec = json.load(open(sys.argv[1]))
-util = int(sys.argv[2])
-index = {m.group(2): int(m.group(1)) for m in re.finditer(r"^GPU (\d+): .*?, (GPU-[^,\s]+),", open(sys.argv[4]).read(), re.M)}
+index = {m.group(2): int(m.group(1)) for m in re.finditer(r"^GPU (\d+): .*?, (GPU-[^,\s]+),", open(sys.argv[3]).read(), re.M)}
 for g in spec["gpus"]:
     g.pop("processes", None)
-for line in sys.argv[3].splitlines():
-    pod, pid, uuid = line.split()
+for line in sys.argv[2].splitlines():
+    pod, pid, uuid, util = line.split()
     gpu = index[uuid]
     spec["gpus"][gpu].setdefault("processes", []).append(
-        {"pid": int(pid), "util": util, "mem_used_mib": 1024})
+        {"pid": int(pid), "util": int(util), "mem_used_mib": 1024})
 print(json.dumps(spec))
 P
     local cm
@@ -231,15 +243,54 @@ q = lambda v: Decimal(v[:-1]) / 1000 if v.endswith("m") else Decimal(v)
 print(round(sum(q(i["value"]) for i in it) / len(it)) if it else "")' 2>/dev/null
 }
 metric_is() { [ "$(metric "$1")" = "$2" ]; } # NAME VALUE
+per_pod() { # NAME: each pod's own value in the custom metrics API, "POD VALUE" by pod name
+    k get --raw "/apis/custom.metrics.k8s.io/v1beta1/namespaces/ai-inference/pods/*/$1" 2>/dev/null |
+        python3 -c 'import json,sys
+from decimal import Decimal
+q = lambda v: Decimal(v[:-1]) / 1000 if v.endswith("m") else Decimal(v)
+for i in sorted(json.load(sys.stdin)["items"], key=lambda i: i["describedObject"]["name"].encode()):
+    print(i["describedObject"]["name"], round(q(i["value"])))' 2>/dev/null
+}
+per_pod_ok() { [ "$(per_pod "$1")" = "$(cat "$E2E_DIR/want-$1")" ]; } # NAME: as load gave
+# wait_per_pod NAME: every pod reads its own value (a PID matched to the wrong pod, or one
+# pod's value served for another, fails here though the mean may agree)
+wait_per_pod() {
+    gs_wait 120 "custom.metrics.k8s.io serves each pod its own $1 ($(tr '\n' ' ' < "$E2E_DIR/want-$1"| sed 's/ $//'))" \
+        per_pod_ok "$1" || { echo "served:"; per_pod "$1"; ok=1; return; }
+    echo "ok   each pod reads its own $1: $(per_pod "$1" | paste -sd, | sed 's/,/, /g')"
+}
+# the HPA's own reading of a metric: status.currentMetrics' averageValue
+hpa_current() {
+    k get hpa -n ai-inference inference-hpa -o json | python3 -c 'import json,sys
+from decimal import Decimal
+q = lambda v: Decimal(v[:-1]) / 1000 if v.endswith("m") else Decimal(v)
+for m in json.load(sys.stdin).get("status", {}).get("currentMetrics") or []:
+    if m.get("type") == "Pods" and m["pods"]["metric"]["name"] == sys.argv[1]:
+        v = q(m["pods"]["current"]["averageValue"])
+        print(int(v) if v == int(v) else v)' "$1" 2>/dev/null
+}
+hpa_reads() { [ "$(hpa_current gpu_utilization)" = "$1" ] && [ "$(hpa_current request_latency_ms)" = "$2" ]; }
 
-load 90 600
-gs_wait 120 "custom.metrics.k8s.io serves the pods' gpu_utilization (90, each pod's own)" \
-    metric_is gpu_utilization 90 ||
-    { k get --raw /apis/custom.metrics.k8s.io/v1beta1 | head -c 600; echo; tail -5 "$E2E_DIR/prometheus.log"; ok=1; }
-gs_wait 60 "custom.metrics.k8s.io serves the pods' request_latency_ms (600)" \
-    metric_is request_latency_ms 600 || ok=1
+# each pod its own utilization (60 and 90) and latency (150 and 170): the HPA's mean is 75
+# (ratio 75/70 = 1.07, within its 10 % tolerance) and 160 (0.8: ceil(0.8 x 2) = 2), so it
+# keeps 2 replicas; the highest pod's 90 (1.29: ceil(2.57) = 3) or a sum would scale up
+load "60 90" "150 170"
+wait_per_pod gpu_utilization
+wait_per_pod request_latency_ms
 echo "custom metrics: gpu_utilization $(metric gpu_utilization), request_latency_ms $(metric request_latency_ms)"
 k apply -f "$E2E_DIR/hpa.yaml" >/dev/null
+gs_wait 120 "the HPA reads the pods' means (gpu_utilization 75, request_latency_ms 160)" hpa_reads 75 160 ||
+    { k get hpa -n ai-inference inference-hpa -o yaml | tail -30; ok=1; }
+desired="$(k get hpa -n ai-inference inference-hpa -o jsonpath='{.status.desiredReplicas}')"
+[ "$desired" = 2 ] && [ "$(replicas)" = 2 ] &&
+    echo "ok   the HPA keeps 2 replicas on the means (75/70 within the tolerance, 160/200 -> 2)" ||
+    fail "the HPA wants $desired replicas ($(replicas) now) at the means 75 and 160, want 2"
+
+# raised, each pod differently (80 and 100: mean 90; 500 and 700 ms: mean 600)
+load "80 100" "500 700"
+wait_per_pod gpu_utilization
+wait_per_pod request_latency_ms
+gs_wait 60 "the HPA reads the new means (90, 600)" hpa_reads 90 600 || ok=1
 t0=$SECONDS
 gs_wait 180 "the HPA scales inference-pool up" replicas_are -gt 2 ||
     { k describe hpa -n ai-inference inference-hpa | tail -15; ok=1; }
@@ -261,16 +312,20 @@ done
 # lowered: back to minReplicas only after the (shortened) scale-down window
 gs_wait 120 "the third pod running" gs_running ai-inference = 3 || ok=1
 t1=$SECONDS
-load 10 50
-# held by the stabilization window first (AbleToScale: ScaleDownStabilized), then scaled down
-stabilized=""
+load "5 10 15" "40 50 60"
+# held by the stabilization window first (AbleToScale: ScaleDownStabilized), then scaled down;
+# meanwhile (the window is short: no waiting before it) each of the 3 pods reads its own value
+stabilized="" own=""
 for _ in $(seq 1 180); do
     [ "$(replicas)" -lt 3 ] && break
     [ "$(hpa_reason AbleToScale)" = ScaleDownStabilized ] && stabilized=yes
+    [ -z "$own" ] && per_pod_ok gpu_utilization && own="$(per_pod gpu_utilization | paste -sd, | sed 's/,/, /g')"
     sleep 1
 done
 down=$((SECONDS - t1))
 echo "scaled down to $(replicas) $down s after the load fell (scale-down window 30 s here)"
+[ -n "$own" ] && echo "ok   each pod reads its own gpu_utilization: $own" ||
+    fail "the 3 pods did not read their own gpu_utilization ($(tr '\n' ' ' < "$E2E_DIR/want-gpu_utilization")) before the scale-down: $(per_pod gpu_utilization | paste -sd,)"
 [ -n "$stabilized" ] && echo "ok   the stabilization window held the scale-down first (ScaleDownStabilized)" ||
     fail "the HPA never reported AbleToScale/ScaleDownStabilized before scaling down"
 [ "$(replicas)" = 2 ] || fail "scaled down to $(replicas), want 2 (minReplicas)"

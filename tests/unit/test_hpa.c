@@ -278,3 +278,90 @@ Test(hpa, history_stays_bounded)
     cr_assert_leq(st.nup, 12, "scale-up events: %d", st.nup);
     cr_assert_leq(st.ndown, 22, "scale-down events: %d", st.ndown);
 }
+
+/* Cases of the Kubernetes HPA controller's own tests (pkg/controller/podautoscaler,
+ * replica_calculator_test.go, v1.37), replayed on the replica calculator: the Pods metric
+ * cases as they are (values in units of the metric, milli-units divided by 1000), and the
+ * resource cases whose arithmetic is the Pods metric's (equal requests; a missing pod falls
+ * back to max(100 %, target) of its request, which is the target when the target is 100 %;
+ * failed and deleted pods are not counted). A pod without a value is missing for its metric
+ * (its device gives none, core/podmetric.h); a pending pod is unready. */
+struct upstream_case {
+    const char *name;
+    int32_t current;
+    double target, up_tolerance; /* 0: the default 0.1 */
+    double value[8];
+    int nvalues, nmissing, nunready;
+    int32_t want;
+};
+
+Test(hpa, upstream_replica_calculator_cases)
+{
+    const struct upstream_case cases[] = {
+        /* TestReplicaCalcPodMetric */
+        {"scale up", 3, 15, 0, {20, 10, 30}, 3, 0, 0, 4},
+        {"scale up: unready hot-CPU pod scales less", 3, 15, 0, {50, 10, 30}, 3, 0, 0, 6},
+        {"scale up: unready hot-CPU pods avoid scale-down", 3, 15, 0, {50, 15, 30}, 3, 0, 0, 7},
+        {"scale down", 5, 20, 0, {12, 12, 12, 12, 12}, 5, 0, 0, 3},
+        {"within default tolerance", 3, 20, 0, {20, 21, 21}, 3, 0, 0, 3},
+        {"outside configurable 1% tolerance", 3, 20, 0.01, {20, 21, 21}, 3, 0, 0, 4},
+        {"no change: missing metrics", 5, 20, 0, {20, 19, 21}, 3, 2, 0, 5},
+        {"rolling update with maxSurge: extra pod missing metric", 2, 17, 0, {10, 10}, 2, 1, 0, 2},
+        /* TestReplicaCalcResourceMissingMetrics, target 100 % */
+        {"some pods missing metrics scales down", 4, 100, 0, {40, 9.5}, 2, 2, 0, 3},
+        {"no change: metric equal to target", 2, 100, 0, {100}, 1, 1, 0, 2},
+        {"no change: metric above target", 2, 100, 0, {190}, 1, 1, 0, 2},
+        {"no change: metric below target", 2, 100, 0, {60}, 1, 1, 0, 2},
+        /* TestReplicaCalcResourceScale */
+        {"scale up: failed pods ignored", 2, 30, 0, {50, 70}, 2, 0, 0, 4},
+        {"scale up: pods being deleted are ignored", 2, 30, 0, {50, 70}, 2, 0, 0, 4},
+        {"scale down: exclude unscheduled pods", 5, 50, 0, {10}, 1, 0, 4, 1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct upstream_case *c = &cases[i];
+        struct gs_hpa_spec s;
+        gs_hpa_spec_article(&s);
+        s.up.tolerance = s.down.tolerance = GS_HPA_TOLERANCE;
+        if (c->up_tolerance > 0)
+            s.up.tolerance = c->up_tolerance;
+        struct gs_hpa_obs o = {0, c->nvalues, c->nunready, c->nmissing};
+        for (int k = 0; k < c->nvalues; k++)
+            o.sum += c->value[k];
+        int32_t got = gs_hpa_metric_replicas(&s, c->current, c->target, &o);
+        cr_expect_eq(got, c->want, "%s: got %d, want %d", c->name, got, c->want);
+    }
+}
+
+/* A metric no pod's device gives (gpu_utilization of A100 MIG slices) is invalid every sync:
+ * alone it never scales; beside a valid one it lets that one scale up, never down (the
+ * controller's computeReplicasForMetrics); one metric missing for some pods only is computed
+ * from the others, the missing ones counted as 0 going up and as the target going down. */
+Test(hpa, a_metric_no_device_gives)
+{
+    struct gs_hpa_spec s;
+    gs_hpa_spec_article(&s);
+    struct gs_hpa_state st;
+    struct gs_hpa_decision d;
+    struct gs_hpa_obs none = {0, 0, 0, 4}; /* 4 running replicas, no value */
+    gs_hpa_state_init(&st);
+    s.nmetrics = 1;
+    cr_assert_eq(gs_hpa_sync(&s, &st, 0, 4, &none, &d), 4);
+    cr_assert_str_eq(d.reason, "FailedGetPodsMetric");
+    s.nmetrics = 2;
+    struct gs_hpa_obs low[2] = {none, {4 * 60, 4, 0, 0}}; /* latency 60 ms of 200 */
+    for (int t = 0; t <= 900; t += 15)
+        cr_assert_eq(gs_hpa_sync(&s, &st, t, 4, low, &d), 4, "no scale-down at %d s", t);
+    struct gs_hpa_obs high[2] = {none, {4 * 400, 4, 0, 0}}; /* 400 ms: ratio 2 */
+    gs_hpa_state_init(&st);
+    int32_t r = 4;
+    for (int t = 0; t <= 90; t += 15)
+        r = gs_hpa_sync(&s, &st, t, r, high, &d);
+    cr_assert_eq(r, 6, "scaled up by latency (+50 %% per 120 s), got %d", r);
+    /* 2 of 4 on slices without the metric: going up they count as 0 */
+    struct gs_hpa_obs half = {2 * 140, 2, 0, 2}; /* 140 against 70: ratio 2, 280 / 4 -> 1 */
+    cr_assert_eq(gs_hpa_metric_replicas(&s, 4, 70, &half), 4, "damped to no change");
+    half.sum = 2 * 210; /* ratio 3; with the 2 at 0: 1.5 -> 6 */
+    cr_assert_eq(gs_hpa_metric_replicas(&s, 4, 70, &half), 6);
+    half.sum = 2 * 14; /* ratio 0.2; with the 2 at the target: (28 + 140) / 4 / 70 = 0.6 */
+    cr_assert_eq(gs_hpa_metric_replicas(&s, 4, 70, &half), 3);
+}

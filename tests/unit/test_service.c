@@ -3,6 +3,7 @@
  * exponential tail cut at the timeout, the metrics it reports), the count sized for the peak,
  * latency quantiles over a run; and services in the simulation: only scheduled, ready
  * replicas serve, the autoscaler against a fixed count on one load. */
+#include "base/buf.h"
 #include "base/error.h"
 #include "sim/scenario.h"
 #include "sim/service.h"
@@ -226,4 +227,117 @@ Test(service, autoscaled_and_fixed_runs_serve_one_load)
                 (int)f.svc[0].fixed_replicas, f.svc[0].gpu_hours, f.svc[0].sla_miss_pct);
     gs_scenario_release(sc);
     free(sc);
+}
+
+/* One GPU carved into seven 1g.10gb slices, 4 replicas at a low load (each replica well
+ * under both targets): the HPA wants 2. %s: the model; %s: the HPA's metrics. */
+static const char *seven_slices =
+    "duration: 3h\nwarmup: 1h\n"
+    "node_groups:\n  - {name: g, gpu: %s, nodes: 1, gpus: 1, mig_layout: {\"1g.10gb\": 7}}\n"
+    "classes:\n  - name: pool\n    kind: online-inference\n"
+    "    request: {gpus: 1, mig: 1g.10gb, cpu: 1, memory: 1Gi}\n    util: 0.35\n"
+    "    service:\n      replicas: 4\n      capacity: 2\n      latency: {base: 50ms}\n"
+    "      load: {rate: 0.8}\n      hpa:\n        metrics:\n%s";
+#define UTIL_METRIC                                                                                \
+    "          - {type: Pods, pods: {metric: {name: gpu_utilization}, target: {type: "             \
+    "AverageValue, averageValue: \"70\"}}}\n"
+#define LATENCY_METRIC                                                                             \
+    "          - {type: Pods, pods: {metric: {name: request_latency_ms}, target: {type: "          \
+    "AverageValue, averageValue: \"200\"}}}\n"
+
+static struct gs_svc_stats run_slices(const char *gpu, const char *metrics)
+{
+    char text[2048];
+    snprintf(text, sizeof(text), seven_slices, gpu, metrics);
+    struct gs_scenario *sc = parse(text);
+    struct gs_sim_result r;
+    cr_assert_eq(gs_sim_run(sc, gs_strategy_find("static-mig"), &r, NULL), 0);
+    cr_assert_eq(r.nsvc, 1);
+    gs_scenario_release(sc);
+    free(sc);
+    return r.svc[0];
+}
+
+/* The HPA reads what each replica's device gives: an H100 slice reports its utilization
+ * (GPM), an A100 slice none, so on A100 slices gpu_utilization is missing for every replica:
+ * alone it never scales, beside request_latency_ms it blocks every scale-down. */
+Test(service, the_hpa_reads_only_what_the_device_gives)
+{
+    struct gs_svc_stats h = run_slices("H100-80GB", UTIL_METRIC);
+    cr_assert_gt(h.scale_downs, 0, "H100 slices: utilization read, scaled down");
+    cr_assert_float_eq(h.replicas_mean, 2, 1e-9, "%f", h.replicas_mean);
+    struct gs_svc_stats a = run_slices("A100-80GB", UTIL_METRIC);
+    cr_assert_eq(a.scale_downs + a.scale_ups, 0, "A100 slices: no utilization, no scaling");
+    cr_assert_float_eq(a.replicas_mean, 4, 1e-9, "%f", a.replicas_mean);
+    struct gs_svc_stats both = run_slices("A100-80GB", UTIL_METRIC LATENCY_METRIC);
+    cr_assert_eq(both.scale_downs, 0, "an invalid metric blocks the scale-down");
+    cr_assert_float_eq(both.replicas_mean, 4, 1e-9);
+    struct gs_svc_stats lat = run_slices("A100-80GB", LATENCY_METRIC);
+    cr_assert_gt(lat.scale_downs, 0, "the server's latency is there on any slice");
+    cr_assert_float_eq(lat.replicas_mean, 2, 1e-9);
+}
+
+static int check(const char *text, const char *strategy, struct gs_buf *warn, struct gs_error *err)
+{
+    struct gs_scenario *sc = parse(text);
+    const struct gs_strategy *st[GS_SIM_STRATEGIES];
+    int n = strategy ? 1 : GS_SIM_STRATEGIES;
+    for (int k = 0; k < n; k++)
+        st[k] = strategy ? gs_strategy_find(strategy) : gs_strategy_get(k);
+    int rc = gs_svc_check_metrics(sc, st, n, warn, err);
+    gs_scenario_release(sc);
+    free(sc);
+    return rc;
+}
+
+/* A scenario whose HPA reads a metric its replicas' devices cannot give says so: a warning
+ * naming the class, the metric and the node groups when some replicas (or some strategies)
+ * lack it, an error when under every strategy run none has it. */
+Test(service, a_metric_the_devices_cannot_give_is_reported)
+{
+    char text[2048];
+    struct gs_buf warn;
+    struct gs_error err;
+    gs_buf_init(&warn, 0);
+    gs_error_init(&err);
+    snprintf(text, sizeof(text), seven_slices, "H100-80GB", UTIL_METRIC LATENCY_METRIC);
+    cr_assert_eq(check(text, NULL, &warn, &err), 0);
+    cr_assert_eq(warn.len, 0, "H100 slices give both: %s", warn.data);
+    snprintf(text, sizeof(text), seven_slices, "A100-80GB", LATENCY_METRIC);
+    cr_assert_eq(check(text, "static-mig", &warn, &err), 0);
+    cr_assert_eq(warn.len, 0, "latency is the server's: %s", warn.data);
+    /* all strategies: whole A100s (exclusive, time-slicing, MPS) give it, slices do not */
+    snprintf(text, sizeof(text), seven_slices, "A100-80GB", UTIL_METRIC LATENCY_METRIC);
+    cr_assert_eq(check(text, NULL, &warn, &err), 0);
+    cr_assert(strstr(warn.data, "'pool'") && strstr(warn.data, "gpu_utilization") &&
+                  strstr(warn.data, "'g' (A100-80GB)") && strstr(warn.data, "static-mig") &&
+                  !strstr(warn.data, "exclusive,") && strstr(warn.data, "GPM"),
+              "%s", warn.data);
+    cr_assert(strstr(warn.data, "no scale-down"), "%s", warn.data);
+    gs_buf_reset(&warn);
+    /* only MIG strategies run: no replica could ever report it */
+    cr_assert_eq(check(text, "static-mig", &warn, &err), GS_EINVAL);
+    cr_assert(strstr(err.msg, "'pool'") && strstr(err.msg, "gpu_utilization") &&
+                  strstr(err.msg, "none of its replicas"),
+              "%s", err.msg);
+    /* two groups: the pool's slices on the A100 lack it, on the H100 not */
+    const char *mixed =
+        "duration: 3h\nwarmup: 1h\n"
+        "node_groups:\n  - {name: a, gpu: A100-80GB, nodes: 1, gpus: 1, mig_layout: "
+        "{\"1g.10gb\": 7}}\n  - {name: h, gpu: H100-80GB, nodes: 1, gpus: 1, mig_layout: "
+        "{\"1g.10gb\": 7}}\n"
+        "classes:\n  - name: pool\n    kind: online-inference\n"
+        "    request: {gpus: 1, mig: 1g.10gb, cpu: 1, memory: 1Gi}\n    util: 0.35\n"
+        "    service:\n      capacity: 2\n      latency: {base: 50ms}\n"
+        "      load: {rate: 0.8}\n";
+    cr_assert_eq(check(mixed, "static-mig", &warn, &err), 0, "%s", err.msg);
+    cr_assert(strstr(warn.data, "'a' (A100-80GB)") && !strstr(warn.data, "'h'") &&
+                  !strstr(warn.data, "no scale-down"),
+              "%s", warn.data);
+    gs_buf_release(&warn);
+    /* the default scenario reads what its devices give */
+    gs_buf_init(&warn, 0);
+    cr_assert_eq(check(gs_default_scenario_yaml, NULL, &warn, &err), 0);
+    cr_assert_eq(warn.len, 0, "%s", warn.data);
+    gs_buf_release(&warn);
 }
