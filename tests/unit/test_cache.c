@@ -356,7 +356,7 @@ Test(inventory, bad_annotations_are_refused_with_the_field)
     struct {
         const char *text, *want;
     } cases[] = {
-        {"{\"v\":2,\"gpus\":[]}", "v: expected version 1"},
+        {"{\"v\":3,\"gpus\":[]}", "v: expected version 1 to 2"},
         {"{\"v\":1,\"gpus\":[],\"x\":1}", "x: unknown field"},
         {"{\"v\":1,\"gpus\":[{\"i\":0,\"uuid\":\"a\",\"model\":\"A100-80GB\",\"mem\":1},"
          "{\"i\":0,\"uuid\":\"b\",\"model\":\"A100-80GB\",\"mem\":1}]}",
