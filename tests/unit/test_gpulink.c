@@ -4,16 +4,22 @@
  * before breaking a free pair; with NVSwitch (every GPU linked alike) PCIe and NUMA decide.
  * The links travel in the node inventory (version 2, read back unchanged; a version-1 text is
  * still read and still written when no link is known), become the engine's device choice
- * through the cluster, and steer the device plugin's GetPreferredAllocation. A node without
- * links keeps the index order it always had. */
+ * through the cluster, steer the device plugin's GetPreferredAllocation, and, as DRA device
+ * attributes, the DRA allocator's choice for a request of several GPUs. A node without links
+ * keeps the index order it always had. */
 #include "agent/deviceplugin.h"
 #include "agent/gpu.h"
 #include "base/error.h"
 #include "core/catalog.h"
 #include "core/cluster.h"
+#include "core/dra.h"
 #include "core/fit.h"
 #include "core/gpulink.h"
+#include "formats/draobj.h"
+#include "formats/draslice.h"
 #include "formats/inventory.h"
+
+#include "fixtures.h"
 
 #include "deviceplugin.pb-c.h"
 
@@ -355,4 +361,119 @@ Test(gpulink, fake_backend_pairs_on_two_numa_nodes)
     expect_set(out, (int[]){4, 5, 6, 7}, 4, "fake pairs, GPU 1 busy");
     gs_gpu_close(b);
     unlink(path);
+}
+
+/* The DRA allocator: whole GPUs whose devices carry the agent's link attributes; a request of
+ * several devices gets the best-linked ones. */
+static int32_t one_node(void *ctx, const char *node)
+{
+    (void)ctx;
+    (void)node;
+    return 0;
+}
+
+static int dra_alloc(struct gs_dra_state *st, const struct gs_draobj_world *w,
+                     const struct gs_draobj_class *cls, int count, char *out, size_t n)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf),
+             "{\"metadata\":{\"namespace\":\"ai\",\"name\":\"c\",\"uid\":\"u-c\","
+             "\"resourceVersion\":\"7\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","
+             "\"exactly\":{\"deviceClassName\":\"gpu.gpusched.io\",\"count\":%d}}]}}}",
+             count);
+    json_t *o = json_of(buf);
+    static struct gs_draobj_claim c;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_draobj_claim_read(o, &c, &err), 0, "%s", err.msg);
+    json_decref(o);
+    struct gs_draobj_prep p;
+    cr_assert_eq(gs_draobj_prepare(&c, cls, 1, &w->w, &p, &err), 0, "%s", err.msg);
+    struct gs_dra_result r;
+    int rc = gs_dra_allocate(st, &p.c, 0, 1, &r);
+    out[0] = '\0';
+    int idx[GS_DRA_MAX_COUNT];
+    for (int k = 0; rc == 0 && k < r.n; k++) {
+        const struct gs_dra_attr *a = NULL;
+        for (int t = 0; t < w->w.dev[r.dev[k]].nattrs; t++)
+            if (!strcmp(w->w.dev[r.dev[k]].attrs[t].name, "gpu.gpusched.io/index"))
+                a = &w->w.dev[r.dev[k]].attrs[t];
+        cr_assert_not_null(a);
+        idx[k] = (int)a->v.i;
+    }
+    for (int k = 0; rc == 0 && k < r.n; k++)
+        for (int j = k + 1; j < r.n; j++)
+            if (idx[j] < idx[k]) {
+                int t = idx[j];
+                idx[j] = idx[k];
+                idx[k] = t;
+            }
+    for (int k = 0; rc == 0 && k < r.n; k++)
+        snprintf(out + strlen(out), n - strlen(out), "%s%d", k ? "," : "", idx[k]);
+    gs_draobj_prep_release(&p);
+    gs_draobj_claim_release(&c);
+    return rc;
+}
+
+Test(gpulink, dra_requests_of_several_gpus_get_linked_ones)
+{
+    static struct gs_draslice_node n;
+    memset(&n, 0, sizeof(n));
+    n.node = "links";
+    n.generation = 1;
+    n.ngpus = 8;
+    for (int g = 0; g < 8; g++) {
+        struct gs_draslice_gpu *x = &n.gpus[g];
+        x->index = g;
+        snprintf(x->uuid, sizeof(x->uuid), "GPU-links-%d", g);
+        x->model = gs_catalog_find("H100-80GB");
+        x->mem_mib = 81920;
+        x->healthy = true;
+        x->numa_ok = true;
+        x->numa = (uint8_t)(g / 4);
+        snprintf(x->pcie_root, sizeof(x->pcie_root), "pci0000:%02x", g / 4 * 0x80);
+        snprintf(x->pcie_switch, sizeof(x->pcie_switch), "0000:1%d:00.0", g / 2);
+        x->nvlink_peers = 1u << (g ^ 1);
+        x->nvlinks = 4;
+    }
+    struct gs_error err;
+    gs_error_init(&err);
+    json_t *a = gs_draslice_build(&n, &err);
+    cr_assert(a, "%s", err.msg);
+    char *text = json_dumps(a, JSON_COMPACT);
+    cr_assert(text && strstr(text, "\"resource.kubernetes.io/pcieRoot\"") != NULL);
+    cr_expect(strstr(text, "\"nvlinkPeers\":{\"int\":2}") != NULL, "%.300s", text);
+    free(text);
+    static struct gs_draobj_slice slices[8];
+    const struct gs_draobj_slice *sp[8];
+    size_t ns = json_array_size(a);
+    cr_assert_leq(ns, 8);
+    for (size_t i = 0; i < ns; i++) {
+        cr_assert_eq(gs_draobj_slice_read(json_array_get(a, i), &slices[i], &err), 0, "%s",
+                     err.msg);
+        sp[i] = &slices[i];
+    }
+    json_decref(a);
+    static struct gs_draobj_world w;
+    cr_assert_eq(gs_draobj_world_build(sp, (int)ns, one_node, NULL, &w), 0);
+    struct gs_draobj_class cls;
+    json_t *o = json_of("{\"metadata\":{\"name\":\"gpu.gpusched.io\"},\"spec\":{\"selectors\":[{"
+                        "\"cel\":{\"expression\":\"device.driver == 'gpu.gpusched.io' && "
+                        "device.attributes['gpu.gpusched.io'].type == 'gpu'\"}}]}}");
+    cr_assert_eq(gs_draobj_class_read(o, &cls, &err), 0, "%s", err.msg);
+    json_decref(o);
+    struct gs_dra_state st;
+    cr_assert_eq(gs_dra_state_init(&st, &w.w), 0);
+    char got[64];
+    cr_assert_eq(dra_alloc(&st, &w, &cls, 1, got, sizeof(got)), 0);
+    cr_expect_str_eq(got, "0");
+    cr_assert_eq(dra_alloc(&st, &w, &cls, 2, got, sizeof(got)), 0);
+    cr_expect_str_eq(got, "2,3", "a whole pair beside GPU 0");
+    cr_assert_eq(dra_alloc(&st, &w, &cls, 4, got, sizeof(got)), 0);
+    cr_expect_str_eq(got, "4,5,6,7", "two whole pairs");
+    gs_dra_state_release(&st);
+    gs_draobj_class_release(&cls);
+    gs_draobj_world_release(&w);
+    for (size_t i = 0; i < ns; i++)
+        gs_draobj_slice_release(&slices[i]);
 }
