@@ -686,7 +686,7 @@ static const struct gs_gpu_ops nvml_ops = {
 static void sysfs_links(struct gs_gpu_info *in, const nvmlPciInfo_t *pci, bool numa_known)
 {
     char dev[64], p[128], real[PATH_MAX];
-    snprintf(dev, sizeof(dev), "%04x:%02x:%02x.0", pci->domain & 0xffff, pci->bus & 0xff,
+    snprintf(dev, sizeof(dev), "%04x:%02x:%02x.0", pci->domain, pci->bus & 0xff,
              pci->device & 0x1f);
     snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s", dev);
     if (realpath(p, real) && strncmp(real, "/sys/devices/", 13) == 0 &&
