@@ -8,7 +8,7 @@
  * pairs. gs_link_choose takes the set of the free GPUs with the highest score; among sets of
  * equal score it takes the one whose GPUs are least linked to the free GPUs it leaves behind
  * (so a 1-GPU pod takes a GPU whose NVLink partner is busy, and whole pairs stay free), then
- * the lowest indexes. Every set of up to GS_LINK_MAX_GPUS GPUs is weighed (at most 12,870).
+ * the lowest indexes. Every set is weighed: at most 12,870 (8 of 16 GPUs), each in O(k).
  *
  * A node's links are one struct gs_gpu_link per GPU, indexed by the node-local GPU index (the
  * physical index where the node's inventory gives one); all zero means not known. Plain data;
