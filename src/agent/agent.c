@@ -50,6 +50,22 @@ int gs_agent_monitor_config(const char *path, struct gs_agent_opts *o, struct gs
 
 /* ---------- inspect ---------- */
 
+/* A GPU's links as the inventory publishes them: NUMA node, PCIe path, NVLink peers. */
+static void inspect_links(struct gs_buf *o, const struct gs_gpu_info *in, int n)
+{
+    char nv[256] = "";
+    size_t off = 0;
+    for (int j = 0; j < n && j < GS_AGENT_MAX_GPUS && off < sizeof(nv); j++)
+        if (in->nvlink[j] && j != in->index)
+            off += (size_t)snprintf(nv + off, sizeof(nv) - off, "%sGPU %d x%u", off ? ", " : "", j,
+                                    in->nvlink[j]);
+    char numa[16] = "not known";
+    if (in->numa_ok)
+        snprintf(numa, sizeof(numa), "%u", in->numa);
+    gs_buf_printf(o, "  links: NUMA node %s, PCIe %s, NVLink %s\n", numa,
+                  in->pci_path[0] ? in->pci_path : "not known", nv[0] ? nv : "none");
+}
+
 int gs_agent_inspect(struct gs_gpu_backend *b, char *out, size_t size)
 {
     struct gs_buf o;
@@ -78,6 +94,7 @@ int gs_agent_inspect(struct gs_gpu_backend *b, char *out, size_t size)
                       (unsigned long long)(m.mem_total >> 20), m.power_w, m.temp_c, m.sm_clock_mhz,
                       m.mem_clock_mhz, (unsigned long long)m.ecc_uncorrected,
                       (unsigned long long)m.ecc_corrected);
+        inspect_links(&o, &in, n);
         struct gs_gpu_proc ps[GS_AGENT_MAX_PROCS];
         int nps = b->ops->processes(b, i, ps, GS_AGENT_MAX_PROCS);
         if (nps < 0)

@@ -184,7 +184,39 @@ struct avail {
     const char *uuid;
     int gpu;
     bool taken;
+    bool whole; /* a whole GPU: its ID is its GPU UUID */
 };
+
+/* The rest of a request for whole GPUs, where the GPUs' links are known: the best-linked set
+ * with the ones taken so far (core/gpulink.h). False when it does not apply (a device that is
+ * not a whole GPU, links not known): the caller packs. */
+static bool prefer_linked(const struct gs_dp_plugin *p, char *const *av, struct avail *x, size_t na,
+                          size_t want, char **out, size_t *n)
+{
+    bool known = false;
+    for (int g = 0; g < GS_LINK_MAX_GPUS; g++)
+        known = known || gs_link_known(&p->hooks.links[g]);
+    uint32_t free = 0, must = 0;
+    for (size_t a = 0; a < na && known; a++) {
+        if (x[a].gpu < 0)
+            continue;
+        if (!x[a].whole || x[a].gpu >= GS_LINK_MAX_GPUS)
+            return false;
+        free |= 1u << x[a].gpu;
+        must |= x[a].taken ? 1u << x[a].gpu : 0;
+    }
+    int set[GS_LINK_MAX_GPUS];
+    if (!known ||
+        gs_link_choose(p->hooks.links, GS_LINK_MAX_GPUS, free, must, (int)want, set) != (int)want)
+        return false;
+    for (size_t k = 0; k < want; k++)
+        for (size_t a = 0; a < na && *n < want; a++)
+            if (x[a].gpu == set[k] && !x[a].taken) {
+                x[a].taken = true;
+                out[(*n)++] = av[a];
+            }
+    return true;
+}
 
 /* The preferred devices of one checked container request, into out (room for
  * allocation_size): the must-include ones, then the devices the scheduler recorded for the pod
@@ -215,6 +247,8 @@ static long prefer(struct gs_dp_plugin *p, const V1beta1__ContainerPreferredAllo
         const struct gs_dp_device *d = find_dev(p, av[a]);
         x[a].gpu = d && d->gpu >= 0 && d->gpu < GS_DP_MAX_DEVS ? d->gpu : -1;
         x[a].uuid = x[a].gpu >= 0 ? d->uuid : NULL; /* stable: the list is not freed */
+        x[a].whole = x[a].gpu >= 0 && !d->milli && strcmp(d->id, d->uuid) == 0 &&
+                     strncmp(d->uuid, "GPU-", 4) == 0;
         if (x[a].gpu >= 0)
             left[x[a].gpu]++;
     }
@@ -237,6 +271,8 @@ static long prefer(struct gs_dp_plugin *p, const V1beta1__ContainerPreferredAllo
         }
     }
     pthread_mutex_unlock(&p->mu);
+    if (n < want && p->hooks.sharing == GS_DP_PLAIN)
+        prefer_linked(p, av, x, na, want, out, &n);
     while (n < want) {
         long best = -1;
         for (size_t a = 0; a < na; a++)

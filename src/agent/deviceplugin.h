@@ -10,7 +10,9 @@
  *
  * GetPreferredAllocation steers the kubelet to the devices the scheduler recorded for the pod
  * it is admitting (the pick hook: the device plugin API names no pod, the agent's pod tracker
- * resolves it), else packs onto the fewest GPUs. Allocate answers NVIDIA_VISIBLE_DEVICES with
+ * resolves it), else, for whole GPUs on a node whose GPU links are known, the best-linked
+ * set (NVLink, then PCIe and NUMA, as NVIDIA's device plugin's best-effort policy), else
+ * packs onto the fewest GPUs. Allocate answers NVIDIA_VISIBLE_DEVICES with
  * the GPU or MIG UUIDs behind the IDs, then tells the agent what it gave (the allocated hook).
  * An MPS replica or a fraction runs as an MPS client of its GPU's control daemon: the answer
  * adds CUDA_MPS_PIPE_DIRECTORY with the daemon's pipe folder mounted (and its shared-memory
@@ -29,6 +31,8 @@
  * available devices are never preferred; running out of memory gets RESOURCE_EXHAUSTED. */
 #ifndef GS_AGENT_DEVICEPLUGIN_H
 #define GS_AGENT_DEVICEPLUGIN_H
+
+#include "../core/gpulink.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -71,6 +75,9 @@ struct gs_dp_hooks {
      * runs. */
     int (*mps_live)(void *user, int gpu, char *pipe, char *shm, size_t size);
     void *user;
+    /* The links between the node's GPUs by GPU index (all zero: not known): whole GPUs the
+     * scheduler did not name are preferred as the best-linked set (core/gpulink.h). */
+    struct gs_gpu_link links[GS_LINK_MAX_GPUS];
 };
 
 struct gs_dp_plugin;

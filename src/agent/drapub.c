@@ -58,6 +58,31 @@ json_t *gs_drapub_slices(struct gs_drapub *p)
     return json_incref(p->built);
 }
 
+/* A GPU's links as its device's attributes (draslice.h): NUMA node, the PCIe root complex and
+ * the bridge above the GPU's port (its switch) from the PCIe path, the NVLink peers. */
+static void slice_links(const struct gs_gpu_info *info, struct gs_draslice_gpu *g)
+{
+    g->numa_ok = info->numa_ok;
+    g->numa = info->numa;
+    const char *part[16];
+    int len[16], n = 0;
+    for (const char *c = info->pci_path; *c && n < 16;) {
+        const char *e = strchr(c, '/');
+        part[n] = c;
+        len[n++] = e ? (int)(e - c) : (int)strlen(c);
+        c = e ? e + 1 : c + strlen(c);
+    }
+    if (n >= 2 && len[0] < (int)sizeof(g->pcie_root))
+        snprintf(g->pcie_root, sizeof(g->pcie_root), "%.*s", len[0], part[0]);
+    if (n >= 4 && len[n - 3] < (int)sizeof(g->pcie_switch))
+        snprintf(g->pcie_switch, sizeof(g->pcie_switch), "%.*s", len[n - 3], part[n - 3]);
+    for (int j = 0; j < GS_AGENT_MAX_GPUS && j < 32; j++)
+        if (info->nvlink[j] && j != info->index) {
+            g->nvlink_peers |= 1u << j;
+            g->nvlinks = info->nvlink[j] > g->nvlinks ? info->nvlink[j] : g->nvlinks;
+        }
+}
+
 /* The node as the backend has it now, dynamic instances marked. */
 static void node_now(struct gs_drapub *p, struct gs_gpu_backend *b,
                      const struct gs_draclaims *claims, struct gs_draslice_node *n)
@@ -79,6 +104,7 @@ static void node_now(struct gs_drapub *p, struct gs_gpu_backend *b,
         g->mem_mib = info.mem_mib;
         g->mig_enabled = info.mig_enabled;
         g->healthy = p->healthy[i];
+        slice_links(&info, g);
         struct gs_mig_inst inst[GS_AGENT_MAX_INST];
         int k = info.mig_enabled ? b->ops->mig_list(b, i, inst, GS_AGENT_MAX_INST) : 0;
         for (int q = 0; q < k && g->ninst < GS_DRASLICE_MAX_INST; q++) {

@@ -1,5 +1,6 @@
-/* gpu.c - what gpu.h offers besides a backend's own calls: closing any backend, and the
- * catalog lookups both backends (and their users) make on what a backend reports. */
+/* gpu.c - what gpu.h offers besides a backend's own calls: closing any backend, the catalog
+ * lookups both backends (and their users) make on what a backend reports, and the links
+ * between the GPUs a backend reports (core/gpulink.h). */
 #include "gpu.h"
 
 #include <string.h>
@@ -51,4 +52,20 @@ void gs_gpu_close(struct gs_gpu_backend *b)
 {
     if (b)
         b->ops->close(b);
+}
+
+void gs_gpu_links(const struct gs_gpu_info *info, int n, struct gs_gpu_link out[GS_LINK_MAX_GPUS])
+{
+    memset(out, 0, sizeof(struct gs_gpu_link) * GS_LINK_MAX_GPUS);
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            const struct gs_gpu_info *x = &info[a], *y = &info[b];
+            if (a == b || x->index < 0 || x->index >= GS_LINK_MAX_GPUS || y->index < 0 ||
+                y->index >= GS_LINK_MAX_GPUS)
+                continue;
+            uint8_t nx = x->nvlink[y->index], ny = y->nvlink[x->index];
+            out[x->index].nvlink[y->index] = nx < ny ? nx : ny;
+            out[x->index].pcie[y->index] = (uint8_t)gs_link_pcie_level(
+                x->pci_path, x->numa_ok ? x->numa : -1, y->pci_path, y->numa_ok ? y->numa : -1);
+        }
 }

@@ -20,6 +20,7 @@
 #define GS_AGENT_GPU_H
 
 #include "../core/catalog.h"
+#include "../core/gpulink.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -37,6 +38,11 @@ struct gs_gpu_info {
     bool mig_capable;
     bool mig_enabled, mig_pending; /* current mode; a mode change waiting for a reset */
     uint8_t cc_major, cc_minor;    /* CUDA compute capability (7.0 Volta); 0.0: not known */
+    /* links, as far as the backend knows them (false, "" and 0 where it does not) */
+    bool numa_ok;
+    uint8_t numa;                      /* NUMA node of the GPU, with numa_ok */
+    char pci_path[160];                /* PCIe path from the root complex (inventory.h) */
+    uint8_t nvlink[GS_AGENT_MAX_GPUS]; /* NVLink links to the GPU of each index */
 };
 
 struct gs_gpu_metrics {
@@ -140,6 +146,11 @@ const char *gs_gpu_profile_name(int model, uint32_t profile_id);
 /* The CUDA compute capability of a catalog model as major * 10 + minor (60 for P100, 70 for
  * V100), or 0 for a model whose capability the table lacks (the trace's G2, G3, "other"). */
 int gs_gpu_compute_capability(int model);
+
+/* The links between GPUs info[0..n) (core/gpulink.h), out[index] for each GPU index below
+ * GS_LINK_MAX_GPUS: NVLink as the lower of the two GPUs' counts, the PCIe level from their
+ * paths and NUMA nodes; all zero where the backend knows nothing. */
+void gs_gpu_links(const struct gs_gpu_info *info, int n, struct gs_gpu_link out[GS_LINK_MAX_GPUS]);
 
 /* The ops of a backend whose calls are named <p>_count, <p>_info, ... <p>_close: every slot
  * filled, in one place for all backends. */

@@ -30,7 +30,15 @@
  * numbers the instances of the file from 1 in their order). As NVML, no per-process
  * utilization is offered in MIG mode, so "util" with "instance" is refused. At most
  * GS_AGENT_MAX_PROCS processes per GPU. A GPU's compute capability is its model's (P100 6.0,
- * V100 7.0, T4 7.5, ...: gs_gpu_compute_capability), as NVML reports it. */
+ * V100 7.0, T4 7.5, ...: gs_gpu_compute_capability), as NVML reports it.
+ * "topology", read at open, links the GPUs as a server board does:
+ *   "topology": {"nvlink": "pairs", "links": 4, "numa_nodes": 2}
+ * "nvlink" is "none", "pairs" (GPUs 0-1, 2-3, ... each pair NVLink-bridged) or "all" (every
+ * GPU to every other through NVSwitch); "links" the NVLink links of each linked pair (1..18:
+ * 4 by default for pairs, 18 for all); "numa_nodes" (1..8, default 1) splits the GPUs in
+ * index order over as many NUMA nodes, one PCIe root complex each. Each pair of GPUs sits
+ * under one PCIe switch. Without it the GPUs' links are not known (as on a backend that
+ * cannot tell). */
 #include "gpu.h"
 
 #include "../base/error.h"
@@ -102,7 +110,8 @@ static const struct live_field {
 };
 
 /* The other fields of each object of the description. */
-static const char *const top_keys[] = {"gpus", NULL};
+static const char *const top_keys[] = {"gpus", "topology", NULL};
+static const char *const topo_keys[] = {"nvlink", "links", "numa_nodes", NULL};
 static const char *const gpu_keys[] = {"model",     "uuid", "mig",  "instances",
                                        "processes", "xids", "busy", NULL};
 static const char *const inst_keys[] = {"profile", "start", "busy", "util", "mem_used_mib", NULL};
@@ -507,6 +516,41 @@ static int reread_gpu(struct fgpu *g, const json_t *o, const char *file, const c
     return 0;
 }
 
+/* The "topology" of the fake GPUs f->g[0..n) (see the top). */
+static int read_topology(struct fake *f, int n, const json_t *t, const char *file,
+                         struct gs_error *err)
+{
+    if (!json_is_object(t))
+        return gs_error_set(err, GS_EINVAL, "%s: topology: expected an object", file);
+    int rc = check_fields(t, topo_keys, false, file, "topology", err);
+    if (rc)
+        return rc;
+    const char *kind = json_string_value(json_object_get(t, "nvlink"));
+    if (json_object_get(t, "nvlink") &&
+        (!kind || (strcmp(kind, "none") && strcmp(kind, "pairs") && strcmp(kind, "all"))))
+        return gs_error_set(err, GS_EINVAL,
+                            "%s: topology.nvlink: expected \"none\", \"pairs\" or \"all\"", file);
+    bool all = kind && !strcmp(kind, "all"), pairs = kind && !strcmp(kind, "pairs");
+    double links = all ? 18 : 4, numa = 1;
+    if ((rc = num_at(t, "links", 1, 18, true, &links, file, "topology", err)) ||
+        (rc = num_at(t, "numa_nodes", 1, 8, true, &numa, file, "topology", err)))
+        return rc;
+    for (int i = 0; i < n; i++) {
+        struct gs_gpu_info *g = &f->g[i].info;
+        int u = i * (int)numa / n, pair = i / 2, r = (u * 0x20) & 0xff;
+        g->numa_ok = true;
+        g->numa = (uint8_t)u;
+        snprintf(g->pci_path, sizeof(g->pci_path),
+                 "pci0000:%02x/0000:%02x:%02x.0/0000:%02x:00.0/0000:%02x:%02x.0/0000:%02x:00.0", r,
+                 r, (pair + 1) & 0x1f, (r + 4 * pair + 1) & 0xff, (r + 4 * pair + 2) & 0xff, i % 2,
+                 (r + 4 * pair + 3 + i % 2) & 0xff);
+        for (int j = 0; j < n; j++)
+            if (j != i && (all || (pairs && j / 2 == pair)))
+                g->nvlink[j] = (uint8_t)links;
+    }
+    return 0;
+}
+
 static int load(struct fake *f, bool first, struct gs_error *err)
 {
     json_error_t je;
@@ -548,6 +592,9 @@ static int load(struct fake *f, bool first, struct gs_error *err)
             goto out;
     }
     tmp.n = (int)json_array_size(gpus);
+    const json_t *topo = json_object_get(root, "topology");
+    if (first && topo && (rc = read_topology(&tmp, tmp.n, topo, f->path, err)))
+        goto out;
     *f = tmp;
 out:
     json_decref(root);

@@ -15,13 +15,20 @@
  *   - processes: nvmlDeviceGetComputeRunningProcesses_v3 and, for MPS clients,
  *     nvmlDeviceGetMPSComputeRunningProcesses_v3 (PID, memory, GPU instance), and the SM
  *     utilization samples of nvmlDeviceGetProcessUtilization since the newest one seen by
- *     the previous call (none in MIG mode, where NVML offers none). */
+ *     the previous call (none in MIG mode, where NVML offers none).
+ * Links, read once at open and optional as well: each GPU's NUMA node
+ * (nvmlDeviceGetNumaNodeId, else the PCI device's numa_node in sysfs), its PCIe path (the
+ * device's place under /sys/devices, from the root complex down), and its NVLink links
+ * (nvmlDeviceGetNvLinkState for each link, nvmlDeviceGetNvLinkRemotePciInfo_v2 for what the
+ * active ones reach: another GPU is a peer; anything else, an NVSwitch, through which every
+ * GPU with switch links reaches every other with the fewer links of the two). */
 #include "gpu.h"
 
 #include "../base/error.h"
 #include "../base/log.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +178,9 @@ struct sym {
     nvmlReturn_t (*gpm_free)(nvmlGpmSample_t);
     nvmlReturn_t (*gpm_mig_sample)(nvmlDevice_t, unsigned int, nvmlGpmSample_t);
     nvmlReturn_t (*gpm_metrics)(nvmlGpmMetricsGet_t *);
+    nvmlReturn_t (*numa)(nvmlDevice_t, unsigned int *);
+    nvmlReturn_t (*nvl_state)(nvmlDevice_t, unsigned int, int *);
+    nvmlReturn_t (*nvl_remote)(nvmlDevice_t, unsigned int, nvmlPciInfo_t *);
 };
 
 /* The GPM sample a MIG instance's last reading ended with. */
@@ -670,6 +680,69 @@ static const struct gs_gpu_ops nvml_ops = {
     GS_GPU_OPS(n),
 };
 
+#define NVML_NVLINK_MAX_LINKS 18
+
+/* GPU i's sysfs PCI name ("0000:3b:00.0"), its NUMA node and its PCIe path from sysfs. */
+static void sysfs_links(struct gs_gpu_info *in, const nvmlPciInfo_t *pci, bool numa_known)
+{
+    char dev[64], p[128], real[PATH_MAX];
+    snprintf(dev, sizeof(dev), "%04x:%02x:%02x.0", pci->domain, pci->bus & 0xff,
+             pci->device & 0x1f);
+    snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s", dev);
+    if (realpath(p, real) && strncmp(real, "/sys/devices/", 13) == 0 &&
+        strlen(real + 13) < sizeof(in->pci_path))
+        snprintf(in->pci_path, sizeof(in->pci_path), "%s", real + 13);
+    snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/numa_node", dev);
+    FILE *f = numa_known ? NULL : fopen(p, "r");
+    int node = -1;
+    if (f && fscanf(f, "%d", &node) == 1 && node >= 0 && node < 256) {
+        in->numa_ok = true;
+        in->numa = (uint8_t)node;
+    }
+    if (f)
+        fclose(f);
+}
+
+/* Every GPU's NUMA node, PCIe path and NVLink links (see the top). */
+static void read_links(struct nvml *x)
+{
+    nvmlPciInfo_t pci[GS_AGENT_MAX_GPUS];
+    int sw[GS_AGENT_MAX_GPUS] = {0}; /* links to NVSwitches */
+    memset(pci, 0, sizeof(pci));
+    for (unsigned int i = 0; i < x->n; i++) {
+        struct gs_gpu_info *in = &x->info[i];
+        unsigned int node;
+        if (x->s.numa && x->s.numa(x->dev[i], &node) == 0 && node < 256) {
+            in->numa_ok = true;
+            in->numa = (uint8_t)node;
+        }
+        if (x->s.pci(x->dev[i], &pci[i]) == 0)
+            sysfs_links(in, &pci[i], in->numa_ok);
+    }
+    for (unsigned int i = 0; x->s.nvl_state && x->s.nvl_remote && i < x->n; i++) {
+        for (unsigned int l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+            int active = 0;
+            nvmlPciInfo_t r;
+            if (x->s.nvl_state(x->dev[i], l, &active) != 0 || !active ||
+                x->s.nvl_remote(x->dev[i], l, &r) != 0)
+                continue;
+            int peer = -1;
+            for (unsigned int j = 0; j < x->n && peer < 0; j++)
+                if (j != i && pci[j].domain == r.domain && pci[j].bus == r.bus &&
+                    pci[j].device == r.device)
+                    peer = (int)j;
+            if (peer >= 0 && x->info[i].nvlink[peer] < 255)
+                x->info[i].nvlink[peer]++;
+            else if (peer < 0)
+                sw[i]++;
+        }
+    }
+    for (unsigned int i = 0; i < x->n; i++)
+        for (unsigned int j = 0; j < x->n; j++)
+            if (i != j && sw[i] && sw[j] && !x->info[i].nvlink[j])
+                x->info[i].nvlink[j] = (uint8_t)(sw[i] < sw[j] ? sw[i] : sw[j]);
+}
+
 #define LOOK(field, sym)                                                                           \
     do {                                                                                           \
         *(void **)&x->s.field = dlsym(x->lib, sym);                                                \
@@ -743,6 +816,9 @@ int gs_gpu_open_nvml(struct gs_gpu_backend **out, char *why, unsigned why_size)
     LOOK_OPTIONAL(gpm_free, "nvmlGpmSampleFree");
     LOOK_OPTIONAL(gpm_mig_sample, "nvmlGpmMigSampleGet");
     LOOK_OPTIONAL(gpm_metrics, "nvmlGpmMetricsGet");
+    LOOK_OPTIONAL(numa, "nvmlDeviceGetNumaNodeId");
+    LOOK_OPTIONAL(nvl_state, "nvmlDeviceGetNvLinkState");
+    LOOK_OPTIONAL(nvl_remote, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
     if (!x->s.gpm_alloc || !x->s.gpm_free)
         x->s.gpm_support = NULL; /* GPM needs all of them */
     nvmlReturn_t r = x->s.init();
@@ -796,6 +872,7 @@ int gs_gpu_open_nvml(struct gs_gpu_backend **out, char *why, unsigned why_size)
         x->gpm[i] =
             x->s.gpm_support && x->s.gpm_support(x->dev[i], &gs) == 0 && gs.isSupportedDevice;
     }
+    read_links(x);
     b->impl = x;
     return 0;
 none:

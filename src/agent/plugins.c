@@ -182,6 +182,8 @@ static struct gs_dp_hooks hooks_of(struct gs_plugins *a, const char *resource)
                             .mps_live = live,
                             .user = a,
                             .replicas = a->o.replicas};
+    if (strcmp(resource, "nvidia.com/gpu") == 0)
+        gs_gpu_links(a->g->info, a->g->n, h.links); /* links are fixed: read once at start */
     if (strcmp(resource, MILLI_RESOURCE) == 0)
         h.sharing = GS_DP_FRACTION;
     else if (dp && dp->sharing == GS_SHARING_MPS && a->o.replicas > 1 &&

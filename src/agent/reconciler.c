@@ -170,6 +170,11 @@ static char *inventory_text(const struct gs_reconciler *r)
         g->healthy = s->h[i].healthy;
         snprintf(g->health, sizeof(g->health), "%s", g->healthy ? "" : s->h[i].why);
         g->replicas = 1;
+        g->has_numa = gi->numa_ok;
+        g->numa = gi->numa;
+        snprintf(g->pci, sizeof(g->pci), "%s", gi->pci_path);
+        for (int j = 0; j < GS_AGENT_MAX_GPUS && j < GS_MAX_GPUS_NODE; j++)
+            g->nvlink[j] = j == gi->index ? 0 : gi->nvlink[j];
         if (gi->mig_enabled) {
             g->mode = GS_GPU_MIG;
             for (int q = 0; q < s->ninst[i] && g->ninst < GS_INV_MAX_INST; q++) {

@@ -10,6 +10,7 @@
 #define GS_CLUSTER_H
 
 #include "catalog.h"
+#include "gpulink.h"
 #include "labels.h"
 #include "mig.h"
 
@@ -21,6 +22,8 @@
 #define GS_LABEL_KEY_MAX 64
 #define GS_LABEL_VAL_MAX 64
 #define GS_MILLI         1000
+
+_Static_assert(GS_LINK_MAX_GPUS == GS_MAX_GPUS_NODE, "gpulink.h: one index per GPU of a node");
 
 enum gs_gpu_mode {
     GS_GPU_WHOLE = 0, /* exclusive GPUs only */
@@ -43,6 +46,7 @@ struct gs_gpu {
     struct gs_mig_placement mig; /* MIG: instances */
     uint8_t mig_used;            /* bit i: instance i is allocated */
     float util;                  /* simulated busy fraction of the whole GPU (0..1), used share */
+    struct gs_gpu_link link;     /* links to the node's other GPUs (all zero: not known) */
 };
 
 /* One label of a selector (node selector, queue selectors): fixed size, plain data. A node's

@@ -7,6 +7,7 @@
 #include "dra.h"
 
 #include "../base/error.h"
+#include "gpulink.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -378,6 +379,88 @@ static int cmp_cand(const void *pa, const void *pb)
     return (a->dev > b->dev) - (a->dev < b->dev);
 }
 
+/* ---------- the best-linked devices of a multi-device request ---------- */
+
+/* The link attributes a driver may publish on a GPU device (gpusched's agent does). */
+#define LINK_INDEX  "gpu.gpusched.io/index"
+#define LINK_PEERS  "gpu.gpusched.io/nvlinkPeers" /* int: bit j, an NVLink to GPU index j */
+#define LINK_COUNT  "gpu.gpusched.io/nvlinks"     /* int: NVLink links to each peer */
+#define LINK_NUMA   "gpu.gpusched.io/numaNode"
+#define LINK_SWITCH "gpu.gpusched.io/pcieSwitch"
+#define LINK_ROOT   "resource.kubernetes.io/pcieRoot"
+
+static bool attr_int(const struct gs_dra_device *d, const char *qname, int64_t *out)
+{
+    const struct gs_dra_attr *a = attr_q(d, qname);
+    if (!a || a->v.type != GS_DRA_INT)
+        return false;
+    *out = a->v.i;
+    return true;
+}
+
+/* The link between devices a and b (core/gpulink.h) from their attributes: NVLink where each
+ * names the other's index among its peers, the PCIe level from a shared switch, root complex or
+ * NUMA node. Devices of different pools share no link. */
+static void pair_link(const struct gs_dra_device *a, const struct gs_dra_device *b, uint8_t *nv,
+                      uint8_t *pcie)
+{
+    int64_t ia, ib, pa, pb, na = 1, nb = 1, ua, ub;
+    *nv = 0;
+    *pcie = GS_PCIE_UNKNOWN;
+    if (a->node != b->node || strcmp(a->pool, b->pool) != 0 || strcmp(a->driver, b->driver) != 0)
+        return;
+    if (attr_int(a, LINK_INDEX, &ia) && attr_int(b, LINK_INDEX, &ib) && ia >= 0 && ia < 64 &&
+        ib >= 0 && ib < 64 && attr_int(a, LINK_PEERS, &pa) && attr_int(b, LINK_PEERS, &pb) &&
+        (pa >> ib & 1) && (pb >> ia & 1)) {
+        attr_int(a, LINK_COUNT, &na);
+        attr_int(b, LINK_COUNT, &nb);
+        int64_t m = na < nb ? na : nb;
+        *nv = (uint8_t)(m < 1 ? 1 : m > 255 ? 255 : m);
+    }
+    const char *sa = gs_dra_attr_str(a, LINK_SWITCH), *sb = gs_dra_attr_str(b, LINK_SWITCH);
+    const char *ra = gs_dra_attr_str(a, LINK_ROOT), *rb = gs_dra_attr_str(b, LINK_ROOT);
+    if (sa && sb && strcmp(sa, sb) == 0)
+        *pcie = GS_PCIE_SINGLE_SWITCH;
+    else if (ra && rb && strcmp(ra, rb) == 0)
+        *pcie = GS_PCIE_HOST_BRIDGE;
+    else if (attr_int(a, LINK_NUMA, &ua) && attr_int(b, LINK_NUMA, &ub))
+        *pcie = ua == ub ? GS_PCIE_SAME_CPU : GS_PCIE_CROSS_CPU;
+}
+
+/* For a request of count > 1 devices among n candidates (at most GS_LINK_MAX_GPUS) whose links
+ * are known: the best-linked set of count first, the others after, each part in its order.
+ * Candidates without link attributes keep their order. */
+static void link_order(const struct gs_dra_state *s, struct cand *cands, int n, int count)
+{
+    if (count < 2 || n <= count || n > GS_LINK_MAX_GPUS)
+        return;
+    struct gs_gpu_link links[GS_LINK_MAX_GPUS];
+    memset(links, 0, sizeof(links));
+    bool known = false;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j) {
+                pair_link(&s->w->dev[cands[i].dev], &s->w->dev[cands[j].dev], &links[i].nvlink[j],
+                          &links[i].pcie[j]);
+                known = known || links[i].nvlink[j] || links[i].pcie[j];
+            }
+    int pick[GS_LINK_MAX_GPUS];
+    if (!known || gs_link_choose(links, n, (1u << n) - 1, 0, count, pick) != count)
+        return;
+    struct cand sorted[GS_LINK_MAX_GPUS];
+    bool chosen[GS_LINK_MAX_GPUS] = {false};
+    int k = 0;
+    for (int c = 0; c < count; c++)
+        chosen[pick[c]] = true;
+    for (int i = 0; i < n; i++)
+        if (chosen[i])
+            sorted[k++] = cands[i];
+    for (int i = 0; i < n; i++)
+        if (!chosen[i])
+            sorted[k++] = cands[i];
+    memcpy(cands, sorted, sizeof(*cands) * (size_t)n);
+}
+
 /* ---------- the search ---------- */
 
 struct search {
@@ -571,6 +654,7 @@ static bool try_sub(struct search *x, int r, int sub)
                 pop(x);
     } else if (sb->count >= 1 && sb->count <= GS_DRA_MAX_COUNT && n >= sb->count) {
         qsort(cands, (size_t)n, sizeof(*cands), cmp_cand);
+        link_order(x->s, cands, n, sb->count);
         ok = choose(x, r, sub, cands, n, 0, sb->count);
     }
     if (cands != stack)

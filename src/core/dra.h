@@ -24,7 +24,11 @@
  *   - then the device whose taking leaves the most other devices of its counter set still
  *     allocatable (the most future MIG fits), each counted with its weight in the state
  *     (the demand for it, when the caller knows it);
- *   - then the device order of the world (deterministic).
+ *   - then the device order of the world (deterministic);
+ * and for a request of several devices whose devices carry link attributes (NVLink peers
+ * gpu.gpusched.io/nvlinkPeers and nvlinks, gpu.gpusched.io/pcieSwitch, the standard
+ * resource.kubernetes.io/pcieRoot, gpu.gpusched.io/numaNode; at most 16 candidates), the
+ * best-linked set first, as the engine chooses whole GPUs (core/gpulink.h).
  * The search is a bounded backtracking (GS_DRA_MAX_STEPS); past the bound the claim does not
  * fit. Pure data, no I/O, no global state; not thread-safe per state. */
 #ifndef GS_DRA_H

@@ -217,6 +217,33 @@ void gs_reasons_str(const struct gs_reasons *r, const struct gs_request *req, ch
     }
 }
 
+/* Whole GPUs on a node whose links are known: the best-linked set (core/gpulink.h). False on a
+ * node without links, whose GPUs are taken in index order. */
+static bool choose_linked(const struct gs_cluster *c, const struct gs_node *n,
+                          const struct gs_request *req, struct gs_alloc *a)
+{
+    struct gs_gpu_link links[GS_MAX_GPUS_NODE];
+    uint32_t free = 0;
+    bool known = false;
+    for (int i = 0; i < n->ngpus; i++) {
+        const struct gs_gpu *g = &c->gpus[n->gpu0 + i];
+        links[i] = g->link;
+        known = known || gs_link_known(&g->link);
+        if (gs__gpu_usable(g) && (g->mode == GS_GPU_WHOLE || g->mode == GS_GPU_FRACTION) &&
+            g->milli_free == GS_MILLI)
+            free |= 1u << i;
+    }
+    int pick[GS_MAX_GPUS_NODE];
+    if (!known || gs_link_choose(links, n->ngpus, free, 0, req->gpus, pick) != req->gpus)
+        return false;
+    for (int k = 0; k < req->gpus; k++) {
+        a->gpu[k] = n->gpu0 + pick[k];
+        a->slot[k] = -1;
+    }
+    a->ndev = (uint8_t)req->gpus;
+    return true;
+}
+
 static void choose_whole(const struct gs_cluster *c, const struct gs_node *n, int node,
                          const struct gs_request *req, struct gs_alloc *a)
 {
@@ -225,6 +252,8 @@ static void choose_whole(const struct gs_cluster *c, const struct gs_node *n, in
     a->ndev = 0;
     a->milli = GS_MILLI;
     bool whole_mem = !req->gpu_mem_mib || node_gpu_mem(c, n) >= req->gpu_mem_mib;
+    if (whole_mem && gs__fit_count_whole(c, n) >= req->gpus && choose_linked(c, n, req, a))
+        return;
     if (whole_mem && gs__fit_count_whole(c, n) >= req->gpus) {
         for (int i = 0; i < n->ngpus && a->ndev < req->gpus; i++) {
             const struct gs_gpu *g = &c->gpus[n->gpu0 + i];

@@ -72,8 +72,12 @@ json_t *gs__annot_load(const char *name, const char *text, size_t len, size_t ma
         return NULL;
     }
     const json_t *ver = json_object_get(o, "v");
-    if (!json_is_integer(ver) || json_integer_value(ver) != version) {
-        gs_error_set(err, GS_EINVAL, "%s annotation: v: expected version %d", name, version);
+    if (!json_is_integer(ver) || json_integer_value(ver) < 1 || json_integer_value(ver) > version) {
+        if (version == 1)
+            gs_error_set(err, GS_EINVAL, "%s annotation: v: expected version 1", name);
+        else
+            gs_error_set(err, GS_EINVAL, "%s annotation: v: expected version 1 to %d", name,
+                         version);
         json_decref(o);
         return NULL;
     }

@@ -25,7 +25,7 @@ int gs__annot_known(const json_t *o, const char *name, const char *path, const c
 int gs__annot_index(const json_t *g, const char *name, const char *path, int max, int *out,
                     struct gs_error *err);
 
-/* Load text (len bytes, at most max) as an object of version `version` whose fields are all in
+/* Load text (len bytes, at most max) as an object of version 1 to `version` whose fields are all in
  * keys (NULL-terminated; expect lists them for the message). Returns a new reference, or NULL
  * with err set. */
 json_t *gs__annot_load(const char *name, const char *text, size_t len, size_t max, int version,

@@ -241,6 +241,23 @@ static int cap_bytes(json_t *caps, const char *name, uint64_t v)
     return json_object_set_new(caps, name, json_pack("{s:s}", "value", s)) ? GS_ENOMEM : 0;
 }
 
+/* The whole GPU's links, those known. */
+static int link_attrs(json_t *attrs, const struct gs_draslice_gpu *g)
+{
+    int rc = 0;
+    if (g->numa_ok)
+        rc |= attr(attrs, "numaNode", "int", json_integer(g->numa));
+    if (g->pcie_root[0])
+        rc |= attr(attrs, "resource.kubernetes.io/pcieRoot", "string", json_string(g->pcie_root));
+    if (g->pcie_switch[0])
+        rc |= attr(attrs, "pcieSwitch", "string", json_string(g->pcie_switch));
+    if (g->nvlink_peers) {
+        rc |= attr(attrs, "nvlinkPeers", "int", json_integer(g->nvlink_peers));
+        rc |= attr(attrs, "nvlinks", "int", json_integer(g->nvlinks ? g->nvlinks : 1));
+    }
+    return rc;
+}
+
 static const char *product(const struct gs_draslice_gpu *g)
 {
     const struct gs_gpu_model *m =
@@ -267,6 +284,7 @@ static json_t *device(const struct gs_draslice_gpu *g, bool part, enum gs_dra_ki
         rc |= attr(attrs, "productName", "string", json_string(product(g)));
         rc |= attr(attrs, "index", "int", json_integer(g->index));
         rc |= attr(attrs, "mig", "bool", json_boolean(g->mig_enabled));
+        rc |= link_attrs(attrs, g);
         rc |= cap_bytes(caps, "memory", g->mem_mib * MIB);
         if (m && m->sms)
             rc |= cap_bytes(caps, "multiprocessors", m->sms);

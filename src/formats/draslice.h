@@ -69,6 +69,13 @@ struct gs_draslice_gpu {
     bool healthy;
     int ninst;
     struct gs_draslice_inst inst[GS_DRASLICE_MAX_INST];
+    /* links, published on the whole GPU's device where known (core/dra.h reads them) */
+    bool numa_ok;
+    uint8_t numa;          /* gpu.gpusched.io/numaNode */
+    char pcie_root[32];    /* resource.kubernetes.io/pcieRoot: the root complex, "pci0000:00" */
+    char pcie_switch[32];  /* gpu.gpusched.io/pcieSwitch: the bridge above the GPU's port */
+    uint32_t nvlink_peers; /* gpu.gpusched.io/nvlinkPeers: bit j, an NVLink to GPU index j */
+    uint8_t nvlinks;       /* gpu.gpusched.io/nvlinks: links to each peer */
 };
 
 struct gs_draslice_node {

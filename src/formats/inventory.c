@@ -67,18 +67,113 @@ static int read_inst(const json_t *v, struct gs_inv_inst *in, const char *path,
     return 0;
 }
 
+/* A PCIe path: 1 to GS_PCIE_PARTS components of [0-9A-Za-z:._-], separated by one '/'. */
+#define GS_PCIE_PARTS 16
+static bool pci_path_ok(const char *s)
+{
+    int parts = 1;
+    if (!s[0] || s[0] == '/' || s[strlen(s) - 1] == '/')
+        return false;
+    for (const char *c = s; *c; c++) {
+        bool sep = *c == '/';
+        if (sep && (c[1] == '/' || ++parts > GS_PCIE_PARTS))
+            return false;
+        if (!sep && !((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') ||
+                      (*c >= 'A' && *c <= 'Z') || *c == ':' || *c == '.' || *c == '_' || *c == '-'))
+            return false;
+    }
+    return true;
+}
+
+/* "nvlink": {"<peer index>": <links>, ...}. */
+static int read_nvlink(const json_t *v, struct gs_inv_gpu *out, const char *path,
+                       struct gs_error *err)
+{
+    char p[128];
+    if (!json_is_object(v))
+        return bad(err, path, "expected an object of peer GPU index to NVLink links");
+    const char *key;
+    const json_t *n;
+    json_object_foreach((json_t *)v, key, n)
+    {
+        snprintf(p, sizeof(p), "%s.%.8s", path, key);
+        char *end;
+        long peer = strtol(key, &end, 10);
+        bool digits = key[0] >= '0' && key[0] <= '9' && !(key[0] == '0' && key[1]);
+        if (!digits || *end || peer < 0 || peer >= GS_MAX_GPUS_NODE || peer == out->index)
+            return bad(err, p, "expected the index of another GPU (0 to 15)");
+        if (!json_is_integer(n) || json_integer_value(n) < 1 || json_integer_value(n) > 255)
+            return bad(err, p, "expected 1 to 255 NVLink links");
+        out->nvlink[peer] = (uint8_t)json_integer_value(n);
+    }
+    return 0;
+}
+
+/* The links of a GPU (version 2): numa, pci, nvlink. */
+static int read_links(const json_t *g, struct gs_inv_gpu *out, const char *path,
+                      struct gs_error *err)
+{
+    char p[96];
+    const json_t *numa = json_object_get(g, "numa");
+    if (numa) {
+        snprintf(p, sizeof(p), "%s.numa", path);
+        if (!json_is_integer(numa) || json_integer_value(numa) < 0 ||
+            json_integer_value(numa) > 255)
+            return bad(err, p, "expected a NUMA node of 0 to 255");
+        out->has_numa = true;
+        out->numa = (uint8_t)json_integer_value(numa);
+    }
+    snprintf(p, sizeof(p), "%s.pci", path);
+    if (copy_str(json_object_get(g, "pci"), out->pci, sizeof(out->pci), false, p, err))
+        return GS_EINVAL;
+    if (json_object_get(g, "pci") && !pci_path_ok(out->pci))
+        return bad(err, p,
+                   "expected the PCIe path from the root complex, '/' between bridges "
+                   "(\"pci0000:00/0000:00:01.0/0000:03:00.0\")");
+    const json_t *nv = json_object_get(g, "nvlink");
+    snprintf(p, sizeof(p), "%s.nvlink", path);
+    return nv ? read_nvlink(nv, out, p, err) : 0;
+}
+
+bool gs_inv_gpu_has_links(const struct gs_inv_gpu *g)
+{
+    for (int j = 0; j < GS_MAX_GPUS_NODE; j++)
+        if (g->nvlink[j] && j != g->index)
+            return true;
+    return g->has_numa || g->pci[0];
+}
+
+void gs_inventory_links(const struct gs_inventory *inv, struct gs_gpu_link out[GS_MAX_GPUS_NODE])
+{
+    memset(out, 0, sizeof(struct gs_gpu_link) * GS_MAX_GPUS_NODE);
+    for (int a = 0; a < inv->ngpus; a++) {
+        const struct gs_inv_gpu *x = &inv->gpus[a];
+        for (int b = 0; b < inv->ngpus; b++) {
+            const struct gs_inv_gpu *y = &inv->gpus[b];
+            if (a == b)
+                continue;
+            uint8_t nx = x->nvlink[y->index], ny = y->nvlink[x->index];
+            out[x->index].nvlink[y->index] = nx < ny ? nx : ny;
+            out[x->index].pcie[y->index] = (uint8_t)gs_link_pcie_level(
+                x->pci, x->has_numa ? x->numa : -1, y->pci, y->has_numa ? y->numa : -1);
+        }
+    }
+}
+
 static int read_gpu(const json_t *g, struct gs_inv_gpu *out, const char *path, struct gs_error *err)
 {
-    static const char *const keys[] = {"i",   "uuid",    "model",    "mem", "health",
-                                       "mig", "sharing", "replicas", NULL};
+    static const char *const keys[] = {"i",       "uuid",     "model", "mem", "health", "mig",
+                                       "sharing", "replicas", "numa",  "pci", "nvlink", NULL};
     char p[96];
     if (!json_is_object(g))
         return bad(err, path, "expected an object");
     if (gs__annot_known(g, GS_INVENTORY_ANNOTATION, path, keys,
-                        "i, uuid, model, mem, health, mig, sharing, replicas", err))
+                        "i, uuid, model, mem, health, mig, sharing, replicas, numa, pci, nvlink",
+                        err))
         return GS_EINVAL;
     memset(out, 0, sizeof(*out));
-    if (gs__annot_index(g, GS_INVENTORY_ANNOTATION, path, GS_MAX_GPUS_NODE, &out->index, err))
+    if (gs__annot_index(g, GS_INVENTORY_ANNOTATION, path, GS_MAX_GPUS_NODE, &out->index, err) ||
+        read_links(g, out, path, err))
         return GS_EINVAL;
     snprintf(p, sizeof(p), "%s.uuid", path);
     if (copy_str(json_object_get(g, "uuid"), out->uuid, sizeof(out->uuid), true, p, err))
@@ -176,11 +271,18 @@ int gs_inventory_read(const char *text, size_t len, struct gs_inventory *out, st
     if (!o)
         return GS_EINVAL;
     int rc = GS_EINVAL;
-    out->version = GS_INVENTORY_VERSION;
+    out->version = (int)json_integer_value(json_object_get(o, "v"));
     if (read_mig_status(o, out, err) ||
         gs__annot_gpus(o, GS_INVENTORY_ANNOTATION, out->gpus, sizeof(out->gpus[0]),
                        GS_MAX_GPUS_NODE, &out->ngpus, read_gpu_item, err))
         goto out;
+    for (int k = 0; k < out->ngpus && out->version < 2; k++)
+        if (gs_inv_gpu_has_links(&out->gpus[k])) {
+            char p[32];
+            snprintf(p, sizeof(p), "gpus[%d]", k);
+            bad(err, p, "numa, pci and nvlink need version 2");
+            goto out;
+        }
     rc = 0;
 out:
     json_decref(o);
@@ -189,8 +291,30 @@ out:
     return rc;
 }
 
+static void write_links(json_t *o, const struct gs_inv_gpu *g)
+{
+    if (g->has_numa)
+        json_object_set_new(o, "numa", json_integer(g->numa));
+    if (g->pci[0])
+        json_object_set_new(o, "pci", json_string(g->pci));
+    json_t *nv = NULL;
+    for (int j = 0; j < GS_MAX_GPUS_NODE; j++) {
+        if (!g->nvlink[j] || j == g->index)
+            continue;
+        char k[8];
+        snprintf(k, sizeof(k), "%d", j);
+        if (!nv)
+            nv = json_object();
+        if (nv)
+            json_object_set_new(nv, k, json_integer(g->nvlink[j]));
+    }
+    if (nv)
+        json_object_set_new(o, "nvlink", nv);
+}
+
 char *gs_inventory_write(const struct gs_inventory *inv)
 {
+    bool links = false;
     json_t *gpus = json_array();
     for (int k = 0; gpus && k < inv->ngpus; k++) {
         const struct gs_inv_gpu *g = &inv->gpus[k];
@@ -215,9 +339,11 @@ char *gs_inventory_write(const struct gs_inventory *inv)
                                 json_string(g->mode == GS_GPU_MPS ? "mps" : "time-slicing"));
             json_object_set_new(o, "replicas", json_integer(g->replicas));
         }
+        write_links(o, g);
+        links = links || gs_inv_gpu_has_links(g);
         json_array_append_new(gpus, o);
     }
-    json_t *top = gpus ? json_pack("{s:i}", "v", GS_INVENTORY_VERSION) : NULL;
+    json_t *top = gpus ? json_pack("{s:i}", "v", links ? GS_INVENTORY_VERSION : 1) : NULL;
     if (!top) {
         json_decref(gpus);
         return NULL;

@@ -21,6 +21,14 @@
  * "pending" leaves generation at the one finished before (the desired one is not finished);
  * "failed" comes with the refused generation, or with the one before when the annotation
  * itself could not be read (mig_error then quotes the reader's error).
+ * Version 2 adds each GPU's links, as the agent reads them from NVML (or its fake backend):
+ * "numa", its NUMA node; "pci", its PCIe path from the root complex down to the GPU, bridges
+ * and switch ports separated by '/' (as under /sys/devices); "nvlink", the NVLink links to each
+ * peer GPU by physical index:
+ *   {"v":2,"gpus":[{"i":0,...,"numa":0,"pci":"pci0000:00/0000:00:01.0/0000:03:00.0",
+ *                   "nvlink":{"1":4}},...]}
+ * A writer writes version 1, as before, when no GPU has a link to tell, so readers that know
+ * only version 1 keep reading the nodes whose links are unknown; a reader takes 1 and 2.
  * A reader refuses what it cannot use exactly (an unknown version, a field it does not know,
  * an index given twice, more GPUs or instances than a node or GPU holds, more than
  * GS_INVENTORY_MAX_BYTES) with the field path; it never guesses. Plain data, no heap in the
@@ -36,9 +44,10 @@
 #include <stdint.h>
 
 #define GS_INVENTORY_ANNOTATION "gpusched.io/inventory"
-#define GS_INVENTORY_VERSION    1
+#define GS_INVENTORY_VERSION    2 /* with links; 1 without */
 #define GS_INVENTORY_MAX_BYTES  16384
 #define GS_INV_MAX_INST         8
+#define GS_INV_PCI_MAX          160 /* a PCIe path, NUL included */
 
 struct gs_inv_inst {
     char profile[GS_MIG_NAME_MAX]; /* NVIDIA name: "3g.40gb", "1g.10gb+me" */
@@ -56,6 +65,11 @@ struct gs_inv_gpu {
     uint8_t replicas;
     int ninst;
     struct gs_inv_inst inst[GS_INV_MAX_INST];
+    /* links (version 2); absent: not known */
+    bool has_numa;
+    uint8_t numa;                     /* NUMA node, with has_numa */
+    char pci[GS_INV_PCI_MAX];         /* PCIe path: "pci0000:00/0000:00:01.0/0000:03:00.0" */
+    uint8_t nvlink[GS_MAX_GPUS_NODE]; /* NVLink links to the GPU of each physical index */
 };
 
 #define GS_INV_MIG_STATE_MAX 16
@@ -77,6 +91,13 @@ struct gs_error;
 int gs_inv_inst_parse(const char *s, struct gs_inv_inst *out);
 /* The notation of in, into out (size bytes, NUL-terminated). */
 void gs_inv_inst_format(const struct gs_inv_inst *in, char *out, size_t size);
+
+/* Whether g carries a link (a NUMA node, a PCIe path or an NVLink peer). */
+bool gs_inv_gpu_has_links(const struct gs_inv_gpu *g);
+/* The links between the inventory's GPUs, out[index] for each physical index below
+ * GS_MAX_GPUS_NODE (core/gpulink.h: NVLink counts as the lower of the two GPUs' words, the PCIe
+ * level from their paths and NUMA nodes); all zero where not known. */
+void gs_inventory_links(const struct gs_inventory *inv, struct gs_gpu_link out[GS_MAX_GPUS_NODE]);
 
 /* Read the annotation's text (len bytes). Returns 0, or GS_EINVAL with the field path in
  * err ("gpus[1].mig[2]: ..."). */

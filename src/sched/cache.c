@@ -330,9 +330,14 @@ int gs_cache_add_node(struct gs_cluster *c, const struct gs_kube_node *kn,
         GS_WARN("cache", "node '%s': out of memory for its labels; it gets no new pods", kn->name);
         n->unschedulable = true;
     }
+    struct gs_gpu_link links[GS_MAX_GPUS_NODE];
+    memset(links, 0, sizeof(links));
+    if (kn->inv && !np.guessed)
+        gs_inventory_links(kn->inv, links); /* the multi-GPU device choice reads them */
     for (int k = 0; k < np.ngpus; k++) {
         const struct gpu_plan *pg = &np.g[k];
         struct gs_gpu *g = &c->gpus[n->gpu0 + k];
+        g->link = links[k];
         g->mode = pg->mode;
         g->replicas = pg->mode == GS_GPU_TIMESLICE || pg->mode == GS_GPU_MPS ? pg->replicas : 0;
         g->healthy = pg->healthy;

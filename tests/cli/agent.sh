@@ -34,7 +34,7 @@ echo '{"gpus": [{"model": "A100-80GB", "temperature": 50}]}' > "$TMP/unknown.jso
 expect 2 "$GS" agent inspect --fake "$TMP/unknown.json" &&
     has "$TMP/err" "gpus[0].temperature: unexpected field (expected one of: model, uuid"
 echo '{"gpus": [], "gpu": [{"model": "A100-80GB"}]}' > "$TMP/top.json"
-expect 2 "$GS" agent inspect --fake "$TMP/top.json" && has "$TMP/err" "gpu: unexpected field (expected gpus)"
+expect 2 "$GS" agent inspect --fake "$TMP/top.json" && has "$TMP/err" "gpu: unexpected field (expected one of: gpus, topology)"
 expect 2 "$GS" agent run --fake "$TMP/gpus.json" --interval soon && has "$TMP/err" "--interval"
 expect 2 "$GS" agent run --fake "$TMP/gpus.json" --auto-cordon maybe && has "$TMP/err" "true or false"
 expect 2 "$GS" agent fly && has "$TMP/err" "unknown command"

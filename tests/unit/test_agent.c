@@ -133,7 +133,7 @@ Test(fake_gpu, bad_descriptions_name_the_field)
          "gpus[0].instances[2]: 1g.10gb+me: at most 1 instance"},
         /* unknown fields, at every level, and fields of the wrong type */
         {"{\"gpus\":[{\"model\":\"A100-80GB\"}],\"gpu\":[]}",
-         "gpu: unexpected field (expected gpus)"},
+         "gpu: unexpected field (expected one of: gpus, topology)"},
         {"{\"gpus\":[{\"model\":\"A100-80GB\",\"temperature\":50}]}",
          "gpus[0].temperature: unexpected field (expected one of: model, uuid, mig, instances, "
          "processes, xids, busy, util,"},
@@ -149,6 +149,16 @@ Test(fake_gpu, bad_descriptions_name_the_field)
         {"{\"gpus\":[{\"model\":\"A100-80GB\",\"uuid\":7}]}", "gpus[0].uuid: expected"},
         {"{\"gpus\":[{\"model\":\"A100-80GB\",\"uuid\":\"ab\"}]}", "gpus[0].uuid: expected"},
         {"{\"gpus\":[7]}", "gpus[0]: expected an object"},
+        /* the fake GPUs' links */
+        {"{\"gpus\":[],\"topology\":[]}", "topology: expected an object"},
+        {"{\"gpus\":[],\"topology\":{\"nvlink\":\"ring\"}}",
+         "topology.nvlink: expected \"none\", \"pairs\" or \"all\""},
+        {"{\"gpus\":[],\"topology\":{\"links\":19}}",
+         "topology.links: expected an integer in 1..18"},
+        {"{\"gpus\":[],\"topology\":{\"numa_nodes\":0}}",
+         "topology.numa_nodes: expected an integer in 1..8"},
+        {"{\"gpus\":[],\"topology\":{\"nvswitch\":true}}",
+         "topology.nvswitch: unexpected field (expected one of: nvlink, links, numa_nodes)"},
         {"[]", "expected an object"},
         {"{\"gpus\":[{\"model\":\"A100-80GB\",\"util\":1,\"util\":2}]}", "duplicate"},
         /* an instance's own readings: types, ranges, and what the model measures */

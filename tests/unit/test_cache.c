@@ -356,7 +356,7 @@ Test(inventory, bad_annotations_are_refused_with_the_field)
     struct {
         const char *text, *want;
     } cases[] = {
-        {"{\"v\":2,\"gpus\":[]}", "v: expected version 1"},
+        {"{\"v\":3,\"gpus\":[]}", "v: expected version 1 to 2"},
         {"{\"v\":1,\"gpus\":[],\"x\":1}", "x: unknown field"},
         {"{\"v\":1,\"gpus\":[{\"i\":0,\"uuid\":\"a\",\"model\":\"A100-80GB\",\"mem\":1},"
          "{\"i\":0,\"uuid\":\"b\",\"model\":\"A100-80GB\",\"mem\":1}]}",
@@ -553,4 +553,46 @@ Test(kubeobj, a_cordoned_node_takes_only_pods_that_tolerate_the_cordon)
     gs_cluster_release(&c);
     gs_kube_node_release(&kn);
     json_decref(o);
+}
+
+/* The agent's links (inventory version 2): 8 GPUs in NVLink pairs over two NUMA nodes, a PCIe
+ * switch per pair. A multi-GPU pod gets whole pairs; without the links, the lowest indexes. */
+Test(cache, the_inventory_links_give_multi_gpu_pods_whole_nvlink_pairs)
+{
+    char inv[4096];
+    size_t off = (size_t)snprintf(inv, sizeof(inv), "{\"v\":2,\"gpus\":[");
+    for (int i = 0; i < 8; i++)
+        off += (size_t)snprintf(
+            inv + off, sizeof(inv) - off,
+            "%s{\"i\":%d,\"uuid\":\"GPU-%d\",\"model\":\"H100-80GB\",\"mem\":81559,\"numa\":%d,"
+            "\"pci\":\"pci0000:%02x/0000:00:0%d.0/0000:1%d:00.0/0000:2%d:0%d.0/0000:3%d:00.0\","
+            "\"nvlink\":{\"%d\":4}}",
+            i ? "," : "", i, i, i / 4, i / 4 * 0x80, i / 2 + 1, i / 2, i / 2, i % 2, i, i ^ 1);
+    snprintf(inv + off, sizeof(inv) - off, "]}");
+    json_t *o = node_file("unknown-model.json");
+    json_object_set_new(json_object_get(json_object_get(o, "metadata"), "annotations"),
+                        GS_INVENTORY_ANNOTATION, json_string(inv));
+    struct gs_kube_node kn;
+    struct gs_error err;
+    gs_error_init(&err);
+    cr_assert_eq(gs_kube_node_read(o, &kn, &err), 0, "%s", err.msg);
+    json_decref(o);
+    struct gs_cluster c;
+    gs_cluster_init(&c);
+    char note[256] = "", dev[64];
+    int id = gs_cache_add_node(&c, &kn, NULL, note, sizeof(note));
+    gs_kube_node_release(&kn);
+    cr_assert_geq(id, 0);
+    cr_expect_str_empty(note, "%s", note);
+    cr_assert_eq(c.nodes[id].ngpus, 8);
+    cr_expect_eq(c.gpus[c.nodes[id].gpu0 + 6].link.nvlink[7], 4);
+    place(&c, gpu_req(1), dev, sizeof(dev));
+    cr_expect_str_eq(dev, "gpu=0");
+    place(&c, gpu_req(2), dev, sizeof(dev));
+    cr_expect_str_eq(dev, "gpu=2,3", "a whole pair beside GPU 0");
+    place(&c, gpu_req(4), dev, sizeof(dev));
+    cr_expect_str_eq(dev, "gpu=4,5,6,7", "two whole pairs, not GPU 1 and three others");
+    place(&c, gpu_req(1), dev, sizeof(dev));
+    cr_expect_str_eq(dev, "gpu=1");
+    gs_cluster_release(&c);
 }
