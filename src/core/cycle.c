@@ -21,7 +21,7 @@ struct cyc {
     int32_t memo_cand[MEMO_SLOTS / 2];
     int nmemo;
     int cur_pod;      /* for the allows hook wrapper */
-    uint8_t *allowed; /* in->topo: per node, the small pod's domain (gs_topo_small_filter) */
+    uint8_t *allowed; /* in->topo: per node, the small pod's domain (gs_topo_small_domain) */
 };
 
 int gs_cycle_engine_nodes(int nnodes)
@@ -427,8 +427,8 @@ static bool small_fit(void *ctx, int node)
     return s->allowed[node] && (!s->fit || s->fit(s->ctx, node));
 }
 
-/* A pod outside a topology gang, in the domain in->topo's small filter gives it: 0 placed,
- * GS_ENOFIT (or 1: no filter) to place it as usual, GS_ENOMEM. */
+/* A pod outside a topology gang, in the domain in->topo's small work steering gives it: 0
+ * placed, GS_ENOFIT (or 1: no steering) to place it as usual, GS_ENOMEM. */
 static int place_small(struct cyc *cy, int pod, const struct gs_kplace *kpl, bool constrained,
                        struct gs_decision *dec, struct gs_reasons *r)
 {
@@ -437,19 +437,27 @@ static int place_small(struct cyc *cy, int pod, const struct gs_kplace *kpl, boo
     if (!in->topo || in->topo->nshapes == 0 ||
         (p->gang >= 0 && p->gang < in->ngangs && in->gangs[p->gang].topo.mode != GS_TOPO_ANY))
         return 1;
-    if (!cy->allowed && !(cy->allowed = malloc((size_t)in->c->nnodes + 1)))
-        return GS_ENOMEM;
-    if (gs_topo_small_filter(in->topo, in->c, &p->req, cy->allowed) <= 0)
+    int32_t dom = gs_topo_small_domain(in->topo, in->c, &p->req);
+    int n = 0;
+    const int32_t *nodes = gs_topo_domain_nodes(in->topo, dom, &n);
+    if (n == 0)
         return 1;
-    struct gs_kplace k;
-    if (constrained)
-        k = *kpl;
-    else
-        memset(&k, 0, sizeof(k));
-    struct small_fit sf = {.fit = k.fit, .ctx = k.fit_ctx, .allowed = cy->allowed};
-    k.fit = small_fit;
-    k.fit_ctx = &sf;
-    int rc = gs_engine_place_k(in->e, in->c, &p->req, pod, &k, dec, NULL);
+    int rc;
+    if (!constrained) {
+        rc = gs_engine_place_among(in->e, in->c, &p->req, pod, nodes, n, dec);
+    } else {
+        /* taints and constraints too: the engine with the domain as a further fit */
+        if (!cy->allowed && !(cy->allowed = malloc((size_t)in->c->nnodes + 1)))
+            return GS_ENOMEM;
+        memset(cy->allowed, 0, (size_t)in->c->nnodes);
+        for (int i = 0; i < n; i++)
+            cy->allowed[nodes[i]] = 1;
+        struct gs_kplace k = *kpl;
+        struct small_fit sf = {.fit = k.fit, .ctx = k.fit_ctx, .allowed = cy->allowed};
+        k.fit = small_fit;
+        k.fit_ctx = &sf;
+        rc = gs_engine_place_k(in->e, in->c, &p->req, pod, &k, dec, NULL);
+    }
     if (rc == GS_ENOFIT)
         memset(r, 0, sizeof(*r));
     return rc;

@@ -146,7 +146,7 @@ struct gs_cycle_in {
     struct gs_cyc_hooks h;
     /* the cluster's topology domains (gs_topo_build for c), NULL: none, every decision as
      * without. Gangs that ask a level are placed by gs_topo_gang_place (no preemption for
-     * them); with shapes set, pods outside such gangs are steered by gs_topo_small_filter
+     * them); with shapes set, pods outside such gangs are steered by gs_topo_small_domain
      * (placed anywhere when its domain refuses them). */
     struct gs_topo *topo;
 };

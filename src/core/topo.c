@@ -47,14 +47,22 @@ static void free_arrays(struct gs_topo *t)
     free(t->doms);
     free(t->members);
     free(t->children);
-    free(t->room);
-    free(t->droom);
+    for (int i = 0; i < GS_TOPO_ROOM_SLOTS; i++) {
+        free(t->rooms[i].room);
+        free(t->rooms[i].ver);
+        free(t->rooms[i].droom);
+    }
+    memset(t->rooms, 0, sizeof(t->rooms));
     free(t->quota);
+    free(t->list);
+    free(t->nfree);
+    free(t->nfree_ver);
     free(t->dfree);
     free(t->dgpus);
     t->node_dom = t->members = t->children = NULL;
     t->doms = NULL;
-    t->room = t->droom = t->quota = t->dfree = t->dgpus = NULL;
+    t->room = t->droom = t->quota = t->list = t->nfree = t->dfree = t->dgpus = NULL;
+    t->nfree_ver = NULL;
     t->nnodes = t->ndomains = 0;
     memset(t->level_first, 0, sizeof(t->level_first));
 }
@@ -148,9 +156,17 @@ int gs_topo_build(struct gs_topo *t, const struct gs_topo_levels *lv, enum gs_to
     t->nnodes = c->nnodes;
     size_t nn = (size_t)c->nnodes + 1, L = (size_t)(lv->n > 0 ? lv->n : 1);
     t->node_dom = malloc(sizeof(int32_t) * nn * L);
-    t->room = calloc(nn, sizeof(int32_t));
     t->quota = calloc(nn, sizeof(int32_t));
-    int rc = t->node_dom && t->room && t->quota ? 0 : GS_ENOMEM;
+    t->nfree = malloc(sizeof(int32_t) * nn);
+    t->nfree_ver = calloc(nn, sizeof(uint32_t));
+    t->list = malloc(sizeof(int32_t) * nn);
+    int rc = t->node_dom && t->quota && t->nfree && t->nfree_ver && t->list ? 0 : GS_ENOMEM;
+    for (int s = 0; !rc && s < GS_TOPO_ROOM_SLOTS; s++) {
+        t->rooms[s].room = malloc(sizeof(int32_t) * nn);
+        t->rooms[s].ver = calloc(nn, sizeof(uint32_t));
+        if (!t->rooms[s].room || !t->rooms[s].ver)
+            rc = GS_ENOMEM;
+    }
     for (int l = 0; !rc && l < lv->n; l++) {
         t->level_first[l] = t->ndomains;
         rc = intern_level(t, c, l);
@@ -161,11 +177,13 @@ int gs_topo_build(struct gs_topo *t, const struct gs_topo_levels *lv, enum gs_to
         size_t nd = (size_t)t->ndomains + 1;
         t->members = malloc(sizeof(int32_t) * nn * L);
         t->children = malloc(sizeof(int32_t) * nd);
-        t->droom = calloc(nd, sizeof(int32_t));
         t->dfree = calloc(nd, sizeof(int32_t));
         t->dgpus = calloc(nd, sizeof(int32_t));
-        if (!t->members || !t->children || !t->droom || !t->dfree || !t->dgpus)
+        if (!t->members || !t->children || !t->dfree || !t->dgpus)
             rc = GS_ENOMEM;
+        for (int s = 0; !rc && s < GS_TOPO_ROOM_SLOTS; s++)
+            if (!(t->rooms[s].droom = calloc(nd, sizeof(int32_t))))
+                rc = GS_ENOMEM;
     }
     if (rc) {
         free_arrays(t);
@@ -173,6 +191,16 @@ int gs_topo_build(struct gs_topo *t, const struct gs_topo_levels *lv, enum gs_to
         return rc;
     }
     group(t);
+    for (int i = 0; i < c->nnodes; i++) {
+        t->nfree[i] = -1;
+        for (int s = 0; s < GS_TOPO_ROOM_SLOTS; s++)
+            t->rooms[s].room[i] = -1;
+        for (int l = 0; l < lv->n; l++) {
+            int32_t d = t->node_dom[(size_t)i * lv->n + l];
+            if (d >= 0)
+                t->dgpus[d] += c->nodes[i].ngpus;
+        }
+    }
     return 0;
 }
 
@@ -246,29 +274,58 @@ static const struct gs_request *largest(const struct gs_request *const *reqs, in
     return b;
 }
 
-/* room[] per node (capped at cap) and droom[] per domain for req. */
-static void compute_room(struct gs_topo *t, const struct gs_cluster *c,
-                         const struct gs_request *req, int32_t cap)
+/* Add delta to the domains of node i. */
+static void add_up(const struct gs_topo *t, int32_t *per_dom, int i, int32_t delta)
 {
     int L = t->lv.n;
-    memset(t->droom, 0, sizeof(int32_t) * (size_t)t->ndomains);
-    for (int i = 0; i < t->nnodes && i < c->nnodes; i++) {
-        int32_t r = node_room(c, i, req, cap);
-        t->room[i] = r;
-        for (int l = 0; r > 0 && l < L; l++) {
-            int32_t d = t->node_dom[(size_t)i * L + l];
-            if (d >= 0)
-                t->droom[d] += r;
-        }
+    for (int l = 0; delta && l < L; l++) {
+        int32_t d = t->node_dom[(size_t)i * L + l];
+        if (d < 0)
+            break;
+        per_dom[d] += delta;
     }
+}
+
+/* t->room per node and t->droom per domain for req: the shape's slot, counted again on the
+ * nodes whose version changed since. */
+static void compute_room(struct gs_topo *t, const struct gs_cluster *c,
+                         const struct gs_request *req)
+{
+    uint64_t sig = gs_request_sig(req);
+    struct gs_topo_rooms *r = NULL;
+    for (int s = 0; s < GS_TOPO_ROOM_SLOTS && !r; s++)
+        if (t->rooms[s].sig == sig)
+            r = &t->rooms[s];
+    if (!r) {
+        r = &t->rooms[0];
+        for (int s = 1; s < GS_TOPO_ROOM_SLOTS; s++)
+            if (t->rooms[s].used < r->used)
+                r = &t->rooms[s];
+        r->sig = sig;
+        for (int i = 0; i < t->nnodes; i++)
+            r->room[i] = -1;
+        memset(r->droom, 0, sizeof(int32_t) * (size_t)t->ndomains);
+    }
+    r->used = ++t->rooms_clock;
+    for (int i = 0; i < t->nnodes; i++) {
+        const struct gs_node *n = &c->nodes[i];
+        if (r->room[i] >= 0 && r->ver[i] == n->version)
+            continue;
+        int32_t k = node_room(c, i, req, INT32_MAX / 2);
+        add_up(t, r->droom, i, k - (r->room[i] > 0 ? r->room[i] : 0));
+        r->room[i] = k;
+        r->ver[i] = n->version;
+    }
+    t->room = r->room;
+    t->droom = r->droom;
 }
 
 int32_t gs_topo_max_room(struct gs_topo *t, const struct gs_cluster *c,
                          const struct gs_request *req, int level)
 {
-    if (level < 0 || level >= t->lv.n)
+    if (level < 0 || level >= t->lv.n || t->nnodes != c->nnodes)
         return 0;
-    compute_room(t, c, req, INT32_MAX / 2);
+    compute_room(t, c, req);
     int32_t best = 0;
     for (int d = t->level_first[level]; d < t->level_first[level + 1]; d++)
         if (t->droom[d] > best)
@@ -417,45 +474,30 @@ static int cands_kueue(struct gs_topo *t, int l, int32_t need, struct cand *out)
 
 /* ---- placing the members on a plan ---- */
 
-struct plan_ctx {
-    const struct gs_topo *t;
-    int32_t dom; /* QUOTA: quota > 0; DOMAIN: any node of dom */
-    bool by_quota;
-};
-
-static bool plan_fit(void *ctx, int node)
-{
-    const struct plan_ctx *p = ctx;
-    if (p->by_quota)
-        return p->t->quota[node] > 0;
-    return gs_topo_node_domain(p->t, node, p->t->doms[p->dom].level) == p->dom;
-}
-
 static void clear_quota(struct gs_topo *t, int32_t d)
 {
     for (int i = 0; i < t->doms[d].nnodes; i++)
         t->quota[t->members[t->doms[d].first + i]] = 0;
 }
 
-/* Place every member inside domain dom (quotas first, then anywhere in it). Returns 0 with
- * the members bound, or GS_ENOFIT with nothing bound. */
+/* Place every member inside domain dom: on the nodes the descent gave a quota first, then on
+ * any node of it. Returns 0 with the members bound, or GS_ENOFIT with nothing bound. */
 static int place_in(struct gs_topo *t, struct gs_engine *e, struct gs_cluster *c, int32_t dom,
                     const struct gs_request *const *reqs, int n, struct gs_decision *d, int *failed,
                     struct gs_reasons *why)
 {
     int rc = descend(t, dom, n);
-    struct plan_ctx pc = {.t = t, .dom = dom, .by_quota = true};
-    struct gs_kplace k = {.fit = plan_fit, .fit_ctx = &pc};
+    const struct gs_topo_domain *D = &t->doms[dom];
+    const int32_t *all = &t->members[D->first];
     int i;
     for (i = 0; i < n && !rc; i++) {
-        if (why)
-            memset(why, 0, sizeof(*why));
-        pc.by_quota = true;
-        rc = gs_engine_place_k(e, c, reqs[i], i, &k, &d[i], why);
-        if (rc == GS_ENOFIT) {
-            pc.by_quota = false;
-            rc = gs_engine_place_k(e, c, reqs[i], i, &k, &d[i], why);
-        }
+        int nl = 0;
+        for (int j = 0; j < D->nnodes; j++)
+            if (t->quota[all[j]] > 0)
+                t->list[nl++] = all[j];
+        rc = gs_engine_place_among(e, c, reqs[i], i, t->list, nl, &d[i]);
+        if (rc == GS_ENOFIT)
+            rc = gs_engine_place_among(e, c, reqs[i], i, all, D->nnodes, &d[i]);
         if (rc == 0)
             rc = gs_cluster_bind(c, reqs[i], &d[i].alloc);
         if (rc)
@@ -468,6 +510,13 @@ static int place_in(struct gs_topo *t, struct gs_engine *e, struct gs_cluster *c
         return 0;
     if (failed)
         *failed = i < n ? i : 0;
+    if (why && i < n) {
+        /* the engine's reasons for the member, over the domain's nodes */
+        memset(why, 0, sizeof(*why));
+        for (int j = 0; j < D->nnodes; j++)
+            (void)gs_engine_fits(c, all[j], reqs[i], why);
+        why->nodes = D->nnodes;
+    }
     while (--i >= 0)
         gs_cluster_unbind(c, reqs[i], &d[i].alloc);
     return rc == GS_ENOMEM ? rc : GS_ENOFIT;
@@ -566,7 +615,7 @@ int gs_topo_gang_place(struct gs_topo *t, struct gs_engine *e, struct gs_cluster
         snprintf(res->why, sizeof(res->why), "the topology has no such level");
         return GS_ENOFIT;
     }
-    compute_room(t, c, largest(reqs, n), INT32_MAX / 2);
+    compute_room(t, c, largest(reqs, n));
     bool req = ask->mode == GS_TOPO_REQUIRED;
     int rc = GS_ENOFIT;
     if (t->algo == GS_TOPO_KUEUE) {
@@ -644,40 +693,37 @@ static int64_t frag_growth(const struct gs_topo *t, int32_t d, int l, int32_t g)
     return (int64_t)(f * 1000);
 }
 
-int gs_topo_small_filter(struct gs_topo *t, const struct gs_cluster *c,
-                         const struct gs_request *req, uint8_t *allowed)
+int32_t gs_topo_small_domain(struct gs_topo *t, const struct gs_cluster *c,
+                             const struct gs_request *req)
 {
     int L = t->lv.n;
     int32_t g = small_gpus(req);
     if (t->nshapes == 0 || L == 0 || g == 0 || t->nnodes != c->nnodes)
-        return 0;
+        return -1;
     /* the last level when it names single nodes (the hostname) is the engine's choice */
     int last = L;
     if (t->level_first[L] - t->level_first[L - 1] == t->nnodes)
         last = L - 1;
     if (last == 0)
-        return 0;
-    memset(t->dfree, 0, sizeof(int32_t) * (size_t)t->ndomains);
-    memset(t->droom, 0, sizeof(int32_t) * (size_t)t->ndomains);
-    memset(t->dgpus, 0, sizeof(int32_t) * (size_t)t->ndomains);
+        return -1;
     for (int i = 0; i < t->nnodes; i++) {
-        int32_t fits = gs_engine_fits(c, i, req, NULL) ? 1 : 0;
-        int32_t whole = gs__fit_count_whole(c, &c->nodes[i]);
-        for (int l = 0; l < last; l++) {
-            int32_t d = t->node_dom[(size_t)i * L + l];
-            if (d < 0)
-                break;
-            t->dfree[d] += whole;
-            t->dgpus[d] += c->nodes[i].ngpus;
-            t->droom[d] += fits;
-        }
+        const struct gs_node *n = &c->nodes[i];
+        if (t->nfree[i] >= 0 && t->nfree_ver[i] == n->version)
+            continue;
+        int32_t k = n->unschedulable ? 0 : gs__fit_count_whole(c, n);
+        add_up(t, t->dfree, i, k - (t->nfree[i] > 0 ? t->nfree[i] : 0));
+        t->nfree[i] = k;
+        t->nfree_ver[i] = n->version;
     }
+    /* a whole-GPU pod needs g free GPUs in the domain; a share, a slice or a replica any GPU
+     * (the engine finds out; the caller places it anywhere when the domain refuses it) */
+    bool whole = req->kind == GS_REQ_GPU && req->milli >= GS_MILLI;
     int32_t parent = -1;
     for (int l = 0; l < last; l++) {
         int32_t best = -1;
         int64_t bk[3] = {0, 0, 0};
         for (int d = t->level_first[l]; d < t->level_first[l + 1]; d++) {
-            if (t->doms[d].parent != parent || t->droom[d] == 0)
+            if (t->doms[d].parent != parent || (whole ? t->dfree[d] < g : t->dgpus[d] == 0))
                 continue;
             int64_t k[3] = {frag_growth(t, d, l, g), t->dfree[d] == t->dgpus[d], t->dfree[d]};
             if (best < 0 || k[0] < bk[0] || (k[0] == bk[0] && k[1] < bk[1]) ||
@@ -690,11 +736,15 @@ int gs_topo_small_filter(struct gs_topo *t, const struct gs_cluster *c,
             break;
         parent = best;
     }
-    if (parent < 0)
-        return 0;
-    memset(allowed, 0, (size_t)t->nnodes);
-    const struct gs_topo_domain *D = &t->doms[parent];
-    for (int i = 0; i < D->nnodes; i++)
-        allowed[t->members[D->first + i]] = 1;
-    return D->nnodes;
+    return parent;
+}
+
+const int32_t *gs_topo_domain_nodes(const struct gs_topo *t, int32_t d, int *n)
+{
+    if (d < 0 || d >= t->ndomains) {
+        *n = 0;
+        return NULL;
+    }
+    *n = t->doms[d].nnodes;
+    return &t->members[t->doms[d].first];
 }

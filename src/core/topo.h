@@ -28,11 +28,11 @@
  *                     at the level asked, domains sorted by room (most first), the first
  *                     with the least room that holds the gang; then level by level down the
  *                     same greedy descent.
- * The pods are then placed by the engine, each restricted to the nodes the descent gave it,
- * so devices are chosen as for any pod. When a planned placement fails (the count was
- * optimistic), the next candidate domain is tried, at most GS_TOPO_TRIES.
+ * The pods are then placed by the engine (gs_engine_place_among), each among the nodes the
+ * descent gave it, so devices are chosen as for any pod. When a planned placement fails (the count
+ * was optimistic), the next candidate domain is tried, at most GS_TOPO_TRIES.
  *
- * Small work: gs_topo_small_filter restricts a pod that asks no topology to the domains, level
+ * Small work: gs_topo_small_domain steers a pod that asks no topology to the domains, level
  * by level, whose fragmentation for the gang shapes (gs_topo_shape) grows least when it
  * takes a GPU there: a domain that can still hold a shape's gang, broken by the pod so that it
  * no longer can, counts all its free GPUs as fragments for that shape (FGD one level up,
@@ -54,6 +54,7 @@
 #define GS_TOPO_SHAPES_MAX 16
 #define GS_TOPO_TRIES      4
 #define GS_TOPO_WHY_MAX    200
+#define GS_TOPO_ROOM_SLOTS 4
 
 /* The levels: Kueue's spec.levels, broadest first. Plain data. */
 struct gs_topo_levels {
@@ -108,12 +109,25 @@ struct gs_topo {
     struct gs_topo_domain *doms;
     int32_t *members;  /* nodes grouped by domain, per level */
     int32_t *children; /* domains grouped by parent */
-    /* small work (gs_topo_small_filter): the gang shapes to keep room for; n 0: off */
+    /* small work (gs_topo_small_domain): the gang shapes to keep room for; n 0: off */
     int32_t nshapes;
     struct gs_topo_shape shapes[GS_TOPO_SHAPES_MAX];
-    /* scratch, sized by build: per node and per domain */
-    int32_t *room, *droom, *quota;
-    int32_t *dfree, *dgpus;
+    /* rooms per request shape, kept up to date from the nodes' versions (a node's room is
+     * counted again only when its version changed, as the engine's memo does) */
+    struct gs_topo_rooms {
+        uint64_t sig; /* the request's (0: unused) */
+        uint64_t used;
+        int32_t *room; /* per node, -1: not counted */
+        uint32_t *ver; /* per node: the version room was counted at */
+        int32_t *droom;
+    } rooms[GS_TOPO_ROOM_SLOTS];
+    uint64_t rooms_clock;
+    int32_t *room, *droom; /* the last counted shape's (rooms[i]'s arrays) */
+    int32_t *quota;        /* per node: the descent's plan */
+    int32_t *list;         /* per node: scratch */
+    /* free whole GPUs per node (-1: not counted) at ver, and per domain; GPUs per domain */
+    int32_t *nfree, *dfree, *dgpus;
+    uint32_t *nfree_ver;
 };
 
 void gs_topo_init(struct gs_topo *t);
@@ -155,14 +169,16 @@ int gs_topo_shared_levels(const struct gs_topo *t, const int32_t *nodes, int n);
 int32_t gs_topo_max_room(struct gs_topo *t, const struct gs_cluster *c,
                          const struct gs_request *req, int level);
 
-/* Small work: the nodes a pod that asks no topology should take. Level by level from the
+/* Small work: the domain a pod that asks no topology should go to. Level by level from the
  * broadest (the last level left to the engine when its domains are single nodes), the domain
- * under the one chosen above where the pod fits whose fragmentation for the shapes of that
- * level grows least, then one already in use, then the least free GPUs. Sets allowed[node]
- * (t->nnodes bytes) to 1 for the chosen domain's nodes and 0 elsewhere and returns how many;
- * returns 0 (allowed untouched: no restriction) when the filter is off (no shapes, no levels,
- * a CPU-only pod) or no domain takes the pod. */
-int gs_topo_small_filter(struct gs_topo *t, const struct gs_cluster *c,
-                         const struct gs_request *req, uint8_t *allowed);
+ * under the one chosen above with room for the pod (free whole GPUs for a whole-GPU pod, any
+ * GPU for a share or a slice) whose fragmentation for the shapes of that level grows least,
+ * then one already in use, then the one with the least free GPUs. Returns the domain, or -1
+ * when the filter is off (no shapes, no levels, a CPU-only pod) or no domain has room; the
+ * caller places the pod anywhere when the domain's nodes refuse it. */
+int32_t gs_topo_small_domain(struct gs_topo *t, const struct gs_cluster *c,
+                             const struct gs_request *req);
+/* The nodes of domain d (*n of them), NULL for no domain. */
+const int32_t *gs_topo_domain_nodes(const struct gs_topo *t, int32_t d, int *n);
 
 #endif

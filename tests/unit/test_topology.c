@@ -336,17 +336,18 @@ Test(topology, small_work_goes_to_a_domain_in_use)
     w.t.nshapes = 1;
     w.t.shapes[0] = (struct gs_topo_shape){.gpus = 16, .level = 1, .freq = 1};
     occupy(&w, 6, 1); /* b1 s1 in use */
-    uint8_t allowed[8];
     struct gs_request r = gpu_req(1);
-    int k = gs_topo_small_filter(&w.t, &w.c, &r, allowed);
-    cr_assert_eq(k, 2, "the subblock's two nodes: %d", k);
-    cr_assert(allowed[6] && allowed[7]);
-    cr_assert_not(allowed[0] || allowed[4]);
+    int32_t d = gs_topo_small_domain(&w.t, &w.c, &r);
+    int n = 0;
+    const int32_t *nodes = gs_topo_domain_nodes(&w.t, d, &n);
+    cr_assert_eq(n, 2, "the subblock's two nodes: %d", n);
+    cr_assert_eq(d, gs_topo_node_domain(&w.t, 6, 1));
+    cr_assert(nodes[0] == 6 || nodes[1] == 6);
     /* off without shapes, and for CPU-only pods */
     struct gs_request cpu = {.cpu_milli = 100, .kind = GS_REQ_NONE};
-    cr_assert_eq(gs_topo_small_filter(&w.t, &w.c, &cpu, allowed), 0);
+    cr_assert_eq(gs_topo_small_domain(&w.t, &w.c, &cpu), -1);
     w.t.nshapes = 0;
-    cr_assert_eq(gs_topo_small_filter(&w.t, &w.c, &r, allowed), 0);
+    cr_assert_eq(gs_topo_small_domain(&w.t, &w.c, &r), -1);
     world_release(&w);
 }
 
