@@ -370,15 +370,12 @@ static int best_fit(const int64_t *sorted, int from, int n, const int32_t *room,
     return b;
 }
 
-/* Give need pods to the nodes of domain d: children (or nodes) by most room first, the one
- * that completes it by best fit. Returns 0, or GS_ENOMEM. */
-static int descend(struct gs_topo *t, int32_t d, int32_t need)
+/* Give need pods to the n domains ids (leaf: nodes): most room first, the one that completes
+ * it by best fit, each domain's share given on to its children in turn. Returns 0, or
+ * GS_ENOMEM. */
+static int spread(struct gs_topo *t, const int32_t *ids, int n, bool leaf, int32_t need)
 {
-    const struct gs_topo_domain *D = &t->doms[d];
-    bool leaf = D->nchildren == 0;
-    const int32_t *ids = leaf ? &t->members[D->first] : &t->children[D->child_first];
     const int32_t *room = leaf ? t->room : t->droom;
-    int n = leaf ? D->nnodes : D->nchildren;
     int64_t *s = by_room_desc(ids, n, room);
     if (!s)
         return GS_ENOMEM;
@@ -393,14 +390,25 @@ static int descend(struct gs_topo *t, int32_t d, int32_t need)
             s[b] = s[i];
         }
         int32_t take = room[id] < need ? room[id] : need;
-        if (leaf)
+        if (leaf) {
             t->quota[id] += take;
-        else
-            rc = descend(t, id, take);
+        } else {
+            const struct gs_topo_domain *D = &t->doms[id];
+            if (D->nchildren == 0)
+                rc = spread(t, &t->members[D->first], D->nnodes, true, take);
+            else
+                rc = spread(t, &t->children[D->child_first], D->nchildren, false, take);
+        }
         need -= take;
     }
     free(s);
     return rc;
+}
+
+/* Give need pods to the nodes of domain d (spread over its children). */
+static int descend(struct gs_topo *t, int32_t d, int32_t need)
+{
+    return spread(t, &d, 1, false, need);
 }
 
 /* ---- candidates ---- */
@@ -534,6 +542,44 @@ static int count_nodes(const struct gs_decision *d, int n)
     return k;
 }
 
+/* A preferred gang no domain holds: over as few top-level domains as possible (most room
+ * first, the last by best fit), and as few of their children and nodes, as Kueue spreads it.
+ * Returns 0 with the members bound, or GS_ENOFIT with nothing bound. */
+static int place_spread(struct gs_topo *t, struct gs_engine *e, struct gs_cluster *c,
+                        const struct gs_request *const *reqs, int n, struct gs_decision *d,
+                        int *failed, struct gs_reasons *why)
+{
+    int lo = t->level_first[0], nt = t->level_first[1] - lo;
+    int32_t *top = malloc(sizeof(int32_t) * ((size_t)nt + 1));
+    if (!top)
+        return GS_ENOMEM;
+    for (int i = 0; i < nt; i++)
+        top[i] = lo + i;
+    int rc = spread(t, top, nt, false, n);
+    free(top);
+    int i;
+    for (i = 0; i < n && !rc; i++) {
+        int nl = 0;
+        for (int j = 0; j < t->nnodes; j++)
+            if (t->quota[j] > 0)
+                t->list[nl++] = j;
+        rc = gs_engine_place_among(e, c, reqs[i], i, t->list, nl, &d[i]);
+        if (rc == 0)
+            rc = gs_cluster_bind(c, reqs[i], &d[i].alloc);
+        if (rc)
+            break;
+        t->quota[d[i].alloc.node]--;
+    }
+    memset(t->quota, 0, sizeof(int32_t) * (size_t)t->nnodes);
+    if (i == n && !rc)
+        return 0;
+    if (failed)
+        *failed = i < n ? i : 0;
+    while (--i >= 0)
+        gs_cluster_unbind(c, reqs[i], &d[i].alloc);
+    return rc == GS_ENOMEM ? rc : GS_ENOFIT;
+}
+
 static void fail_reason(struct gs_topo *t, const struct gs_topo_ask *ask, int n,
                         struct gs_topo_result *res)
 {
@@ -629,6 +675,8 @@ int gs_topo_gang_place(struct gs_topo *t, struct gs_engine *e, struct gs_cluster
         if ((rc = cands_gpusched(t, req ? ask->level : 0, n, &cd)) == 0)
             rc = cd.n ? try_cands(t, e, c, &cd, reqs, n, d, failed, why, res) : GS_ENOFIT;
     }
+    if (rc == GS_ENOFIT && !req)
+        rc = place_spread(t, e, c, reqs, n, d, failed, why);
     if (rc == GS_ENOFIT && !req) {
         rc = gs_gang_place(e, c, reqs, n, d, failed, why);
         if (rc == 0)

@@ -15,7 +15,8 @@
  *   required   inside one domain of the level, else nothing (the result names the level
  *              and the largest domain's room);
  *   preferred  inside one domain of the level, else of the level above, walking up, else
- *              anywhere (topology-blind, gs_gang_place).
+ *              over as few top-level domains as possible (most room first, the last by best
+ *              fit, as Kueue spreads it), else anywhere (topology-blind, gs_gang_place).
  * How many of the gang's pods a node can take is counted from its free devices, CPU, memory
  * and pod slots (the largest member's request, so a heterogeneous gang is counted for its
  * largest pod); a domain's room is the sum over its nodes. Two algorithms choose a domain:
