@@ -412,3 +412,28 @@ Test(topology, the_cycle_binds_a_gang_in_its_domain_or_says_which_level_it_waits
     gs_cycle_out_release(&out);
     world_release(&w);
 }
+
+Test(topology, a_clique_label_on_a_node_without_gpus_holds_nothing_back)
+{
+    struct world w;
+    world_init(&w, 1, 1, 2, GS_TOPO_GPUSCHED);
+    int cpu = gs_cluster_add_node(&w.c, "cpu-0", -1, 0, 64000, 256 * 1024, GS_GPU_WHOLE, 0, NULL);
+    cr_assert_geq(cpu, 0);
+    cr_assert_eq(gs_node_set_label(&w.c.nodes[cpu], CLIQUE, "clique-a"), 0);
+    struct gs_topo_levels lv;
+    memset(&lv, 0, sizeof(lv));
+    cr_assert_eq(gs_topo_levels_add(&lv, CLIQUE), 0);
+    cr_assert_eq(gs_topo_build(&w.t, &lv, GS_TOPO_GPUSCHED, &w.c), 0);
+    gs_engine_free(w.e);
+    w.e = gs_engine_new(gs_policy_find("gpusched"), NULL, gs_cycle_engine_nodes(w.c.nnodes), 1);
+    struct gs_decision d[4];
+    struct gs_topo_result res;
+    cr_assert_eq(place(&w, GS_TOPO_REQUIRED, 0, 2, 1, d, &res), GS_ENOFIT);
+    cr_assert_eq(res.room, 0);
+    cr_assert(strstr(res.why, "room for 0"), "%s", res.why);
+    cr_assert_eq(free_gpus(&w.c), 16, "nothing held");
+    /* the same gang preferring the clique, and any pod, still go to the GPU nodes */
+    cr_assert_eq(place(&w, GS_TOPO_PREFERRED, 0, 2, 1, d, &res), 0);
+    cr_assert_neq(d[0].alloc.node, cpu);
+    world_release(&w);
+}
