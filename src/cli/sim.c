@@ -48,8 +48,9 @@ static void sim_usage(FILE *f)
                "                          [--format table|json]  DRA on partitionable GPUs:\n"
                "                          kube-scheduler's first fit against gpusched's\n"
                "                          allocator on a MIG-heavy workload (sim/dra.h)\n"
-               "       gpusched sim topo [--seeds LO-HI] [--blocks N] [--subblocks N]\n"
-               "                          [--nodes N] [--hours H] [--format table|json]\n"
+               "       gpusched sim topo [--scenario FILE] [--seeds LO-HI] [--blocks N]\n"
+               "                          [--subblocks N] [--nodes N] [--hours H]\n"
+               "                          [--format table|json]\n"
                "                          topology-aware training gangs beside small work:\n"
                "                          gpusched against Kueue's BestFit and topology-blind\n"
                "                          placement, job completion times (sim/toposim.h)\n"
@@ -617,16 +618,17 @@ static int cmd_dra(int argc, char **argv)
 }
 
 struct topo_cli {
-    struct gs_toposim_spec sp;
+    struct gs_toposcen sp;
     struct seeds seeds;
     double hours;
-    const char *format;
+    const char *format, *scenario;
 };
 
 #define T struct topo_cli
 static const struct gs_cli_flag topo_flags[] = {
     GS_CLI_FN("--seeds", offsetof(T, seeds), seeds_flag, 0, 999, "N or LO-HI (at most 1000 seeds)",
               "LO-HI: seeds"),
+    GS_CLI_STR("--scenario", T, scenario, "FILE: the cluster, links and classes (YAML)"),
     GS_CLI_NUM("--blocks", T, sp.blocks, 1, 64, "N: blocks"),
     GS_CLI_NUM("--subblocks", T, sp.subblocks, 1, 64, "N: subblocks per block"),
     GS_CLI_NUM("--nodes", T, sp.nodes, 1, 64, "N: nodes per subblock"),
@@ -653,9 +655,22 @@ static int cmd_topo(int argc, char **argv)
     int rc = gs_cli_parse(&topo_parser, &c, argc, argv);
     if (rc)
         return rc;
-    c.sp.duration_s = c.hours * 3600;
     struct gs_error err;
     gs_error_init(&err);
+    if (c.scenario) {
+        /* the file over the defaults, then the flags again over the file */
+        struct topo_cli f = c;
+        f.sp = gs_toposim_default;
+        if ((rc = gs_toposcen_load(c.scenario, &f.sp, &err)) != 0) {
+            fprintf(stderr, "gpusched sim topo: %s\n", err.msg);
+            return gs_cli_exit_code(rc);
+        }
+        f.hours = f.sp.duration_s / 3600;
+        if ((rc = gs_cli_parse(&topo_parser, &f, argc, argv)) != 0)
+            return rc;
+        c = f;
+    }
+    c.sp.duration_s = c.hours * 3600;
     struct gs_buf b;
     gs_buf_init(&b, 0);
     rc = gs_toposim_report(&c.sp, c.seeds.lo, c.seeds.hi, strcmp(c.format, "json") == 0, &b, &err);

@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BLOCK_KEY    "cloud.google.com/gce-topology-block"
-#define SUBBLOCK_KEY "cloud.google.com/gce-topology-subblock"
-#define HOST_KEY     "kubernetes.io/hostname"
+#define BLOCK_KEY    GS_TOPOSCEN_BLOCK_KEY
+#define SUBBLOCK_KEY GS_TOPOSCEN_SUBBLOCK_KEY
+#define HOST_KEY     GS_TOPOSCEN_HOST_KEY
 
-const struct gs_toposim_spec gs_toposim_default = {
+const struct gs_toposcen gs_toposim_default = {
     .blocks = 4,
     .subblocks = 2,
     .nodes = 4,
@@ -67,7 +67,7 @@ struct spod {
 };
 
 struct run {
-    const struct gs_toposim_spec *sp;
+    const struct gs_toposcen *sp;
     enum gs_toposim_policy pol;
     struct gs_cluster c;
     struct gs_topo t;
@@ -92,14 +92,14 @@ struct run {
     int gangs_fit, gangs_inside;
 };
 
-static bool training(const struct gs_toposim_class *k)
+static bool training(const struct gs_toposcen_class *k)
 {
     return k->compute_s > 0;
 }
 
 static int build_cluster(struct run *r, struct gs_error *err)
 {
-    const struct gs_toposim_spec *sp = r->sp;
+    const struct gs_toposcen *sp = r->sp;
     int model = gs_catalog_find("H100-80GB");
     struct gs_topo_levels lv;
     memset(&lv, 0, sizeof(lv));
@@ -127,7 +127,7 @@ static int build_cluster(struct run *r, struct gs_error *err)
             if (training(&sp->cls[k]))
                 tot += sp->cls[k].per_hour * sp->cls[k].pods * sp->cls[k].gpus;
         for (int k = 0; k < sp->nclasses && r->t.nshapes < GS_TOPO_SHAPES_MAX; k++) {
-            const struct gs_toposim_class *x = &sp->cls[k];
+            const struct gs_toposcen_class *x = &sp->cls[k];
             if (training(x) && tot > 0)
                 r->t.shapes[r->t.nshapes++] =
                     (struct gs_topo_shape){.gpus = x->pods * x->gpus,
@@ -140,7 +140,7 @@ static int build_cluster(struct run *r, struct gs_error *err)
     return 0;
 }
 
-static struct gs_request pod_req(const struct gs_toposim_class *k)
+static struct gs_request pod_req(const struct gs_toposcen_class *k)
 {
     struct gs_request q;
     memset(&q, 0, sizeof(q));
@@ -163,12 +163,12 @@ static int cmp_arrive(const void *a, const void *b)
 /* Every job of the run, by arrival, and their pods. */
 static int draw_jobs(struct run *r, uint64_t seed, struct gs_error *err)
 {
-    const struct gs_toposim_spec *sp = r->sp;
+    const struct gs_toposcen *sp = r->sp;
     struct gs_rng rng;
     gs_rng_init(&rng, seed);
     int cap = 0;
     for (int k = 0; k < sp->nclasses; k++) {
-        const struct gs_toposim_class *x = &sp->cls[k];
+        const struct gs_toposcen_class *x = &sp->cls[k];
         if (x->per_hour <= 0)
             continue;
         for (double t = gs_rng_exp(&rng, 3600 / x->per_hour); t < sp->duration_s;
@@ -200,7 +200,7 @@ static int draw_jobs(struct run *r, uint64_t seed, struct gs_error *err)
         return gs_error_set(err, GS_ENOMEM, "out of memory");
     int p = 0;
     for (int i = 0; i < r->njobs; i++) {
-        const struct gs_toposim_class *x = &sp->cls[r->jobs[i].cls];
+        const struct gs_toposcen_class *x = &sp->cls[r->jobs[i].cls];
         r->jobs[i].pod0 = p;
         for (int m = 0; m < x->pods; m++, p++) {
             r->pods[p].job = i;
@@ -228,7 +228,7 @@ static int job_link(struct run *r, const struct job *j)
 static int start_job(struct run *r, int ji, double now)
 {
     struct job *j = &r->jobs[ji];
-    const struct gs_toposim_class *x = &r->sp->cls[j->cls];
+    const struct gs_toposcen_class *x = &r->sp->cls[j->cls];
     j->state = JOB_RUNNING;
     j->start = now;
     double run = j->work;
@@ -250,7 +250,7 @@ static int start_job(struct run *r, int ji, double now)
 static void finish_job(struct run *r, int ji)
 {
     struct job *j = &r->jobs[ji];
-    const struct gs_toposim_class *x = &r->sp->cls[j->cls];
+    const struct gs_toposcen_class *x = &r->sp->cls[j->cls];
     for (int m = 0; m < x->pods; m++)
         gs_cluster_unbind(&r->c, &r->pods[j->pod0 + m].req, &r->pods[j->pod0 + m].a);
     j->state = JOB_DONE;
@@ -272,7 +272,7 @@ static int cycle(struct run *r, double now, struct gs_error *err)
         struct job *j = &r->jobs[i];
         if (j->state != JOB_PENDING)
             continue;
-        const struct gs_toposim_class *x = &r->sp->cls[j->cls];
+        const struct gs_toposcen_class *x = &r->sp->cls[j->cls];
         int g = -1;
         if (training(x)) {
             g = ng++;
@@ -362,15 +362,15 @@ static int run_events(struct run *r, struct gs_error *err)
     return rc;
 }
 
-int gs_toposim_run(const struct gs_toposim_spec *sp, enum gs_toposim_policy pol, uint64_t seed,
+int gs_toposim_run(const struct gs_toposcen *sp, enum gs_toposim_policy pol, uint64_t seed,
                    struct gs_toposim_result *out, struct gs_error *err)
 {
     memset(out, 0, sizeof(*out));
     if (sp->blocks < 1 || sp->subblocks < 1 || sp->nodes < 1 || sp->gpus < 1 ||
-        sp->gpus > GS_MAX_GPUS_NODE || sp->nclasses < 1 || sp->nclasses > GS_TOPOSIM_MAX_CLASSES)
+        sp->gpus > GS_MAX_GPUS_NODE || sp->nclasses < 1 || sp->nclasses > GS_TOPOSCEN_MAX_CLASSES)
         return gs_error_set(err, GS_EINVAL, "topology scenario: bad cluster or classes");
     for (int k = 0; k < sp->nclasses; k++) {
-        const struct gs_toposim_class *x = &sp->cls[k];
+        const struct gs_toposcen_class *x = &sp->cls[k];
         if (x->pods < 1 || x->pods > GS_CYCLE_GANG_MAX || x->gpus < 1 || x->gpus > sp->gpus ||
             x->level < 0 || x->level > 2)
             return gs_error_set(err, GS_EINVAL, "class '%s': bad pods, GPUs or level", x->name);
@@ -386,7 +386,7 @@ int gs_toposim_run(const struct gs_toposim_spec *sp, enum gs_toposim_policy pol,
     if (!rc)
         rc = draw_jobs(&r, seed, err);
     if (!rc) {
-        struct gs_request typ[GS_TOPOSIM_MAX_CLASSES];
+        struct gs_request typ[GS_TOPOSCEN_MAX_CLASSES];
         for (int k = 0; k < sp->nclasses; k++)
             typ[k] = pod_req(&sp->cls[k]);
         gs_typical_build(typ, sp->nclasses, 95, &r.typ);
@@ -419,7 +419,7 @@ int gs_toposim_run(const struct gs_toposim_spec *sp, enum gs_toposim_policy pol,
     return rc;
 }
 
-int gs_toposim_report(const struct gs_toposim_spec *sp, uint64_t lo, uint64_t hi, bool json,
+int gs_toposim_report(const struct gs_toposcen *sp, uint64_t lo, uint64_t hi, bool json,
                       struct gs_buf *o, struct gs_error *err)
 {
     int nseeds = (int)(hi - lo + 1);

@@ -28,32 +28,12 @@
 #define GS_SIM_TOPOSIM_H
 
 #include "../base/buf.h"
+#include "../formats/toposcen.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#define GS_TOPOSIM_MAX_CLASSES 8
-#define GS_TOPOSIM_LINKS       4 /* across blocks, across subblocks, across nodes, in a node */
-
-struct gs_toposim_class {
-    const char *name;
-    int pods, gpus;   /* per job: pods, GPUs per pod */
-    int mode, level;  /* enum gs_topo_mode and level (0 block, 1 subblock, 2 host); training */
-    double per_hour;  /* arrivals */
-    double compute_s; /* training: per step; 0 for small work */
-    double grad_gb;   /* training: gradient bytes per step, GB */
-    double steps;     /* training: median steps */
-    double median_s;  /* small work: median run time */
-    double sigma;     /* lognormal sigma of steps or run time */
-};
-
-struct gs_toposim_spec {
-    int blocks, subblocks, nodes, gpus; /* per block, per subblock, per node */
-    double link_gbs[GS_TOPOSIM_LINKS];  /* GB/s, broadest first: across blocks .. NVLink */
-    double duration_s;                  /* arrivals; the run lasts until every job is done */
-    int nclasses;
-    struct gs_toposim_class cls[GS_TOPOSIM_MAX_CLASSES];
-};
+#define GS_TOPOSIM_LINKS GS_TOPOSCEN_LINKS
 
 enum gs_toposim_policy {
     GS_TOPOSIM_GPUSCHED = 0,
@@ -73,17 +53,17 @@ struct gs_toposim_result {
 
 /* 4 blocks x 2 subblocks x 4 nodes x 8 GPUs (256 GPUs), 100/200/400 Gb/s and NVLink's 900
  * GB/s; 8- to 64-GPU training gangs beside 1- and 2-GPU inference and batch pods. */
-extern const struct gs_toposim_spec gs_toposim_default;
+extern const struct gs_toposcen gs_toposim_default;
 
 struct gs_error;
 
 const char *gs_toposim_policy_name(enum gs_toposim_policy p);
 /* One run. Returns 0 or an error (err says why). */
-int gs_toposim_run(const struct gs_toposim_spec *sp, enum gs_toposim_policy pol, uint64_t seed,
+int gs_toposim_run(const struct gs_toposcen *sp, enum gs_toposim_policy pol, uint64_t seed,
                    struct gs_toposim_result *out, struct gs_error *err);
 /* Every policy over seeds lo..hi: a table (means over the seeds, and each policy's mean JCT
  * against blind's) or JSON. */
-int gs_toposim_report(const struct gs_toposim_spec *sp, uint64_t lo, uint64_t hi, bool json,
+int gs_toposim_report(const struct gs_toposcen *sp, uint64_t lo, uint64_t hi, bool json,
                       struct gs_buf *out, struct gs_error *err);
 
 #endif
