@@ -658,7 +658,9 @@ int gs_topo_gang_place(struct gs_topo *t, struct gs_engine *e, struct gs_cluster
     if (why)
         memset(why, 0, sizeof(*why));
     if (!valid) {
-        snprintf(res->why, sizeof(res->why), "the topology has no such level");
+        snprintf(res->why, sizeof(res->why), "%s",
+                 t->nnodes != c->nnodes ? "the topology was built for another cluster"
+                                        : "the topology has no such level");
         return GS_ENOFIT;
     }
     compute_room(t, c, largest(reqs, n));

@@ -42,7 +42,10 @@
  *
  * gs_topo_build computes the domains once per cycle (label values interned per level); the
  * struct owns its arrays (gs_topo_init / gs_topo_release) and reads the cluster's labels only
- * while building. Not thread-safe per instance; reads of a built topology are. */
+ * while building; the placement calls take the cluster it was built for (the same nodes, in
+ * the same order; another cluster gets no topology placement). Rooms and free GPUs are kept
+ * per node version, as the engine's memo keeps scores, so a cycle pays for the nodes that
+ * changed. Not thread-safe per instance (placement writes its scratch). */
 #ifndef GS_TOPO_H
 #define GS_TOPO_H
 
