@@ -7,6 +7,7 @@
 #include "../sim/dra.h"
 #include "../sim/openb.h"
 #include "../sim/openbvar.h"
+#include "../sim/toposim.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -47,6 +48,12 @@ static void sim_usage(FILE *f)
                "                          [--format table|json]  DRA on partitionable GPUs:\n"
                "                          kube-scheduler's first fit against gpusched's\n"
                "                          allocator on a MIG-heavy workload (sim/dra.h)\n"
+               "       gpusched sim topo [--scenario FILE] [--seeds LO-HI] [--blocks N]\n"
+               "                          [--subblocks N] [--nodes N] [--hours H]\n"
+               "                          [--format table|json]\n"
+               "                          topology-aware training gangs beside small work:\n"
+               "                          gpusched against Kueue's BestFit and topology-blind\n"
+               "                          placement, job completion times (sim/toposim.h)\n"
                "\n"
                "policies:");
     for (int i = 0; i < gs_policy_count(); i++)
@@ -610,6 +617,71 @@ static int cmd_dra(int argc, char **argv)
     return rc ? gs_cli_exit_code(rc) : GS_EXIT_OK;
 }
 
+struct topo_cli {
+    struct gs_toposcen sp;
+    struct seeds seeds;
+    double hours;
+    const char *format, *scenario;
+};
+
+#define T struct topo_cli
+static const struct gs_cli_flag topo_flags[] = {
+    GS_CLI_FN("--seeds", offsetof(T, seeds), seeds_flag, 0, 999, "N or LO-HI (at most 1000 seeds)",
+              "LO-HI: seeds"),
+    GS_CLI_STR("--scenario", T, scenario, "FILE: the cluster, links and classes (YAML)"),
+    GS_CLI_NUM("--blocks", T, sp.blocks, 1, 64, "N: blocks"),
+    GS_CLI_NUM("--subblocks", T, sp.subblocks, 1, 64, "N: subblocks per block"),
+    GS_CLI_NUM("--nodes", T, sp.nodes, 1, 64, "N: nodes per subblock"),
+    GS_CLI_NUM("--hours", T, hours, 1, 24 * 30, "H: hours of arrivals"),
+    GS_CLI_CHOICE("--format", T, format, "table|json", "table or json", "table|json"),
+    {0},
+};
+#undef T
+
+static const struct gs_cli_parser topo_parser = {
+    .prog = "gpusched sim topo",
+    .flags = topo_flags,
+    .how = GS_CLI_LAST_INCOMPLETE,
+    .unknown = "unknown option",
+    .incomplete = "unknown or incomplete option",
+};
+
+static int cmd_topo(int argc, char **argv)
+{
+    struct topo_cli c = {.sp = gs_toposim_default,
+                         .seeds = {1, 3},
+                         .hours = gs_toposim_default.duration_s / 3600,
+                         .format = "table"};
+    int rc = gs_cli_parse(&topo_parser, &c, argc, argv);
+    if (rc)
+        return rc;
+    struct gs_error err;
+    gs_error_init(&err);
+    if (c.scenario) {
+        /* the file over the defaults, then the flags again over the file */
+        struct topo_cli f = c;
+        f.sp = gs_toposim_default;
+        if ((rc = gs_toposcen_load(c.scenario, &f.sp, &err)) != 0) {
+            fprintf(stderr, "gpusched sim topo: %s\n", err.msg);
+            return gs_cli_exit_code(rc);
+        }
+        f.hours = f.sp.duration_s / 3600;
+        if ((rc = gs_cli_parse(&topo_parser, &f, argc, argv)) != 0)
+            return rc;
+        c = f;
+    }
+    c.sp.duration_s = c.hours * 3600;
+    struct gs_buf b;
+    gs_buf_init(&b, 0);
+    rc = gs_toposim_report(&c.sp, c.seeds.lo, c.seeds.hi, strcmp(c.format, "json") == 0, &b, &err);
+    if (rc)
+        fprintf(stderr, "gpusched sim topo: %s\n", err.msg);
+    else
+        fputs(b.data ? b.data : "", stdout);
+    gs_buf_release(&b);
+    return rc ? gs_cli_exit_code(rc) : GS_EXIT_OK;
+}
+
 struct variant_cli {
     const char *nodes, *pods, *variant, *out;
     uint64_t seed;
@@ -699,6 +771,7 @@ static const struct gs_cli_command sim_commands[] = {
     {"openb-variant", cmd_openb_variant, "a variant of an openb pod list"},
     {"openb", cmd_openb, "the openb trace experiment"},
     {"dra", cmd_dra, "DRA on partitionable GPUs"},
+    {"topo", cmd_topo, "topology-aware training gangs"},
     {NULL, NULL, NULL},
 };
 

@@ -20,7 +20,8 @@ struct cyc {
     struct gs_reasons memo_reasons[MEMO_SLOTS / 2];
     int32_t memo_cand[MEMO_SLOTS / 2];
     int nmemo;
-    int cur_pod; /* for the allows hook wrapper */
+    int cur_pod;      /* for the allows hook wrapper */
+    uint8_t *allowed; /* in->topo: per node, the small pod's domain (gs_topo_small_domain) */
 };
 
 int gs_cycle_engine_nodes(int nnodes)
@@ -41,8 +42,9 @@ void gs_cycle_out_release(struct gs_cycle_out *o)
 
 static const char *const kind_names[GS_CYC_KINDS] = {"BIND", "EVICT", "NOMINATE", "REPARTITION",
                                                      "WAIT"};
-static const char *const why_names[GS_WHY_COUNT] = {
-    "fit", "quota", "borrow", "gang-short", "gang", "preempting", "recarving", "constraints"};
+static const char *const why_names[GS_WHY_COUNT] = {"fit",        "quota",       "borrow",
+                                                    "gang-short", "gang",        "preempting",
+                                                    "recarving",  "constraints", "topology"};
 
 const char *gs_cyc_kind_name(int kind)
 {
@@ -413,6 +415,54 @@ static int try_preempt(struct cyc *cy, int pod, bool owed, int *cand)
     return rc ? rc : 1;
 }
 
+struct small_fit {
+    gs_ktolerates_fn fit;
+    void *ctx;
+    const uint8_t *allowed;
+};
+
+static bool small_fit(void *ctx, int node)
+{
+    const struct small_fit *s = ctx;
+    return s->allowed[node] && (!s->fit || s->fit(s->ctx, node));
+}
+
+/* A pod outside a topology gang, in the domain in->topo's small work steering gives it: 0
+ * placed, GS_ENOFIT (or 1: no steering) to place it as usual, GS_ENOMEM. */
+static int place_small(struct cyc *cy, int pod, const struct gs_kplace *kpl, bool constrained,
+                       struct gs_decision *dec, struct gs_reasons *r)
+{
+    const struct gs_cycle_in *in = cy->in;
+    const struct gs_cyc_pod *p = &in->pods[pod];
+    if (!in->topo || in->topo->nshapes == 0 ||
+        (p->gang >= 0 && p->gang < in->ngangs && in->gangs[p->gang].topo.mode != GS_TOPO_ANY))
+        return 1;
+    int32_t dom = gs_topo_small_domain(in->topo, in->c, &p->req);
+    int n = 0;
+    const int32_t *nodes = gs_topo_domain_nodes(in->topo, dom, &n);
+    if (n == 0)
+        return 1;
+    int rc;
+    if (!constrained) {
+        rc = gs_engine_place_among(in->e, in->c, &p->req, pod, nodes, n, dec);
+    } else {
+        /* taints and constraints too: the engine with the domain as a further fit */
+        if (!cy->allowed && !(cy->allowed = malloc((size_t)in->c->nnodes + 1)))
+            return GS_ENOMEM;
+        memset(cy->allowed, 0, (size_t)in->c->nnodes);
+        for (int i = 0; i < n; i++)
+            cy->allowed[nodes[i]] = 1;
+        struct gs_kplace k = *kpl;
+        struct small_fit sf = {.fit = k.fit, .ctx = k.fit_ctx, .allowed = cy->allowed};
+        k.fit = small_fit;
+        k.fit_ctx = &sf;
+        rc = gs_engine_place_k(in->e, in->c, &p->req, pod, &k, dec, NULL);
+    }
+    if (rc == GS_ENOFIT)
+        memset(r, 0, sizeof(*r));
+    return rc;
+}
+
 static int schedule_pod(struct cyc *cy, int pod)
 {
     const struct gs_cycle_in *in = cy->in;
@@ -443,7 +493,9 @@ static int schedule_pod(struct cyc *cy, int pod)
     struct gs_decision dec;
     struct gs_reasons r;
     memset(&r, 0, sizeof(r));
-    int rc = gs_engine_place_k(in->e, in->c, &p->req, pod, constrained ? &kpl : NULL, &dec, &r);
+    int rc = place_small(cy, pod, &kpl, constrained, &dec, &r);
+    if (rc == GS_ENOFIT || rc > 0)
+        rc = gs_engine_place_k(in->e, in->c, &p->req, pod, constrained ? &kpl : NULL, &dec, &r);
     if (rc == 0)
         return take(cy, pod, &dec.alloc, false, 0);
     if (rc != GS_ENOFIT)
@@ -564,7 +616,12 @@ static int schedule_gang(struct cyc *cy, int g)
     memset(&r, 0, sizeof(r));
     int failed = 0;
     struct masked *m = mask(cy, members[0]);
-    if (gs_gang_place(in->e, in->c, reqs, nm, dec, &failed, &r) == 0) {
+    const struct gs_topo_ask *ask = &in->gangs[g].topo;
+    bool topo = in->topo && ask->mode != GS_TOPO_ANY;
+    struct gs_topo_result tr;
+    memset(&tr, 0, sizeof(tr));
+    if ((topo ? gs_topo_gang_place(in->topo, in->e, in->c, ask, reqs, nm, dec, &failed, &r, &tr)
+              : gs_gang_place(in->e, in->c, reqs, nm, dec, &failed, &r)) == 0) {
         unmask(cy, m);
         for (int k = 0; k < nm; k++)
             gs_cluster_unbind(in->c, reqs[k], &dec[k].alloc);
@@ -574,7 +631,16 @@ static int schedule_gang(struct cyc *cy, int g)
         return rc;
     }
     free(dec);
-    if (!nominated && in->o.preempt && !p0->preempt_never &&
+    if (topo && tr.why[0]) {
+        unmask(cy, m);
+        for (int k = 0; k < nm && !rc; k++) {
+            rc = wait_pod(cy, members[k], GS_WHY_TOPOLOGY, NULL, 0);
+            if (!rc)
+                cy->out->d[cy->out->n - 1].topo_room = tr.room;
+        }
+        return rc;
+    }
+    if (!topo && !nominated && in->o.preempt && !p0->preempt_never &&
         (rc = preempt_gang(cy, members, reqs, nm, adm == GS_ADMIT_OWED)) != 0) {
         unmask(cy, m);
         return rc < 0 ? rc : 0;
@@ -704,6 +770,7 @@ out:
     free(q);
     free(done);
     free(gang_done);
+    free(cy->allowed);
     free(cy->busy);
     free(cy);
     return rc;

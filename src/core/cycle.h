@@ -42,6 +42,7 @@
 #include "preempt.h"
 #include "recarve.h"
 #include "tenant.h"
+#include "topo.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -67,6 +68,7 @@ enum gs_cyc_why {
     GS_WHY_PREEMPTING,  /* its victims are leaving */
     GS_WHY_RECARVING,   /* a GPU is being re-carved for it */
     GS_WHY_CONSTRAINTS, /* the driver's constraints could not be prepared */
+    GS_WHY_TOPOLOGY,    /* a gang's required topology level: no domain holds it (topo_room) */
     GS_WHY_COUNT
 };
 
@@ -88,7 +90,8 @@ struct gs_cyc_pod {
 
 struct gs_cyc_gang {
     int32_t min_member;
-    int32_t running; /* members already bound */
+    int32_t running;         /* members already bound */
+    struct gs_topo_ask topo; /* the level it asks (in->topo's), zero: none */
 };
 
 /* The driver's per-pod Kubernetes constraints (all may be NULL: none). prepare fills k for
@@ -141,6 +144,11 @@ struct gs_cycle_in {
     double now_s;
     struct gs_cyc_opts o;
     struct gs_cyc_hooks h;
+    /* the cluster's topology domains (gs_topo_build for c), NULL: none, every decision as
+     * without. Gangs that ask a level are placed by gs_topo_gang_place (no preemption for
+     * them); with shapes set, pods outside such gangs are steered by gs_topo_small_domain
+     * (placed anywhere when its domain refuses them). */
+    struct gs_topo *topo;
 };
 
 struct gs_cyc_decision {
@@ -160,6 +168,8 @@ struct gs_cyc_decision {
     double gpu_hours;                 /* EVICT: lost with this victim */
     int32_t failed;                   /* WAIT GANG: the member that did not fit */
     int32_t candidates;               /* WAIT FIT: valid victims preemption saw */
+    int32_t topo_room;                /* WAIT TOPOLOGY: the most pods one domain of the level
+                                         asked could take (the level: the gang's ask) */
     struct gs_reasons r;              /* WAIT FIT, GANG */
 };
 

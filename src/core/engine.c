@@ -587,6 +587,44 @@ int gs_engine_place(struct gs_engine *e, const struct gs_cluster *c, const struc
     return place(e, c, req, pod, NULL, d, r);
 }
 
+int gs_engine_place_among(struct gs_engine *e, const struct gs_cluster *c,
+                          const struct gs_request *req, int32_t pod, const int32_t *nodes, int n,
+                          struct gs_decision *d)
+{
+    if (c->nnodes > e->max_nodes)
+        return GS_EINVAL;
+    prepare(e, c);
+    struct gs__shape_memo *sm = memo_for(e, req);
+    if (!sm)
+        return GS_EINTERNAL;
+    int64_t bs = INT64_MIN;
+    int32_t bi = -1;
+    for (int j = 0; j < n; j++) {
+        int i = nodes[j];
+        if (i < 0 || i >= c->nnodes)
+            continue;
+        if (sm->ver[i] != c->nodes[i].version)
+            memo_refresh(e, c, req, sm, i);
+        if (sm->why[i] >= 0)
+            continue;
+        int64_t sc = e->draws ? e->policy->score(e, c, i, req, &e->choices[0]) : sm->score[i];
+        if (bi < 0 || better(e, sc, i, bs, bi)) {
+            bs = sc;
+            bi = i;
+        }
+    }
+    if (bi < 0)
+        return GS_ENOFIT;
+    memset(d, 0, sizeof(*d));
+    d->kind = GS_DECIDE_BIND;
+    d->pod = pod;
+    e->policy->score(e, c, bi, req, &d->alloc);
+    finish_choice(e, c, bi, req, &d->alloc);
+    if (req->kind != GS_REQ_NONE && d->alloc.ndev == 0)
+        return GS_EINTERNAL;
+    return 0;
+}
+
 int gs_engine_place_k(struct gs_engine *e, const struct gs_cluster *c, const struct gs_request *req,
                       int32_t pod, const struct gs_kplace *k, struct gs_decision *d,
                       struct gs_reasons *r)

@@ -105,6 +105,14 @@ int gs_engine_place_k(struct gs_engine *e, const struct gs_cluster *c, const str
                       int32_t pod, const struct gs_kplace *k, struct gs_decision *d,
                       struct gs_reasons *r);
 
+/* gs_engine_place among the n given nodes only (the engine's filters and the policy's score,
+ * memoised as there; ties to the engine's node order): for a caller that already chose where
+ * a pod must go (core/topo.c's domains). Returns 0 and fills d, GS_ENOFIT, GS_EINVAL (cluster
+ * larger than the engine) or GS_EINTERNAL. */
+int gs_engine_place_among(struct gs_engine *e, const struct gs_cluster *c,
+                          const struct gs_request *req, int32_t pod, const int32_t *nodes, int n,
+                          struct gs_decision *d);
+
 /* The policy's score of one node that fits (higher is better) and the devices it would take.
  * The caller checks gs_engine_fits first. */
 int64_t gs_engine_score(struct gs_engine *e, const struct gs_cluster *c, int node,
