@@ -110,7 +110,9 @@ static int mig_flags(int argc, char **argv, const struct gs_cli_flag *flags, str
 static int need_mig(int model)
 {
     if (!gs_catalog_mig_capable(model)) {
-        fprintf(stderr, "gpusched mig: %s does not support MIG\n", gs_catalog_get(model)->name);
+        char why[512];
+        gs_catalog_mig_refusal(model, why, sizeof(why));
+        fprintf(stderr, "gpusched mig: %s\n", why);
         return GS_EXIT_USAGE;
     }
     return 0;
@@ -125,8 +127,9 @@ static int cmd_profiles(int argc, char **argv)
     int model = c.model;
     const struct gs_gpu_model *m = gs_catalog_get(model);
     printf("%s (%u MiB, %u SMs): MIG GPU-instance profiles\n", m->name, m->mem_mib, m->sms);
-    printf("%-12s %4s %7s %8s %-15s %4s %5s %9s %s\n", "profile", "id", "compute", "mem-sl",
+    printf("%-12s %4s %7s %8s %-15s %4s %6s %10s %s\n", "profile", "id", "compute", "mem-sl",
            "starts", "max", "SMs", "mem(MiB)", "resource");
+    bool any_low = false;
     for (int i = 0; i < m->nprofiles; i++) {
         const struct gs_mig_profile *p = &m->profiles[i];
         char starts[32] = "", res[64];
@@ -135,9 +138,16 @@ static int cmd_profiles(int argc, char **argv)
             if (p->start_mask & (1u << s))
                 o += (size_t)snprintf(starts + o, sizeof(starts) - o, "%s%d", o ? "," : "", s);
         gs_mig_resource_name(p, res, sizeof(res));
-        printf("%-12s %4u %7u %8u %-15s %4u %5u %9u %s\n", p->name, p->id, p->compute,
-               p->mem_slices, starts, p->max_count, p->sms, p->mem_mib, res);
+        char sms[16], mib[16];
+        snprintf(sms, sizeof(sms), "%s%u", p->at_least ? ">=" : "", p->sms);
+        snprintf(mib, sizeof(mib), "%s%u", p->at_least ? ">=" : "", p->mem_mib);
+        any_low |= p->at_least;
+        printf("%-12s %4u %7u %8u %-15s %4u %6s %10s %s\n", p->name, p->id, p->compute,
+               p->mem_slices, starts, p->max_count, sms, mib, res);
     }
+    if (any_low)
+        printf(">=: no public nvidia-smi listing gives this row; at least this much, from the "
+               "model's published rows\n");
     return GS_EXIT_OK;
 }
 
@@ -187,7 +197,7 @@ static int cmd_validate(int argc, char **argv)
     rc = gs_migparted_load(file, &m, &err);
     if (rc) {
         fprintf(stderr, "gpusched mig validate: %s\n", err.msg);
-        return rc == GS_EIO ? GS_EXIT_USAGE : gs_cli_exit_code(rc);
+        return gs_cli_input_exit(rc);
     }
     if (config && !gs_migparted_find(m, config)) {
         fprintf(stderr, "gpusched mig validate: %s: no config named '%s'\n", file, config);
@@ -258,10 +268,9 @@ static int cmd_plan(int argc, char **argv)
         *eq = '\0';
         int p = gs_catalog_find_profile(model, t);
         if (p < 0) {
-            char list[256];
-            gs_catalog_profile_list(model, list, sizeof(list));
-            fprintf(stderr, "gpusched mig plan: '%s' is not a MIG profile of %s (%s)\n", t,
-                    gs_catalog_get(model)->name, list);
+            char why[768];
+            gs_catalog_profile_unknown(model, t, why, sizeof(why));
+            fprintf(stderr, "gpusched mig plan: %s\n", why);
             return GS_EXIT_USAGE;
         }
         want[p] += (uint32_t)n;
