@@ -289,6 +289,12 @@ Test(dpconfig, upstream_rules)
          "[x]}\n",
          0, "GPU index"},
         {"flags: {plugin: {deviceIDStrategy: serial}}\n", 0, "uuid or index"},
+        /* the article's --device-list-strategy=configmap: not a value the plugin accepts */
+        {"flags: {plugin: {deviceListStrategy: configmap}}\n", 0,
+         "'configmap': expected envvar, volume-mounts, cdi-annotations or cdi-cri"},
+        {"flags: {plugin: {deviceListStrategy: [envvar, cdi-cri]}}\n", 1, NULL},
+        {"flags: {plugin: {deviceListStrategy: volume-mounts}}\n", 1, NULL},
+        {"flags: {plugin: {deviceListStrategy: [envvar, nope]}}\n", 0, "'nope': expected"},
         {"imex: {channelIDs: [1]}\n", 0, "[0]"},
         {"flags: {colour: blue}\n", 0, "unexpected field"},
     };
