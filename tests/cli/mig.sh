@@ -37,13 +37,13 @@ bad() { # bad NAME LINE TEXT SED-EXPR [ARGS]
     }
 }
 bad eight 7 "at most 7" 's/"1g.10gb": 7/"1g.10gb": 8/'
-bad unknown 7 "not a MIG profile" 's/"1g.10gb": 7/"1g.11gb": 7/'
+bad unknown 7 "1g.11gb is not an A100-80GB profile" 's/"1g.10gb": 7/"1g.11gb": 7/'
 bad four 12 "at most 1" 's/"3g.40gb": 2/"4g.40gb": 2/'
-bad other 12 "not a MIG profile of A100-80GB" 's/"3g.40gb": 2/"3g.71gb": 2/' --gpu A100-80GB
+bad other 12 "3g.71gb is not an A100-80GB profile; A100-80GB offers 1g.10gb, 1g.10gb+me, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb (closest: 3g.40gb)" 's/"3g.40gb": 2/"3g.71gb": 2/' --gpu A100-80GB
 # one GPU named by two entries of a config
 bad twice 13 "GPU 0 is also in mig-configs.mixed[0].devices (line 9)" 's/devices: \[1\]/devices: [1, 0]/'
 bad all 17 "all takes in GPU 0, already in mig-configs.mixed[0].devices (line 9)" 's/devices: \[2, 3\]/devices: all/'
-bad h200 12 "not a MIG profile" 's/"3g.40gb": 2/"3g.71gb": 2/'
+bad h200 12 "3g.71gb is not an A100-80GB profile" 's/"3g.40gb": 2/"3g.71gb": 2/'
 bad broken 11 "invalid YAML" 's/devices: \[0\]/devices: [0/'
 expect 2 "$GS" mig validate "$TMP/missing.yaml"
 expect 0 "$GS" mig profiles --gpu H200-141GB && {
