@@ -4,6 +4,7 @@
 
 #include "../base/error.h"
 #include "../core/mig.h"
+#include "../formats/migmgrfile.h"
 #include "../formats/migparted.h"
 
 #include <stdio.h>
@@ -205,14 +206,19 @@ static int cmd_validate(int argc, char **argv)
         return GS_EXIT_USAGE;
     }
     rc = gs_migparted_check(m, model, &err);
-    if (rc) {
+    /* the MigManager documents beside it (the article's file has one) */
+    int nmgr = rc ? 0 : gs_migmgr_file_check(file, m, model, &err);
+    if (rc || nmgr < 0) {
         fprintf(stderr, "gpusched mig validate: %s\n", err.msg);
         gs_migparted_free(m);
-        return GS_EXIT_USAGE;
+        return rc ? GS_EXIT_USAGE : gs_cli_input_exit(nmgr);
     }
     printf("%s: valid mig-parted config, %d configs", file, m->nconfigs);
     if (model >= 0)
         printf(" (checked on %s)", gs_catalog_get(model)->name);
+    if (nmgr > 0)
+        printf("; %d MigManager%s, its gpuClients' MIG devices carved by the configs", nmgr,
+               nmgr == 1 ? "" : "s");
     printf("\n");
     for (int c = 0; c < m->nconfigs; c++) {
         const struct gs_mp_config *cfg = &m->configs[c];
