@@ -128,9 +128,12 @@ static int cmd_profiles(int argc, char **argv)
     int model = c.model;
     const struct gs_gpu_model *m = gs_catalog_get(model);
     printf("%s (%u MiB, %u SMs): MIG GPU-instance profiles\n", m->name, m->mem_mib, m->sms);
-    printf("%-12s %4s %7s %8s %-15s %4s %6s %10s %s\n", "profile", "id", "compute", "mem-sl",
-           "starts", "max", "SMs", "mem(MiB)", "resource");
     bool any_low = false;
+    for (int i = 0; i < m->nprofiles; i++)
+        any_low |= m->profiles[i].at_least;
+    int ws = any_low ? 6 : 5, wm = any_low ? 10 : 9; /* room for ">=" only where it is used */
+    printf("%-12s %4s %7s %8s %-15s %4s %*s %*s %s\n", "profile", "id", "compute", "mem-sl",
+           "starts", "max", ws, "SMs", wm, "mem(MiB)", "resource");
     for (int i = 0; i < m->nprofiles; i++) {
         const struct gs_mig_profile *p = &m->profiles[i];
         char starts[32] = "", res[64];
@@ -142,9 +145,8 @@ static int cmd_profiles(int argc, char **argv)
         char sms[16], mib[16];
         snprintf(sms, sizeof(sms), "%s%u", p->at_least ? ">=" : "", p->sms);
         snprintf(mib, sizeof(mib), "%s%u", p->at_least ? ">=" : "", p->mem_mib);
-        any_low |= p->at_least;
-        printf("%-12s %4u %7u %8u %-15s %4u %6s %10s %s\n", p->name, p->id, p->compute,
-               p->mem_slices, starts, p->max_count, sms, mib, res);
+        printf("%-12s %4u %7u %8u %-15s %4u %*s %*s %s\n", p->name, p->id, p->compute,
+               p->mem_slices, starts, p->max_count, ws, sms, wm, mib, res);
     }
     if (any_low)
         printf(">=: no public nvidia-smi listing gives this row; at least this much, from the "
