@@ -324,7 +324,7 @@ static int cmd_scenario(int argc, char **argv)
     if (rc) {
         fprintf(stderr, "gpusched advise: %s\n", err.msg);
         free(sc);
-        return rc == GS_EIO || rc == GS_EINVAL ? GS_EXIT_USAGE : GS_EXIT_FAILURE;
+        return gs_cli_input_exit(rc);
     }
     code = advise_and_print(sc, &o, NULL);
     gs_scenario_release(sc);

@@ -6,6 +6,7 @@
 #include "../kube/client.h"
 #include "../kube/config.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -45,7 +46,7 @@ static int from_file(const char *path, json_t *nodes, json_t *pods, double *mtim
 {
     struct stat st;
     if (stat(path, &st))
-        return gs_error_set(err, GS_EIO, "--from %s: cannot read it", path);
+        return gs_error_set(err, GS_EINVAL, "--from %s: cannot read it: %s", path, strerror(errno));
     if ((unsigned long long)st.st_size > FROM_MAX_BYTES)
         return gs_error_set(err, GS_EINVAL, "--from %s: larger than %u MiB", path,
                             FROM_MAX_BYTES >> 20);

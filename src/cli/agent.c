@@ -232,8 +232,12 @@ static int cmd_mig_plan(int argc, char **argv)
     static struct gs_migmgr_plan plan;
     static char text[16384];
     rc = gs_migparted_load(a.migcfg, &pmp, &perr);
-    if (!rc)
-        rc = gs_migmgr_plan(b, pmp, a.plan_cfg, NULL, 0, false, &plan, &perr);
+    if (rc) {
+        fprintf(stderr, "gpusched agent mig-plan: %s\n", perr.msg);
+        gs_gpu_close(b);
+        return gs_cli_input_exit(rc);
+    }
+    rc = gs_migmgr_plan(b, pmp, a.plan_cfg, NULL, 0, false, &plan, &perr);
     if (!rc) {
         gs_migmgr_plan_str(&plan, text, sizeof(text));
         fputs(text, stdout);
@@ -357,12 +361,13 @@ static int cmd_run(int argc, char **argv)
     gs_error_init(&err);
     struct gs_migparted *mp = NULL;
     struct gs_kube_client *kc = NULL;
-    if ((rc = check_run(&a, &err)) || (rc = load_configs(&a, &mp, &err)) ||
-        (rc = kube_client(&a, &kc, &err))) {
+    /* the flags and the files they name are input; the API server is not */
+    bool input = (rc = check_run(&a, &err)) || (rc = load_configs(&a, &mp, &err));
+    if (rc || (rc = kube_client(&a, &kc, &err))) {
         fprintf(stderr, "gpusched agent: %s\n", err.msg);
         gs_migparted_free(mp);
         gs_gpu_close(b);
-        return gs_cli_exit_code(rc);
+        return input ? gs_cli_input_exit(rc) : gs_cli_exit_code(rc);
     }
     rc = gs_agent_run(b, kc, &a.o, gs_cli_stop_on_signals(), &err);
     gs_kube_client_free(kc);

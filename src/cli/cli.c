@@ -82,6 +82,13 @@ int gs_cli_exit_code(int rc)
     return GS_EXIT_FAILURE;
 }
 
+int gs_cli_input_exit(int rc)
+{
+    if (rc == 0)
+        return GS_EXIT_OK;
+    return rc == GS_ENOMEM || rc == GS_EINTERNAL ? GS_EXIT_FAILURE : GS_EXIT_USAGE;
+}
+
 const struct gs_cli_command *gs_cli_command_find(const struct gs_cli_command *cmds,
                                                  const char *name)
 {

@@ -45,6 +45,10 @@ int gs_cli_u64(const char *s, uint64_t *out);
 volatile int *gs_cli_stop_on_signals(void);
 /* exit code for an error code (GS_EINVAL & co -> 2, others -> 1) */
 int gs_cli_exit_code(int rc);
+/* Exit code for an error reading an input file the user named (a scenario, a trace, a config,
+ * a manifest): one rule for every command. A missing, unreadable or oversized file is bad input
+ * like a malformed one: 2; only running out of memory or a broken invariant is 1. */
+int gs_cli_input_exit(int rc);
 
 /* A subcommand: one row of a table that ends with a row whose name is NULL. */
 struct gs_cli_command {

@@ -32,7 +32,7 @@ static int cmd_validate(int argc, char **argv)
         int rc = gs_dpconfig_load(argv[i], &dp, &err);
         if (rc) {
             fprintf(stderr, "gpusched dpconfig: %s\n", err.msg);
-            return gs_cli_exit_code(rc);
+            return gs_cli_input_exit(rc);
         }
         const struct gs_dp_sharing *sh = dp.sharing == GS_SHARING_MPS ? &dp.mps : &dp.timeslicing;
         printf("%s: valid; migStrategy %s, sharing %s", argv[i],

@@ -4,6 +4,7 @@
 
 #include "../base/error.h"
 #include "../core/mig.h"
+#include "../formats/migmgrfile.h"
 #include "../formats/migparted.h"
 
 #include <stdio.h>
@@ -110,7 +111,9 @@ static int mig_flags(int argc, char **argv, const struct gs_cli_flag *flags, str
 static int need_mig(int model)
 {
     if (!gs_catalog_mig_capable(model)) {
-        fprintf(stderr, "gpusched mig: %s does not support MIG\n", gs_catalog_get(model)->name);
+        char why[512];
+        gs_catalog_mig_refusal(model, why, sizeof(why));
+        fprintf(stderr, "gpusched mig: %s\n", why);
         return GS_EXIT_USAGE;
     }
     return 0;
@@ -125,8 +128,12 @@ static int cmd_profiles(int argc, char **argv)
     int model = c.model;
     const struct gs_gpu_model *m = gs_catalog_get(model);
     printf("%s (%u MiB, %u SMs): MIG GPU-instance profiles\n", m->name, m->mem_mib, m->sms);
-    printf("%-12s %4s %7s %8s %-15s %4s %5s %9s %s\n", "profile", "id", "compute", "mem-sl",
-           "starts", "max", "SMs", "mem(MiB)", "resource");
+    bool any_low = false;
+    for (int i = 0; i < m->nprofiles; i++)
+        any_low |= m->profiles[i].at_least;
+    int ws = any_low ? 6 : 5, wm = any_low ? 10 : 9; /* room for ">=" only where it is used */
+    printf("%-12s %4s %7s %8s %-15s %4s %*s %*s %s\n", "profile", "id", "compute", "mem-sl",
+           "starts", "max", ws, "SMs", wm, "mem(MiB)", "resource");
     for (int i = 0; i < m->nprofiles; i++) {
         const struct gs_mig_profile *p = &m->profiles[i];
         char starts[32] = "", res[64];
@@ -135,9 +142,15 @@ static int cmd_profiles(int argc, char **argv)
             if (p->start_mask & (1u << s))
                 o += (size_t)snprintf(starts + o, sizeof(starts) - o, "%s%d", o ? "," : "", s);
         gs_mig_resource_name(p, res, sizeof(res));
-        printf("%-12s %4u %7u %8u %-15s %4u %5u %9u %s\n", p->name, p->id, p->compute,
-               p->mem_slices, starts, p->max_count, p->sms, p->mem_mib, res);
+        char sms[16], mib[16];
+        snprintf(sms, sizeof(sms), "%s%u", p->at_least ? ">=" : "", p->sms);
+        snprintf(mib, sizeof(mib), "%s%u", p->at_least ? ">=" : "", p->mem_mib);
+        printf("%-12s %4u %7u %8u %-15s %4u %*s %*s %s\n", p->name, p->id, p->compute,
+               p->mem_slices, starts, p->max_count, ws, sms, wm, mib, res);
     }
+    if (any_low)
+        printf(">=: no public nvidia-smi listing gives this row; at least this much, from the "
+               "model's published rows\n");
     return GS_EXIT_OK;
 }
 
@@ -187,7 +200,7 @@ static int cmd_validate(int argc, char **argv)
     rc = gs_migparted_load(file, &m, &err);
     if (rc) {
         fprintf(stderr, "gpusched mig validate: %s\n", err.msg);
-        return rc == GS_EIO ? GS_EXIT_USAGE : gs_cli_exit_code(rc);
+        return gs_cli_input_exit(rc);
     }
     if (config && !gs_migparted_find(m, config)) {
         fprintf(stderr, "gpusched mig validate: %s: no config named '%s'\n", file, config);
@@ -195,14 +208,19 @@ static int cmd_validate(int argc, char **argv)
         return GS_EXIT_USAGE;
     }
     rc = gs_migparted_check(m, model, &err);
-    if (rc) {
+    /* the MigManager documents beside it (the article's file has one) */
+    int nmgr = rc ? 0 : gs_migmgr_file_check(file, m, model, &err);
+    if (rc || nmgr < 0) {
         fprintf(stderr, "gpusched mig validate: %s\n", err.msg);
         gs_migparted_free(m);
-        return GS_EXIT_USAGE;
+        return rc ? GS_EXIT_USAGE : gs_cli_input_exit(nmgr);
     }
     printf("%s: valid mig-parted config, %d configs", file, m->nconfigs);
     if (model >= 0)
         printf(" (checked on %s)", gs_catalog_get(model)->name);
+    if (nmgr > 0)
+        printf("; %d MigManager%s, its gpuClients' MIG devices carved by the configs", nmgr,
+               nmgr == 1 ? "" : "s");
     printf("\n");
     for (int c = 0; c < m->nconfigs; c++) {
         const struct gs_mp_config *cfg = &m->configs[c];
@@ -258,10 +276,9 @@ static int cmd_plan(int argc, char **argv)
         *eq = '\0';
         int p = gs_catalog_find_profile(model, t);
         if (p < 0) {
-            char list[256];
-            gs_catalog_profile_list(model, list, sizeof(list));
-            fprintf(stderr, "gpusched mig plan: '%s' is not a MIG profile of %s (%s)\n", t,
-                    gs_catalog_get(model)->name, list);
+            char why[768];
+            gs_catalog_profile_unknown(model, t, why, sizeof(why));
+            fprintf(stderr, "gpusched mig plan: %s\n", why);
             return GS_EXIT_USAGE;
         }
         want[p] += (uint32_t)n;

@@ -130,7 +130,7 @@ int gs_cli_sim_scenario(int argc, char **argv)
     code = GS_EXIT_OK;
     if (rc) {
         fprintf(stderr, "gpusched sim: %s\n", err.msg);
-        code = rc == GS_EIO || rc == GS_EINVAL ? GS_EXIT_USAGE : GS_EXIT_FAILURE;
+        code = gs_cli_input_exit(rc);
         goto out;
     }
     if (seed >= 0)

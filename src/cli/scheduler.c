@@ -18,6 +18,10 @@
 
 enum mode { M_SCHEDULER = 0, M_EXTENDER, M_EXPLAIN };
 
+/* "gpusched scheduler", "gpusched extender" or "gpusched explain": the command that runs, so
+ * each error names the command the user typed */
+static const char *prog = "gpusched scheduler";
+
 static void usage(FILE *f, enum mode mode)
 {
     if (mode == M_EXPLAIN) {
@@ -160,11 +164,7 @@ static int mig_config_flag(const struct gs_cli_flag *f, const char *v, void *fie
     gs_migparted_free(mig_config);
     mig_config = NULL;
     if (gs_migparted_load(v, &mig_config, &merr) || gs_migparted_check(mig_config, -1, &merr)) {
-        fprintf(stderr, "gpusched %s: --mig-config: %s\n",
-                c->mode == M_EXPLAIN    ? "explain"
-                : c->mode == M_EXTENDER ? "extender"
-                                        : "scheduler",
-                merr.msg);
+        fprintf(stderr, "%s: --mig-config: %s\n", prog, merr.msg);
         gs_migparted_free(mig_config);
         mig_config = NULL;
         return GS_EXIT_USAGE;
@@ -176,7 +176,7 @@ static int mig_config_flag(const struct gs_cli_flag *f, const char *v, void *fie
 static int policy_flag(const struct gs_cli_flag *f, const char *v, void *field)
 {
     if (!gs_policy_find(v)) {
-        fprintf(stderr, "gpusched scheduler: --policy '%s': unknown policy\n", v);
+        fprintf(stderr, "%s: --policy '%s': unknown policy\n", prog, v);
         return GS_EXIT_USAGE;
     }
     *(const char **)field = v;
@@ -286,7 +286,7 @@ static int parse_flags(int argc, char **argv, struct sched_cli *c)
     };
     c->copts = (struct gs_kube_client_opts){.qps = 50, .burst = 100, .timeout_s = 30};
     const struct gs_cli_parser p = {
-        .prog = "gpusched scheduler",
+        .prog = prog,
         .flags = c->mode == M_EXPLAIN ? explain_flags : sched_flags,
         .how = GS_CLI_INLINE | GS_CLI_LAST_INCOMPLETE,
         .unknown = "unknown option",
@@ -300,8 +300,7 @@ static int parse_flags(int argc, char **argv, struct sched_cli *c)
     if (rc)
         return rc;
     if (c->o.renew_deadline_s >= c->o.lease_duration_s) {
-        fprintf(stderr,
-                "gpusched scheduler: --renew-deadline must be less than --lease-duration\n");
+        fprintf(stderr, "%s: --renew-deadline must be less than --lease-duration\n", prog);
         return GS_EXIT_USAGE;
     }
     return 0;
@@ -316,7 +315,7 @@ static int api_connect(const struct sched_cli *c, struct gs_kube_client **kc)
     int rc = c->in_cluster ? gs_kube_config_in_cluster("", &cfg, &err)
                            : gs_kube_config_load(c->kubeconfig, c->context, &cfg, &err);
     if (rc) {
-        fprintf(stderr, "gpusched scheduler: %s\n", err.msg);
+        fprintf(stderr, "%s: %s\n", prog, err.msg);
         return GS_EXIT_USAGE;
     }
     if (c->insecure) {
@@ -329,14 +328,14 @@ static int api_connect(const struct sched_cli *c, struct gs_kube_client **kc)
     rc = gs_kube_client_new(&cfg, &c->copts, kc, &err);
     if (rc) {
         gs_kube_config_release(&cfg);
-        fprintf(stderr, "gpusched scheduler: %s\n", err.msg);
+        fprintf(stderr, "%s: %s\n", prog, err.msg);
         return GS_EXIT_FAILURE;
     }
     /* fail fast on an unreachable or forbidden API server */
     long status = 0;
     rc = gs_kube_request(*kc, "GET", "/api/v1/nodes?limit=1", NULL, NULL, NULL, &status, &err);
     if (rc) {
-        fprintf(stderr, "gpusched scheduler: %s\n", err.msg);
+        fprintf(stderr, "%s: %s\n", prog, err.msg);
         gs_kube_client_free(*kc);
         return GS_EXIT_FAILURE;
     }
@@ -360,7 +359,7 @@ static int run_mode(int argc, char **argv, enum mode mode)
     gs_error_init(&err);
     rc = gs_scheduler_run(kc, &c.o, gs_cli_stop_on_signals(), &err);
     if (rc) {
-        fprintf(stderr, "gpusched scheduler: %s\n", err.msg);
+        fprintf(stderr, "%s: %s\n", prog, err.msg);
         return GS_EXIT_FAILURE;
     }
     return GS_EXIT_OK;
@@ -368,6 +367,9 @@ static int run_mode(int argc, char **argv, enum mode mode)
 
 static int run(int argc, char **argv, enum mode mode)
 {
+    prog = mode == M_EXPLAIN    ? "gpusched explain"
+           : mode == M_EXTENDER ? "gpusched extender"
+                                : "gpusched scheduler";
     int rc = run_mode(argc, argv, mode);
     gs_migparted_free(mig_config);
     mig_config = NULL;

@@ -498,7 +498,7 @@ static int openb_load(const struct openb_cli *c, const struct gs_openb_node *nod
     int npods = gs_openb_load_pods(t->path[i], &t->pods[i], &err);
     if (npods < 0) {
         fprintf(stderr, "gpusched sim openb: %s\n", err.msg);
-        return gs_cli_exit_code(npods == GS_EIO ? GS_EINVAL : npods);
+        return gs_cli_input_exit(npods);
     }
     t->npods[i] = npods;
     if (!c->variant)
@@ -545,7 +545,7 @@ static int cmd_openb(int argc, char **argv)
     int nn = gs_openb_load_nodes(c.nodes, &nodes, &err);
     if (nn < 0) {
         fprintf(stderr, "gpusched sim openb: %s\n", err.msg);
-        return gs_cli_exit_code(nn == GS_EIO ? GS_EINVAL : nn);
+        return gs_cli_input_exit(nn);
     }
     struct openb_traces t = {0};
     char list[4096];
@@ -762,7 +762,8 @@ static int cmd_openb_variant(int argc, char **argv)
     free(nodes);
     free(pods);
     free(vp);
-    return rc < 0 ? gs_cli_exit_code(rc == GS_EIO && nn > 0 && np > 0 ? GS_EIO : GS_EINVAL)
+    /* after both inputs are read, an I/O error is writing --out: a failure of the run */
+    return rc < 0 ? (rc == GS_EIO && nn > 0 && np > 0 ? GS_EXIT_FAILURE : gs_cli_input_exit(rc))
                   : GS_EXIT_OK;
 }
 

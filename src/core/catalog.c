@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Valid placement starts (memory-slice units), as `nvidia-smi mig -lgipp` prints them. */
@@ -37,20 +38,41 @@
         id, name, c, m, starts, max, sms, mib, media, grid                                         \
     }
 
-/* The seven profiles every 8-slice part has (IDs 19/20/15/14/9/5/0, max 7/1/4/3/2/1/1), named
- * after the part's memory: name, MiB and SMs of the 1g, 1g double-memory, 2g, 3g, 4g, 7g. */
-#define STD8(n1, m1, s1, n15, m15, s15, n2, m2, s2, n3, m3, s3, n4, m4, s4, n7, m7, s7)            \
+/* A row whose SMs and MiB are lower bounds (gs_mig_profile.at_least). */
+#define ROWD(grid, id, name, c, m, starts, max, sms, mib, media)                                   \
+    {                                                                                              \
+        id, name, c, m, starts, max, sms, mib, media, grid, true                                   \
+    }
+
+/* The four small profiles every 8-slice part has (IDs 19/20/15/14, max 7/1/4/3): name, MiB and
+ * SMs of the 1g, 1g double-memory and 2g. */
+#define HEAD8(n1, m1, s1, n15, m15, s15, n2, m2, s2)                                               \
     ROW(GRID8, 19, n1, 1, 1, S8_1G, 7, s1, m1, 0),                                                 \
         ROW(GRID8, 20, n1 "+me", 1, 1, S8_1G, 1, s1, m1, ME),                                      \
         ROW(GRID8, 15, n15, 1, 2, S8_1G2, 4, s15, m15, 0),                                         \
-        ROW(GRID8, 14, n2, 2, 2, S8_2G, 3, s2, m2, 0),                                             \
-        ROW(GRID8, 9, n3, 3, 4, S8_4SL, 2, s3, m3, 0),                                             \
+        ROW(GRID8, 14, n2, 2, 2, S8_2G, 3, s2, m2, 0)
+
+/* The seven profiles every 8-slice part has (IDs 19/20/15/14/9/5/0, max 7/1/4/3/2/1/1), named
+ * after the part's memory: name, MiB and SMs of the 1g, 1g double-memory, 2g, 3g, 4g, 7g. */
+#define STD8(n1, m1, s1, n15, m15, s15, n2, m2, s2, n3, m3, s3, n4, m4, s4, n7, m7, s7)            \
+    HEAD8(n1, m1, s1, n15, m15, s15, n2, m2, s2), ROW(GRID8, 9, n3, 3, 4, S8_4SL, 2, s3, m3, 0),   \
         ROW(GRID8, 5, n4, 4, 4, S8_4G, 1, s4, m4, 0), ROW(GRID8, 0, n7, 7, 8, S8_7G, 1, s7, m7, 0)
+
+/* The 3g, 4g and 7g rows of a part whose public `-lgip` stops at the 2g: lower bounds from its
+ * published rows. On every 8-slice part with all rows published (A100, H100, H100 NVL, H200,
+ * GH200 96GB) a 4-slice instance has at least twice the memory of the 2-slice one, the 8-slice
+ * at least twice the 4-slice, and a Ng instance at least N times the SMs of the 1g; the unit
+ * test checks that rule on those rows. s1: the 1g's SMs, m2: the 2g's MiB. */
+#define LOW8(n3, n4, n7, s1, m2)                                                                   \
+    ROWD(GRID8, 9, n3, 3, 4, S8_4SL, 2, 3 * (s1), 2 * (m2), 0),                                    \
+        ROWD(GRID8, 5, n4, 4, 4, S8_4G, 1, 4 * (s1), 2 * (m2), 0),                                 \
+        ROWD(GRID8, 0, n7, 7, 8, S8_7G, 1, 7 * (s1), 4 * (m2), 0)
 
 /* Sources, row by row, are in tests/unit/test_catalog.c, which restates every MIG row from
  * NVIDIA's MIG user guide ("Supported MIG Profiles": names, slices, max instances) and public
- * `nvidia-smi mig -lgip/-lgipp` dumps (IDs, placements, SMs, MiB). SMs or MiB of 0: no public
- * source gives them. Prices of the models added after the article's are rough public
+ * `nvidia-smi mig -lgip/-lgipp` dumps (IDs, placements, SMs, MiB). Rows no public dump gives
+ * are LOW8's lower bounds; a model with no published figures at all has no MIG here
+ * (mig_refused says why). Prices of the models added after the article's are rough public
  * on-demand rates, not measurements. */
 static const struct gs_gpu_model models[] = {
     {.name = "A100-40GB",
@@ -214,8 +236,8 @@ static const struct gs_gpu_model models[] = {
      .price_per_hour = 3.5,
      .pci_ids = {0x234810DE, 0, 0, 0},
      .nprofiles = 7,
-     .profiles = {STD8("1g.18gb", 17920, 16, "1g.36gb", 36096, 26, "2g.36gb", 36096, 32, "3g.72gb",
-                       0, 0, "4g.72gb", 0, 0, "7g.144gb", 0, 0)},
+     .profiles = {HEAD8("1g.18gb", 17920, 16, "1g.36gb", 36096, 26, "2g.36gb", 36096, 32),
+                  LOW8("3g.72gb", "4g.72gb", "7g.144gb", 16, 36096)},
      MIG8},
     {.name = "H20-96GB",
      .product = "H20",
@@ -224,10 +246,9 @@ static const struct gs_gpu_model models[] = {
      .sms = 78,
      .price_per_hour = 2.0,
      .pci_ids = {0x232910DE, 0, 0, 0},
-     .nprofiles = 7,
-     .profiles = {STD8("1g.12gb", 0, 0, "1g.24gb", 0, 0, "2g.24gb", 0, 0, "3g.48gb", 0, 0,
-                       "4g.48gb", 0, 0, "7g.96gb", 0, 0)},
-     MIG8},
+     .mig_refused = "the MIG user guide lists H20 among MIG GPUs, but no public source gives "
+                    "the SMs and memory of its instances (its 78 SMs make the H100 figures "
+                    "wrong): gpusched offers it whole, time-sliced or with MPS"},
     {.name = "B200-180GB",
      .product = "B200",
      .aliases = "B200-180GB;B200-SXM6-180GB",
@@ -236,12 +257,11 @@ static const struct gs_gpu_model models[] = {
      .price_per_hour = 7.5,
      .pci_ids = {0x290110DE, 0, 0, 0},
      .nprofiles = 7,
-     .profiles = {STD8("1g.23gb", 20992, 18, "1g.45gb", 45312, 30, "2g.45gb", 45312, 36, "3g.90gb",
-                       0, 0, "4g.90gb", 0, 0, "7g.180gb", 0, 0)},
+     .profiles = {HEAD8("1g.23gb", 20992, 18, "1g.45gb", 45312, 30, "2g.45gb", 45312, 36),
+                  LOW8("3g.90gb", "4g.90gb", "7g.180gb", 18, 45312)},
      MIG8},
-    /* B300: not in the MIG user guide. Names and max instances from NVIDIA's GPU operator
-     * config as others republish it, the 1g memory from a public MIG-slice report; IDs and
-     * placements assumed those of every other 8-slice part. */
+    /* B300: not in the MIG user guide; NVIDIA's GPU operator config names its profiles
+     * (1g.34gb .. 7g.269gb) but no public source gives their SMs, nor the GPU's. */
     {.name = "B300-288GB",
      .product = "B300-SXM6-AC",
      .aliases = "B300;B300-288GB;B300-SXM6",
@@ -249,14 +269,8 @@ static const struct gs_gpu_model models[] = {
      .sms = 0,
      .price_per_hour = 9.0,
      .pci_ids = {0x318210DE, 0, 0, 0},
-     .nprofiles = 6,
-     .profiles = {ROW(GRID8, 19, "1g.34gb", 1, 1, S8_1G, 7, 0, 34560, 0),
-                  ROW(GRID8, 15, "1g.67gb", 1, 2, S8_1G2, 4, 0, 0, 0),
-                  ROW(GRID8, 14, "2g.67gb", 2, 2, S8_2G, 3, 0, 0, 0),
-                  ROW(GRID8, 9, "3g.135gb", 3, 4, S8_4SL, 2, 0, 0, 0),
-                  ROW(GRID8, 5, "4g.135gb", 4, 4, S8_4G, 1, 0, 0, 0),
-                  ROW(GRID8, 0, "7g.269gb", 7, 8, S8_7G, 1, 0, 0, 0)},
-     MIG8},
+     .mig_refused = "B300 is not in NVIDIA's MIG user guide and no public source gives the SMs "
+                    "of its MIG instances: gpusched offers it whole, time-sliced or with MPS"},
     /* RTX PRO 6000 Blackwell: 4 compute and 4 memory slices; NVML places them on a 12-unit
      * grid (1g at {0,3,6,9}:3), so placement_unit is 3. */
     {.name = "RTXPRO6000-96GB",
@@ -472,6 +486,76 @@ int gs_catalog_slice_of_nvml(int model, unsigned nvml_start)
     if (nvml_start % unit || nvml_start / unit >= m->mig_mem)
         return GS_EINVAL;
     return (int)(nvml_start / unit);
+}
+
+void gs_catalog_mig_refusal(int model, char *out, unsigned out_size)
+{
+    const struct gs_gpu_model *m = gs_catalog_get(model);
+    if (!m || m->nprofiles)
+        snprintf(out, out_size, "%s", m ? "" : "unknown GPU model");
+    else if (m->mig_refused)
+        snprintf(out, out_size, "MIG is not offered on %s: %s", m->name, m->mig_refused);
+    else
+        snprintf(out, out_size, "%s does not support MIG", m->name);
+}
+
+/* "<G>g.<GB>gb..." after any "nvidia.com/" and "mig-": G and GB, false when not of that form */
+static bool profile_shape(const char *name, unsigned *g, unsigned *gb)
+{
+    if (strncmp(name, "nvidia.com/", 11) == 0)
+        name += 11;
+    if (strncmp(name, "mig-", 4) == 0)
+        name += 4;
+    char *end;
+    unsigned long a = strtoul(name, &end, 10);
+    if (end == name || a > 64 || strncmp(end, "g.", 2) != 0)
+        return false;
+    const char *p = end + 2;
+    unsigned long b = strtoul(p, &end, 10);
+    if (end == p || b > 100000 || strncmp(end, "gb", 2) != 0)
+        return false;
+    *g = (unsigned)a;
+    *gb = (unsigned)b;
+    return true;
+}
+
+int gs_catalog_closest_profile(int model, const char *name)
+{
+    const struct gs_gpu_model *m = gs_catalog_get(model);
+    unsigned g, gb;
+    if (!m || !name || !profile_shape(name, &g, &gb))
+        return GS_ENOTFOUND;
+    int best = GS_ENOTFOUND;
+    unsigned long best_score = 0;
+    for (int i = 0; i < m->nprofiles; i++) {
+        unsigned pg, pgb;
+        if (!profile_shape(m->profiles[i].name, &pg, &pgb))
+            continue;
+        /* other compute slices weigh more than any memory gap; a variant (+me, -me, +gfx)
+         * loses a tie to the plain profile */
+        unsigned long score = (pg != g ? 1000000ul : 0) + (pgb > gb ? pgb - gb : gb - pgb) * 2 +
+                              (strpbrk(m->profiles[i].name + 2, "+-") != NULL);
+        if (best < 0 || score < best_score) {
+            best = i;
+            best_score = score;
+        }
+    }
+    return best;
+}
+
+void gs_catalog_profile_unknown(int model, const char *name, char *out, unsigned out_size)
+{
+    const struct gs_gpu_model *m = gs_catalog_get(model);
+    if (!m || !m->nprofiles) {
+        gs_catalog_mig_refusal(model, out, out_size);
+        return;
+    }
+    char list[512];
+    gs_catalog_profile_list(model, list, sizeof(list));
+    int c = gs_catalog_closest_profile(model, name);
+    snprintf(out, out_size, "%s is not a%s %s profile; %s offers %s%s%s%s", name,
+             strchr("AEFHILMNORSX", m->name[0]) ? "n" : "", m->name, m->name, list,
+             c >= 0 ? " (closest: " : "", c >= 0 ? m->profiles[c].name : "", c >= 0 ? ")" : "");
 }
 
 void gs_catalog_profile_list(int model, char *out, unsigned out_size)

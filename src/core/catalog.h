@@ -38,10 +38,14 @@ struct gs_mig_profile {
     uint8_t mem_slices; /* memory slices = placement size */
     uint8_t start_mask; /* bit s set: placement start s (memory-slice units) is valid */
     uint8_t max_count;  /* instances of this profile at most */
-    uint16_t sms;       /* SMs of one instance; 0: not published */
-    uint32_t mem_mib;   /* memory of one instance, MiB; 0: not published */
+    uint16_t sms;       /* SMs of one instance; never 0 on a MIG-capable model */
+    uint32_t mem_mib;   /* memory of one instance, MiB; never 0 on a MIG-capable model */
     uint8_t media;      /* GS_MIG_MEDIA_* */
     uint8_t gpu_compute, gpu_mem; /* the owning model's slices, so a profile knows its share */
+    /* sms and mem_mib are lower bounds, not NVML's figures: no public `nvidia-smi mig -lgip`
+     * gives this row, so they are derived from the model's published rows (catalog.c says
+     * how); the real instance has at least as much */
+    bool at_least;
 };
 
 struct gs_gpu_model {
@@ -58,6 +62,9 @@ struct gs_gpu_model {
     uint8_t mig_mem;        /* memory slices (8, or 4) */
     uint8_t placement_unit; /* NVML placement units per memory slice: 1, but 3 on RTX PRO 6000
                                Blackwell, whose `nvidia-smi mig -lgipp` grid has 12 units */
+    /* Set on a model whose silicon has MIG but whose instances' SMs and memory no public
+     * source gives: gpusched refuses MIG on it (nprofiles is 0) and says this why. */
+    const char *mig_refused;
 };
 
 int gs_catalog_count(void);
@@ -96,5 +103,16 @@ void gs_catalog_nvml_placement(int model, int profile, unsigned start, unsigned 
 int gs_catalog_slice_of_nvml(int model, unsigned nvml_start);
 /* Comma-separated list of the model's profile names, for error messages. */
 void gs_catalog_profile_list(int model, char *out, unsigned out_size);
+/* Why MIG is refused on a model ("<name> does not support MIG", or the catalog's reason for a
+ * model whose MIG figures are not published), for error messages; "" for a MIG-capable one. */
+void gs_catalog_mig_refusal(int model, char *out, unsigned out_size);
+/* The profile of the model nearest to an unknown name: the same compute slices ("1g") and the
+ * nearest memory, else the nearest memory; GS_ENOTFOUND when the model has no MIG or the name
+ * is not of the form <G>g.<GB>gb. */
+int gs_catalog_closest_profile(int model, const char *name);
+/* The message for a profile name the model lacks: "1g.20gb is not an H200-141GB profile;
+ * H200-141GB offers 1g.18gb, 1g.18gb+me, ... (closest: 1g.18gb)", or the refusal of MIG on
+ * a model without it. */
+void gs_catalog_profile_unknown(int model, const char *name, char *out, unsigned out_size);
 
 #endif

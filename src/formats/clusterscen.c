@@ -694,10 +694,27 @@ int gs_cluster_scenario(const json_t *nodes, const json_t *pods, double now_s, d
         lc.dropped += lc.nc - MAX_CLASSES;
     }
     int keep = lc.nc < MAX_CLASSES ? lc.nc : MAX_CLASSES;
+    /* a workload asking a MIG profile no node group's GPU has cannot run here (the scenario
+     * reader refuses such a class): left out, and noted */
+    bool out_cls[MAX_CLASSES] = {0};
+    for (int k = 0; k < keep; k++) {
+        bool offered = !lc.cls[k].mig[0];
+        for (int g = 0; !offered && g < lc.ng; g++)
+            offered = gs_catalog_find_profile(lc.grp[g].model, lc.cls[k].mig) >= 0;
+        if (offered)
+            continue;
+        out_cls[k] = true;
+        lc.dropped++;
+        gs_buf_printf(&lc.notes,
+                      "# workload left out: %s asks nvidia.com/mig-%s, which no node's GPU has\n",
+                      lc.cls[k].name, lc.cls[k].mig);
+    }
     /* namespaces as tenants */
     char tenants[GS_SC_MAX_TENANTS][64];
     int nt = 0;
     for (int k = 0; k < keep; k++) {
+        if (out_cls[k])
+            continue;
         int t = 0;
         while (t < nt && strcmp(tenants[t], lc.cls[k].ns) != 0)
             t++;
@@ -713,7 +730,8 @@ int gs_cluster_scenario(const json_t *nodes, const json_t *pods, double now_s, d
     }
     e |= gs_buf_puts(y, "classes:\n");
     for (int k = 0; k < keep; k++)
-        e |= write_class(y, &lc.cls[k], nt, window_s);
+        if (!out_cls[k])
+            e |= write_class(y, &lc.cls[k], nt, window_s);
     if (e)
         rc = gs_error_set(err, GS_ENOMEM, "out of memory");
     for (int g = 0; !rc && node_names && g < lc.ng; g++) {

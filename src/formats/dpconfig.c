@@ -200,7 +200,7 @@ static int parse_sharing(const struct gs_yaml *y, struct fy_node *n, const char 
 }
 
 /* flag tables: name, kind, where */
-enum fkind { F_BOOL, F_STR, F_IGNORE };
+enum fkind { F_BOOL, F_STR, F_IGNORE, F_LIST_STRATEGY };
 struct flag_row {
     const char *name;
     enum fkind kind;
@@ -223,13 +223,42 @@ static const struct flag_row flag_rows[] = {
 
 static const struct flag_row plugin_rows[] = {
     {"passDeviceSpecs", F_BOOL, offsetof(struct gs_dpconfig, pass_device_specs), 0},
-    {"deviceListStrategy", F_IGNORE, 0, 0},
+    {"deviceListStrategy", F_LIST_STRATEGY, 0, 0},
     {"deviceIDStrategy", F_STR, offsetof(struct gs_dpconfig, device_id_strategy), 16},
     {"cdiAnnotationPrefix", F_IGNORE, 0, 0},
     {"nvidiaCTKPath", F_IGNORE, 0, 0},
     {"containerDriverRoot", F_IGNORE, 0, 0},
     {"sharedDevicesAllocationPolicy", F_IGNORE, 0, 0},
 };
+
+/* deviceListStrategy: one of upstream's strategies, or a list of them (the plugin's
+ * --device-list-strategy is a string slice); what the agent does is its own, but a value the
+ * plugin would refuse is refused here too, at the value's line */
+static int list_strategy(const struct gs_yaml *y, struct fy_node *v, const char *path,
+                         struct gs_error *err)
+{
+    static const char *const ok[] = {"envvar", "volume-mounts", "cdi-annotations", "cdi-cri"};
+    struct fy_node *one = v;
+    void *it = NULL;
+    if (gs_yaml_is_seq(v) && !(one = fy_node_sequence_iterate(v, &it)))
+        return gs_yaml_fail(y, v, path, err,
+                            "expected envvar, volume-mounts, cdi-annotations or cdi-cri");
+    for (; one; one = gs_yaml_is_seq(v) ? fy_node_sequence_iterate(v, &it) : NULL) {
+        char b[32];
+        if (!gs_yaml_is_scalar(one) || gs_yaml_str(y, one, path, b, sizeof(b), err))
+            return gs_yaml_fail(y, one, path, err,
+                                "expected envvar, volume-mounts, cdi-annotations or cdi-cri");
+        size_t i = 0;
+        while (i < sizeof(ok) / sizeof(ok[0]) && strcmp(b, ok[i]) != 0)
+            i++;
+        if (i == sizeof(ok) / sizeof(ok[0]))
+            return gs_yaml_fail(y, one, path, err,
+                                "'%s': expected envvar, volume-mounts, cdi-annotations or cdi-cri "
+                                "(NVIDIA's device plugin accepts no other)",
+                                b);
+    }
+    return 0;
+}
 
 static int apply_row(const struct gs_yaml *y, const struct flag_row *rows, size_t nrows,
                      const char *key, struct fy_node *v, const char *sub, struct gs_dpconfig *c,
@@ -244,6 +273,8 @@ static int apply_row(const struct gs_yaml *y, const struct flag_row *rows, size_
             return gs_yaml_bool(y, v, sub, (bool *)((char *)c + rows[i].off), err);
         if (rows[i].kind == F_STR)
             return gs_yaml_str(y, v, sub, (char *)c + rows[i].off, rows[i].size, err);
+        if (rows[i].kind == F_LIST_STRATEGY)
+            return list_strategy(y, v, sub, err);
         return 0;
     }
     return 0;
@@ -280,11 +311,14 @@ static int parse_flags(const struct gs_yaml *y, struct fy_node *n, struct gs_dpc
                 return gs_yaml_fail(y, v, sub, err, "expected a mapping");
             void *it2 = NULL;
             struct fy_node_pair *pp;
+            struct fy_node *id_node = NULL; /* deviceIDStrategy's value, for its line */
             char k2[48], s2[128];
             while ((pp = fy_node_mapping_iterate(v, &it2))) {
                 if (gs_yaml_key(pp, k2, sizeof(k2)))
                     return gs_yaml_fail(y, fy_node_pair_key(pp), sub, err, "expected a key");
                 snprintf(s2, sizeof(s2), "%s.%s", sub, k2);
+                if (strcmp(k2, "deviceIDStrategy") == 0)
+                    id_node = fy_node_pair_value(pp);
                 if (apply_row(y, plugin_rows, sizeof(plugin_rows) / sizeof(plugin_rows[0]), k2,
                               fy_node_pair_value(pp), s2, c, err, &found))
                     return GS_EINVAL;
@@ -293,7 +327,7 @@ static int parse_flags(const struct gs_yaml *y, struct fy_node *n, struct gs_dpc
             }
             if (c->device_id_strategy[0] && strcmp(c->device_id_strategy, "uuid") != 0 &&
                 strcmp(c->device_id_strategy, "index") != 0)
-                return gs_yaml_fail(y, v, "flags.plugin.deviceIDStrategy", err,
+                return gs_yaml_fail(y, id_node ? id_node : v, "flags.plugin.deviceIDStrategy", err,
                                     "'%s': expected uuid or index", c->device_id_strategy);
         } else {
             if (apply_row(y, flag_rows, sizeof(flag_rows) / sizeof(flag_rows[0]), key, v, sub, c,
@@ -320,6 +354,7 @@ static int parse_text(const char *name, const char *data, size_t len, int line_o
         return rc;
     rc = GS_EINVAL;
     struct fy_node *root = gs_yaml_root(&y);
+    struct fy_node *mps_key = NULL; /* sharing.mps, for the line of an error about it */
     if (root && !gs_yaml_is_map(root)) {
         gs_yaml_fail(&y, root, "(top)", err, "expected a mapping");
         goto out;
@@ -359,6 +394,7 @@ static int parse_text(const char *name, const char *data, size_t len, int line_o
                                       &c.timeslicing, err))
                         goto out;
                 } else if (strcmp(k2, "mps") == 0) {
+                    mps_key = fy_node_pair_key(sp);
                     if (parse_sharing(&y, fy_node_pair_value(sp), "sharing.mps", true, &c.mps, err))
                         goto out;
                 } else {
@@ -400,7 +436,7 @@ static int parse_text(const char *name, const char *data, size_t len, int line_o
         ts |= c.timeslicing.resources[i].replicas > 1;
     c.sharing = mps ? GS_SHARING_MPS : ts ? GS_SHARING_TIMESLICING : GS_SHARING_NONE;
     if (mps && c.mig_strategy == GS_MIG_STRATEGY_MIXED) {
-        gs_yaml_fail(&y, root, "sharing.mps", err,
+        gs_yaml_fail(&y, mps_key ? mps_key : root, "sharing.mps", err,
                      "MPS sharing is not supported with migStrategy mixed");
         goto out;
     }

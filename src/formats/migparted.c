@@ -470,11 +470,10 @@ static int entry_layout(const struct gs_mp_entry *e, int model, struct gs_mig_la
     for (int k = 0; k < e->nprofiles; k++) {
         int pi = gs_catalog_find_profile(model, e->profiles[k].name);
         if (pi < 0) {
-            char list[256];
-            gs_catalog_profile_list(model, list, sizeof(list));
+            char why[768];
+            gs_catalog_profile_unknown(model, e->profiles[k].name, why, sizeof(why));
             *bad_line = e->profiles[k].line;
-            return gs_error_set(err, GS_ENOTFOUND, "\"%s\" is not a MIG profile of %s (%s has %s)",
-                                e->profiles[k].name, gm->name, gm->name, list);
+            return gs_error_set(err, GS_ENOTFOUND, "%s", why);
         }
         if (e->profiles[k].count > 255) {
             *bad_line = e->profiles[k].line;

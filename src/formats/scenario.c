@@ -280,6 +280,48 @@ static const struct gs__sc_field top_fields[] = {
     {"reconfig", s_reconf, false},
 };
 
+/* A class that asks a MIG profile no node group's GPU has cannot be served by any MIG
+ * strategy: refuse it at its line, with the profiles the groups' GPUs do offer and the closest
+ * (the article's H200 "7 x 20 GB" is 1g.20gb, which H200 calls 1g.18gb). */
+static int check_mig_offered(struct gs__sc_ctx *c, struct fy_node *root)
+{
+    const struct gs_scenario *sc = c->sc;
+    for (int i = 0; i < sc->nclasses; i++) {
+        const char *mig = sc->classes[i].mig;
+        if (!mig[0])
+            continue;
+        int mig_model = -1, first = -1;
+        bool offered = false;
+        for (int g = 0; g < sc->ngroups && !offered; g++) {
+            int m = sc->groups[g].model;
+            offered = gs_catalog_find_profile(m, mig) >= 0;
+            if (first < 0)
+                first = m;
+            if (mig_model < 0 && gs_catalog_mig_capable(m))
+                mig_model = m;
+        }
+        for (int m = 0; sc->ngroups == 0 && !offered && m < gs_catalog_count(); m++)
+            offered = gs_catalog_find_profile(m, mig) >= 0; /* no groups: any GPU's profile */
+        if (offered)
+            continue;
+        char path[64], ypath[64], why[768];
+        snprintf(path, sizeof(path), "classes[%d].request.mig", i);
+        snprintf(ypath, sizeof(ypath), "/classes/%d/request/mig", i);
+        struct fy_node *n = fy_node_by_path(root, ypath, (size_t)-1, FYNWF_DONT_FOLLOW);
+        if (mig_model >= 0)
+            gs_catalog_profile_unknown(mig_model, mig, why, sizeof(why));
+        else if (first >= 0)
+            gs_catalog_mig_refusal(first, why, sizeof(why));
+        else
+            snprintf(why, sizeof(why), "no known GPU has it, e.g. 1g.10gb, 3g.40gb");
+        return gs_yaml_fail(&c->y, n ? n : root, path, c->err,
+                            "'%s': no node group offers it, so no MIG strategy can serve the "
+                            "class (%s)",
+                            mig, why);
+    }
+    return 0;
+}
+
 int gs_scenario_parse(const char *name, const char *data, size_t len, struct gs_scenario *sc,
                       struct gs_error *err)
 {
@@ -319,6 +361,8 @@ int gs_scenario_parse(const char *name, const char *data, size_t len, struct gs_
         gs_yaml_fail(&c.y, root, "warmup", err, "must be shorter than duration");
         goto out;
     }
+    if (check_mig_offered(&c, root))
+        goto out;
     for (int i = 0; i < sc->nclasses; i++) {
         struct gs_sc_class *k = &sc->classes[i];
         if (k->gpus == 0 && !k->mig[0])

@@ -73,11 +73,9 @@ static int g_miglayout(struct gs__sc_ctx *c, struct fy_node *v, const char *p, v
         gs_yaml_key(pr, k, sizeof(k));
         int pi = gs_catalog_find_profile(g->model, k);
         if (pi < 0) {
-            char list[256];
-            gs_catalog_profile_list(g->model, list, sizeof(list));
-            return gs_yaml_fail(&c->y, fy_node_pair_key(pr), p, c->err,
-                                "'%s' is not a MIG profile of %s (%s)", k,
-                                gs_catalog_get(g->model)->name, list);
+            char why[768];
+            gs_catalog_profile_unknown(g->model, k, why, sizeof(why));
+            return gs_yaml_fail(&c->y, fy_node_pair_key(pr), p, c->err, "%s", why);
         }
         int64_t n;
         if (gs_yaml_int(&c->y, fy_node_pair_value(pr), p, 0, 7, &n, c->err))

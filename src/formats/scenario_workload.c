@@ -6,6 +6,7 @@
 
 #include "../base/error.h"
 #include "../core/catalog.h"
+#include "migparted.h"
 #include "openb.h"
 
 #include <libgen.h>
@@ -185,6 +186,10 @@ static int r_mig(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o
     char *dst = CLS(o)->mig;
     if (gs_yaml_str(&c->y, v, p, dst, sizeof(CLS(o)->mig), c->err))
         return GS_EINVAL;
+    /* a name of the MIG form that no node group's GPU has is refused once the node groups
+     * are known, with their profiles and the closest one (scenario.c) */
+    if (gs_mig_profile_syntax_ok(dst))
+        return 0;
     for (int m = 0; m < gs_catalog_count(); m++)
         if (gs_catalog_find_profile(m, dst) >= 0)
             return 0;

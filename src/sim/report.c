@@ -15,6 +15,22 @@ static double rel(double v, double base)
     return base > 0 ? (v / base - 1.0) * 100.0 : 0;
 }
 
+/* A strategy that served nothing has no $ per useful GPU-hour (its cost buys no useful hour):
+ * the tables print "-" there, and for its change against exclusive, instead of $0.00 / -100 %. */
+static bool served(const struct gs_sim_result *r)
+{
+    return r->useful_gpu_hours > 0;
+}
+
+/* $ per useful GPU-hour and its change against base, or "-" where either served nothing */
+static void cost_cells(const struct gs_sim_result *r, const struct gs_sim_result *base, char *usd,
+                       size_t un, char *vs, size_t vn)
+{
+    snprintf(usd, un, served(r) ? "%.2f" : "-", r->cost_per_useful_hour);
+    snprintf(vs, vn, served(r) && served(base) ? "%+.0f%%" : "-",
+             rel(r->cost_per_useful_hour, base->cost_per_useful_hour));
+}
+
 /* rel, with changes that print as 0 % printed as +0 %, not -0 % */
 static double rel0(double v, double base)
 {
@@ -182,28 +198,34 @@ int gs_report_table(const struct gs_scenario *sc, const struct gs_sim_result *r,
     rc |=
         gs_buf_printf(o, "%-26s %6s %6s %6s %9s %8s %9s %4s %9s %9s %9s\n", "", "%", "%", "alloc%",
                       "p99 wait", "SLA miss", "p50 wait", "", "GPU-hour", "exclusive", "exclusive");
+    bool idle = false;
     for (int i = 0; i < n; i++) {
-        char w1[16], w2[16];
+        char w1[16], w2[16], usd[24], vs[24];
         double tw = tk >= 0 ? r[i].cls[tk].wait_p50 : 0;
-        rc |= gs_buf_printf(o,
-                            "%-26s %6.1f %6.1f %6.1f %9s %7.1f%% %9s %4d %9.2f %+8.0f%% %+8.0f%%\n",
+        cost_cells(&r[i], &r[0], usd, sizeof(usd), vs, sizeof(vs));
+        idle |= !served(&r[i]);
+        rc |= gs_buf_printf(o, "%-26s %6.1f %6.1f %6.1f %9s %7.1f%% %9s %4d %9s %+8.0f%% %9s\n",
                             r[i].strategy->label, 100 * r[i].alloc_share, 100 * r[i].used_share,
                             r[i].alloc_share > 0 ? 100 * r[i].used_share / r[i].alloc_share : 0,
                             fmt_wait(r[i].online_p99_wait, w1, sizeof(w1)),
                             r[i].online_sla_miss_pct, fmt_wait(tw, w2, sizeof(w2)), r[i].oom_kills,
-                            r[i].cost_per_useful_hour, rel(r[i].used_share, r[0].used_share),
-                            rel(r[i].cost_per_useful_hour, r[0].cost_per_useful_hour));
+                            usd, rel(r[i].used_share, r[0].used_share), vs);
     }
+    if (idle)
+        rc |= gs_buf_printf(o, "$/useful GPU-hour \"-\": the strategy served nothing, so its cost "
+                               "bought no useful GPU-hour to price\n");
     rc |= gs_buf_printf(o, "\nthe article states (utilization gain / cost saving):");
     for (int i = 1; i < n; i++)
         if (r[i].strategy->claim_util > 0)
             rc |= gs_buf_printf(o, " %s +%.0f%%/-%.0f%%;", r[i].strategy->name,
                                 r[i].strategy->claim_util, r[i].strategy->claim_cost);
     rc |= gs_buf_printf(o, "\nmeasured here (used share / $ per useful GPU-hour vs exclusive):");
-    for (int i = 1; i < n; i++)
-        rc |= gs_buf_printf(o, " %s %+.0f%%/%+.0f%%;", r[i].strategy->name,
-                            rel(r[i].used_share, r[0].used_share),
-                            rel(r[i].cost_per_useful_hour, r[0].cost_per_useful_hour));
+    for (int i = 1; i < n; i++) {
+        char usd[24], vs[24];
+        cost_cells(&r[i], &r[0], usd, sizeof(usd), vs, sizeof(vs));
+        rc |= gs_buf_printf(o, " %s %+.0f%%/%s;", r[i].strategy->name,
+                            rel(r[i].used_share, r[0].used_share), vs);
+    }
     rc |= gs_buf_printf(o,
                         "\nthe article states priority scheduling adds +15%% utilization; measured "
                         "MIG + priority vs static MIG: %+.0f%% used, online p99 wait %.0fs -> "
@@ -277,7 +299,9 @@ int gs_report_json(const struct gs_scenario *sc, const struct gs_sim_result *r, 
         json_object_set_new(s, "gpu_hours", json_real(r[i].gpu_hours));
         json_object_set_new(s, "cost_usd", json_real(r[i].cost));
         json_object_set_new(s, "useful_gpu_hours", json_real(r[i].useful_gpu_hours));
-        json_object_set_new(s, "usd_per_useful_gpu_hour", json_real(r[i].cost_per_useful_hour));
+        /* null where the strategy served nothing: no useful GPU-hour to price */
+        json_object_set_new(s, "usd_per_useful_gpu_hour",
+                            served(&r[i]) ? json_real(r[i].cost_per_useful_hour) : json_null());
         json_object_set_new(s, "online_p99_wait_s", json_real(r[i].online_p99_wait));
         json_object_set_new(s, "online_sla_miss_pct", json_real(r[i].online_sla_miss_pct));
         json_object_set_new(s, "oom_kills", json_integer(r[i].oom_kills));
@@ -286,8 +310,11 @@ int gs_report_json(const struct gs_scenario *sc, const struct gs_sim_result *r, 
             json_object_set_new(s, "mig_recarves", json_integer(r[i].recarves));
         json_object_set_new(s, "used_share_vs_exclusive_pct",
                             json_real(rel(r[i].used_share, r[0].used_share)));
-        json_object_set_new(s, "cost_per_useful_vs_exclusive_pct",
-                            json_real(rel(r[i].cost_per_useful_hour, r[0].cost_per_useful_hour)));
+        json_object_set_new(
+            s, "cost_per_useful_vs_exclusive_pct",
+            served(&r[i]) && served(&r[0])
+                ? json_real(rel(r[i].cost_per_useful_hour, r[0].cost_per_useful_hour))
+                : json_null());
         if (r[i].strategy->claim_util > 0) {
             json_object_set_new(s, "article_util_gain_pct", json_real(r[i].strategy->claim_util));
             json_object_set_new(s, "article_cost_saving_pct", json_real(r[i].strategy->claim_cost));
@@ -600,18 +627,21 @@ int gs_report_html(const struct gs_scenario *sc, const struct gs_sim_result *r, 
                          "<th>GPU-hours</th><th>cost $</th><th>$ per useful GPU-hour</th>"
                          "<th>used vs exclusive</th><th>article's claim</th></tr>\n");
     for (int i = 0; i < n; i++) {
-        char claim[64] = "";
+        char claim[64] = "", usd[40], vs[24];
+        cost_cells(&r[i], &r[0], usd, sizeof(usd), vs, sizeof(vs));
+        if (!served(&r[i]))
+            snprintf(usd, sizeof(usd), "- (served nothing)");
         if (r[i].strategy->claim_util > 0)
             snprintf(claim, sizeof(claim), "+%.0f%% util, -%.0f%% cost", r[i].strategy->claim_util,
                      r[i].strategy->claim_cost);
         rc |= gs_buf_printf(o,
                             "<tr><td>%s</td><td>%.1f</td><td>%.1f</td><td>%.0f</td><td>%.1f</td>"
-                            "<td>%d</td><td>%.0f</td><td>%.0f</td><td>%.2f</td><td>%+.0f%%</td>"
+                            "<td>%d</td><td>%.0f</td><td>%.0f</td><td>%s</td><td>%+.0f%%</td>"
                             "<td>%s</td></tr>\n",
                             r[i].strategy->label, 100 * r[i].alloc_share, 100 * r[i].used_share,
                             r[i].online_p99_wait, r[i].online_sla_miss_pct, r[i].oom_kills,
-                            r[i].gpu_hours, r[i].cost, r[i].cost_per_useful_hour,
-                            rel(r[i].used_share, r[0].used_share), claim);
+                            r[i].gpu_hours, r[i].cost, usd, rel(r[i].used_share, r[0].used_share),
+                            claim);
     }
     rc |= gs_buf_puts(o, "</table>\n");
     double v[GS_SIM_STRATEGIES], cl[GS_SIM_STRATEGIES];

@@ -130,5 +130,5 @@ PY
 expect 2 "$GS" advise cluster --from "$TMP/cpu.json" && has "$TMP/err" "no GPU node of a known model"
 expect 2 "$GS" advise cluster --from "$TMP/cluster.json" --window 1m && has "$TMP/err" "--window"
 expect 2 "$GS" advise cluster --from "$TMP/cluster.json" --kubeconfig /dev/null && has "$TMP/err" "exclude"
-expect 1 "$GS" advise cluster --from "$TMP/missing.json" && has "$TMP/err" "missing.json"
+expect 2 "$GS" advise cluster --from "$TMP/missing.json" && has "$TMP/err" "missing.json"
 finish

@@ -767,6 +767,8 @@ a priority above user classes|at '/priorityClasses/classes/0/value': maximum|pri
 a PDB that blocks drains|scheduler.podDisruptionBudget.minAvailable (1) must be less than scheduler.replicas (1)|scheduler:\n  replicas: 1
 two replicas without leader election|scheduler.leaderElection.enabled is false with scheduler.replicas 2|scheduler:\n  leaderElection:\n    enabled: false
 dynamic MIG without MIG devices advertised|scheduler.dynamicMig.enabled needs sharing.migStrategy mixed|sharing:\n  migStrategy: none
+a re-carve hold over the scheduler's 1d|scheduler.dynamicMig.recarveHold 3d is longer than 1d|scheduler:\n  dynamicMig:\n    enabled: true\n    recarveHold: 3d
+a re-carve hold over 1d in hours|scheduler.dynamicMig.recarveHold 25h is longer than 1d|scheduler:\n  dynamicMig:\n    enabled: true\n    recarveHold: 25h
 B
 
 echo "checked: $checks checks over the values sets ($sets) and $bad bad values files in ${SECONDS} s"

@@ -159,11 +159,10 @@ static const struct grid grids[] = {
     /* MIG user guide: fractions of 1/7 SMs and 1/8 memory on A100/H100/H200/B200 ("H100 on
      * GH200", H20 and GH200 144GB use the H100 tables' sevenths and eighths), quarters on A30
      * and RTX PRO 6000 Blackwell; -lgipp on RTX PRO 6000: {0,3,6,9}:3, {0,6}:6, {0}:12 */
-    {"A100-40GB", 7, 8, 1},       {"A100-80GB", 7, 8, 1},     {"H100-80GB", 7, 8, 1},
-    {"H100-PCIe-80GB", 7, 8, 1},  {"H100-NVL-94GB", 7, 8, 1}, {"H200-141GB", 7, 8, 1},
-    {"A30-24GB", 4, 4, 1},        {"GH200-96GB", 7, 8, 1},    {"GH200-144GB", 7, 8, 1},
-    {"H20-96GB", 7, 8, 1},        {"B200-180GB", 7, 8, 1},    {"B300-288GB", 7, 8, 1},
-    {"RTXPRO6000-96GB", 4, 4, 3},
+    {"A100-40GB", 7, 8, 1},      {"A100-80GB", 7, 8, 1},       {"H100-80GB", 7, 8, 1},
+    {"H100-PCIe-80GB", 7, 8, 1}, {"H100-NVL-94GB", 7, 8, 1},   {"H200-141GB", 7, 8, 1},
+    {"A30-24GB", 4, 4, 1},       {"GH200-96GB", 7, 8, 1},      {"GH200-144GB", 7, 8, 1},
+    {"B200-180GB", 7, 8, 1},     {"RTXPRO6000-96GB", 4, 4, 3},
 };
 
 struct row {
@@ -247,36 +246,24 @@ static const struct row rows[] = {
     {"GH200-144GB", "1g.18gb+me", 20, 1, 1, "0,1,2,3,4,5,6", 1, 16, 17920, "me"},
     {"GH200-144GB", "1g.36gb", 15, 1, 2, "0,2,4,6", 4, 26, 36096, ""},
     {"GH200-144GB", "2g.36gb", 14, 2, 2, "0,2,4", 3, 32, 36096, ""},
-    {"GH200-144GB", "3g.72gb", 9, 3, 4, "0,4", 2, 0, 0, ""},
-    {"GH200-144GB", "4g.72gb", 5, 4, 4, "0", 1, 0, 0, ""},
-    {"GH200-144GB", "7g.144gb", 0, 7, 8, "0", 1, 0, 0, ""},
-    /* H20 96GB: the guide lists it among MIG GPUs (96GB, 7 instances) with the H100 96GB
-     * profile names (mig-parted groups it with H100-96GB); no public lgip */
-    {"H20-96GB", "1g.12gb", 19, 1, 1, "0,1,2,3,4,5,6", 7, 0, 0, ""},
-    {"H20-96GB", "1g.12gb+me", 20, 1, 1, "0,1,2,3,4,5,6", 1, 0, 0, "me"},
-    {"H20-96GB", "1g.24gb", 15, 1, 2, "0,2,4,6", 4, 0, 0, ""},
-    {"H20-96GB", "2g.24gb", 14, 2, 2, "0,2,4", 3, 0, 0, ""},
-    {"H20-96GB", "3g.48gb", 9, 3, 4, "0,4", 2, 0, 0, ""},
-    {"H20-96GB", "4g.48gb", 5, 4, 4, "0", 1, 0, 0, ""},
-    {"H20-96GB", "7g.96gb", 0, 7, 8, "0", 1, 0, 0, ""},
+    /* 3g, 4g, 7g: no public lgip; lower bounds from the rows above (catalog.c LOW8): 3, 4, 7
+     * times the 1g's 16 SMs, 2 and 4 times the 2g's 36096 MiB */
+    {"GH200-144GB", "3g.72gb", 9, 3, 4, "0,4", 2, 48, 72192, ""},
+    {"GH200-144GB", "4g.72gb", 5, 4, 4, "0", 1, 64, 72192, ""},
+    {"GH200-144GB", "7g.144gb", 0, 7, 8, "0", 1, 112, 144384, ""},
+    /* H20 96GB: the guide lists it among MIG GPUs, but no public lgip gives its instances'
+     * SMs or memory (78 SMs: not the H100's): no MIG rows, see mig_is_refused_... below */
     /* B200 180GB: guide table "B200 180 GB" (1/8, 2/8, 4/8 memory; 7, 1, 4, 3, 2, 1, 1);
      * lgip NVIDIA/mig-parted#187 for the 1g and 2g rows (20.50, 44.25 GiB) */
     {"B200-180GB", "1g.23gb", 19, 1, 1, "0,1,2,3,4,5,6", 7, 18, 20992, ""},
     {"B200-180GB", "1g.23gb+me", 20, 1, 1, "0,1,2,3,4,5,6", 1, 18, 20992, "me"},
     {"B200-180GB", "1g.45gb", 15, 1, 2, "0,2,4,6", 4, 30, 45312, ""},
     {"B200-180GB", "2g.45gb", 14, 2, 2, "0,2,4", 3, 36, 45312, ""},
-    {"B200-180GB", "3g.90gb", 9, 3, 4, "0,4", 2, 0, 0, ""},
-    {"B200-180GB", "4g.90gb", 5, 4, 4, "0", 1, 0, 0, ""},
-    {"B200-180GB", "7g.180gb", 0, 7, 8, "0", 1, 0, 0, ""},
-    /* B300: NOT in the MIG user guide. Names and counts as NVIDIA's GPU operator config is
-     * republished ("1g.34gb (x7), 1g.67gb (x4), 2g.67gb (x3), 3g.135gb (x2), 4g.135gb (x1),
-     * 7g.269gb (x1)"), 33.75 GiB for a 1g.34gb slice; IDs and placements assumed */
-    {"B300-288GB", "1g.34gb", 19, 1, 1, "0,1,2,3,4,5,6", 7, 0, 34560, ""},
-    {"B300-288GB", "1g.67gb", 15, 1, 2, "0,2,4,6", 4, 0, 0, ""},
-    {"B300-288GB", "2g.67gb", 14, 2, 2, "0,2,4", 3, 0, 0, ""},
-    {"B300-288GB", "3g.135gb", 9, 3, 4, "0,4", 2, 0, 0, ""},
-    {"B300-288GB", "4g.135gb", 5, 4, 4, "0", 1, 0, 0, ""},
-    {"B300-288GB", "7g.269gb", 0, 7, 8, "0", 1, 0, 0, ""},
+    /* 3g, 4g, 7g: lower bounds, 3, 4, 7 times 18 SMs and 2, 4 times 45312 MiB */
+    {"B200-180GB", "3g.90gb", 9, 3, 4, "0,4", 2, 54, 90624, ""},
+    {"B200-180GB", "4g.90gb", 5, 4, 4, "0", 1, 72, 90624, ""},
+    {"B200-180GB", "7g.180gb", 0, 7, 8, "0", 1, 126, 181248, ""},
+    /* B300: not in the MIG user guide and no public SMs: no MIG rows */
     /* RTX PRO 6000 Blackwell (Server, Workstation, Max-Q): guide table (1/4, 1/2, Full;
      * 4, 1, 4, 1, 4, 2, 2, 1, 2, 1, 1 instances; "+me.all: allocates all available media
      * engines", "-me: excludes all media engines"); lgip in bigstack-oss/cubecos#312 and a
@@ -390,7 +377,135 @@ Test(catalog, every_model_fits_the_bounds_and_its_own_grid)
         }
         cr_assert(whole, "%s has no whole-GPU profile", m->name);
     }
-    cr_assert_eq(mig, 13, "%d MIG-capable models", mig);
+    cr_assert_eq(mig, 11, "%d MIG-capable models", mig);
+}
+
+/* No profile of a MIG-capable model prints 0 SMs or 0 MiB: each has NVML's figure or a
+ * lower bound marked at_least; spot checks of published figures per model. */
+Test(catalog, every_mig_profile_has_its_sms_and_memory)
+{
+    for (int id = 0; id < gs_catalog_count(); id++) {
+        const struct gs_gpu_model *m = gs_catalog_get(id);
+        for (int p = 0; p < m->nprofiles; p++) {
+            const struct gs_mig_profile *pr = &m->profiles[p];
+            cr_assert_gt(pr->sms, 0, "%s %s: 0 SMs", m->name, pr->name);
+            cr_assert_gt(pr->mem_mib, 0, "%s %s: 0 MiB", m->name, pr->name);
+            cr_assert_leq(pr->mem_mib, m->mem_mib, "%s %s: %u MiB, more than the GPU's %u", m->name,
+                          pr->name, pr->mem_mib, m->mem_mib);
+            if (m->sms)
+                cr_assert_leq(pr->sms, m->sms, "%s %s: %u SMs, more than the GPU's %u", m->name,
+                              pr->name, pr->sms, m->sms);
+        }
+    }
+    struct {
+        const char *model, *profile;
+        unsigned sms, mib;
+        bool at_least;
+    } pub[] = {
+        {"A100-40GB", "3g.20gb", 42, 20096, false},
+        {"A100-80GB", "7g.80gb", 98, 80896, false},
+        {"H100-80GB", "3g.40gb", 60, 40448, false},
+        {"H100-PCIe-80GB", "4g.40gb", 62, 40448, false},
+        {"H100-NVL-94GB", "1g.24gb", 26, 22144, false},
+        {"H200-141GB", "7g.141gb", 132, 143104, false},
+        {"A30-24GB", "2g.12gb", 28, 11968, false},
+        {"GH200-96GB", "3g.48gb", 60, 47616, false},
+        {"GH200-144GB", "2g.36gb", 32, 36096, false},
+        {"GH200-144GB", "7g.144gb", 112, 144384, true},
+        {"B200-180GB", "1g.23gb", 18, 20992, false},
+        {"B200-180GB", "3g.90gb", 54, 90624, true},
+        {"RTXPRO6000-96GB", "2g.48gb", 94, 48512, false},
+    };
+    for (size_t i = 0; i < sizeof(pub) / sizeof(pub[0]); i++) {
+        int id = model(pub[i].model), p = gs_catalog_find_profile(id, pub[i].profile);
+        cr_assert_geq(p, 0, "%s %s", pub[i].model, pub[i].profile);
+        const struct gs_mig_profile *pr = &gs_catalog_get(id)->profiles[p];
+        cr_assert(pr->sms == pub[i].sms && pr->mem_mib == pub[i].mib &&
+                      pr->at_least == pub[i].at_least,
+                  "%s %s: %u SMs, %u MiB%s; want %u, %u%s", pub[i].model, pub[i].profile, pr->sms,
+                  pr->mem_mib, pr->at_least ? " (at least)" : "", pub[i].sms, pub[i].mib,
+                  pub[i].at_least ? " (at least)" : "");
+    }
+}
+
+/* The lower bounds of catalog.c's LOW8 hold on every 8-slice model whose rows are all published:
+ * a 4-slice instance has at least twice the 2g's memory, the 8-slice at least twice the 4-slice
+ * one, and an Ng instance at least N times the 1g's SMs. */
+Test(catalog, lower_bounds_hold_on_every_fully_published_model)
+{
+    int checked = 0;
+    for (int id = 0; id < gs_catalog_count(); id++) {
+        const struct gs_gpu_model *m = gs_catalog_get(id);
+        bool published = m->nprofiles && m->mig_mem == 8;
+        for (int p = 0; published && p < m->nprofiles; p++)
+            published = !m->profiles[p].at_least;
+        if (!published)
+            continue;
+        const struct gs_mig_profile *g1 = NULL, *g2 = NULL, *g4 = NULL, *g8 = NULL;
+        for (int p = 0; p < m->nprofiles; p++) {
+            const struct gs_mig_profile *pr = &m->profiles[p];
+            if (pr->compute == 2)
+                g2 = pr;
+            if (pr->mem_slices == 4 && (!g4 || pr->mem_mib < g4->mem_mib))
+                g4 = pr;
+            if (pr->mem_slices == 8)
+                g8 = pr;
+            if (pr->id == 19)
+                g1 = pr;
+        }
+        cr_assert(g1 && g2 && g4 && g8, "%s", m->name);
+        cr_assert_geq(g4->mem_mib, 2 * g2->mem_mib, "%s: %u < 2 x %u", m->name, g4->mem_mib,
+                      g2->mem_mib);
+        cr_assert_geq(g8->mem_mib, 2 * g4->mem_mib, "%s: %u < 2 x %u", m->name, g8->mem_mib,
+                      g4->mem_mib);
+        for (int p = 0; p < m->nprofiles; p++)
+            cr_assert_geq(m->profiles[p].sms, m->profiles[p].compute * g1->sms, "%s %s", m->name,
+                          m->profiles[p].name);
+        checked++;
+    }
+    cr_assert_eq(checked, 7, "%d fully published 8-slice models", checked);
+}
+
+/* H20 and B300 have MIG silicon but no published instance figures: MIG is refused, saying why. */
+Test(catalog, mig_is_refused_where_no_figures_are_published)
+{
+    const char *refused[] = {"H20-96GB", "B300-288GB"};
+    for (size_t i = 0; i < 2; i++) {
+        int id = model(refused[i]);
+        cr_assert(!gs_catalog_mig_capable(id), "%s", refused[i]);
+        char why[512];
+        gs_catalog_mig_refusal(id, why, sizeof(why));
+        cr_assert(strstr(why, "MIG is not offered on") && strstr(why, "no public source"), "%s",
+                  why);
+    }
+    char why[512];
+    gs_catalog_mig_refusal(model("L40S-48GB"), why, sizeof(why));
+    cr_assert_str_eq(why, "L40S-48GB does not support MIG");
+}
+
+/* The article's H200 sizes ("7 x 20 GB", "2 x 70 GB") get NVIDIA's names and the nearest one. */
+Test(catalog, unknown_profile_names_the_models_profiles_and_the_closest)
+{
+    int h200 = model("H200-141GB");
+    cr_assert_str_eq(
+        gs_catalog_get(h200)->profiles[gs_catalog_closest_profile(h200, "1g.20gb")].name,
+        "1g.18gb");
+    cr_assert_str_eq(gs_catalog_get(h200)
+                         ->profiles[gs_catalog_closest_profile(h200, "nvidia.com/mig-3g.70gb")]
+                         .name,
+                     "3g.71gb");
+    cr_assert_str_eq(
+        gs_catalog_get(h200)->profiles[gs_catalog_closest_profile(h200, "2g.40gb")].name,
+        "2g.35gb");
+    cr_assert_lt(gs_catalog_closest_profile(h200, "big"), 0);
+    char msg[768];
+    gs_catalog_profile_unknown(h200, "1g.20gb", msg, sizeof(msg));
+    cr_assert_str_eq(msg, "1g.20gb is not an H200-141GB profile; H200-141GB offers 1g.18gb, "
+                          "1g.18gb+me, 1g.35gb, 2g.35gb, 3g.71gb, 4g.71gb, 7g.141gb (closest: "
+                          "1g.18gb)");
+    gs_catalog_profile_unknown(model("B200-180GB"), "1g.20gb", msg, sizeof(msg));
+    cr_assert(strstr(msg, "is not a B200-180GB profile") && strstr(msg, "(closest: 1g.23gb)"), "%s",
+              msg);
 }
 
 Test(catalog, accounting_units_follow_each_models_grid)

@@ -96,10 +96,10 @@ static const struct bad_case bad[] = {
      1, 7, "at most 1"},
     {"version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n"
      "      mig-devices:\n        \"1g.11gb\": 1\n",
-     1, 7, "not a MIG profile of A100-80GB"},
+     1, 7, "1g.11gb is not an A100-80GB profile; A100-80GB offers 1g.10gb"},
     {"version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n"
      "      mig-devices:\n        \"3g.71gb\": 2\n",
-     1, 7, "not a MIG profile"},
+     1, 7, "(closest: 3g.40gb)"},
     {"version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n"
      "      mig-devices:\n        \"zz\": 1\n",
      0, 7, "not a MIG profile name"},
@@ -289,6 +289,12 @@ Test(dpconfig, upstream_rules)
          "[x]}\n",
          0, "GPU index"},
         {"flags: {plugin: {deviceIDStrategy: serial}}\n", 0, "uuid or index"},
+        /* the article's --device-list-strategy=configmap: not a value the plugin accepts */
+        {"flags: {plugin: {deviceListStrategy: configmap}}\n", 0,
+         "'configmap': expected envvar, volume-mounts, cdi-annotations or cdi-cri"},
+        {"flags: {plugin: {deviceListStrategy: [envvar, cdi-cri]}}\n", 1, NULL},
+        {"flags: {plugin: {deviceListStrategy: volume-mounts}}\n", 1, NULL},
+        {"flags: {plugin: {deviceListStrategy: [envvar, nope]}}\n", 0, "'nope': expected"},
         {"imex: {channelIDs: [1]}\n", 0, "[0]"},
         {"flags: {colour: blue}\n", 0, "unexpected field"},
     };
@@ -480,6 +486,9 @@ Test(scenario, bad_fields_name_the_line_and_path)
         {"gpus: 1}", "gpus: 1, colour: red}", "unexpected field"},
         {"request: {gpus: 1}", "request: {gpus: 1, memory: lots}", "Kubernetes quantity"},
         {"request: {gpus: 1}", "request: {mig: 9g.1tb}", "not a MIG profile"},
+        {"request: {gpus: 1}", "request: {mig: 1g.18gb}",
+         "t.yaml:9: classes[0].request.mig: '1g.18gb': no node group offers it"},
+        {"request: {gpus: 1}", "request: {mig: 3g.70gb}", "(closest: 3g.40gb)"},
         {"- name: c\n", "- name: c\n    tenant: nobody\n", "unknown tenant"},
         {"nodes: 1}", "nodes: 1, mig_layout: {\"1g.10gb\": 8}}", "out of range"},
         {"nodes: 1}", "nodes: 1, mig_layout: {\"4g.40gb\": 1, \"3g.40gb\": 2}}", "compute slices"},

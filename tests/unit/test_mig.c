@@ -146,7 +146,7 @@ Test(mig, properties_hold_on_every_mig_model)
                     cr_assert_eq(listed, gs_mig_place(m, &l, NULL, NULL) == 0);
                 }
     }
-    cr_assert_eq(checked, 13, "%d MIG-capable models", checked);
+    cr_assert_eq(checked, 11, "%d MIG-capable models", checked);
 }
 
 Test(mig, plan_uses_fewest_gpus)
