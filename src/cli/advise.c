@@ -22,7 +22,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: gpusched advise scenario FILE [options]\n"
             "       gpusched advise cluster [--kubeconfig FILE | --from FILE.json]\n"
-            "                               [--window DURATION] [--save-scenario FILE] [options]\n"
+            "                               [--window DURATION] [--save-scenario FILE]\n"
+            "                               [--mig-config FILE] [options]\n"
             "       gpusched advise sizes [--format table|json] [--budget N]\n"
             "       gpusched advise sizes --print-scenario small|medium|large|xlarge\n"
             "\n"
@@ -38,7 +39,9 @@ static void usage(FILE *f)
             "                  pods (running, pending and finished within --window, default\n"
             "                  24h) as the workload (formats/clusterscen.h says how); --from\n"
             "                  reads `kubectl get nodes,pods -A -o json` output instead of the\n"
-            "                  API server; --save-scenario FILE keeps the scenario it made\n"
+            "                  API server; --save-scenario FILE keeps the scenario it made;\n"
+            "                  each node's MIG layout is read as the scheduler reads it (the\n"
+            "                  agent's inventory, else nvidia.com/mig.config in --mig-config)\n"
             "  sizes           the article's cluster-size table (< 8, 8-32, 32-128, > 128\n"
             "                  GPUs) measured, beside the article's recommendation\n"
             "\n"
@@ -210,7 +213,7 @@ out:
 }
 
 struct opts {
-    const char *format, *report, *out, *kubeconfig, *save, *from, *print;
+    const char *format, *report, *out, *kubeconfig, *save, *from, *print, *mig_config;
     double window_s;
     int budget, threads;
     int64_t seed;
@@ -232,6 +235,7 @@ static const struct gs_cli_flag cluster_flags[] = {
     GS_CLI_STR("--kubeconfig", O, kubeconfig, "FILE: the kubeconfig"),
     GS_CLI_STR("--from", O, from, "FILE.json: kubectl get nodes,pods -A -o json"),
     GS_CLI_STR("--save-scenario", O, save, "FILE: the scenario made"),
+    GS_CLI_STR("--mig-config", O, mig_config, "FILE: mig-parted config (file or ConfigMap)"),
     GS_CLI_DURATION("--window", O, window_s, 600, INFINITY, "a duration of at least 10m",
                     "DURATION: finished pods within"),
     {0},
@@ -409,7 +413,8 @@ static int cmd_cluster(int argc, char **argv)
     gs_error_init(&err);
     struct gs_buf yaml;
     gs_buf_init(&yaml, 0);
-    int rc = gs_advise_cluster_scenario(o.kubeconfig, o.from, o.window_s, sc, names, &yaml, &err);
+    int rc = gs_advise_cluster_scenario(o.kubeconfig, o.from, o.mig_config, o.window_s, sc, names,
+                                        &yaml, &err);
     if (rc) {
         fprintf(stderr, "gpusched advise cluster: %s\n", err.msg);
         code = gs_cli_exit_code(rc);

@@ -1,10 +1,15 @@
-/* advise_cluster.c - the live cluster as a scenario for `gpusched advise cluster`. */
+/* advise_cluster.c - the live cluster as a scenario for `gpusched advise cluster`: the Nodes
+ * read by the scheduler's own reader (sched/cache.h) for their GPUs and MIG layouts, then
+ * grouped with their pods by formats/clusterscen.h. */
 #include "advise_cluster.h"
 
 #include "../base/error.h"
 #include "../formats/clusterscen.h"
+#include "../formats/kubeobj.h"
+#include "../formats/migparted.h"
 #include "../kube/client.h"
 #include "../kube/config.h"
+#include "../sched/cache.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -86,9 +91,37 @@ static int from_file(const char *path, json_t *nodes, json_t *pods, double *mtim
     return rc;
 }
 
-int gs_advise_cluster_scenario(const char *kubeconfig, const char *from, double window_s,
-                               struct gs_scenario *sc, char **node_names, struct gs_buf *yaml,
-                               struct gs_error *err)
+/* The Nodes as the scheduler reads them into c (a Node it cannot read is left to
+ * clusterscen, which notes it). */
+static int read_cluster(const json_t *nodes, const char *mig_config, struct gs_cluster *c,
+                        struct gs_error *err)
+{
+    struct gs_migparted *mp = NULL;
+    if (mig_config && (gs_migparted_load(mig_config, &mp, err) || gs_migparted_check(mp, -1, err)))
+        return gs_error_prefix(err, "--mig-config");
+    size_t i;
+    json_t *it;
+    int rc = 0;
+    json_array_foreach(nodes, i, it)
+    {
+        struct gs_kube_node kn;
+        struct gs_error e;
+        gs_error_init(&e);
+        if (gs_kube_node_read(it, &kn, &e))
+            continue;
+        if (gs_cache_add_node(c, &kn, mp, NULL, 0) < 0)
+            rc = gs_error_set(err, GS_ENOMEM, "out of memory");
+        gs_kube_node_release(&kn);
+        if (rc)
+            break;
+    }
+    gs_migparted_free(mp);
+    return rc;
+}
+
+int gs_advise_cluster_scenario(const char *kubeconfig, const char *from, const char *mig_config,
+                               double window_s, struct gs_scenario *sc, char **node_names,
+                               struct gs_buf *yaml, struct gs_error *err)
 {
     json_t *nodes = json_array(), *pods = json_array();
     if (!nodes || !pods) {
@@ -99,8 +132,13 @@ int gs_advise_cluster_scenario(const char *kubeconfig, const char *from, double 
     double now = (double)time(NULL);
     int rc =
         from ? from_file(from, nodes, pods, &now, err) : from_api(kubeconfig, nodes, pods, err);
+    struct gs_cluster live;
+    gs_cluster_init(&live);
     if (!rc)
-        rc = gs_cluster_scenario(nodes, pods, now, window_s, yaml, node_names, err);
+        rc = read_cluster(nodes, mig_config, &live, err);
+    if (!rc)
+        rc = gs_cluster_scenario_live(nodes, pods, &live, now, window_s, yaml, node_names, err);
+    gs_cluster_release(&live);
     json_decref(nodes);
     json_decref(pods);
     if (!rc)

@@ -25,6 +25,11 @@ static bool selector_matches(const struct gs_node *n, const struct gs_request *r
     return true;
 }
 
+bool gs_engine_selects(const struct gs_node *n, const struct gs_request *req)
+{
+    return selector_matches(n, req);
+}
+
 int gs__fit_count_whole(const struct gs_cluster *c, const struct gs_node *n)
 {
     int k = 0;

@@ -61,6 +61,9 @@ struct gs_reasons {
 void gs_reasons_str(const struct gs_reasons *r, const struct gs_request *req, char *out,
                     unsigned size);
 
+/* Whether node n's labels match req's node selector (gpu.product values through the catalog). */
+bool gs_engine_selects(const struct gs_node *n, const struct gs_request *req);
+
 /* Filter one node; returns true when it fits, else records the reason (r may be NULL). */
 bool gs_engine_fits(const struct gs_cluster *c, int node, const struct gs_request *req,
                     struct gs_reasons *r);

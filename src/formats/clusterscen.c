@@ -95,7 +95,28 @@ static int profile_of_resource(int model, const char *res)
 }
 
 /* The node's setup; returns 0, 1 when it has no GPUs, 2 when its model is unknown. */
-static int node_setup(const struct gs_kube_node *n, struct ngroup *g)
+/* The GPUs of node n as the scheduler reads them (sched/cache.h, in live): count and MIG
+ * layouts, when live has the node with GPUs. Returns true when it did. */
+static bool from_live(const struct gs_cluster *live, const struct gs_kube_node *n, struct ngroup *g)
+{
+    for (int i = 0; live && i < live->nnodes; i++) {
+        const struct gs_node *ln = &live->nodes[i];
+        if (strcmp(ln->name, n->name) != 0 || ln->ngpus <= 0 || ln->model != g->model)
+            continue;
+        g->gpus = ln->ngpus < GS_MAX_GPUS_NODE ? ln->ngpus : GS_MAX_GPUS_NODE;
+        for (int k = 0; k < g->gpus; k++) {
+            const struct gs_gpu *x = &live->gpus[ln->gpu0 + k];
+            g->mig[k] = x->mode == GS_GPU_MIG && x->mig.n > 0;
+            for (int s = 0; g->mig[k] && s < x->mig.n; s++)
+                if (g->layout[k].count[x->mig.inst[s].profile] < 255)
+                    g->layout[k].count[x->mig.inst[s].profile]++;
+        }
+        return true;
+    }
+    return false;
+}
+
+static int node_setup(const struct gs_kube_node *n, const struct gs_cluster *live, struct ngroup *g)
 {
     memset(g, 0, sizeof(*g));
     const char *product = gs_kube_label(n, "nvidia.com/gpu.product");
@@ -117,7 +138,9 @@ static int node_setup(const struct gs_kube_node *n, struct ngroup *g)
     g->gpus = count ? count_label(count) : n->inv ? n->inv->ngpus : 0;
     g->cpu_milli = n->cpu_milli;
     g->mem_mib = n->mem_mib;
-    if (n->inv) {
+    if (from_live(live, n, g)) {
+        /* the scheduler's own reading: inventory, mig.config with the mig-parted config, counts */
+    } else if (n->inv) {
         if (g->gpus < n->inv->ngpus)
             g->gpus = n->inv->ngpus;
         for (int i = 0; i < n->inv->ngpus && i < GS_MAX_GPUS_NODE; i++) {
@@ -299,6 +322,7 @@ struct live {
     int *ngi;
     struct gs_buf notes;
     int skipped_models, dropped, gpu_pods;
+    const struct gs_cluster *live; /* the scheduler's reading of the nodes, or NULL */
 };
 
 /* Count node n into its group, a new one when its shape is new: the group's index, or -1
@@ -359,7 +383,7 @@ static int read_nodes(struct live *lc, const json_t *nodes, struct gs_error *err
         }
         snprintf(lc->nname[i], sizeof(lc->nname[i]), "%s", n.name);
         struct ngroup g;
-        int s = node_setup(&n, &g);
+        int s = node_setup(&n, lc->live, &g);
         if (s == 2) {
             const char *p = gs_kube_label(&n, "nvidia.com/gpu.product");
             gs_buf_printf(&lc->notes,
@@ -669,7 +693,14 @@ static int write_class(struct gs_buf *y, const struct pclass *c, int nt, double 
 int gs_cluster_scenario(const json_t *nodes, const json_t *pods, double now_s, double window_s,
                         struct gs_buf *y, char **node_names, struct gs_error *err)
 {
-    struct live lc = {0};
+    return gs_cluster_scenario_live(nodes, pods, NULL, now_s, window_s, y, node_names, err);
+}
+
+int gs_cluster_scenario_live(const json_t *nodes, const json_t *pods, const struct gs_cluster *live,
+                             double now_s, double window_s, struct gs_buf *y, char **node_names,
+                             struct gs_error *err)
+{
+    struct live lc = {.live = live};
     lc.grp = calloc(MAX_NODE_GROUPS, sizeof(*lc.grp));
     lc.cls = calloc(MAX_SEEN, sizeof(*lc.cls));
     lc.nn = json_array_size(nodes);

@@ -31,6 +31,7 @@
 #define GS_CLUSTERSCEN_H
 
 #include "../base/buf.h"
+#include "../core/cluster.h"
 #include "scenario.h"
 
 #include <jansson.h>
@@ -43,5 +44,12 @@ struct gs_error;
  * caller frees). Returns 0, GS_EINVAL (no GPU node, no GPU pod) or GS_ENOMEM. */
 int gs_cluster_scenario(const json_t *nodes, const json_t *pods, double now_s, double window_s,
                         struct gs_buf *yaml, char **node_names, struct gs_error *err);
+/* The same, each node's GPUs (count, MIG layouts) taken from live where live has the node
+ * with GPUs of its model: the scheduler's reading of the Nodes (sched/cache.h: the agent's
+ * inventory, else nvidia.com/mig.config in the mig-parted config, else counts), so the
+ * scenario has the layouts the scheduler places on. live NULL: as gs_cluster_scenario. */
+int gs_cluster_scenario_live(const json_t *nodes, const json_t *pods, const struct gs_cluster *live,
+                             double now_s, double window_s, struct gs_buf *yaml, char **node_names,
+                             struct gs_error *err);
 
 #endif

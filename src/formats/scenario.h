@@ -91,6 +91,7 @@ struct gs_sc_group {
     int nlabels;
     struct gs_label labels[8];
     enum gs_sc_dra dra; /* the GPUs are DRA devices (ResourceSlices), not device-plugin GPUs */
+    int unhealthy;      /* GPUs unhealthy the whole run: the group's last ones */
 };
 
 /* A class's pods' ResourceClaim: one request "gpu" (count 0: none). */

@@ -115,6 +115,14 @@ static int g_replicas(struct gs__sc_ctx *c, struct fy_node *v, const char *p, vo
     GROUP(o)->replicas = (int)n;
     return 0;
 }
+static int g_unhealthy(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    int64_t n;
+    if (gs_yaml_int(&c->y, v, p, 0, 10000 * 16, &n, c->err))
+        return GS_EINVAL;
+    GROUP(o)->unhealthy = (int)n;
+    return 0;
+}
 static int g_labels(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
 {
     struct gs_sc_group *g = GROUP(o);
@@ -148,12 +156,19 @@ static int g_dra(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o
     return 0;
 }
 static const struct gs__sc_field group_fields[] = {
-    {"name", g_name, true},          {"gpu", g_gpu, false},
-    {"nodes", g_nodes, true},        {"gpus", g_gpus, false},
-    {"cpu", g_cpu, false},           {"memory", g_mem, false},
-    {"mig_config", g_migcfg, false}, {"mig_layout", g_miglayout, false},
-    {"sharing", g_sharing, false},   {"replicas", g_replicas, false},
-    {"labels", g_labels, false},     {"dra", g_dra, false},
+    {"name", g_name, true},
+    {"gpu", g_gpu, false},
+    {"nodes", g_nodes, true},
+    {"gpus", g_gpus, false},
+    {"cpu", g_cpu, false},
+    {"memory", g_mem, false},
+    {"mig_config", g_migcfg, false},
+    {"mig_layout", g_miglayout, false},
+    {"sharing", g_sharing, false},
+    {"replicas", g_replicas, false},
+    {"labels", g_labels, false},
+    {"dra", g_dra, false},
+    {"unhealthy", g_unhealthy, false},
 };
 
 static void init_group(void *o)
@@ -181,6 +196,9 @@ int gs__sc_groups(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *
         snprintf(sub, sizeof(sub), "%s[%d]", p, i);
         if (g->gpus > 0 && g->model < 0)
             return gs_yaml_fail(&c->y, e, sub, c->err, "a group with GPUs needs 'gpu'");
+        if (g->unhealthy > g->nodes * g->gpus)
+            return gs_yaml_fail(&c->y, e, sub, c->err, "unhealthy: %d is more than the %d GPUs",
+                                g->unhealthy, g->nodes * g->gpus);
         if (g->dra && (g->gpus == 0 || g->gpus > 16))
             return gs_yaml_fail(&c->y, e, sub, c->err, "a dra group needs 1 to 16 'gpus'");
         if (g->dra && (g->mig_config[0] || g->has_layout || g->sharing || g->replicas))

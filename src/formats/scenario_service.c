@@ -165,7 +165,8 @@ static int sv_load(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void 
     return gs__sc_walk(c, v, p, load_fields, GS__SC_NFIELDS(load_fields), o);
 }
 
-/* hpa: the fields of an autoscaling/v2 HorizontalPodAutoscaler's spec, over the article's */
+/* hpa: the fields of an autoscaling/v2 HorizontalPodAutoscaler's spec, over the article's;
+ * the object around it, scaleTargetRef and the other metric sources are scenario_hpa.c's */
 #define HPA(o)   ((struct gs_hpa_spec *)(o))
 #define RULES(o) ((struct gs_hpa_rules *)(o))
 static int hp_min(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
@@ -181,6 +182,7 @@ static int hp_max(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *
 struct metric_in {
     struct gs_hpa_metric *m;
     bool pods;
+    char type[32]; /* Pods, or a source scenario_hpa.c checks */
 };
 static int mn_name(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
 {
@@ -194,10 +196,16 @@ static int mn_name(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void 
                             m->name);
     return 0;
 }
-static const struct gs__sc_field metric_id_fields[] = {{"name", mn_name, true}};
+static int mn_selector(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    (void)o;
+    return gs_yaml_is_map(v) ? 0 : gs_yaml_fail(&c->y, v, p, c->err, "expected a label selector");
+}
+static const struct gs__sc_field metric_id_fields[] = {{"name", mn_name, true},
+                                                       {"selector", mn_selector, false}};
 static int mp_metric(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
 {
-    return gs__sc_walk(c, v, p, metric_id_fields, 1, o);
+    return gs__sc_walk(c, v, p, metric_id_fields, GS__SC_NFIELDS(metric_id_fields), o);
 }
 static int mt_type(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
 {
@@ -226,23 +234,27 @@ static int mp_target(struct gs__sc_ctx *c, struct fy_node *v, const char *p, voi
 }
 static const struct gs__sc_field pods_fields[] = {{"metric", mp_metric, true},
                                                   {"target", mp_target, true}};
+/* type first: the source it names is read after the entry (scenario_hpa.c for all but Pods) */
 static int me_type(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
 {
-    char b[32];
-    if (gs_yaml_str(&c->y, v, p, b, sizeof(b), c->err))
-        return GS_EINVAL;
-    if (strcmp(b, "Pods") != 0)
-        return gs_yaml_fail(&c->y, v, p, c->err,
-                            "'%s': the simulator's HPA reads Pods metrics (AverageValue)", b);
-    return 0;
+    struct metric_in *in = o;
+    return gs_yaml_str(&c->y, v, p, in->type, sizeof(in->type), c->err);
 }
 static int me_pods(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
 {
     ((struct metric_in *)o)->pods = true;
     return gs__sc_walk(c, v, p, pods_fields, GS__SC_NFIELDS(pods_fields), o);
 }
-static const struct gs__sc_field metric_fields[] = {{"type", me_type, true},
-                                                    {"pods", me_pods, true}};
+static int me_other(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    (void)o;
+    return gs_yaml_is_map(v) ? 0 : gs_yaml_fail(&c->y, v, p, c->err, "expected a mapping");
+}
+static const struct gs__sc_field metric_fields[] = {
+    {"type", me_type, true},       {"pods", me_pods, false},
+    {"resource", me_other, false}, {"containerResource", me_other, false},
+    {"object", me_other, false},   {"external", me_other, false},
+};
 static int hp_metrics(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
 {
     struct gs_hpa_spec *h = HPA(o);
@@ -256,10 +268,14 @@ static int hp_metrics(struct gs__sc_ctx *c, struct fy_node *v, const char *p, vo
         snprintf(sub, sizeof(sub), "%s[%d]", p, h->nmetrics);
         if (h->nmetrics >= GS_HPA_MAX_METRICS)
             return gs_yaml_fail(&c->y, e, sub, c->err, "more than %d metrics", GS_HPA_MAX_METRICS);
-        struct metric_in in = {&h->metric[h->nmetrics], false};
+        struct metric_in in = {&h->metric[h->nmetrics], false, ""};
         memset(in.m, 0, sizeof(*in.m));
         if (gs__sc_walk(c, e, sub, metric_fields, GS__SC_NFIELDS(metric_fields), &in))
             return GS_EINVAL;
+        if (strcmp(in.type, "Pods") != 0)
+            return gs__sc_hpa_source(c, e, sub, in.type);
+        if (!in.pods)
+            return gs_yaml_fail(&c->y, e, sub, c->err, "a Pods metric needs 'pods'");
         for (int k = 0; k < h->nmetrics; k++)
             if (strcmp(h->metric[k].name, in.m->name) == 0)
                 return gs_yaml_fail(&c->y, e, sub, c->err, "metric '%s' is already %s[%d]",
@@ -363,15 +379,22 @@ static int hp_behavior(struct gs__sc_ctx *c, struct fy_node *v, const char *p, v
     return gs__sc_walk(c, v, p, behavior_fields, GS__SC_NFIELDS(behavior_fields), o);
 }
 static const struct gs__sc_field hpa_fields[] = {
+    {"scaleTargetRef", gs__sc_hpa_target, false},
     {"minReplicas", hp_min, false},
     {"maxReplicas", hp_max, false},
     {"metrics", hp_metrics, false},
     {"behavior", hp_behavior, false},
 };
+static int hpa_spec(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    return gs__sc_walk(c, v, p, hpa_fields, GS__SC_NFIELDS(hpa_fields), o);
+}
+/* hpa: the spec's fields, or the whole HorizontalPodAutoscaler object (the article's
+ * gpu-hpa.yaml as it is) */
 static int sv_hpa(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
 {
     struct gs_hpa_spec *h = &SVC(o)->hpa;
-    if (gs__sc_walk(c, v, p, hpa_fields, GS__SC_NFIELDS(hpa_fields), h))
+    if (gs__sc_hpa_is_object(v) ? gs__sc_hpa_object(c, v, p, hpa_spec, h) : hpa_spec(c, v, p, h))
         return GS_EINVAL;
     if (h->min_replicas > h->max_replicas)
         return gs_yaml_fail(&c->y, v, p, c->err, "minReplicas %d is above maxReplicas %d",

@@ -29,6 +29,15 @@ static int default_replicas(enum gs_group_sharing s)
     return s == GS_SHARE_TIMESLICING ? 4 : s == GS_SHARE_MPS ? 2 : 0;
 }
 
+/* Whether dynamic MIG has a GPU to re-carve: a group of a MIG-capable model. */
+static bool any_mig_capable(const struct gs_scenario *sc)
+{
+    for (int g = 0; g < sc->ngroups; g++)
+        if (sc->groups[g].gpus > 0 && gs_catalog_mig_capable(sc->groups[g].model))
+            return true;
+    return false;
+}
+
 /* One form per setup, so equal setups compare equal byte for byte. */
 static void normalize(const struct gs_scenario *sc, struct gs_adv_setup *s)
 {
@@ -53,6 +62,7 @@ static void normalize(const struct gs_scenario *sc, struct gs_adv_setup *s)
     }
     for (int g = sc->ngroups; g < GS_SC_MAX_GROUPS; g++)
         memset(&s->g[g], 0, sizeof(s->g[g]));
+    s->dynamic_mig = s->dynamic_mig && any_mig_capable(sc) ? 1 : 0;
 }
 
 static int nmig(const struct gs_scenario *sc, const struct gs_adv_setup *s, int g)
@@ -267,7 +277,7 @@ int gs_adv_simulate(const struct gs_scenario *sc, const struct gs_adv_setup *s,
         if (nmig(sc, s, g))
             config_name(sc, g, grp->mig_config, sizeof(grp->mig_config));
     }
-    rc = gs_sim_run(c, gs_strategy_find("all"), out, err);
+    rc = gs_sim_run(c, gs_strategy_find(s->dynamic_mig ? "all" : "all-static"), out, err);
     gs_buf_release(&y);
     free(c);
     return rc;
@@ -928,15 +938,19 @@ int gs_advise(const struct gs_scenario *sc, const struct gs_advise_opts *o, stru
     if (rc)
         return rc;
     struct gs_sim_result *cur = &out->current.r;
-    if ((rc = gs_sim_run(sc, gs_strategy_find("all"), cur, err)))
+    if ((rc = gs_sim_run(sc, gs_strategy_find("all-static"), cur, err)))
         return rc;
     score(sc, &out->current);
-    /* the decision tree's setup, and the current one through the same path */
-    struct gs_adv_setup first[2];
+    /* the decision tree's setup, and the current one through the same path; each also with
+     * dynamic MIG (normalize drops it where no GPU could be re-carved) */
+    struct gs_adv_setup first[4];
     seed_setup(&S, (const char(*)[32])out->pick, &first[0]);
     first[1] = out->current.setup;
+    first[2] = first[0];
+    first[3] = first[1];
+    first[2].dynamic_mig = first[3].dynamic_mig = 1;
     int best;
-    if ((rc = evaluate(&S, first, 2, &best, err))) {
+    if ((rc = evaluate(&S, first, 4, &best, err))) {
         free(S.ev);
         return rc;
     }
@@ -965,8 +979,14 @@ int gs_advise(const struct gs_scenario *sc, const struct gs_advise_opts *o, stru
     while (improved && S.nev < S.budget) {
         improved = false;
         out->passes++;
-        for (int oi = 0; oi < sc->ngroups && S.nev < S.budget; oi++) {
-            int n = neighbours(&S, &S.ev[best].setup, order[oi], cand, MAX_MOVES);
+        for (int oi = -1; oi < sc->ngroups && S.nev < S.budget; oi++) {
+            int n = 1;
+            if (oi < 0) { /* the cluster-wide move: dynamic MIG on or off */
+                cand[0] = S.ev[best].setup;
+                cand[0].dynamic_mig = !cand[0].dynamic_mig ? 1 : 0;
+            } else {
+                n = neighbours(&S, &S.ev[best].setup, order[oi], cand, MAX_MOVES);
+            }
             int b;
             if ((rc = evaluate(&S, cand, n, &b, err))) {
                 free(cand);

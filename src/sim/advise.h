@@ -10,9 +10,10 @@
  * their peak replica count), whole or shared GPUs for the rest. Then it searches: a local
  * search over each group's setup (MIG GPUs per node +-1 and +-a quarter, every GPU carved
  * with one of the model's maximal layouts that fit the demand best, or the planner's mix,
- * the sharing mode and replicas of the GPUs left whole), every candidate simulated by
- * sim/scenario.c on the same arrivals (the scenario's seed), under gpusched's scheduling
- * (strategy "all": priority, memory-aware sharing). A candidate's MIG layout reaches the
+ * the sharing mode and replicas of the GPUs left whole, and, cluster-wide, dynamic MIG on or
+ * off), every candidate simulated by sim/scenario.c on the same arrivals (the scenario's
+ * seed), under gpusched's scheduling (strategy "all": priority, memory-aware sharing, dynamic
+ * MIG; "all-static" where dynamic MIG is off). A candidate's MIG layout reaches the
  * simulator as the mig-parted document gs_advice_migparted writes, so what is simulated is
  * what is recommended.
  *
@@ -21,7 +22,8 @@
  * work is always feasible). Feasible beats infeasible; among feasible setups the higher used
  * share wins (with a fixed set of GPUs that is the lower $ per useful GPU-hour, price
  * weighted), then the higher allocated share; among infeasible ones the lower online p99
- * wait. The current setup is the scenario as written (its groups' sharing and mig_config).
+ * wait. The current setup is the scenario as written (its groups' sharing and mig_config,
+ * the layouts static: dynamic MIG is off until the scheduler is told otherwise).
  *
  * Pure library code over a parsed scenario; it runs simulations on threads (opts.threads). */
 #ifndef GS_SIM_ADVISE_H
@@ -44,6 +46,9 @@ struct gs_adv_group {
 
 struct gs_adv_setup {
     int ngroups;
+    int dynamic_mig; /* 1: the scheduler re-carves MIG GPUs for what is pending (the chart's
+                        scheduler.dynamicMig), 0: the layouts stay as set (an int: setups
+                        compare byte for byte) */
     struct gs_adv_group g[GS_SC_MAX_GROUPS];
 };
 

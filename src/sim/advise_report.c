@@ -37,6 +37,29 @@ static int metrics_row(struct gs_buf *o, const char *label, const struct gs_adv_
                          e->r.cost_per_useful_hour, e->feasible ? "yes" : "no");
 }
 
+/* Whether class k's pods arrived under the recommended setup and none of them started: the
+ * setup cannot place it. */
+static bool unplaced(const struct gs_advice *a, int k)
+{
+    const struct gs_class_stats *c = &a->recommended.r.cls[k];
+    return k < a->recommended.r.nclasses && c->arrived > 0 && c->started == 0;
+}
+
+/* Why class k cannot be placed, in words, where the cluster's shape says it. */
+static void unplaced_why(const struct gs_advice *a, int k, char *out, size_t size)
+{
+    const struct gs_sc_class *c = &a->sc->classes[k];
+    int most = 0;
+    for (int g = 0; g < a->sc->ngroups; g++)
+        if (a->sc->groups[g].gpus > most)
+            most = a->sc->groups[g].gpus;
+    if (c->gpus > most)
+        snprintf(out, size, "its pods ask %d GPUs each; no node has more than %d", c->gpus, most);
+    else
+        snprintf(out, size, "none of its %d pods started in the run",
+                 a->recommended.r.cls[k].arrived);
+}
+
 int gs_advice_table(const struct gs_advice *a, struct gs_buf *o)
 {
     const struct gs_scenario *sc = a->sc;
@@ -59,6 +82,13 @@ int gs_advice_table(const struct gs_advice *a, struct gs_buf *o)
         rc |= gs_buf_printf(o, "  recommended:   %s%s\n", rec,
                             strcmp(cur, rec) == 0 ? " (unchanged)" : "");
     }
+    rc |= gs_buf_printf(
+        o,
+        "dynamic MIG (the scheduler re-carves MIG GPUs for what is pending, "
+        "scheduler.dynamicMig in the chart): current %s, recommended %s%s\n",
+        a->current.setup.dynamic_mig ? "on" : "off",
+        a->recommended.setup.dynamic_mig ? "on" : "off",
+        a->recommended.setup.dynamic_mig ? " (the layouts above are where each GPU starts)" : "");
     rc |= gs_buf_printf(o, "\n%-22s %7s %7s %10s %10s %10s %s\n", "setup", "alloc%", "used%",
                         "online p99", "online SLA", "$/useful", "SLA met");
     rc |=
@@ -78,6 +108,14 @@ int gs_advice_table(const struct gs_advice *a, struct gs_buf *o)
         c->cost_per_useful_hour, r->cost_per_useful_hour,
         c->cost_per_useful_hour > 0 ? 100 * (r->cost_per_useful_hour / c->cost_per_useful_hour - 1)
                                     : 0);
+    for (int k = 0; k < sc->nclasses; k++) {
+        if (!unplaced(a, k))
+            continue;
+        char why[160];
+        unplaced_why(a, k, why, sizeof(why));
+        rc |= gs_buf_printf(o, "the recommended setup cannot place class %s: %s\n",
+                            sc->classes[k].name, why);
+    }
     rc |= gs_buf_puts(o, "\nbest setups tried:\n");
     for (int i = 0; i < a->ntop; i++) {
         const struct gs_adv_eval *e = &a->top[i];
@@ -89,7 +127,7 @@ int gs_advice_table(const struct gs_advice *a, struct gs_buf *o)
             gs_adv_group_str(sc, &e->setup, g, s, sizeof(s));
             rc |= gs_buf_printf(o, "%s %s: %s", g ? ";" : "", sc->groups[g].name, s);
         }
-        rc |= gs_buf_puts(o, "\n");
+        rc |= gs_buf_puts(o, e->setup.dynamic_mig ? "; dynamic MIG\n" : "\n");
     }
     return rc ? GS_ENOMEM : 0;
 }
@@ -152,6 +190,7 @@ static json_t *setup_json(const struct gs_scenario *sc, const struct gs_adv_eval
         json_array_append_new(groups, j);
     }
     json_object_set_new(m, "node_groups", groups);
+    json_object_set_new(m, "dynamic_mig", json_boolean(e->setup.dynamic_mig));
     return m;
 }
 
@@ -168,6 +207,19 @@ int gs_advice_json(const struct gs_advice *a, const char *files_dir, struct gs_b
     json_object_set_new(root, "current", setup_json(sc, &a->current));
     json_object_set_new(root, "decision_tree_setup", setup_json(sc, &a->seed));
     json_object_set_new(root, "recommended", setup_json(sc, &a->recommended));
+    json_t *un = json_array();
+    for (int k = 0; k < sc->nclasses; k++) {
+        if (!unplaced(a, k))
+            continue;
+        char why[160];
+        unplaced_why(a, k, why, sizeof(why));
+        json_t *x = json_object();
+        json_object_set_new(x, "class", json_string(sc->classes[k].name));
+        json_object_set_new(x, "pods", json_integer(a->recommended.r.cls[k].arrived));
+        json_object_set_new(x, "why", json_string(why));
+        json_array_append_new(un, x);
+    }
+    json_object_set_new(root, "unplaced_classes", un);
     json_object_set_new(root, "used_share_ratio",
                         json_real(a->current.r.used_share > 0
                                       ? a->recommended.r.used_share / a->current.r.used_share

@@ -164,7 +164,8 @@ int gs_advise_sizes(const struct gs_advise_opts *o, struct gs_adv_size out[GS_AD
     return 0;
 }
 
-/* "MIG + time-slicing" from what the recommended setup uses. */
+/* "MIG + time-slicing" from what the recommended setup uses ("Dynamic MIG" where the
+ * scheduler re-carves: with sharing and priority, the article's full set). */
 static void setup_words(const struct gs_advice *a, char *out, size_t size)
 {
     const struct gs_scenario *sc = a->sc;
@@ -184,8 +185,9 @@ static void setup_words(const struct gs_advice *a, char *out, size_t size)
     }
     size_t w = 0;
     out[0] = 0;
-    if (mig)
-        w += (size_t)snprintf(out + w, size - w, "MIG");
+    bool dyn = a->recommended.setup.dynamic_mig;
+    if (mig || dyn)
+        w += (size_t)snprintf(out + w, size - w, "%s", dyn ? "Dynamic MIG" : "MIG");
     if (ts && w < size)
         w += (size_t)snprintf(out + w, size - w, "%sTime-slicing", w ? " + " : "");
     if (mps && w < size)
@@ -199,17 +201,17 @@ static void setup_words(const struct gs_advice *a, char *out, size_t size)
 
 int gs_adv_sizes_table(const struct gs_adv_size *sz, struct gs_buf *o)
 {
-    int rc = gs_buf_printf(o, "%-12s %5s | %-26s %8s | %-42s %7s %7s %9s %9s\n", "cluster", "GPUs",
+    int rc = gs_buf_printf(o, "%-12s %5s | %-26s %8s | %-58s %7s %7s %9s %9s\n", "cluster", "GPUs",
                            "article: recommended", "expected", "measured: recommended", "alloc%",
                            "used%", "used vs", "$/useful");
-    rc |= gs_buf_printf(o, "%-12s %5s | %-26s %8s | %-42s %7s %7s %9s %9s\n", "", "", "", "util",
+    rc |= gs_buf_printf(o, "%-12s %5s | %-26s %8s | %-58s %7s %7s %9s %9s\n", "", "", "", "util",
                         "", "", "", "exclusive", "vs excl.");
     for (int i = 0; i < GS_ADV_SIZES; i++) {
         const struct gs_adv_size *s = &sz[i];
         const struct gs_sim_result *r = &s->advice.recommended.r, *x = &s->exclusive;
         char words[128];
         setup_words(&s->advice, words, sizeof(words));
-        rc |= gs_buf_printf(o, "%-12s %5d | %-26s %8s | %-42s %7.1f %7.1f %+8.0f%% %+8.0f%%\n",
+        rc |= gs_buf_printf(o, "%-12s %5d | %-26s %8s | %-58s %7.1f %7.1f %+8.0f%% %+8.0f%%\n",
                             s->label, s->gpus, s->article_pick, s->article_util, words,
                             100 * r->alloc_share, 100 * r->used_share,
                             x->used_share > 0 ? 100 * (r->used_share / x->used_share - 1) : 0,
@@ -259,6 +261,7 @@ int gs_adv_sizes_json(const struct gs_adv_size *sz, struct gs_buf *out)
         json_object_set_new(j, "article_recommendation", json_string(s->article_pick));
         json_object_set_new(j, "article_expected_utilization", json_string(s->article_util));
         json_object_set_new(j, "recommendation", json_string(words));
+        json_object_set_new(j, "dynamic_mig", json_boolean(a->recommended.setup.dynamic_mig));
         json_object_set_new(j, "simulations", json_integer(a->simulations));
         json_object_set_new(j, "exclusive_used_share", json_real(s->exclusive.used_share));
         json_object_set_new(j, "exclusive_allocated_share", json_real(s->exclusive.alloc_share));

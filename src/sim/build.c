@@ -128,6 +128,15 @@ static int build_group(const struct gs_scenario *sc, const struct gs_strategy *s
         if (use_mig)
             rc = carve_node(sc, gi, cfg, c, n, err);
     }
+    /* the group's last `unhealthy` GPUs, from its last node back */
+    for (int k = 0; gpus && k < g->unhealthy && k < c->ngpus && !rc; k++) {
+        c->gpus[c->ngpus - 1 - k].healthy = 0;
+        for (int ni = c->nnodes - 1; ni >= 0; ni--)
+            if (c->nodes[ni].gpu0 <= c->ngpus - 1 - k) {
+                gs_node_touch(&c->nodes[ni]);
+                break;
+            }
+    }
     return rc;
 }
 

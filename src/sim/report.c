@@ -181,6 +181,24 @@ static int svc_table(const struct gs_scenario *sc, const struct gs_sim_result *r
     return rc;
 }
 
+/* Where idle GPU goes: per strategy, the unallocated GPU-hours by cause (sim/idle.h). */
+static int idle_table(const struct gs_sim_result *r, int n, struct gs_buf *o)
+{
+    int rc = gs_buf_puts(o, "\nwhere idle GPU goes (GPU-hours left unallocated in the measured "
+                            "window, by cause; docs/simulator.md defines them)\n");
+    rc |= gs_buf_printf(o, "%-26s %8s", "strategy", "idle");
+    for (int k = 0; k < GS_IDLE_CAUSES; k++)
+        rc |= gs_buf_printf(o, " %13s", gs_idle_cause_name(k));
+    rc |= gs_buf_puts(o, "\n");
+    for (int i = 0; i < n; i++) {
+        rc |= gs_buf_printf(o, "%-26s %8.1f", r[i].strategy->label, r[i].idle_gpu_hours);
+        for (int k = 0; k < GS_IDLE_CAUSES; k++)
+            rc |= gs_buf_printf(o, " %13.1f", r[i].idle_by_cause[k]);
+        rc |= gs_buf_puts(o, "\n");
+    }
+    return rc;
+}
+
 int gs_report_table(const struct gs_scenario *sc, const struct gs_sim_result *r, int n,
                     struct gs_buf *o)
 {
@@ -214,6 +232,13 @@ int gs_report_table(const struct gs_scenario *sc, const struct gs_sim_result *r,
     if (idle)
         rc |= gs_buf_printf(o, "$/useful GPU-hour \"-\": the strategy served nothing, so its cost "
                                "bought no useful GPU-hour to price\n");
+    for (int i = 0; i < n; i++)
+        if (strcmp(r[i].strategy->name, "all") == 0)
+            rc |= gs_buf_printf(o,
+                                "\n%s: dynamic MIG (the cycle re-carves MIG GPUs for what is "
+                                "pending) + priority and preemption + time-slicing/MPS on the GPUs "
+                                "left whole + the HPA on services",
+                                r[i].strategy->label);
     rc |= gs_buf_printf(o, "\nthe article states (utilization gain / cost saving):");
     for (int i = 1; i < n; i++)
         if (r[i].strategy->claim_util > 0)
@@ -253,6 +278,7 @@ int gs_report_table(const struct gs_scenario *sc, const struct gs_sim_result *r,
     for (int i = 0; i < n; i++)
         if (r[i].strategy->recarve && r[i].nteams == 0)
             rc |= gs_buf_printf(o, "\n%s: %d MIG re-carves\n", r[i].strategy->label, r[i].recarves);
+    rc |= idle_table(r, n, o);
     rc |= svc_table(sc, r, n, o);
     return rc ? GS_ENOMEM : 0;
 }
@@ -308,6 +334,11 @@ int gs_report_json(const struct gs_scenario *sc, const struct gs_sim_result *r, 
         json_object_set_new(s, "jobs_completed", json_integer(r[i].jobs_completed));
         if (r[i].strategy->recarve)
             json_object_set_new(s, "mig_recarves", json_integer(r[i].recarves));
+        json_object_set_new(s, "idle_gpu_hours", json_real(r[i].idle_gpu_hours));
+        json_t *idle = json_object();
+        for (int k = 0; k < GS_IDLE_CAUSES; k++)
+            json_object_set_new(idle, gs_idle_cause_key(k), json_real(r[i].idle_by_cause[k]));
+        json_object_set_new(s, "idle_gpu_hours_by_cause", idle);
         json_object_set_new(s, "used_share_vs_exclusive_pct",
                             json_real(rel(r[i].used_share, r[0].used_share)));
         json_object_set_new(

@@ -15,6 +15,7 @@
 #include "../core/engine.h"
 #include "../core/tenant.h"
 #include "evheap.h"
+#include "idle.h"
 #include "scenario.h"
 
 #include <stdbool.h>
@@ -45,6 +46,7 @@ struct pod {
     int32_t ord;       /* its number within its class: it is named CLASS-ORD */
     int32_t svc;       /* the service it is a replica of, -1 none */
     double end;        /* when a replica was deleted */
+    uint8_t why;       /* why it waited at the last cycle (enum gs_cyc_why; 0 before one) */
 };
 
 struct gpu_rt {
@@ -79,6 +81,7 @@ struct sim {
     double now;
     double alloc_units, used_units; /* current */
     double int_alloc, int_used, int_t;
+    double idle_units[GS_IDLE_CAUSES], int_idle[GS_IDLE_CAUSES]; /* free units by cause */
     int class_jobs[GS_SC_MAX_CLASSES];
     /* tenancy (strategies with priority) */
     bool tenancy;

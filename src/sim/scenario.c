@@ -501,6 +501,9 @@ static int schedule_pass(struct sim *s)
     for (int k = 0; k < out.n && !rc; k++) {
         const struct gs_cyc_decision *d = &out.d[k];
         switch (d->kind) {
+        case GS_CYC_WAIT:
+            s->pods[idx[d->pod]].why = d->why;
+            break;
         case GS_CYC_EVICT: {
             int vp = s->run_pod[d->victim];
             if (s->pods[vp].state == P_RUNNING && !(rc = evict_pod(s, vp)))
@@ -944,7 +947,7 @@ static int on_event(struct sim *s, const struct gs_event *ev, struct gs_sim_resu
     return rc;
 }
 
-/* Allocated and used GPU units over [from, to], counted from the warm-up on. */
+/* Allocated, used and idle (by cause) GPU units over [from, to], from the warm-up on. */
 static void integrate(struct sim *s, double from, double to)
 {
     double a = fmax(from, s->sc->warmup_s), b = fmax(to, s->sc->warmup_s);
@@ -952,14 +955,40 @@ static void integrate(struct sim *s, double from, double to)
         s->int_alloc += s->alloc_units * (b - a);
         s->int_used += s->used_units * (b - a);
         s->int_t += b - a;
+        for (int k = 0; k < GS_IDLE_CAUSES; k++)
+            s->int_idle[k] += s->idle_units[k] * (b - a);
     }
+}
+
+/* The free units by cause now (sim/idle.h), from the waiting pods' shapes: their requests,
+ * held by quota (the last cycle's WAIT QUOTA) or not. */
+static void idle_now(struct sim *s)
+{
+    struct gs_idle_want w[GS_IDLE_MAX_WANTS];
+    uint64_t sig[GS_IDLE_MAX_WANTS];
+    int nw = 0;
+    for (int i = 0; i < s->nqueue && nw < GS_IDLE_MAX_WANTS; i++) {
+        const struct pod *p = &s->pods[s->queue[i]];
+        bool quota = p->why == GS_WHY_QUOTA;
+        uint64_t h = gs_request_sig(&p->req) ^ (uint64_t)quota;
+        int k = 0;
+        while (k < nw && sig[k] != h)
+            k++;
+        if (p->state != P_PENDING || k < nw)
+            continue;
+        sig[nw] = h;
+        w[nw].req = p->req;
+        w[nw++].quota = quota;
+    }
+    gs_idle_split(&s->c, s->busy, s->st->recarve, w, nw, s->idle_units);
 }
 
 /* Events in time order up to the scenario's end; *last_t: the last one's time. */
 static int run_loop(struct sim *s, struct gs_sim_result *out, double *last_t)
 {
     bool pending_pass = false;
-    int rc;
+    int rc, nqueue = 0;
+    idle_now(s);
     while (gs_evheap_len(&s->h) > 0) {
         struct gs_event ev = gs_evheap_pop(&s->h);
         if (ev.t > s->sc->duration_s)
@@ -974,12 +1003,17 @@ static int run_loop(struct sim *s, struct gs_sim_result *out, double *last_t)
          * as an arrival must not swallow the pass) */
         pending_pass = sched;
         const struct gs_event *next = gs_evheap_peek(&s->h);
-        if (sched && (!next || next->t > s->now)) {
+        bool passed = sched && (!next || next->t > s->now);
+        if (passed) {
             pending_pass = false;
             if ((rc = schedule_pass(s)))
                 return rc;
         }
-        s->alloc_units = alloc_now(&s->c);
+        double alloc = alloc_now(&s->c);
+        if (passed || alloc != s->alloc_units || s->nqueue != nqueue)
+            idle_now(s); /* the free capacity or what waits changed */
+        s->alloc_units = alloc;
+        nqueue = s->nqueue;
     }
     return 0;
 }
@@ -1058,6 +1092,9 @@ static int sim_results(struct sim *s, struct gs_sim_result *out, double last_t,
     out->gpu_hours = s->c.ngpus * cap_time / 3600.0;
     out->cost = price_h * cap_time / 3600.0;
     out->useful_gpu_hours = s->int_used / 3600.0;
+    out->idle_gpu_hours = (s->c.ngpus * cap_time - s->int_alloc) / 3600.0;
+    for (int k = 0; k < GS_IDLE_CAUSES; k++)
+        out->idle_by_cause[k] = s->int_idle[k] / 3600.0;
     out->cost_per_useful_hour = out->useful_gpu_hours > 0 ? out->cost / out->useful_gpu_hours : 0;
     out->nclasses = sc->nclasses > 0 ? sc->nclasses : 1;
     double *waits = malloc(sizeof(double) * (size_t)(s->npods ? s->npods : 1));

@@ -4,9 +4,10 @@
  * number; one seeded PRNG per run): workload classes arrive, wait in a queue, are placed by
  * the scheduling cycle (core/cycle.c, the scheduler daemon's own, with the engine's policy
  * gpusched), run at a speed set by what shares their GPU, and leave. Strategies (exclusive,
- * time-slicing, MPS, static MIG, MIG + priority, dynamic MIG + priority, all together) change
+ * time-slicing, MPS, static MIG, MIG + priority, dynamic MIG + priority, all together: dynamic
+ * MIG, priority, time-slicing/MPS on the GPUs left whole and the HPA on services) change
  * how node groups expose their GPUs, what each class asks for, the queue order, and whether
- * the cycle may re-carve MIG GPUs (dynamic-mig; each change takes the scenario's reconfig
+ * the cycle may re-carve MIG GPUs (dynamic-mig and all; each change takes the scenario's reconfig
  * time, during which the pods it is for wait). Results per strategy: allocated and used share of
  * GPUs over time, waits per class (p50/p95/p99), SLA misses of online inference, GPU-hours and $
  * per useful GPU-hour. Runs are independent; gs_sim_run_all runs them on a pool of threads.
@@ -27,6 +28,7 @@
 #define GS_SIM_SCENARIO_H
 
 #include "../formats/scenario.h"
+#include "idle.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -48,7 +50,10 @@ struct gs_strategy {
     double claim_cost; /* the article's stated cost saving, % */
 };
 
+/* Strategy i of the comparison (0 .. GS_SIM_STRATEGIES - 1), NULL past them. */
 const struct gs_strategy *gs_strategy_get(int i);
+/* By name: those of the comparison, and "all-static" ("all" with the MIG layouts held as
+ * written, no re-carving: what advice weighs dynamic MIG against). NULL: no such strategy. */
 const struct gs_strategy *gs_strategy_find(const char *name);
 
 #define GS_SIM_MAX_SERVICES GS_SC_MAX_SERVICES
@@ -90,6 +95,9 @@ struct gs_sim_result {
     int gpus;
     double alloc_share, used_share; /* time averages over the measured window, 0..1 */
     double gpu_hours, cost, useful_gpu_hours, cost_per_useful_hour;
+    /* GPU-hours of the measured window left unallocated, by cause (sim/idle.h); they sum to
+     * idle_gpu_hours = gpu_hours x (1 - alloc_share) */
+    double idle_gpu_hours, idle_by_cause[GS_IDLE_CAUSES];
     double online_p99_wait, online_sla_miss_pct;
     int oom_kills, jobs_completed;
     int nclasses;

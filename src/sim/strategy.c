@@ -1,6 +1,10 @@
 /* strategy.c - the seven sharing strategies of the comparison and the runs of all of them
  * (sim/scenario.h): one job per strategy on sim/pool.h's threads, and, when a service
- * autoscales, a second job per strategy with every service at its fixed replica count. */
+ * autoscales, a second job per strategy with every service at its fixed replica count.
+ * "all" is the article's last stage: MIG re-carved for what is pending (dynamic MIG),
+ * priorities and preemption, time-slicing and MPS for inference on the GPUs left whole, and
+ * the HPA on services; "all-static" (not in the comparison) is the same with the MIG layouts
+ * held as written, for advice that weighs dynamic MIG against static layouts. */
 #include "../base/error.h"
 #include "pool.h"
 #include "scenario.h"
@@ -9,14 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct gs_strategy strategies[GS_SIM_STRATEGIES] = {
+#define NSTRATEGIES (GS_SIM_STRATEGIES + 1)
+
+static const struct gs_strategy strategies[NSTRATEGIES] = {
     {"exclusive", "Exclusive (1 pod = 1 GPU)", false, GS_SM_NONE, false, false, false, 0, 0},
     {"time-slicing", "Time-slicing", false, GS_SM_TIMESLICING, false, false, false, 25, 20},
     {"mps", "MPS", false, GS_SM_MPS, false, false, false, 0, 0},
     {"static-mig", "Static MIG", true, GS_SM_NONE, false, false, false, 35, 30},
     {"mig-priority", "MIG + priority", true, GS_SM_NONE, true, false, false, 0, 0},
     {"dynamic-mig", "Dynamic MIG + priority", true, GS_SM_NONE, true, false, true, 0, 0},
-    {"all", "All together", true, GS_SM_GROUP, true, true, false, 50, 50},
+    {"all", "All together", true, GS_SM_GROUP, true, true, true, 50, 50},
+    {"all-static", "All together, static MIG", true, GS_SM_GROUP, true, true, false, 0, 0},
 };
 
 const struct gs_strategy *gs_strategy_get(int i)
@@ -26,7 +33,7 @@ const struct gs_strategy *gs_strategy_get(int i)
 
 const struct gs_strategy *gs_strategy_find(const char *name)
 {
-    for (int i = 0; i < GS_SIM_STRATEGIES; i++)
+    for (int i = 0; i < NSTRATEGIES; i++)
         if (strcmp(strategies[i].name, name) == 0)
             return &strategies[i];
     return NULL;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# gpusched advise sizes: the article's cluster-size table measured. A short search (--budget)
+# gpusched advise sizes: the article's cluster-size table measured, dynamic MIG among the setups
+# weighed (the article's full set). A short search (--budget)
 # keeps the test quick; the table in docs/simulator.md is the default run. Each size is in its
 # range, the recommendation never does worse than the cluster as written (the search starts
 # there), and the article's recommendation stands beside it.
@@ -23,7 +24,12 @@ for r in rows:
     # not within the SLA: at least no worse a wait than the cluster as written
     assert r["online_p99_wait_s"] <= r["as_written_online_p99_wait_s"] + 1e-6, r
 # the small cluster has no MIG-capable GPU: no MIG in its recommendation
-assert "MIG" not in rows[0]["recommendation"]
+assert "MIG" not in rows[0]["recommendation"] and rows[0]["dynamic_mig"] is False
+# the full set is weighed: dynamic MIG is recommended where it wins (the 8-32 GPU cluster's
+# mixed A100s re-carved for its LLM and embedding pods), and named so
+for r in rows:
+    assert r["dynamic_mig"] == ("Dynamic MIG" in r["recommendation"]), r
+assert rows[1]["dynamic_mig"], rows[1]
 PY
 expect 0 "$GS" advise sizes --print-scenario medium && has "$TMP/out" "mig_config: mixed"
 expect 0 "$GS" advise sizes --print-scenario medium

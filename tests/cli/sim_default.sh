@@ -5,7 +5,12 @@
 expect 0 "$GS" sim && {
     for s in "Exclusive (1 pod = 1 GPU)" "Time-slicing" "MPS" "Static MIG" "MIG + priority" "Dynamic MIG + priority" \
              "All together" "seed 42" "the article states" "elastic scaling, service llm-70b-awq" \
-             "the article states elastic scaling adds"; do has "$TMP/out" "$s"; done
+             "the article states elastic scaling adds" \
+             "All together: dynamic MIG (the cycle re-carves MIG GPUs for what is pending)" \
+             "where idle GPU goes"; do has "$TMP/out" "$s"; done
+    # the full set re-carves: its tenancy line counts its re-carves
+    if grep -E "^tenancy, All together: .*; [1-9][0-9]* MIG re-carves" "$TMP/out" >/dev/null; then ok
+    else fail "All together does not re-carve MIG"; fi
 }
 expect 0 "$GS" sim --format json && python3 - "$TMP/out" <<'PY' && ok || fail "json"
 import json, sys
@@ -26,6 +31,19 @@ for s in d["strategies"]:
     assert a["gpu_hours"] < f["gpu_hours"] and a["replicas_max"] <= 20, (s["strategy"], a, f)
     assert f["scale_ups"] == 0 and f["replicas_max"] == a["fixed_replicas"], f
 assert d["seed"] == 42
+# the full set is dynamic MIG: it re-carves, as dynamic-mig does
+by = {s["strategy"]: s for s in d["strategies"]}
+assert by["all"]["mig_recarves"] > 0, by["all"].get("mig_recarves")
+# where idle GPU goes: the causes sum to the unallocated GPU-hours, which are gpu_hours x (1 - alloc)
+causes = ["no_demand", "fragmentation", "quota", "too_little", "recarving", "unhealthy"]
+for s in d["strategies"]:
+    idle = s["idle_gpu_hours"]
+    assert sorted(s["idle_gpu_hours_by_cause"]) == sorted(causes), s["idle_gpu_hours_by_cause"]
+    total = sum(s["idle_gpu_hours_by_cause"].values())
+    # JSON reals carry 6 significant digits
+    assert abs(total - idle) <= 1e-4 * max(1, idle), (s["strategy"], total, idle)
+    assert abs(idle - s["gpu_hours"] * (1 - s["allocated_share"])) <= 1e-4 * s["gpu_hours"], s["strategy"]
+    assert all(v >= 0 for v in s["idle_gpu_hours_by_cause"].values()), s
 PY
 expect 0 "$GS" sim --report "$TMP/r.html" && {
     has "$TMP/r.html" "<svg"

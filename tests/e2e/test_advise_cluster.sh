@@ -313,8 +313,25 @@ check(rec["sla_met"] and rec["online_p99_wait_s"] <= a["sla_online_wait_s"],
       "recommended setup meets it: p99 wait %.0f s (SLA %.0f s), %.0f%% miss, sla_met %s"
       % (rec["online_p99_wait_s"], a["sla_online_wait_s"], rec["online_sla_miss_pct"], rec["sla_met"]))
 check(all(x.get("decision_tree") for x in a["node_groups"]), "every group has its decision tree")
+# the full set is weighed (dynamic MIG is off as the cluster runs now), and the recommendation
+# places every class (an unplaceable one would be named in unplaced_classes)
+check(cur.get("dynamic_mig") is False and isinstance(rec.get("dynamic_mig"), bool),
+      "dynamic MIG weighed: current %s, recommended %s" % (cur.get("dynamic_mig"), rec.get("dynamic_mig")))
+check(a.get("unplaced_classes") == [], "every class placed: unplaced_classes %s" % a.get("unplaced_classes"))
 sys.exit(1 if bad else 0)
 P
+# the layouts as the scheduler reads them, with the mig-parted config it would be given (the
+# article's nvidia-mig-config holds all-1g.10gb, the nodes' nvidia.com/mig.config)
+MIGCFG="$(cd "$(dirname "$0")/../.." && pwd)/deploy/article/nvidia-mig-config.yaml"
+"$GS" advise cluster --kubeconfig "$E2E_DIR/scheduler.kubeconfig" --mig-config "$MIGCFG" \
+    --format json --out "$E2E_DIR/advice-cfg" --budget 4 > "$E2E_DIR/advice-cfg.json" 2> "$E2E_DIR/advice-cfg.err" &&
+    python3 - "$E2E_DIR/advice-cfg.json" <<'P' && echo "ok   --mig-config: a100-80gb read as all-1g.10gb" ||
+import json, sys
+g = {x["name"]: x for x in json.load(open(sys.argv[1]))["node_groups"]}
+lay = g["a100-80gb"]["current"]["layout"]
+assert lay and all(l == "7x1g.10gb" for l in lay), lay
+P
+    { tn_fail "advise cluster --mig-config"; cat "$E2E_DIR/advice-cfg.err"; }
 # the configs it wrote, read by gpusched's own readers
 "$GS" mig validate "$ADV/mig-parted-config.yaml" --gpu A100-80GB --config gpusched-a100-80gb \
     > "$E2E_DIR/v.out" 2>&1 && echo "ok   mig validate mig-parted-config.yaml" ||
