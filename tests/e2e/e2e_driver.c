@@ -8,6 +8,8 @@
  *   e2e_driver pods   < spec    COUNT PREFIX NS gpu:N|mig:<profile>|milli:M|none [k=v]
  *   e2e_driver wait-bound N SECONDS
  *   e2e_driver wait-running N SECONDS
+ *   e2e_driver wait-none-pending SECONDS   every pod of $E2E_SCHEDULER bound (the API server
+ *                               lists only the unbound ones: cheap on large clusters)
  *   e2e_driver writes NODE      the write paths a scheduler and a node agent need, checked
  *                               against the API server (UID-precondition delete, nomination,
  *                               node label and cordon patches)
@@ -432,6 +434,42 @@ static int cmd_wait_running(int want, int seconds)
     return 1;
 }
 
+static int count_item(const json_t *item, void *user)
+{
+    int *n = user;
+    *n = item ? *n + 1 : 0;
+    return 0;
+}
+
+/* Until no pod of the scheduler is left without a node. The API server filters (field
+ * selector), so each poll costs what is still pending, not the whole cluster's pods; it
+ * polls each second while more than 1,000 are pending, then every 0.2 s. */
+static int cmd_wait_none_pending(int seconds)
+{
+    const char *sched = getenv("E2E_SCHEDULER") ? getenv("E2E_SCHEDULER") : "gpusched";
+    char path[256];
+    snprintf(path, sizeof(path),
+             "/api/v1/pods?fieldSelector=spec.nodeName%%3D,spec.schedulerName%%3D%s", sched);
+    time_t end = time(NULL) + seconds;
+    int n = -1;
+    while (time(NULL) < end) {
+        struct gs_error err;
+        gs_error_init(&err);
+        n = 0;
+        if (gs_kube_list(kc, path, count_item, &n, NULL, 0, &err)) {
+            fprintf(stderr, "e2e_driver: %s\n", err.msg);
+            return 1;
+        }
+        if (n == 0) {
+            printf("no pod of %s pending\n", sched);
+            return 0;
+        }
+        usleep(n > 1000 ? 1000000 : 200000); /* fine steps only near the end */
+    }
+    fprintf(stderr, "e2e_driver: %d pods of %s still pending after %d s\n", n, sched, seconds);
+    return 1;
+}
+
 static int has_failed_event(const struct gs_kube_pod *p, char *note, size_t n)
 {
     char path[512];
@@ -619,6 +657,8 @@ int main(int argc, char **argv)
         rc = cmd_writes(argv[2]);
     else if (strcmp(argv[1], "wait-running") == 0 && argc >= 4)
         rc = cmd_wait_running(atoi_safe(argv[2]), atoi_safe(argv[3]));
+    else if (strcmp(argv[1], "wait-none-pending") == 0 && argc >= 3)
+        rc = cmd_wait_none_pending(atoi_safe(argv[2]));
     else if (strcmp(argv[1], "verify") == 0) {
         int eb = -1, eu = -1;
         for (int i = 2; i + 1 < argc; i += 2) {
