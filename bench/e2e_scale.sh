@@ -12,7 +12,8 @@
 # each second from /proc) is read before it stops. Every bind is checked: on each node the
 # requests of its pods within allocatable (nvidia.com/gpu, cpu, memory, pods), and gpusched's
 # device annotation naming each GPU once. ROUNDS rounds (default 2) alternate the order. One
-# JSON line per run, then one per scheduler over its runs and the ratio.
+# JSON line per run (with the CPU seconds the scheduler used, from /proc), then one per
+# scheduler over its runs and the ratio.
 set -u
 GS="$1"; DRIVER="$2"; NODES="${3:-5000}"; PODS="${4:-10000}"; QPS="${QPS:-1000}"; BURST="${BURST:-2000}"
 ROUNDS="${ROUNDS:-2}"
@@ -215,6 +216,12 @@ P
 }
 
 hwm() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+# cpu PID: the CPU seconds (user and system) the process has used so far
+cpu() {
+    python3 -c 'import os, sys
+f = open("/proc/%s/stat" % sys.argv[1]).read().rsplit(")", 1)[1].split()
+print("%.1f" % ((int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")))' "$1" 2>/dev/null || echo 0
+}
 
 run() { # NAME SCHEDULER-NAME COMMAND...
     local name="$1" sched="$2"; shift 2
@@ -236,12 +243,18 @@ run() { # NAME SCHEDULER-NAME COMMAND...
         { tail -5 "$E2E_DIR/$label.log" >&2; exit 1; }
     t1=$(now)
     v=$(hwm "$pid")
-    kill "$pid"; wait "$pid" 2>/dev/null
+    local cpus
+    cpus=$(cpu "$pid")
+    # stopped alike: SIGTERM, then SIGKILL after 5 s (gpusched would post the Events it still
+    # has queued before it exits, and those would weigh on the next run)
+    kill "$pid"
+    for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
     kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
     peak=$(cat "$E2E_DIR/$label.hwm" 2>/dev/null || echo 0)
     [ -n "$v" ] && [ "$v" -gt "${peak:-0}" ] && peak=$v
     check "$label" >&2 || { echo "e2e_scale: $name's binds failed the check" >&2; exit 1; }
-    python3 -c "import sys; print('{\"bench\":\"e2e_scale\",\"scheduler\":\"%s\",\"round\":%d,\"nodes\":%d,\"pods\":%d,\"qps\":%d,\"burst\":%d,\"seconds\":%.2f,\"pods_per_s\":%.1f,\"peak_rss_kb\":%d}' % ('$name', $round, $NODES, $PODS, $QPS, $BURST, $t1 - $t0, $PODS / ($t1 - $t0), ${peak:-0}))" | tee "$E2E_DIR/$label.rate"
+    python3 -c "import sys; print('{\"bench\":\"e2e_scale\",\"scheduler\":\"%s\",\"round\":%d,\"nodes\":%d,\"pods\":%d,\"qps\":%d,\"burst\":%d,\"seconds\":%.2f,\"pods_per_s\":%.1f,\"peak_rss_kb\":%d,\"cpu_s\":%s}' % ('$name', $round, $NODES, $PODS, $QPS, $BURST, $t1 - $t0, $PODS / ($t1 - $t0), ${peak:-0}, '$cpus'))" | tee "$E2E_DIR/$label.rate"
     # a fresh set for the next run
     "$K" delete pods,rs,jobs -n "$NS" -l run="$label" --grace-period=0 --force --wait=false \
         > /dev/null 2>&1
@@ -280,7 +293,9 @@ for who in ("gpusched", "kube-scheduler"):
     print(json.dumps({"bench": "e2e_scale", "scheduler": who, "runs": len(mine),
                       "nodes": mine[0]["nodes"], "pods": sum(r["pods"] for r in mine),
                       "pods_per_s": round(rate[who], 1),
-                      "peak_rss_kb": max(r["peak_rss_kb"] for r in mine)}))
+                      "peak_rss_kb": max(r["peak_rss_kb"] for r in mine),
+                      "cpu_ms_per_pod": round(1e3 * sum(r["cpu_s"] for r in mine) /
+                                              sum(r["pods"] for r in mine), 2)}))
 print(json.dumps({"bench": "e2e_scale", "ratio_gpusched_to_kube_scheduler":
                   round(rate["gpusched"] / rate["kube-scheduler"], 2)}))
 P
