@@ -121,11 +121,13 @@ bench: build
 	./scripts/bench.sh $(BUILD)
 
 # scheduling throughput on the real control plane: gpusched and kube-scheduler, same QPS;
-# then pods with DRA claims on 500 nodes' ResourceSlices (NVIDIA's driver's shape)
+# then pods with DRA claims on 500 nodes' ResourceSlices (NVIDIA's driver's shape); then 5,000
+# production-shaped nodes and 10,000 pods, with each scheduler's peak RSS
 bench-e2e: build
 	./bench/e2e_throughput.sh $(BUILD)/gpusched $(BUILD)/e2e_driver 1000 5000
 	QPS=1000 BURST=2000 ./bench/e2e_throughput.sh $(BUILD)/gpusched $(BUILD)/e2e_driver 1000 5000
 	QPS=1000 BURST=2000 ./bench/e2e_dra.sh $(BUILD)/gpusched $(BUILD)/e2e_driver 500 1000
+	QPS=1000 BURST=2000 ./bench/e2e_scale.sh $(BUILD)/gpusched $(BUILD)/e2e_driver 5000 10000
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

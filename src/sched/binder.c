@@ -269,6 +269,15 @@ static bool pod_assigned(struct gs_binder *s, const struct gs_job *j)
     return assigned;
 }
 
+/* The job's pod as the object writers take it: its name, namespace and UID, nothing else. */
+static void job_pod(const struct gs_job *j, struct gs_kube_pod *p)
+{
+    memset(p, 0, sizeof(*p));
+    snprintf(p->ns, sizeof(p->ns), "%s", j->pod.ns);
+    snprintf(p->name, sizeof(p->name), "%s", j->pod.name);
+    snprintf(p->uid, sizeof(p->uid), "%s", j->pod.uid);
+}
+
 static void bind_one(struct gs_binder *s, struct gs_job *j)
 {
     struct gs_error err;
@@ -278,7 +287,9 @@ static void bind_one(struct gs_binder *s, struct gs_job *j)
         bind_failed(s, j);
         return;
     }
-    json_t *b = gs_kube_binding(&j->pod, j->node);
+    struct gs_kube_pod pod;
+    job_pod(j, &pod);
+    json_t *b = gs_kube_binding(&pod, j->node);
     if (j->devices[0])
         json_object_set_new(json_object_get(b, "metadata"), "annotations",
                             json_pack("{s:s}", GS_DEVICES_ANNOTATION, j->devices));
@@ -290,7 +301,7 @@ static void bind_one(struct gs_binder *s, struct gs_job *j)
         char note[700];
         snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s%s%s", j->pod.ns,
                  j->pod.name, j->node, j->devices[0] ? " with " : "", j->devices);
-        gs__binder_emit_event(s, &j->pod, "Normal", "Scheduled", "Binding", note);
+        gs__binder_emit_event(s, &pod, "Normal", "Scheduled", "Binding", note);
         GS_INFO("scheduler", "%s/%s -> %s %s", j->pod.ns, j->pod.name, j->node, j->devices);
         gs__journal_add(s->d.journal, "bind",
                         json_pack("{s:s, s:s, s:s, s:s}", "namespace", j->pod.ns, "pod",
@@ -394,7 +405,9 @@ static void timeout_why(const json_t *w, double timeout, char *why, size_t n)
 static void volumes_failed(struct gs_binder *s, struct gs_job *j, const char *why)
 {
     GS_WARN("scheduler", "bind %s/%s: %s", j->pod.ns, j->pod.name, why);
-    gs__binder_emit_event(s, &j->pod, "Warning", "FailedScheduling", "Scheduling", why);
+    struct gs_kube_pod pod;
+    job_pod(j, &pod);
+    gs__binder_emit_event(s, &pod, "Warning", "FailedScheduling", "Scheduling", why);
     forget_volumes(s, json_object_get(j->vol, "wait"));
     json_decref(j->body);
     json_decref(j->vol);

@@ -61,10 +61,17 @@ struct gs_job {
     char method[8];
     char path[640];
     char ctype[64];
-    json_t *body;           /* GS_JOB_WRITE: the request's; GS_JOB_BIND: claim writes or NULL;
-                             * GS_JOB_EVENT_SERIES: the Event with its series (path: its collection) */
-    json_t *vol;            /* GS_JOB_BIND: the volume work (sched/volbind.h) or NULL */
-    struct gs_kube_pod pod; /* GS_JOB_BIND */
+    json_t *body; /* GS_JOB_WRITE: the request's; GS_JOB_BIND: claim writes or NULL;
+                   * GS_JOB_EVENT_SERIES: the Event with its series (path: its collection) */
+    json_t *vol;  /* GS_JOB_BIND: the volume work (sched/volbind.h) or NULL */
+    /* GS_JOB_BIND: the pod, by what a Binding and an Event name (the whole gs_kube_pod is
+     * 14 KB: queued by value, 10,000 binds held that much each and the Events queued behind
+     * them as much again) */
+    struct {
+        char ns[64];
+        char name[GS_KNAME_MAX];
+        char uid[64];
+    } pod;
     char node[GS_KNAME_MAX];
     char devices[256];
     double t0;

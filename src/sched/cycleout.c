@@ -210,8 +210,9 @@ static int assume_and_bind(struct gs__cycle *cy, int pod, const struct gs_kube_p
     struct gs_job j;
     memset(&j, 0, sizeof(j));
     j.kind = GS_JOB_BIND;
-    j.pod = *p;
-    j.pod.k = NULL; /* a copy without a reference */
+    snprintf(j.pod.ns, sizeof(j.pod.ns), "%s", p->ns);
+    snprintf(j.pod.name, sizeof(j.pod.name), "%s", p->name);
+    snprintf(j.pod.uid, sizeof(j.pod.uid), "%s", p->uid);
     j.t0 = t0;
     snprintf(j.node, sizeof(j.node), "%s", cy->c->nodes[a->node].name);
     if (p->req.kind != GS_REQ_NONE)

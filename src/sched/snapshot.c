@@ -16,10 +16,11 @@
 
 struct gs_snapshot {
     struct gs_cluster c;
+    struct gs_store *st; /* takes the copy's arrays back (gs__store_recycle) */
     struct gs_kube_node *nodes;
-    int nn;
+    int nn, ncap;
     struct gs_store_pod *pods;
-    int np;
+    int np, pcap;
     bool tainted;
     struct gs_alloc *alloc; /* per pod: what a bound pod holds */
     int8_t *placed;
@@ -46,8 +47,12 @@ void gs__snapshot_free(struct gs_snapshot *sn)
         gs_kube_node_release(&sn->nodes[i]);
     for (int i = 0; sn->pods && i < sn->np; i++)
         gs_kube_pod_release(&sn->pods[i].p);
-    free(sn->nodes);
-    free(sn->pods);
+    if (sn->st)
+        gs__store_recycle(sn->st, sn->nodes, sn->ncap, sn->pods, sn->pcap);
+    else {
+        free(sn->nodes);
+        free(sn->pods);
+    }
     free(sn->alloc);
     free(sn->placed);
     free(sn->hidx);
@@ -166,10 +171,11 @@ int gs__snapshot_new(struct gs_store *st, const struct gs_policy_objs *po, struc
     if (!sn)
         return GS_ENOMEM;
     gs_cluster_init(&sn->c);
-    if (gs__store_copy(st, &sn->nodes, &sn->nn, &sn->pods, &sn->np)) {
+    if (gs__store_copy(st, &sn->nodes, &sn->nn, &sn->ncap, &sn->pods, &sn->np, &sn->pcap)) {
         free(sn);
         return GS_ENOMEM;
     }
+    sn->st = st;
     size_t ann = sn->nn > 0 ? (size_t)sn->nn : 1, anp = sn->np > 0 ? (size_t)sn->np : 1;
     sn->alloc = calloc(anp, sizeof(*sn->alloc));
     sn->placed = calloc(anp, 1);

@@ -45,6 +45,10 @@ struct gs_store {
     pthread_cond_t cv;
     uint64_t gen;
     double moved_at;
+    /* under mu: the arrays of a released copy, for the next (gs__store_recycle) */
+    struct gs_kube_node *spare_nodes;
+    struct gs_store_pod *spare_pods;
+    int spare_ncap, spare_pcap;
 };
 
 static void note_moved(struct gs_store *st)
@@ -257,6 +261,8 @@ void gs__store_free(struct gs_store *st)
     gs_kcache_free(st->nodes);
     gs_kcache_free(st->pods);
     json_decref(st->node_events);
+    free(st->spare_nodes);
+    free(st->spare_pods);
     pthread_mutex_destroy(&st->mu);
     pthread_cond_destroy(&st->cv);
     free(st);
@@ -308,15 +314,57 @@ const struct gs_migparted *gs__store_migparted(const struct gs_store *st)
     return st->mp;
 }
 
-int gs__store_copy(struct gs_store *st, struct gs_kube_node **nodes, int *nn,
-                   struct gs_store_pod **pods, int *np)
+/* An array of at least n entries of size bytes: the spare one when large enough (taken), else
+ * a new one with some room to grow (zeroed). *cap: its entries. */
+static void *take_array(struct gs_store *st, void **spare, int *spare_cap, int n, size_t size,
+                        int *cap)
+{
+    pthread_mutex_lock(&st->mu);
+    void *v = NULL;
+    if (*spare && *spare_cap >= n) {
+        v = *spare;
+        *cap = *spare_cap;
+        *spare = NULL;
+        *spare_cap = 0;
+    }
+    pthread_mutex_unlock(&st->mu);
+    if (v)
+        return v;
+    *cap = n + n / 8 + 16;
+    return calloc((size_t)*cap, size);
+}
+
+/* Keep v (cap entries) as the spare array if it is larger than the one kept; free the other. */
+static void keep_array(struct gs_store *st, void **spare, int *spare_cap, void *v, int cap)
+{
+    pthread_mutex_lock(&st->mu);
+    if (v && cap > *spare_cap) {
+        void *old = *spare;
+        *spare = v;
+        *spare_cap = cap;
+        v = old;
+    }
+    pthread_mutex_unlock(&st->mu);
+    free(v);
+}
+
+void gs__store_recycle(struct gs_store *st, struct gs_kube_node *nodes, int ncap,
+                       struct gs_store_pod *pods, int pcap)
+{
+    keep_array(st, (void **)&st->spare_nodes, &st->spare_ncap, nodes, ncap);
+    keep_array(st, (void **)&st->spare_pods, &st->spare_pcap, pods, pcap);
+}
+
+int gs__store_copy(struct gs_store *st, struct gs_kube_node **nodes, int *nn, int *ncap,
+                   struct gs_store_pod **pods, int *np, int *pcap)
 {
     *nodes = NULL;
     *pods = NULL;
-    *nn = *np = 0;
+    *nn = *np = *ncap = *pcap = 0;
     gs_kcache_lock(st->nodes);
-    int n = gs_kcache_count(st->nodes);
-    struct gs_kube_node *v = calloc(n > 0 ? (size_t)n : 1, sizeof(*v));
+    int n = gs_kcache_count(st->nodes), vcap = 0;
+    struct gs_kube_node *v =
+        take_array(st, (void **)&st->spare_nodes, &st->spare_ncap, n, sizeof(*v), &vcap);
     for (int i = 0; v && i < n; i++)
         if (gs_kube_node_copy(&v[i], gs_kcache_at(st->nodes, i))) {
             for (int k = 0; k < i; k++)
@@ -329,8 +377,9 @@ int gs__store_copy(struct gs_store *st, struct gs_kube_node **nodes, int *nn,
         return GS_ENOMEM;
     double moved = moved_at(st);
     gs_kcache_lock(st->pods);
-    int m = gs_kcache_count(st->pods);
-    struct gs_store_pod *p = malloc(sizeof(*p) * (m > 0 ? (size_t)m : 1));
+    int m = gs_kcache_count(st->pods), mcap = 0;
+    struct gs_store_pod *p =
+        take_array(st, (void **)&st->spare_pods, &st->spare_pcap, m, sizeof(*p), &mcap);
     for (int i = 0; p && i < m; i++) {
         p[i] = *(const struct gs_store_pod *)gs_kcache_at(st->pods, i);
         p[i].next_try = due_at(p[i].next_try, p[i].backoff, moved);
@@ -345,8 +394,10 @@ int gs__store_copy(struct gs_store *st, struct gs_kube_node **nodes, int *nn,
     }
     *nodes = v;
     *nn = n;
+    *ncap = vcap;
     *pods = p;
     *np = m;
+    *pcap = mcap;
     return 0;
 }
 

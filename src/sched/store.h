@@ -68,10 +68,17 @@ bool gs__store_pods_synced(struct gs_store *st);
 /* ---------- reading ---------- */
 
 /* Copies of every node (*nodes, *nn: each to be released with gs_kube_node_release) and every
- * pod (*pods, *np: each holding a reference to its constraints), in the store's order.
- * Returns 0 or GS_ENOMEM (nothing handed out). */
-int gs__store_copy(struct gs_store *st, struct gs_kube_node **nodes, int *nn,
-                   struct gs_store_pod **pods, int *np);
+ * pod (*pods, *np: each holding a reference to its constraints), in the store's order, in
+ * arrays of *ncap and *pcap entries (the arrays a gs__store_recycle handed back, when large
+ * enough). Returns 0 or GS_ENOMEM (nothing handed out). */
+int gs__store_copy(struct gs_store *st, struct gs_kube_node **nodes, int *nn, int *ncap,
+                   struct gs_store_pod **pods, int *np, int *pcap);
+/* The arrays of a copy, their records released, handed back (either may be NULL): the next
+ * copy reuses them, so that a cycle on a large cluster does not fault in hundreds of
+ * megabytes of fresh pages each time. The store keeps one of each (the larger); the other
+ * is freed. */
+void gs__store_recycle(struct gs_store *st, struct gs_kube_node *nodes, int ncap,
+                       struct gs_store_pod *pods, int pcap);
 const struct gs_migparted *gs__store_migparted(const struct gs_store *st);
 /* Whether a pending pod of scheduler is due (not in backoff, not gated by
  * spec.schedulingGates). */

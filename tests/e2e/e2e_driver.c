@@ -8,6 +8,8 @@
  *   e2e_driver pods   < spec    COUNT PREFIX NS gpu:N|mig:<profile>|milli:M|none [k=v]
  *   e2e_driver wait-bound N SECONDS
  *   e2e_driver wait-running N SECONDS
+ *   e2e_driver wait-none-pending SECONDS   every pod of $E2E_SCHEDULER bound (a list of the
+ *                               unbound ones, then a watch: cheap on large clusters)
  *   e2e_driver writes NODE      the write paths a scheduler and a node agent need, checked
  *                               against the API server (UID-precondition delete, nomination,
  *                               node label and cordon patches)
@@ -432,6 +434,75 @@ static int cmd_wait_running(int want, int seconds)
     return 1;
 }
 
+static int count_item(const json_t *item, void *user)
+{
+    int *n = user;
+    *n = item ? *n + 1 : 0;
+    return 0;
+}
+
+struct pending {
+    int n;
+    char rv[64];
+};
+
+/* A watch event on the pending pods: a pod that gains a node leaves the selection (DELETED,
+ * as the API server reports an object that stops matching a watch's field selector). Ends
+ * the watch (1) once none is left, or (2) when the watch expired (ERROR: list again). */
+static int on_pending(const char *type, const json_t *obj, void *user)
+{
+    struct pending *w = user;
+    const char *rv =
+        json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+    if (strcmp(type, "ERROR") == 0)
+        return 2;
+    if (rv)
+        snprintf(w->rv, sizeof(w->rv), "%s", rv);
+    if (strcmp(type, "ADDED") == 0)
+        w->n++;
+    else if (strcmp(type, "DELETED") == 0)
+        w->n--;
+    return w->n <= 0 ? 1 : 0;
+}
+
+/* Until no pod of the scheduler is left without a node: one list of the pending pods (the
+ * API server filters them by field selector), then a watch on the same selection, so that
+ * waiting costs the API server next to nothing however many pods are pending. */
+static int cmd_wait_none_pending(int seconds)
+{
+    const char *sched = getenv("E2E_SCHEDULER") ? getenv("E2E_SCHEDULER") : "gpusched";
+    char path[256];
+    snprintf(path, sizeof(path),
+             "/api/v1/pods?fieldSelector=spec.nodeName%%3D,spec.schedulerName%%3D%s", sched);
+    time_t end = time(NULL) + seconds;
+    struct pending w = {.n = -1};
+    while (time(NULL) < end) {
+        struct gs_error err;
+        gs_error_init(&err);
+        w.n = 0;
+        if (gs_kube_list(kc, path, count_item, &w.n, w.rv, sizeof(w.rv), &err)) {
+            fprintf(stderr, "e2e_driver: %s\n", err.msg);
+            return 1;
+        }
+        int rc = 0;
+        while (w.n > 0 && rc == 0 && time(NULL) < end) {
+            long left = (long)(end - time(NULL));
+            rc = gs_kube_watch(kc, path, w.rv, left < 60 ? (int)left + 1 : 60, on_pending, &w, NULL,
+                               &err);
+        }
+        if (w.n <= 0) {
+            printf("no pod of %s pending\n", sched);
+            return 0;
+        }
+        if (rc != 2 && rc != GS_ENOTFOUND) {
+            fprintf(stderr, "e2e_driver: %s\n", err.msg);
+            return 1;
+        }
+    }
+    fprintf(stderr, "e2e_driver: %d pods of %s still pending after %d s\n", w.n, sched, seconds);
+    return 1;
+}
+
 static int has_failed_event(const struct gs_kube_pod *p, char *note, size_t n)
 {
     char path[512];
@@ -619,6 +690,8 @@ int main(int argc, char **argv)
         rc = cmd_writes(argv[2]);
     else if (strcmp(argv[1], "wait-running") == 0 && argc >= 4)
         rc = cmd_wait_running(atoi_safe(argv[2]), atoi_safe(argv[3]));
+    else if (strcmp(argv[1], "wait-none-pending") == 0 && argc >= 3)
+        rc = cmd_wait_none_pending(atoi_safe(argv[2]));
     else if (strcmp(argv[1], "verify") == 0) {
         int eb = -1, eu = -1;
         for (int i = 2; i + 1 < argc; i += 2) {
