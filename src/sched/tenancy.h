@@ -13,6 +13,10 @@
  * disruptions are computed from the pods it selects (no controller is needed to fill its
  * status).
  *
+ * Kueue's Topologies and ResourceFlavors (kueue.x-k8s.io/v1beta2, or v1beta1 where v1beta2 is not
+ * served; none where the CRDs are absent or cannot be listed) give the topology levels
+ * (sched/cyclein.c).
+ *
  * The feed also keeps the storage objects a pending pod's volumes depend on (claims, volumes,
  * StorageClasses, CSIDrivers, CSIStorageCapacities, CSINodes), for sched/volbind.c.
  *
@@ -64,6 +68,11 @@ struct gs_policy_objs {
     struct gs_kube_migmgr *migmgrs;
     int nmigmgrs;
     struct gs_storage st;
+    /* Kueue's Topologies and ResourceFlavors (formats/topoobj.h; v1beta2, else v1beta1) */
+    struct gs_kube_topology *topos;
+    int ntopos;
+    struct gs_kube_flavor *flavors;
+    int nflavors;
 };
 
 struct gs_error;
