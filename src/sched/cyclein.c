@@ -568,6 +568,7 @@ static int prepare_pods(struct gs__cycle *cy)
     for (int g = 0; g < cy->po.ngroups; g++) {
         cy->gangs[g].min_member = cy->po.groups[g].min_member;
         cy->gangs[g].topo = gs__topology_ask(cy->topo, g);
+        cy->gangs[g].domains = gs__topology_domains(cy->topo, g);
     }
     return 0;
 }
@@ -636,7 +637,6 @@ int gs__cycle_prepare(struct gs__cycle *cy)
                                         .min_runtime_s = d->min_runtime_s},
                                   .h = {hook_prepare, hook_allows, hook_placed,
                                         h->runclaim ? hook_give : NULL,
-                                        h->runclaim ? hook_fits : NULL, h},
-                                  .topo = gs__topology_topo(cy->topo)};
+                                        h->runclaim ? hook_fits : NULL, h}};
     return 0;
 }

@@ -27,8 +27,9 @@ struct gang {
 struct gs__topology {
     int ngangs;
     struct gang *g;
-    bool built;
-    struct gs_topo topo;
+    int nsrc;            /* po->ntopos + 1 */
+    struct gs_topo *dom; /* per Topology, then the flag's: the domains */
+    bool *built;         /* dom[k] built (a gang reads its ask against it) */
 };
 
 static const char *mode_word(int mode)
@@ -147,22 +148,9 @@ static void levels_text(const struct gs_topo_levels *lv, char *s, size_t n)
         snprintf(s + strlen(s), n - strlen(s), "%s%.200s", l ? ", " : "", lv->key[l]);
 }
 
-/* Whether a and b name the same levels down to level l. */
-static bool same_above(const struct gs_topo_levels *a, const struct gs_topo_levels *b, int l)
+/* Each asking gang's level in its own levels; the domains of each levels used, built once. */
+static int place_levels(struct gs__topology *t, const struct gs_cluster *c)
 {
-    if (a->n <= l || b->n <= l)
-        return false;
-    for (int k = 0; k <= l; k++)
-        if (strcmp(a->key[k], b->key[k]) != 0)
-            return false;
-    return true;
-}
-
-/* Each asking gang's level in its own levels, then in the cycle's (the first gang's). */
-static const struct gs_topo_levels *place_levels(struct gs__topology *t)
-{
-    const struct gs_topo_levels *cyc = NULL;
-    const struct gang *cg = NULL;
     for (int k = 0; k < t->ngangs; k++) {
         struct gang *g = &t->g[k];
         if (g->mode == GS_TOPO_ANY || g->why[0])
@@ -177,20 +165,15 @@ static const struct gs_topo_levels *place_levels(struct gs__topology *t)
                      g->key, mode_word(g->mode), g->who, lv);
             continue;
         }
-        if (!cyc) {
-            cyc = &g->lv;
-            cg = g;
-        }
-        if (!same_above(&g->lv, cyc, own)) {
-            snprintf(g->why, sizeof(g->why),
-                     "topology: the gang's levels (%s) differ above level '%.200s' from those "
-                     "this cycle places by (%s); it is tried in a later cycle",
-                     g->who, g->key, cg->who);
-            continue;
-        }
         g->level = (int8_t)own;
+        int slot = g->src == SRC_FLAG ? t->nsrc - 1 : g->src;
+        if (!t->built[slot]) {
+            if (gs_topo_build(&t->dom[slot], &g->lv, GS_TOPO_GPUSCHED, c))
+                return GS_ENOMEM;
+            t->built[slot] = true;
+        }
     }
-    return cyc;
+    return 0;
 }
 
 int gs__topology_new(const struct gs_policy_objs *po, const struct gs_topo_levels *flag,
@@ -202,13 +185,20 @@ int gs__topology_new(const struct gs_policy_objs *po, const struct gs_topo_level
     struct gs__topology *t = calloc(1, sizeof(*t));
     int ngangs = po->ngroups;
     int *first = malloc(sizeof(int) * ((size_t)ngangs + 1));
-    if (!t || !first || !(t->g = calloc((size_t)ngangs + 1, sizeof(*t->g)))) {
+    if (t) {
+        t->nsrc = po->ntopos + 1; /* the Topologies, then the flag */
+        t->dom = calloc((size_t)t->nsrc, sizeof(*t->dom));
+        t->built = calloc((size_t)t->nsrc, sizeof(*t->built));
+        for (int k = 0; t->dom && k < t->nsrc; k++)
+            gs_topo_init(&t->dom[k]);
+    }
+    if (!t || !first || !t->dom || !t->built ||
+        !(t->g = calloc((size_t)ngangs + 1, sizeof(*t->g)))) {
         free(first);
         gs__topology_free(t);
         return GS_ENOMEM;
     }
     t->ngangs = ngangs;
-    gs_topo_init(&t->topo);
     for (int k = 0; k < ngangs; k++)
         first[k] = -1;
     read_asks(t, sn, ty, scheduler_name, first);
@@ -216,13 +206,9 @@ int gs__topology_new(const struct gs_policy_objs *po, const struct gs_topo_level
         if (t->g[k].mode != GS_TOPO_ANY && !t->g[k].why[0])
             resolve_levels(&t->g[k], po, flag, gs__snapshot_pod(sn, first[k]));
     free(first);
-    const struct gs_topo_levels *cyc = place_levels(t);
-    if (cyc) {
-        if (gs_topo_build(&t->topo, cyc, GS_TOPO_GPUSCHED, c)) {
-            gs__topology_free(t);
-            return GS_ENOMEM;
-        }
-        t->built = true;
+    if (place_levels(t, c)) {
+        gs__topology_free(t);
+        return GS_ENOMEM;
     }
     *out = t;
     return 0;
@@ -232,20 +218,26 @@ void gs__topology_free(struct gs__topology *t)
 {
     if (!t)
         return;
-    gs_topo_release(&t->topo);
+    for (int k = 0; t->dom && k < t->nsrc; k++)
+        gs_topo_release(&t->dom[k]);
+    free(t->dom);
+    free(t->built);
     free(t->g);
     free(t);
 }
 
-struct gs_topo *gs__topology_topo(struct gs__topology *t)
+struct gs_topo *gs__topology_domains(struct gs__topology *t, int g)
 {
-    return t && t->built ? &t->topo : NULL;
+    if (!t || g < 0 || g >= t->ngangs || t->g[g].why[0] || t->g[g].mode == GS_TOPO_ANY)
+        return NULL;
+    int slot = t->g[g].src == SRC_FLAG ? t->nsrc - 1 : t->g[g].src;
+    return slot >= 0 && t->built[slot] ? &t->dom[slot] : NULL;
 }
 
 struct gs_topo_ask gs__topology_ask(const struct gs__topology *t, int g)
 {
     struct gs_topo_ask a = {0};
-    if (t && t->built && g >= 0 && g < t->ngangs && !t->g[g].why[0]) {
+    if (gs__topology_domains((struct gs__topology *)t, g)) {
         a.mode = t->g[g].mode;
         a.level = t->g[g].level;
     }

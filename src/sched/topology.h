@@ -16,11 +16,9 @@
  * Topologies and no flavor (nor flag) to choose one, or a Topology of more than
  * GS_TOPO_LEVELS_MAX levels: the gang waits with a reason naming the level or the object.
  *
- * One cycle places by one list of levels (core/cycle.h takes one struct gs_topo): the levels
- * of the first gang (in gang order) that asks one. A gang whose levels differ from those above
- * the level it asks waits for a later cycle, saying so (a domain is named by its level and every
- * level above: two Topologies that agree down to the level asked give the same domains).
- * Without any gang asking a level the cycle has no topology and decides as before.
+ * Each list of levels in use gets its domains (core/topo.h) built once per cycle, and each
+ * gang is placed by those of its own levels (core/cycle.h: gs_cyc_gang.domains); without any
+ * gang asking a level, nothing is built and the cycle decides as before.
  *
  * The struct is opaque, owned by the cycle input (sched/cyclein.c) that builds it, read by the
  * cycle output (sched/cycleout.c) for its reasons; one thread. */
@@ -43,8 +41,9 @@ int gs__topology_new(const struct gs_policy_objs *po, const struct gs_topo_level
                      const struct gs_cluster *c, const char *scheduler_name,
                      struct gs__topology **out);
 void gs__topology_free(struct gs__topology *t);
-/* The domains for core/cycle.h's input, NULL when no gang asks a level. */
-struct gs_topo *gs__topology_topo(struct gs__topology *t);
+/* The domains gang g's ask indexes (core/cycle.h's gs_cyc_gang.domains), NULL when it asks
+ * nothing or is blocked. */
+struct gs_topo *gs__topology_domains(struct gs__topology *t, int g);
 /* What gang g asks in the cycle's levels (zero: nothing). */
 struct gs_topo_ask gs__topology_ask(const struct gs__topology *t, int g);
 /* Why gang g's pods cannot be placed by topology whatever the cycle does, in msg ("topology:
