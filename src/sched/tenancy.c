@@ -403,6 +403,18 @@ const struct gs_kube_podgroup *gs_policy_group(const struct gs_policy_objs *po, 
     return g >= 0 ? &po->groups[g] : NULL;
 }
 
+int gs_policy_topologies(const struct gs_policy_objs *po, const struct gs_kube_topology **out)
+{
+    *out = po->topos;
+    return po->ntopos;
+}
+
+int gs_policy_flavors(const struct gs_policy_objs *po, const struct gs_kube_flavor **out)
+{
+    *out = po->flavors;
+    return po->nflavors;
+}
+
 int gs_policy_group_count(const struct gs_policy_objs *po)
 {
     return po->ngroups;

@@ -114,6 +114,9 @@ int gs_policy_feed_copy(struct gs_policy_feed *f, struct gs_policy_objs *out);
 const struct gs_kube_sc *gs_storage_class_find(const struct gs_storage *st, const char *name);
 /* PodGroup g (an index gs_tenancy_pod_gang gives), or NULL when g < 0. */
 const struct gs_kube_podgroup *gs_policy_group(const struct gs_policy_objs *po, int g);
+/* Kueue's Topologies and ResourceFlavors: how many, the array in *out. */
+int gs_policy_topologies(const struct gs_policy_objs *po, const struct gs_kube_topology **out);
+int gs_policy_flavors(const struct gs_policy_objs *po, const struct gs_kube_flavor **out);
 /* How many PodGroups there are (both kinds). */
 int gs_policy_group_count(const struct gs_policy_objs *po);
 /* The index of the PodGroup of api (enum gs_pg_api) named ns/name, or -1. */

@@ -96,13 +96,16 @@ static bool flavor_matches(const struct gs_kube_flavor *f, const struct gs_kube_
 static void resolve_levels(struct gang *g, const struct gs_policy_objs *po,
                            const struct gs_topo_levels *flag, const struct gs_kube_pod *p)
 {
+    const struct gs_kube_topology *topos;
+    const struct gs_kube_flavor *flavors;
+    int ntopos = gs_policy_topologies(po, &topos), nflavors = gs_policy_flavors(po, &flavors);
     g->src = SRC_NONE;
-    for (int f = 0; f < po->nflavors && g->src == SRC_NONE; f++) {
-        const struct gs_kube_flavor *fl = &po->flavors[f];
+    for (int f = 0; f < nflavors && g->src == SRC_NONE; f++) {
+        const struct gs_kube_flavor *fl = &flavors[f];
         if (!flavor_matches(fl, p))
             continue;
-        for (int k = 0; k < po->ntopos && g->src == SRC_NONE; k++)
-            if (strcmp(po->topos[k].name, fl->topology) == 0)
+        for (int k = 0; k < ntopos && g->src == SRC_NONE; k++)
+            if (strcmp(topos[k].name, fl->topology) == 0)
                 g->src = k;
         if (g->src == SRC_NONE) {
             snprintf(g->why, sizeof(g->why),
@@ -111,16 +114,16 @@ static void resolve_levels(struct gang *g, const struct gs_policy_objs *po,
             return;
         }
     }
-    if (g->src == SRC_NONE && po->ntopos == 1)
+    if (g->src == SRC_NONE && ntopos == 1)
         g->src = 0;
     if (g->src == SRC_NONE && flag && flag->n > 0)
         g->src = SRC_FLAG;
     if (g->src == SRC_NONE) {
-        if (po->ntopos > 1)
+        if (ntopos > 1)
             snprintf(g->why, sizeof(g->why),
                      "topology: the gang asks level '%.200s', and %d Topologies exist but no "
                      "ResourceFlavor in its nodeSelector names one (nor is --topology-levels set)",
-                     g->key, po->ntopos);
+                     g->key, ntopos);
         else
             snprintf(g->why, sizeof(g->why),
                      "topology: the gang asks level '%.200s', but no topology levels are known "
@@ -135,8 +138,8 @@ static void resolve_levels(struct gang *g, const struct gs_policy_objs *po,
     }
     struct gs_error err;
     gs_error_init(&err);
-    snprintf(g->who, sizeof(g->who), "Topology %s", po->topos[g->src].name);
-    if (gs_kube_topology_levels(&po->topos[g->src], &g->lv, &err))
+    snprintf(g->who, sizeof(g->who), "Topology %s", topos[g->src].name);
+    if (gs_kube_topology_levels(&topos[g->src], &g->lv, &err))
         snprintf(g->why, sizeof(g->why), "topology: %s", err.msg);
 }
 
@@ -183,10 +186,11 @@ int gs__topology_new(const struct gs_policy_objs *po, const struct gs_topo_level
 {
     *out = NULL;
     struct gs__topology *t = calloc(1, sizeof(*t));
-    int ngangs = po->ngroups;
+    const struct gs_kube_topology *topos;
+    int ngangs = gs_policy_group_count(po);
     int *first = malloc(sizeof(int) * ((size_t)ngangs + 1));
     if (t) {
-        t->nsrc = po->ntopos + 1; /* the Topologies, then the flag */
+        t->nsrc = gs_policy_topologies(po, &topos) + 1; /* the Topologies, then the flag */
         t->dom = calloc((size_t)t->nsrc, sizeof(*t->dom));
         t->built = calloc((size_t)t->nsrc, sizeof(*t->built));
         for (int k = 0; t->dom && k < t->nsrc; k++)
