@@ -7,6 +7,7 @@
 #include "../base/log.h"
 #include "../core/engine.h"
 #include "../formats/migparted.h"
+#include "../formats/topoobj.h"
 #include "../sched/scheduler.h"
 
 #include <errno.h>
@@ -60,7 +61,8 @@ static void usage(FILE *f, enum mode mode)
                "         [--retry-period 2] [--identity NAME] [--http-port 10259]\n"
                "         [--http-bind 0.0.0.0] [--min-runtime 0] [--mig-config FILE]\n"
                "         [--dynamic-mig true|false] [--recarve-hold 10m]\n"
-               "         [--volume-bind-timeout 10m] [--insecure-skip-tls-verify]\n"
+               "         [--volume-bind-timeout 10m] [--topology-levels KEY,KEY,...]\n"
+               "         [--insecure-skip-tls-verify]\n"
                "\n"
                "A node's GPUs come from the gpusched agent's gpusched.io/inventory annotation;\n"
                "on nodes run by NVIDIA's device plugin and mig-manager, from the mig-parted\n"
@@ -79,6 +81,11 @@ static void usage(FILE *f, enum mode mode)
                "WaitForFirstConsumer class gets the smallest available volume that fits the\n"
                "chosen node, or is provisioned there (volume.kubernetes.io/selected-node); the\n"
                "pod is bound once its claims are, within --volume-bind-timeout.\n"
+               "Gangs whose pods carry Kueue's kueue.x-k8s.io/podset-required-topology or\n"
+               "podset-preferred-topology annotation are placed inside one domain of that\n"
+               "level: the levels of the Topology their ResourceFlavor names, else of the one\n"
+               "Topology (kueue.x-k8s.io), else --topology-levels (node label keys, broadest\n"
+               "first, e.g. cloud.google.com/gce-topology-block,kubernetes.io/hostname).\n"
                "TLS to the API server is verified against the kubeconfig's or the service\n"
                "account's CA; --insecure-skip-tls-verify (or the kubeconfig's own setting)\n"
                "turns that off.\n"
@@ -154,6 +161,7 @@ struct sched_cli {
     bool in_cluster, insecure, as_json;
     enum mode mode;
     char identity[256];
+    struct gs_topo_levels topo_lv; /* --topology-levels */
 };
 
 static int mig_config_flag(const struct gs_cli_flag *f, const char *v, void *field)
@@ -170,6 +178,20 @@ static int mig_config_flag(const struct gs_cli_flag *f, const char *v, void *fie
         return GS_EXIT_USAGE;
     }
     c->o.mig_config = mig_config;
+    return 0;
+}
+
+static int topology_flag(const struct gs_cli_flag *f, const char *v, void *field)
+{
+    struct sched_cli *c = field;
+    struct gs_error terr;
+    gs_error_init(&terr);
+    if (gs_topo_levels_parse(v, &c->topo_lv, &terr)) {
+        fprintf(stderr, "gpusched %s: --topology-levels '%.400s': %s\n",
+                c->mode == M_EXPLAIN ? "explain" : "scheduler", v, terr.msg);
+        return GS_EXIT_USAGE;
+    }
+    c->o.topology_levels = c->topo_lv.n > 0 ? &c->topo_lv : NULL;
     return 0;
 }
 
@@ -219,6 +241,7 @@ static int target_arg(void *opts, const char *arg)
         GS_CLI_STR("--scheduler-name", S, o.scheduler_name, "NAME: pods' spec.schedulerName"),     \
         GS_CLI_FN("--mig-config", 0, mig_config_flag, 0, 0, NULL, "FILE: mig-parted config"),      \
         GS_CLI_FN("--policy", offsetof(S, o.policy), policy_flag, 0, 0, NULL, "NAME: policy"),     \
+        GS_CLI_FN("--topology-levels", 0, topology_flag, 0, 0, NULL, "KEY,KEY: levels"),           \
         GS_CLI_NUM("--qps", S, copts.qps, 0.1, 100000, "API requests per second"),                 \
         GS_CLI_NUM("--burst", S, copts.burst, 1, 100000, "API request burst"),                     \
         GS_CLI_TRUEFALSE("--leader-elect", S, o.leader_elect, "true|false"),                       \

@@ -617,10 +617,11 @@ static int schedule_gang(struct cyc *cy, int g)
     int failed = 0;
     struct masked *m = mask(cy, members[0]);
     const struct gs_topo_ask *ask = &in->gangs[g].topo;
-    bool topo = in->topo && ask->mode != GS_TOPO_ANY;
+    struct gs_topo *tp = in->gangs[g].domains ? in->gangs[g].domains : in->topo;
+    bool topo = tp && ask->mode != GS_TOPO_ANY;
     struct gs_topo_result tr;
     memset(&tr, 0, sizeof(tr));
-    if ((topo ? gs_topo_gang_place(in->topo, in->e, in->c, ask, reqs, nm, dec, &failed, &r, &tr)
+    if ((topo ? gs_topo_gang_place(tp, in->e, in->c, ask, reqs, nm, dec, &failed, &r, &tr)
               : gs_gang_place(in->e, in->c, reqs, nm, dec, &failed, &r)) == 0) {
         unmask(cy, m);
         for (int k = 0; k < nm; k++)

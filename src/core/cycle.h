@@ -92,6 +92,9 @@ struct gs_cyc_gang {
     int32_t min_member;
     int32_t running;         /* members already bound */
     struct gs_topo_ask topo; /* the level it asks (in->topo's), zero: none */
+    /* the domains its level indexes when not in->topo's (a gang of another Topology); NULL:
+     * in->topo */
+    struct gs_topo *domains;
 };
 
 /* The driver's per-pod Kubernetes constraints (all may be NULL: none). prepare fills k for

@@ -182,6 +182,7 @@ static void pod_fields(const json_t *obj, const json_t *md, const json_t *spec, 
     p->terminating = json_object_get(md, "deletionTimestamp") != NULL;
     const char *dev = gs_jstr(json_object_get(md, "annotations"), GS_DEVICES_ANNOTATION);
     copy(p->devices, sizeof(p->devices), dev);
+    gs_kube_topoask_read(json_object_get(md, "annotations"), &p->topo);
     copy(p->node, sizeof(p->node), gs_jstr(spec, "nodeName"));
     copy(p->nominated, sizeof(p->nominated),
          gs_jstr(json_object_get(obj, "status"), "nominatedNodeName"));

@@ -20,6 +20,7 @@
 #include "devices.h"
 #include "inventory.h"
 #include "migdesired.h"
+#include "topoobj.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -113,6 +114,8 @@ struct gs_kube_pod {
     /* spec.schedulingGroup.podGroupName: its gang in the Workload API (formats/workloadobj.h;
      * "": none) */
     char group[GS_KNAME_MAX];
+    /* its topology ask: Kueue's podset-*-topology annotations (formats/topoobj.h) */
+    struct gs_kube_topoask topo;
     /* Kubernetes placement constraints (node affinity, pod (anti-)affinity, spread, host
      * ports, every label), read only on request (gs_kube_pod_read_constraints): shared and
      * immutable, counted references. A by-value copy does not own a reference: only copies

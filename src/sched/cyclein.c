@@ -351,6 +351,7 @@ void gs__cycle_release(struct gs__cycle *cy)
     free(cy->gang_gated);
     free(cy->waits);
     gs_claims_cycle_release(&cy->dra_state);
+    gs__topology_free(cy->topo);
     gs_volbind_free(cy->vb);
     free(cy->run_ns);
     free(cy->fixed);
@@ -477,6 +478,9 @@ static const char *pod_blocked(struct gs__cycle *cy, int i, char *msg, size_t n,
                  GS_POD_GROUP_LABEL);
         return "gang";
     }
+    const char *tcat = g >= 0 ? gs__topology_blocked(cy->topo, g, msg, n) : NULL;
+    if (tcat)
+        return tcat;
     if (p->k_error[0] || p->refused[0]) {
         snprintf(msg, n, "constraints: %s", p->refused[0] ? p->refused : p->k_error);
         return "constraints";
@@ -561,8 +565,11 @@ static int prepare_pods(struct gs__cycle *cy)
         x->due = due;
         x->claimed = claimed;
     }
-    for (int g = 0; g < cy->po.ngroups; g++)
+    for (int g = 0; g < cy->po.ngroups; g++) {
         cy->gangs[g].min_member = cy->po.groups[g].min_member;
+        cy->gangs[g].topo = gs__topology_ask(cy->topo, g);
+        cy->gangs[g].domains = gs__topology_domains(cy->topo, g);
+    }
     return 0;
 }
 
@@ -593,7 +600,8 @@ int gs__cycle_prepare(struct gs__cycle *cy)
         !(cy->run_ns = calloc((size_t)cy->ty.nrun + 1, sizeof(*cy->run_ns))))
         return GS_ENOMEM;
     int rc = prepare_dra(cy);
-    if (rc)
+    if (rc || (rc = gs__topology_new(&cy->po, d->topo_flag, sn, &cy->ty, cy->c, d->scheduler_name,
+                                     &cy->topo)))
         return rc;
     prepare_constraints(cy);
     if ((rc = prepare_pods(cy)))

@@ -18,6 +18,7 @@
 #include "claims.h"
 #include "snapshot.h"
 #include "tenancy.h"
+#include "topology.h"
 #include "volbind.h"
 
 #include <jansson.h>
@@ -38,6 +39,7 @@ struct gs__cycle_deps {
     bool dry; /* explain: decide, record why, change nothing */
     bool dynamic_mig;
     double recarve_hold_s, min_runtime_s;
+    const struct gs_topo_levels *topo_flag; /* --topology-levels (NULL: none) */
     struct gs_volassume *vols; /* volumes chosen for binds in flight (NULL: none kept) */
 };
 
@@ -79,6 +81,7 @@ struct gs__cycle {
     struct gs__wait *waits;
     int nwaits, capwaits;
     struct gs__hooks *h;
+    struct gs__topology *topo; /* gangs' topology asks and the domains (sched/topology.h) */
     struct gs_cycle_in in;
 };
 

@@ -799,6 +799,17 @@ static void apply_wait(struct gs__cycle *cy, const struct gs_cyc_decision *d)
         unschedulable_as(cy, p, queue, "gang", msg, cy->t0, false);
         return;
     }
+    if (d->why == GS_WHY_TOPOLOGY && pg) {
+        char level[600];
+        gs__topology_level_words(cy->topo, g, level, sizeof(level));
+        snprintf(msg, sizeof(msg),
+                 "topology: gang %s/%s (%d pods) requires one domain of %s: no domain holds it; "
+                 "the largest has room for %d of its pods; the gang holds nothing",
+                 pg->ns, pg->name, nm, level, (int)d->topo_room);
+        gang_timeout(cy, pg, msg, sizeof(msg));
+        unschedulable(cy, p, queue, "topology", msg, cy->t0);
+        return;
+    }
     char reasons[1000];
     gs_reasons_str(&d->r, d->failed >= 0 ? &cy->cpods[d->failed].req : &p->req, reasons,
                    sizeof(reasons));

@@ -35,6 +35,7 @@ struct gs_driver *gs__driver_new(const struct gs_driver_deps *d)
                                      .dynamic_mig = d->dynamic_mig,
                                      .recarve_hold_s = d->recarve_hold_s,
                                      .min_runtime_s = d->min_runtime_s,
+                                     .topo_flag = d->topo_flag,
                                      .vols = d->vols};
     struct gs__cycleout_deps od = {.store = d->store,
                                    .binder = d->binder,

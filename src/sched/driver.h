@@ -24,6 +24,7 @@ struct gs_journal;
 struct gs_metrics;
 struct gs_policy_feed;
 struct gs_store;
+struct gs_topo_levels;
 struct gs_volassume;
 
 /* What the cycles read and write (none owned; all outlive the driver). */
@@ -38,7 +39,8 @@ struct gs_driver_deps {
     bool dry;
     bool dynamic_mig;
     double recarve_hold_s, min_runtime_s;
-    struct gs_volassume *vols; /* sched/volbind.h (NULL: none kept) */
+    const struct gs_topo_levels *topo_flag; /* --topology-levels (NULL: none) */
+    struct gs_volassume *vols;              /* sched/volbind.h (NULL: none kept) */
     double volume_bind_timeout_s;
 };
 

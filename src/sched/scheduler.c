@@ -174,6 +174,7 @@ static struct gs_driver *driver_new(struct daemon *s, bool dry)
         .dynamic_mig = s->o.dynamic_mig,
         .recarve_hold_s = s->o.recarve_hold_s,
         .min_runtime_s = s->o.min_runtime_s,
+        .topo_flag = s->o.topology_levels,
         .vols = s->vols,
         .volume_bind_timeout_s = s->o.volume_bind_timeout_s > 0 ? s->o.volume_bind_timeout_s : 600};
     return gs__driver_new(&d);

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 
 struct gs_migparted;
+struct gs_topo_levels;
 
 struct gs_scheduler_opts {
     const char *scheduler_name; /* "gpusched" */
@@ -49,6 +50,9 @@ struct gs_scheduler_opts {
     /* explain: return the cycle's decisions as lines (formats/decision.h) instead of the
      * verdict per pending pod */
     bool explain_decisions;
+    /* topology levels (--topology-levels), for gangs that ask a level when no Kueue Topology
+     * applies (sched/cyclein.h); NULL: none. Not owned. */
+    const struct gs_topo_levels *topology_levels;
 };
 
 struct gs_error;

@@ -60,6 +60,8 @@ GS_KCACHE_DECODER(rd_csid, gs_kube_csidriver_read)
 GS_KCACHE_DECODER(rd_csic, gs_kube_csicap_read)
 GS_KCACHE_DECODER(rd_csin, gs_kube_csinode_read)
 GS_KCACHE_DECODER(rd_wgroup, gs_kube_wpodgroup_read)
+GS_KCACHE_DECODER(rd_topo, gs_kube_topology_read)
+GS_KCACHE_DECODER(rd_flavor, gs_kube_flavor_read)
 
 /* A claim, volume or class whose spec gpusched cannot read is kept, refused (formats/volobj.h),
  * so that a pod using it waits saying why rather than finding it missing. */
@@ -103,18 +105,49 @@ static int workload_failed(void *user, int rc, const struct gs_error *err)
     return 0;
 }
 
+/* Kueue's Topologies and ResourceFlavors are read where Kueue is installed and gpusched may
+ * list them: a list that fails (an older RBAC role) leaves them absent. */
+static int kueue_failed(void *user, int rc, const struct gs_error *err)
+{
+    const struct gs_kcache_kind *k = user;
+    warn_once("listing %s: %s; topology levels come from --topology-levels alone", k->what,
+              err->msg);
+    return 0;
+}
+
 #define KIND(p, w, type, rd, opt)                                                                  \
     {                                                                                              \
         .path = p, .what = w, .size = sizeof(type), .mode = GS_KCACHE_LISTS, .lane2 = true,        \
         .absent_retry_s = 1, .decode = rd, .bad = bad_object,                                      \
         .failed = opt == 1   ? optional_failed                                                     \
                   : opt == 2 ? workload_failed                                                     \
+                  : opt == 3 ? kueue_failed                                                        \
                              : NULL                                                                \
     }
 
 /* The kinds, and the arrays of gs_policy_objs they fill: the Workload API's PodGroups (KW)
- * follow the CRD's in groups. */
-enum { KQ, KR, KG, KB, KM, KPVC, KPV, KSC, KCSID, KCSIC, KCSIN, NARRAYS, KW = NARRAYS, NKINDS };
+ * follow the CRD's in groups; Kueue's v1beta1 Topologies and ResourceFlavors (KT1, KF1) stand
+ * in for v1beta2's where that version is not served. */
+enum {
+    KQ,
+    KR,
+    KG,
+    KB,
+    KM,
+    KPVC,
+    KPV,
+    KSC,
+    KCSID,
+    KCSIC,
+    KCSIN,
+    KT,
+    KF,
+    NARRAYS,
+    KW = NARRAYS,
+    KT1,
+    KF1,
+    NKINDS
+};
 static const struct gs_kcache_kind kinds[NKINDS] = {
     KIND("/apis/gpusched.io/v1alpha1/gpuqueues", "GPUQueues", struct gs_kube_queue, rd_queue, 0),
     KIND("/api/v1/resourcequotas", "ResourceQuotas", struct gs_kube_rquota, rd_rquota, 0),
@@ -131,8 +164,16 @@ static const struct gs_kcache_kind kinds[NKINDS] = {
     KIND("/apis/storage.k8s.io/v1/csistoragecapacities", "CSIStorageCapacities",
          struct gs_kube_csicap, rd_csic, 1),
     KIND("/apis/storage.k8s.io/v1/csinodes", "CSINodes", struct gs_kube_csinode, rd_csin, 1),
+    KIND("/apis/kueue.x-k8s.io/v1beta2/topologies", "Topologies (kueue.x-k8s.io/v1beta2)",
+         struct gs_kube_topology, rd_topo, 3),
+    KIND("/apis/kueue.x-k8s.io/v1beta2/resourceflavors", "ResourceFlavors (kueue.x-k8s.io/v1beta2)",
+         struct gs_kube_flavor, rd_flavor, 3),
     KIND("/apis/scheduling.k8s.io/v1beta1/podgroups", "PodGroups (scheduling.k8s.io)",
          struct gs_kube_podgroup, rd_wgroup, 2),
+    KIND("/apis/kueue.x-k8s.io/v1beta1/topologies", "Topologies (kueue.x-k8s.io/v1beta1)",
+         struct gs_kube_topology, rd_topo, 3),
+    KIND("/apis/kueue.x-k8s.io/v1beta1/resourceflavors", "ResourceFlavors (kueue.x-k8s.io/v1beta1)",
+         struct gs_kube_flavor, rd_flavor, 3),
 };
 static const size_t items_off[NARRAYS] = {
     offsetof(struct gs_policy_objs, queues),        offsetof(struct gs_policy_objs, rquotas),
@@ -140,14 +181,16 @@ static const size_t items_off[NARRAYS] = {
     offsetof(struct gs_policy_objs, migmgrs),       offsetof(struct gs_policy_objs, st.pvcs),
     offsetof(struct gs_policy_objs, st.pvs),        offsetof(struct gs_policy_objs, st.classes),
     offsetof(struct gs_policy_objs, st.csidrivers), offsetof(struct gs_policy_objs, st.csicaps),
-    offsetof(struct gs_policy_objs, st.csinodes)};
+    offsetof(struct gs_policy_objs, st.csinodes),   offsetof(struct gs_policy_objs, topos),
+    offsetof(struct gs_policy_objs, flavors)};
 static const size_t count_off[NARRAYS] = {
     offsetof(struct gs_policy_objs, nqueues),        offsetof(struct gs_policy_objs, nrquotas),
     offsetof(struct gs_policy_objs, ngroups),        offsetof(struct gs_policy_objs, npdbs),
     offsetof(struct gs_policy_objs, nmigmgrs),       offsetof(struct gs_policy_objs, st.npvcs),
     offsetof(struct gs_policy_objs, st.npvs),        offsetof(struct gs_policy_objs, st.nclasses),
     offsetof(struct gs_policy_objs, st.ncsidrivers), offsetof(struct gs_policy_objs, st.ncsicaps),
-    offsetof(struct gs_policy_objs, st.ncsinodes)};
+    offsetof(struct gs_policy_objs, st.ncsinodes),   offsetof(struct gs_policy_objs, ntopos),
+    offsetof(struct gs_policy_objs, nflavors)};
 
 static void **items_of(struct gs_policy_objs *po, int k)
 {
@@ -215,8 +258,18 @@ static int take_lists(struct gs_policy_feed *f, struct gs_policy_objs *out)
             return 1;
     int rc = 0;
     for (int k = 0; k < NKINDS && !rc; k++) {
+        /* v1beta1 only where v1beta2 is not served (both show the same objects) */
+        if ((k == KT1 && !gs_kcache_absent(f->kc[KT])) ||
+            (k == KF1 && !gs_kcache_absent(f->kc[KF])))
+            continue;
         struct gs_kcache_items *l = gs_kcache_items_get(f->kc[k]);
-        rc = l ? copy_kind(out, k == KW ? KG : k, l->items, l->n) : 0;
+        rc = l ? copy_kind(out,
+                           k == KW    ? KG
+                           : k == KT1 ? KT
+                           : k == KF1 ? KF
+                                      : k,
+                           l->items, l->n)
+               : 0;
         gs_kcache_items_put(l);
     }
     out->st.volumes_unknown = gs_kcache_absent(f->kc[KPVC]) || gs_kcache_absent(f->kc[KPV]);
@@ -331,6 +384,8 @@ bool gs_policy_objs_equal(const struct gs_policy_objs *a, const struct gs_policy
                 sizeof(*a->st.csicaps)) &&
            same(a->st.csinodes, a->st.ncsinodes, b->st.csinodes, b->st.ncsinodes,
                 sizeof(*a->st.csinodes)) &&
+           same(a->topos, a->ntopos, b->topos, b->ntopos, sizeof(*a->topos)) &&
+           same(a->flavors, a->nflavors, b->flavors, b->nflavors, sizeof(*a->flavors)) &&
            a->st.volumes_unknown == b->st.volumes_unknown &&
            a->st.classes_unknown == b->st.classes_unknown;
 }
@@ -346,6 +401,18 @@ const struct gs_kube_sc *gs_storage_class_find(const struct gs_storage *st, cons
 const struct gs_kube_podgroup *gs_policy_group(const struct gs_policy_objs *po, int g)
 {
     return g >= 0 ? &po->groups[g] : NULL;
+}
+
+int gs_policy_topologies(const struct gs_policy_objs *po, const struct gs_kube_topology **out)
+{
+    *out = po->topos;
+    return po->ntopos;
+}
+
+int gs_policy_flavors(const struct gs_policy_objs *po, const struct gs_kube_flavor **out)
+{
+    *out = po->flavors;
+    return po->nflavors;
 }
 
 int gs_policy_group_count(const struct gs_policy_objs *po)

@@ -13,6 +13,10 @@
  * disruptions are computed from the pods it selects (no controller is needed to fill its
  * status).
  *
+ * Kueue's Topologies and ResourceFlavors (kueue.x-k8s.io/v1beta2, or v1beta1 where v1beta2 is not
+ * served; none where the CRDs are absent or cannot be listed) give the topology levels
+ * (sched/cyclein.c).
+ *
  * The feed also keeps the storage objects a pending pod's volumes depend on (claims, volumes,
  * StorageClasses, CSIDrivers, CSIStorageCapacities, CSINodes), for sched/volbind.c.
  *
@@ -64,6 +68,11 @@ struct gs_policy_objs {
     struct gs_kube_migmgr *migmgrs;
     int nmigmgrs;
     struct gs_storage st;
+    /* Kueue's Topologies and ResourceFlavors (formats/topoobj.h; v1beta2, else v1beta1) */
+    struct gs_kube_topology *topos;
+    int ntopos;
+    struct gs_kube_flavor *flavors;
+    int nflavors;
 };
 
 struct gs_error;
@@ -105,6 +114,9 @@ int gs_policy_feed_copy(struct gs_policy_feed *f, struct gs_policy_objs *out);
 const struct gs_kube_sc *gs_storage_class_find(const struct gs_storage *st, const char *name);
 /* PodGroup g (an index gs_tenancy_pod_gang gives), or NULL when g < 0. */
 const struct gs_kube_podgroup *gs_policy_group(const struct gs_policy_objs *po, int g);
+/* Kueue's Topologies and ResourceFlavors: how many, the array in *out. */
+int gs_policy_topologies(const struct gs_policy_objs *po, const struct gs_kube_topology **out);
+int gs_policy_flavors(const struct gs_policy_objs *po, const struct gs_kube_flavor **out);
 /* How many PodGroups there are (both kinds). */
 int gs_policy_group_count(const struct gs_policy_objs *po);
 /* The index of the PodGroup of api (enum gs_pg_api) named ns/name, or -1. */

@@ -638,7 +638,7 @@ static int cmd_verify(int expect_bound, int expect_unsched)
                     p->ns, p->name);
             bad++;
         } else if (!strstr(note, "nodes fit") && strncmp(note, "quota: ", 7) != 0 &&
-                   strncmp(note, "gang ", 5) != 0) {
+                   strncmp(note, "gang ", 5) != 0 && strncmp(note, "topology: ", 10) != 0) {
             fprintf(stderr, "VIOLATION: %s/%s: event note '%s' does not say why\n", p->ns, p->name,
                     note);
             bad++;

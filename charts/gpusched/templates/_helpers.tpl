@@ -137,6 +137,10 @@ affinity:
 - apiGroups: [nvidia.com]
   resources: [migmanagers]
   verbs: [get, list, watch]
+- apiGroups: [kueue.x-k8s.io]
+  # Kueue's Topologies and ResourceFlavors: the levels gangs ask (podset-*-topology)
+  resources: [topologies, resourceflavors]
+  verbs: [get, list, watch]
 - apiGroups: [""]
   resources: [pods/binding, bindings]
   verbs: [create]
