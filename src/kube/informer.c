@@ -151,6 +151,10 @@ static void *informer_main(void *arg)
     struct gs_informer *inf = arg;
     const struct gs_informer_opts *o = &inf->o;
     double backoff = 1, listed_at = 0;
+    /* an absent API is listed again after absent_retry_s, doubling up to 8 times that while it
+     * stays absent: a CRD installed later is seen within seconds, and a cluster without it is
+     * not listed every second for ever */
+    double absent_base = o->absent_retry_s > 0 ? o->absent_retry_s : 1, absent_nap = absent_base;
     bool relist = true, loud = true; /* loud: a first list, or one after a lost watch */
     while (!gs_flag_get(&inf->stop)) {
         struct gs_error err;
@@ -172,10 +176,12 @@ static void *informer_main(void *arg)
             listed_at = gs_clock_mono();
             if (absent) {
                 GS_DEBUG("informer", "%s: not served (no such API); listing again in %.0fs",
-                         o->what, o->absent_retry_s > 0 ? o->absent_retry_s : 1);
-                nap(inf, o->absent_retry_s > 0 ? o->absent_retry_s : 1);
+                         o->what, absent_nap);
+                nap(inf, absent_nap);
+                absent_nap = absent_nap * 2 < absent_base * 8 ? absent_nap * 2 : absent_base * 8;
                 continue;
             }
+            absent_nap = absent_base;
             GS_LOG(loud ? GS_LOG_INFO : GS_LOG_DEBUG, "informer",
                    "listed %d %s at resourceVersion %s", n, o->what, inf->rv);
             relist = false;

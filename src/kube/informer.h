@@ -57,7 +57,8 @@ struct gs_informer_opts {
     double resync_s;       /* > 0: list again at least this often; 0: only when needed */
     double absent_retry_s; /* > 0: a 404 on the list means the kind's API is absent (a CRD
                             * not installed yet): the list ends empty and absent, no watch,
-                            * and the kind is listed again after this long; 0: a 404 is an
+                            * and the kind is listed again after this long, doubling while it
+                            * stays absent up to 8 times this; 0: a 404 is an
                             * error like any other */
     double backoff_max_s;  /* <= 0: 30 */
     int watch_timeout_s;   /* the server ends each watch after this long; <= 0: 60 */
