@@ -38,8 +38,11 @@
  *          hpa {minReplicas, maxReplicas, metrics, behavior}}
  *       hpa takes autoscaling/v2 HorizontalPodAutoscaler spec field names and overrides the
  *       article's gpu-hpa.yaml field by field (a list given replaces the article's list);
- *       metrics are Pods metrics gpu_utilization and request_latency_ms with AverageValue
- *       targets. sim/service.h says what the keys mean.
+ *       the replicas report the Pods metrics gpu_utilization and request_latency_ms
+ *       (AverageValue targets); Resource, ContainerResource, Object and External metrics are
+ *       accepted as the API server accepts them and are missing in the run (no replica
+ *       reports them: no proposal from them, as for a metric the HPA cannot fetch).
+ *       sim/service.h says what the keys mean.
  *   trace: {file: pods.csv, format: openb, time_scale: 1.0}   # instead of classes
  *   reconfig: {destroy: 1s, create: 2s, mode_change: 30s, notice: 2s, hold: 10m}
  *     dynamic MIG (strategy dynamic-mig): the time one MIG instance takes to destroy and to
