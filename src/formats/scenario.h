@@ -29,6 +29,10 @@
  *       defines them) that the CEL selector accepts; allocated from the dra groups' slices
  *       as the scheduler allocates claims; instead of gpus and mig)
  *       util, max_jobs, gang (pods per job, all placed at once or none),
+ *       node_selector {label: value} (at most 4), node_affinity: the required node affinity's
+ *       nodeSelectorTerms [{matchExpressions: [{key, operator: In|NotIn|Exists|DoesNotExist|
+ *       Gt|Lt, values}]}] (at most 4 terms of 4 expressions of 4 values): the pods go only
+ *       to node groups whose labels (and GPU product) satisfy both,
  *       service (online-inference only, instead of arrival and duration): the class is a
  *       Deployment of replicas of its request's shape that serves a load of requests
  *         {replicas, fixed_replicas, autoscale: true, capacity (requests/s per replica),
@@ -138,6 +142,24 @@ struct gs_sc_service {
     struct gs_hpa_spec hpa;
 };
 
+/* A class's node constraints, as a pod's spec.nodeSelector and required node affinity
+ * (nodeSelectorTerms, ORed; each term's matchExpressions ANDed). Matched against a node
+ * group's labels and the GPU product the simulator gives its nodes (core/kpod.h). */
+#define GS_SC_MAX_NODESEL 4
+#define GS_SC_MAX_TERMS   4
+#define GS_SC_MAX_EXPRS   4
+#define GS_SC_MAX_VALS    4
+struct gs_sc_expr {
+    char key[GS_LABEL_KEY_MAX];
+    uint8_t op; /* enum gs_kop */
+    uint8_t nvals;
+    char vals[GS_SC_MAX_VALS][GS_LABEL_VAL_MAX];
+};
+struct gs_sc_term {
+    int nexprs;
+    struct gs_sc_expr expr[GS_SC_MAX_EXPRS];
+};
+
 struct gs_sc_class {
     char name[GS_NAME_MAX];
     int tenant; /* index, -1 none */
@@ -157,6 +179,10 @@ struct gs_sc_class {
     int gang; /* pods per job (0 or 1: a single pod) */
     struct gs_sc_claim claim;
     struct gs_sc_service service;
+    int nnode_sel; /* node_selector: labels a node must carry */
+    struct gs_label node_sel[GS_SC_MAX_NODESEL];
+    int nterms; /* node_affinity: 0 none, else at least one term must match */
+    struct gs_sc_term term[GS_SC_MAX_TERMS];
 };
 
 struct gs_sc_trace_pod {
