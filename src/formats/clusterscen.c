@@ -17,8 +17,11 @@
 #define MAX_CLASSES     GS_SC_MAX_CLASSES
 #define MAX_SEEN        256 /* class candidates before the largest are kept */
 
+#define MAX_SEL_KEYS 8 /* node labels kept per group (a scenario group's labels) */
+#define CONS_MAX     1024
+
 struct ngroup {
-    char key[768];
+    char key[768 + MAX_SEL_KEYS * 2 * GS_LABEL_KEY_MAX];
     char name[48];
     int model, gpus;
     int64_t cpu_milli, mem_mib;
@@ -28,10 +31,13 @@ struct ngroup {
     struct gs_mig_layout layout[GS_MAX_GPUS_NODE];
     int nodes;
     struct gs_buf names;
+    int nlabels; /* its nodes' values of the labels pods select on */
+    struct gs_label labels[MAX_SEL_KEYS];
 };
 
 struct pclass {
-    char key[512];
+    char key[512 + CONS_MAX];
+    char cons[CONS_MAX]; /* node_selector / node_affinity lines, "" none */
     char name[56];
     char ns[64];
     int kind; /* enum gs_class_kind */
@@ -323,7 +329,177 @@ struct live {
     struct gs_buf notes;
     int skipped_models, dropped, gpu_pods;
     const struct gs_cluster *live; /* the scheduler's reading of the nodes, or NULL */
+    int nselkey; /* node labels the GPU pods' constraints read (nodes are grouped by them) */
+    char selkey[MAX_SEL_KEYS][GS_LABEL_KEY_MAX];
 };
+
+/* ---- node constraints: pods' nodeSelector and required node affinity ---- */
+
+/* A label key or value a scenario can hold as it is (quoted). */
+static bool plain_label(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n >= max)
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr("-._/", *s))
+            return false;
+    return true;
+}
+
+static const json_t *required_terms(const json_t *pod)
+{
+    const json_t *a = json_object_get(json_object_get(pod, "spec"), "affinity");
+    const json_t *r = json_object_get(json_object_get(a, "nodeAffinity"),
+                                      "requiredDuringSchedulingIgnoredDuringExecution");
+    return json_object_get(r, "nodeSelectorTerms");
+}
+
+/* Key k read by a GPU pod's constraints, kept for grouping nodes. The GPU product and sharing
+ * are already in a group's shape (the simulator sets both labels). */
+static void add_selkey(struct live *lc, const char *k)
+{
+    if (!k || strcmp(k, "nvidia.com/gpu.product") == 0 ||
+        strcmp(k, "nvidia.com/gpu.sharing-strategy") == 0 || !plain_label(k, GS_LABEL_KEY_MAX))
+        return;
+    for (int i = 0; i < lc->nselkey; i++)
+        if (strcmp(lc->selkey[i], k) == 0)
+            return;
+    if (lc->nselkey == MAX_SEL_KEYS) {
+        gs_buf_printf(&lc->notes, "# node label %s not kept: pods select on more than %d\n", k,
+                      MAX_SEL_KEYS);
+        return;
+    }
+    snprintf(lc->selkey[lc->nselkey++], GS_LABEL_KEY_MAX, "%s", k);
+}
+
+static bool gpu_pod(const json_t *obj, struct gs_kube_pod *p)
+{
+    struct gs_error e;
+    gs_error_init(&e);
+    if (gs_kube_pod_read(obj, p, &e))
+        return false;
+    return (p->req.kind == GS_REQ_GPU && p->req.gpus > 0) || p->req.kind == GS_REQ_MIG;
+}
+
+/* The node labels the GPU pods' nodeSelectors and required node affinity read. */
+static void collect_selkeys(struct live *lc, const json_t *pods)
+{
+    size_t i, j, t;
+    const json_t *obj, *term, *x;
+    json_array_foreach(pods, i, obj)
+    {
+        struct gs_kube_pod p;
+        if (!gpu_pod(obj, &p))
+            continue;
+        const char *k;
+        const json_t *v;
+        json_object_foreach(json_object_get(json_object_get(obj, "spec"), "nodeSelector"), k, v)
+            add_selkey(lc, k);
+        json_array_foreach(required_terms(obj), t, term)
+            json_array_foreach(json_object_get(term, "matchExpressions"), j, x)
+                add_selkey(lc, json_string_value(json_object_get(x, "key")));
+    }
+}
+
+/* Node n's values of the selected labels into its group's shape (key and labels). */
+static void node_labels(const struct live *lc, const struct gs_kube_node *n, struct ngroup *g)
+{
+    for (int i = 0; i < lc->nselkey; i++) {
+        const char *v = gs_kube_label(n, lc->selkey[i]);
+        if (!v || !plain_label(v, GS_LABEL_VAL_MAX))
+            continue;
+        struct gs_label *l = &g->labels[g->nlabels++];
+        snprintf(l->key, sizeof(l->key), "%s", lc->selkey[i]);
+        snprintf(l->val, sizeof(l->val), "%s", v);
+        size_t o = strlen(g->key);
+        snprintf(g->key + o, sizeof(g->key) - o, "|%s=%s", lc->selkey[i], v);
+    }
+}
+
+/* One matchExpressions entry as scenario YAML. Returns 0 or 1 (cannot be written). */
+static int write_expr(const json_t *x, struct gs_buf *o)
+{
+    static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+    const char *key = json_string_value(json_object_get(x, "key"));
+    const char *op = json_string_value(json_object_get(x, "operator"));
+    const json_t *vals = json_object_get(x, "values");
+    size_t known = 0;
+    while (op && known < 6 && strcmp(ops[known], op) != 0)
+        known++;
+    if (!key || !plain_label(key, GS_LABEL_KEY_MAX) || known == 6 ||
+        json_array_size(vals) > GS_SC_MAX_VALS)
+        return 1;
+    int e = gs_buf_printf(o, "{key: \"%s\", operator: %s", key, op);
+    if (json_array_size(vals))
+        e |= gs_buf_puts(o, ", values: [");
+    size_t i;
+    const json_t *v;
+    json_array_foreach(vals, i, v)
+    {
+        const char *s = json_string_value(v);
+        if (!s || !plain_label(s, GS_LABEL_VAL_MAX))
+            return 1;
+        e |= gs_buf_printf(o, "%s\"%s\"", i ? ", " : "", s);
+    }
+    if (json_array_size(vals))
+        e |= gs_buf_puts(o, "]");
+    return e || gs_buf_puts(o, "}") ? 1 : 0;
+}
+
+/* Pod obj's nodeSelector and required node affinity as a class's scenario lines into out
+ * ("" when it has neither). Returns 0, or 1 when they cannot be written as a scenario holds
+ * them (out is then ""). */
+static int pod_constraints(const json_t *obj, char *out, size_t size)
+{
+    struct gs_buf o;
+    gs_buf_init(&o, 0);
+    int bad = 0;
+    const json_t *sel = json_object_get(json_object_get(obj, "spec"), "nodeSelector");
+    if (json_object_size(sel) > GS_SC_MAX_NODESEL)
+        bad = 1;
+    const char *k;
+    const json_t *v;
+    int n = 0;
+    json_object_foreach((json_t *)sel, k, v)
+    {
+        const char *s = json_string_value(v);
+        if (!s || !plain_label(k, GS_LABEL_KEY_MAX) || !plain_label(s, GS_LABEL_VAL_MAX))
+            bad = 1;
+        else
+            bad |= gs_buf_printf(&o, "%s\"%s\": \"%s\"", n++ ? ", " : "    node_selector: {", k,
+                                 s) != 0;
+    }
+    if (n)
+        bad |= gs_buf_puts(&o, "}\n") != 0;
+    const json_t *terms = required_terms(obj);
+    if (json_array_size(terms) > GS_SC_MAX_TERMS)
+        bad = 1;
+    if (json_array_size(terms))
+        bad |= gs_buf_puts(&o, "    node_affinity:\n") != 0;
+    size_t t, j;
+    const json_t *term, *x;
+    json_array_foreach(terms, t, term)
+    {
+        const json_t *ex = json_object_get(term, "matchExpressions");
+        if (json_array_size(json_object_get(term, "matchFields")) || !json_array_size(ex) ||
+            json_array_size(ex) > GS_SC_MAX_EXPRS) {
+            bad = 1;
+            break;
+        }
+        bad |= gs_buf_puts(&o, "      - matchExpressions: [") != 0;
+        json_array_foreach(ex, j, x)
+        {
+            bad |= j && gs_buf_puts(&o, ", ");
+            bad |= write_expr(x, &o);
+        }
+        bad |= gs_buf_puts(&o, "]\n") != 0;
+    }
+    bad |= o.len >= size;
+    snprintf(out, size, "%s", bad || !o.data ? "" : o.data);
+    gs_buf_release(&o);
+    return bad;
+}
 
 /* Count node n into its group, a new one when its shape is new: the group's index, or -1
  * when left out (noted). *oom is set when the node's name could not be recorded. */
@@ -384,6 +560,8 @@ static int read_nodes(struct live *lc, const json_t *nodes, struct gs_error *err
         snprintf(lc->nname[i], sizeof(lc->nname[i]), "%s", n.name);
         struct ngroup g;
         int s = node_setup(&n, lc->live, &g);
+        if (!s)
+            node_labels(lc, &n, &g);
         if (s == 2) {
             const char *p = gs_kube_label(&n, "nvidia.com/gpu.product");
             gs_buf_printf(&lc->notes,
@@ -444,6 +622,8 @@ static struct pclass *class_new(struct live *lc, const json_t *obj, const struct
     c->cpu_milli = p->req.cpu_milli;
     c->mem_mib = p->req.mem_mib;
     c->priority = p->priority;
+    const char *cons = strrchr(key, '|'); /* the key ends in the constraints ('|' in none) */
+    snprintf(c->cons, sizeof(c->cons), "%s", cons ? cons + 1 : "");
     return c;
 }
 
@@ -512,11 +692,18 @@ static int read_pods(struct live *lc, const json_t *pods, double now_s, double w
         char okind[32], oname[GS_KNAME_MAX];
         owner_of(obj, okind, sizeof(okind), oname, sizeof(oname));
         bool service = strcmp(okind, "Deployment") == 0 || strcmp(okind, "StatefulSet") == 0;
-        char key[512];
-        snprintf(key, sizeof(key), "%s|%s|%s|%d|%s|%lld|%lld", p.ns, okind, oname,
+        char cons[CONS_MAX], key[512 + CONS_MAX];
+        if (pod_constraints(obj, cons, sizeof(cons)))
+            gs_buf_printf(&lc->notes,
+                          "# pod %s/%s: its nodeSelector or required node affinity is left out "
+                          "(beyond what a scenario class holds: at most %d labels, %d terms of %d "
+                          "expressions of %d values, no matchFields)\n",
+                          p.ns, p.name, GS_SC_MAX_NODESEL, GS_SC_MAX_TERMS, GS_SC_MAX_EXPRS,
+                          GS_SC_MAX_VALS);
+        snprintf(key, sizeof(key), "%s|%s|%s|%d|%s|%lld|%lld|%s", p.ns, okind, oname,
                  p.req.kind == GS_REQ_MIG ? 1 : p.req.gpus,
                  p.req.kind == GS_REQ_MIG ? p.req.mig : "", (long long)p.req.cpu_milli,
-                 (long long)p.req.mem_mib);
+                 (long long)p.req.mem_mib, cons);
         int k = 0;
         while (k < lc->nc && strcmp(lc->cls[k].key, key) != 0)
             k++;
@@ -606,7 +793,11 @@ static int write_groups(struct gs_buf *y, const struct live *lc)
         if (x->sharing)
             e |= gs_buf_printf(y, ", sharing: %s, replicas: %d",
                                x->sharing == 1 ? "timeslicing" : "mps", x->replicas);
-        e |= gs_buf_printf(y, "}   # %s\n", x->names.data ? x->names.data : "");
+        for (int l = 0; l < x->nlabels; l++)
+            e |= gs_buf_printf(y, "%s\"%s\": \"%s\"", l ? ", " : ", labels: {", x->labels[l].key,
+                               x->labels[l].val);
+        e |= gs_buf_printf(y, "%s}   # %s\n", x->nlabels ? "}" : "",
+                           x->names.data ? x->names.data : "");
     }
     return e;
 }
@@ -687,7 +878,7 @@ static int write_class(struct gs_buf *y, const struct pclass *c, int nt, double 
         }
     }
     e |= gs_buf_printf(y, "}\n    util: %.3g\n", util < 0.01 ? 0.01 : util);
-    return e;
+    return e | gs_buf_puts(y, c->cons);
 }
 
 int gs_cluster_scenario(const json_t *nodes, const json_t *pods, double now_s, double window_s,
@@ -712,6 +903,7 @@ int gs_cluster_scenario_live(const json_t *nodes, const json_t *pods, const stru
         rc = gs_error_set(err, GS_ENOMEM, "out of memory");
         goto out;
     }
+    collect_selkeys(&lc, pods);
     rc = read_nodes(&lc, nodes, err);
     if (!rc)
         rc = read_pods(&lc, pods, now_s, window_s, err);

@@ -8,7 +8,9 @@
  * counts packed by the exact planner onto the GPUs nvidia.com/gpu does not count). A group's
  * cpu and memory are its smallest node's allocatable. Its MIG layouts become a mig-parted
  * config "live-GROUP" in the scenario's mig_configs. Nodes of a model the catalog lacks are
- * left out (named in a comment).
+ * left out (named in a comment). Nodes are grouped also by their values of the labels the GPU
+ * pods' nodeSelectors and required node affinity read (at most 8 keys; the GPU product and
+ * sharing strategy are in the shape already), which the group carries as its labels.
  *
  * Workload: pods that ask for GPUs (nvidia.com/gpu or nvidia.com/mig-*), running, pending or
  * created within the window, grouped into classes by namespace, owner (a ReplicaSet's
@@ -23,7 +25,10 @@
  * most its slice's share of the GPU) unless the pod's annotation gpusched.io/gpu-utilization
  * (0..1 of a whole GPU) says. No warm-up: the pods running or waiting now are there from the
  * start and their waits count (a Deployment's replicas that no slot fits miss the SLA). A pod on a
- * time-sliced or MPS node may share that way. Namespaces are tenants when there are two or more. At
+ * time-sliced or MPS node may share that way. A class keeps its pods' spec.nodeSelector and
+ * required node affinity (node_selector, node_affinity; part of the class's key); constraints
+ * beyond what a class holds (matchFields, more than 4 labels, terms, expressions or values)
+ * are left out, the pod named in a comment. Namespaces are tenants when there are two or more. At
  * most 32 classes: the largest by GPUs held are kept, the rest named in a comment.
  *
  * The result is scenario YAML text (the caller parses it, so it is checked like any file). */

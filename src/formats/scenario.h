@@ -29,6 +29,10 @@
  *       defines them) that the CEL selector accepts; allocated from the dra groups' slices
  *       as the scheduler allocates claims; instead of gpus and mig)
  *       util, max_jobs, gang (pods per job, all placed at once or none),
+ *       node_selector {label: value} (at most 4), node_affinity: the required node affinity's
+ *       nodeSelectorTerms [{matchExpressions: [{key, operator: In|NotIn|Exists|DoesNotExist|
+ *       Gt|Lt, values}]}] (at most 4 terms of 4 expressions of 4 values): the pods go only
+ *       to node groups whose labels (and GPU product) satisfy both,
  *       service (online-inference only, instead of arrival and duration): the class is a
  *       Deployment of replicas of its request's shape that serves a load of requests
  *         {replicas, fixed_replicas, autoscale: true, capacity (requests/s per replica),
@@ -38,8 +42,11 @@
  *          hpa {minReplicas, maxReplicas, metrics, behavior}}
  *       hpa takes autoscaling/v2 HorizontalPodAutoscaler spec field names and overrides the
  *       article's gpu-hpa.yaml field by field (a list given replaces the article's list);
- *       metrics are Pods metrics gpu_utilization and request_latency_ms with AverageValue
- *       targets. sim/service.h says what the keys mean.
+ *       the replicas report the Pods metrics gpu_utilization and request_latency_ms
+ *       (AverageValue targets); Resource, ContainerResource, Object and External metrics are
+ *       accepted as the API server accepts them and are missing in the run (no replica
+ *       reports them: no proposal from them, as for a metric the HPA cannot fetch).
+ *       sim/service.h says what the keys mean.
  *   trace: {file: pods.csv, format: openb, time_scale: 1.0}   # instead of classes
  *   reconfig: {destroy: 1s, create: 2s, mode_change: 30s, notice: 2s, hold: 10m}
  *     dynamic MIG (strategy dynamic-mig): the time one MIG instance takes to destroy and to
@@ -135,6 +142,24 @@ struct gs_sc_service {
     struct gs_hpa_spec hpa;
 };
 
+/* A class's node constraints, as a pod's spec.nodeSelector and required node affinity
+ * (nodeSelectorTerms, ORed; each term's matchExpressions ANDed). Matched against a node
+ * group's labels and the GPU product the simulator gives its nodes (core/kpod.h). */
+#define GS_SC_MAX_NODESEL 4
+#define GS_SC_MAX_TERMS   4
+#define GS_SC_MAX_EXPRS   4
+#define GS_SC_MAX_VALS    4
+struct gs_sc_expr {
+    char key[GS_LABEL_KEY_MAX];
+    uint8_t op; /* enum gs_kop */
+    uint8_t nvals;
+    char vals[GS_SC_MAX_VALS][GS_LABEL_VAL_MAX];
+};
+struct gs_sc_term {
+    int nexprs;
+    struct gs_sc_expr expr[GS_SC_MAX_EXPRS];
+};
+
 struct gs_sc_class {
     char name[GS_NAME_MAX];
     int tenant; /* index, -1 none */
@@ -154,6 +179,10 @@ struct gs_sc_class {
     int gang; /* pods per job (0 or 1: a single pod) */
     struct gs_sc_claim claim;
     struct gs_sc_service service;
+    int nnode_sel; /* node_selector: labels a node must carry */
+    struct gs_label node_sel[GS_SC_MAX_NODESEL];
+    int nterms; /* node_affinity: 0 none, else at least one term must match */
+    struct gs_sc_term term[GS_SC_MAX_TERMS];
 };
 
 struct gs_sc_trace_pod {

@@ -203,7 +203,8 @@ static const struct {
     {"External", "external", external_fields, GS__SC_NFIELDS(external_fields)},
 };
 
-int gs__sc_hpa_source(struct gs__sc_ctx *c, struct fy_node *entry, const char *p, const char *type)
+int gs__sc_hpa_source(struct gs__sc_ctx *c, struct fy_node *entry, const char *p, const char *type,
+                      struct gs_hpa_metric *out)
 {
     for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
         if (strcmp(sources[i].type, type) != 0)
@@ -216,12 +217,15 @@ int gs__sc_hpa_source(struct gs__sc_ctx *c, struct fy_node *entry, const char *p
                                 sources[i].member);
         if (gs__sc_walk(c, m, sub, sources[i].fields, sources[i].nf, NULL))
             return GS_EINVAL;
-        return gs_yaml_fail(
-            &c->y, entry, p, c->err,
-            "a metric of type %s is valid autoscaling/v2, but the simulated replicas "
-            "report only the Pods metrics gpu_utilization and "
-            "request_latency_ms: the simulator has nothing to feed it",
-            type);
+        /* the metric's name: resource name, else metric.name (the walk checked both) */
+        struct fy_node *id = fy_node_mapping_lookup_by_string(m, "metric", -1);
+        struct fy_node *nm = fy_node_mapping_lookup_by_string(id ? id : m, "name", -1);
+        char name[GS_HPA_METRIC_MAX - 20];
+        if (gs_yaml_str(&c->y, nm, sub, name, sizeof(name), c->err))
+            return GS_EINVAL;
+        memset(out, 0, sizeof(*out));
+        snprintf(out->name, sizeof(out->name), "%s %s", type, name);
+        return 0;
     }
     return gs_yaml_fail(&c->y, entry, p, c->err,
                         "'%s': expected Pods, Resource, ContainerResource, Object or External",

@@ -63,11 +63,14 @@ int gs__sc_service(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void 
  * hpa spec. is_object: v is the whole object (it has spec, apiVersion or kind); _object reads
  * it, the spec by spec(c, node, path, o); _target reads spec.scaleTargetRef (checked, the
  * service is the target); _source checks metric entry (at path p) of a type other than Pods
- * and refuses it, valid or not, saying why (the simulator feeds only Pods metrics). */
+ * (Resource, ContainerResource, Object, External) as the API server does and names it in out
+ * ("Resource cpu", target 0): no simulated replica reports it, so the HPA finds it missing
+ * (sim/deploy.c), as the Kubernetes HPA handles a metric it cannot fetch. */
 bool gs__sc_hpa_is_object(struct fy_node *v);
 int gs__sc_hpa_object(struct gs__sc_ctx *c, struct fy_node *v, const char *p, gs__sc_field_fn spec,
                       void *o);
 int gs__sc_hpa_target(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o);
-int gs__sc_hpa_source(struct gs__sc_ctx *c, struct fy_node *entry, const char *p, const char *type);
+int gs__sc_hpa_source(struct gs__sc_ctx *c, struct fy_node *entry, const char *p, const char *type,
+                      struct gs_hpa_metric *out);
 
 #endif

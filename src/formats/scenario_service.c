@@ -272,8 +272,12 @@ static int hp_metrics(struct gs__sc_ctx *c, struct fy_node *v, const char *p, vo
         memset(in.m, 0, sizeof(*in.m));
         if (gs__sc_walk(c, e, sub, metric_fields, GS__SC_NFIELDS(metric_fields), &in))
             return GS_EINVAL;
-        if (strcmp(in.type, "Pods") != 0)
-            return gs__sc_hpa_source(c, e, sub, in.type);
+        if (strcmp(in.type, "Pods") != 0) {
+            if (gs__sc_hpa_source(c, e, sub, in.type, in.m))
+                return GS_EINVAL;
+            h->nmetrics++;
+            continue;
+        }
         if (!in.pods)
             return gs_yaml_fail(&c->y, e, sub, c->err, "a Pods metric needs 'pods'");
         for (int k = 0; k < h->nmetrics; k++)

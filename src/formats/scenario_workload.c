@@ -6,6 +6,7 @@
 
 #include "../base/error.h"
 #include "../core/catalog.h"
+#include "../core/kpod.h"
 #include "migparted.h"
 #include "openb.h"
 
@@ -277,6 +278,130 @@ static int c_gang(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *
     CLS(o)->gang = (int)n;
     return 0;
 }
+/* A value of nvidia.com/gpu.product written as a catalog name (H100-80GB) becomes the product
+ * label the simulator's nodes carry, as the engine's selector filter resolves it. */
+static void product_value(const char *key, char *val, size_t size)
+{
+    int m = strcmp(key, "nvidia.com/gpu.product") == 0 ? gs_catalog_find(val) : -1;
+    if (m >= 0)
+        snprintf(val, size, "%s", gs_catalog_get(m)->product);
+}
+static int c_node_sel(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    struct gs_sc_class *k = CLS(o);
+    if (!gs_yaml_is_map(v))
+        return gs_yaml_fail(&c->y, v, p, c->err, "expected a map of label to value");
+    void *it = NULL;
+    struct fy_node_pair *pr;
+    while ((pr = fy_node_mapping_iterate(v, &it))) {
+        if (k->nnode_sel >= GS_SC_MAX_NODESEL)
+            return gs_yaml_fail(&c->y, fy_node_pair_key(pr), p, c->err, "more than %d labels",
+                                GS_SC_MAX_NODESEL);
+        struct gs_label *l = &k->node_sel[k->nnode_sel];
+        if (gs_yaml_key(pr, l->key, sizeof(l->key)) || !l->key[0] ||
+            gs_yaml_str(&c->y, fy_node_pair_value(pr), p, l->val, sizeof(l->val), c->err))
+            return gs_yaml_fail(&c->y, fy_node_pair_key(pr), p, c->err,
+                                "labels are strings of at most 63 characters");
+        product_value(l->key, l->val, sizeof(l->val));
+        k->nnode_sel++;
+    }
+    return 0;
+}
+
+/* one requirement of a node selector term: {key, operator, values} */
+static int ex_key(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    struct gs_sc_expr *e = o;
+    if (gs_yaml_str(&c->y, v, p, e->key, sizeof(e->key), c->err))
+        return GS_EINVAL;
+    return e->key[0] ? 0 : gs_yaml_fail(&c->y, v, p, c->err, "must not be empty");
+}
+static int ex_op(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+    char b[16];
+    if (gs_yaml_str(&c->y, v, p, b, sizeof(b), c->err))
+        return GS_EINVAL;
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+        if (strcmp(b, ops[i]) == 0) {
+            ((struct gs_sc_expr *)o)->op = (uint8_t)i;
+            return 0;
+        }
+    return gs_yaml_fail(&c->y, v, p, c->err,
+                        "'%s': expected In, NotIn, Exists, DoesNotExist, Gt or Lt", b);
+}
+static int ex_values(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    struct gs_sc_expr *e = o;
+    if (!gs_yaml_is_seq(v))
+        return gs_yaml_fail(&c->y, v, p, c->err, "expected a list of values");
+    void *it = NULL;
+    struct fy_node *x;
+    while ((x = fy_node_sequence_iterate(v, &it))) {
+        if (e->nvals >= GS_SC_MAX_VALS)
+            return gs_yaml_fail(&c->y, x, p, c->err, "more than %d values", GS_SC_MAX_VALS);
+        if (gs_yaml_str(&c->y, x, p, e->vals[e->nvals], GS_LABEL_VAL_MAX, c->err))
+            return GS_EINVAL;
+        e->nvals++;
+    }
+    return 0;
+}
+static const struct gs__sc_field expr_fields[] = {
+    {"key", ex_key, true}, {"operator", ex_op, true}, {"values", ex_values, false}};
+static int term_exprs(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    struct gs_sc_term *t = o;
+    if (!gs_yaml_is_seq(v) || fy_node_sequence_item_count(v) == 0)
+        return gs_yaml_fail(&c->y, v, p, c->err, "expected a list of at least one requirement");
+    void *it = NULL;
+    struct fy_node *x;
+    while ((x = fy_node_sequence_iterate(v, &it))) {
+        char sub[256];
+        snprintf(sub, sizeof(sub), "%s[%d]", p, t->nexprs);
+        if (t->nexprs >= GS_SC_MAX_EXPRS)
+            return gs_yaml_fail(&c->y, x, sub, c->err, "more than %d requirements",
+                                GS_SC_MAX_EXPRS);
+        struct gs_sc_expr *e = &t->expr[t->nexprs];
+        memset(e, 0, sizeof(*e));
+        if (gs__sc_walk(c, x, sub, expr_fields, GS__SC_NFIELDS(expr_fields), e))
+            return GS_EINVAL;
+        /* as the API server validates a node selector requirement */
+        int64_t num;
+        bool in = e->op == GS_KOP_IN || e->op == GS_KOP_NOTIN;
+        bool cmp = e->op == GS_KOP_GT || e->op == GS_KOP_LT;
+        if (in && e->nvals == 0)
+            return gs_yaml_fail(&c->y, x, sub, c->err, "In and NotIn need values");
+        if (!in && !cmp && e->nvals)
+            return gs_yaml_fail(&c->y, x, sub, c->err, "Exists and DoesNotExist take no values");
+        if (cmp && (e->nvals != 1 || !gs_kreq_parse_num(e->vals[0], &num)))
+            return gs_yaml_fail(&c->y, x, sub, c->err, "Gt and Lt take one integer value");
+        for (int i = 0; i < e->nvals; i++)
+            product_value(e->key, e->vals[i], sizeof(e->vals[i]));
+        t->nexprs++;
+    }
+    return 0;
+}
+static const struct gs__sc_field term_fields[] = {{"matchExpressions", term_exprs, true}};
+static int c_node_aff(struct gs__sc_ctx *c, struct fy_node *v, const char *p, void *o)
+{
+    struct gs_sc_class *k = CLS(o);
+    if (!gs_yaml_is_seq(v) || fy_node_sequence_item_count(v) == 0)
+        return gs_yaml_fail(&c->y, v, p, c->err,
+                            "expected a list of at least one node selector term");
+    void *it = NULL;
+    struct fy_node *x;
+    while ((x = fy_node_sequence_iterate(v, &it))) {
+        char sub[200];
+        snprintf(sub, sizeof(sub), "%s[%d]", p, k->nterms);
+        if (k->nterms >= GS_SC_MAX_TERMS)
+            return gs_yaml_fail(&c->y, x, sub, c->err, "more than %d terms", GS_SC_MAX_TERMS);
+        memset(&k->term[k->nterms], 0, sizeof(k->term[0]));
+        if (gs__sc_walk(c, x, sub, term_fields, GS__SC_NFIELDS(term_fields), &k->term[k->nterms]))
+            return GS_EINVAL;
+        k->nterms++;
+    }
+    return 0;
+}
 /* arrival and duration are required of classes that are not services (s_classes checks) */
 static const struct gs__sc_field class_fields[] = {
     {"gang", c_gang, false},
@@ -290,6 +415,8 @@ static const struct gs__sc_field class_fields[] = {
     {"util", c_util, false},
     {"max_jobs", c_max, false},
     {"service", gs__sc_service, false},
+    {"node_selector", c_node_sel, false},
+    {"node_affinity", c_node_aff, false},
 };
 
 static void init_class(void *o)

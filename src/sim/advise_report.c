@@ -1,5 +1,6 @@
 /* advise_report.c - renderings of an advice (sim/advise.h): text, JSON, HTML. */
 #include "advise.h"
+#include "build.h"
 #include "report.h"
 
 #include "../base/error.h"
@@ -53,7 +54,29 @@ static void unplaced_why(const struct gs_advice *a, int k, char *out, size_t siz
     for (int g = 0; g < a->sc->ngroups; g++)
         if (a->sc->groups[g].gpus > most)
             most = a->sc->groups[g].gpus;
-    if (c->gpus > most)
+    /* the node groups its node_selector and node_affinity admit, and the most GPUs there */
+    int admit = 0, most_admit = 0, len = 0;
+    char groups[96] = "";
+    for (int g = 0; (c->nnode_sel || c->nterms) && g < a->sc->ngroups; g++) {
+        if (!gs_simbuild_group_admits(a->sc, k, g))
+            continue;
+        if (a->sc->groups[g].gpus > most_admit)
+            most_admit = a->sc->groups[g].gpus;
+        if (len < (int)sizeof(groups))
+            len += snprintf(groups + len, sizeof(groups) - (size_t)len, "%s%s", admit ? ", " : "",
+                            a->sc->groups[g].name);
+        admit++;
+    }
+    if ((c->nnode_sel || c->nterms) && !admit)
+        snprintf(out, size, "its node selector and affinity match no node group");
+    else if (c->nnode_sel || c->nterms)
+        snprintf(out, size,
+                 "its node selector and affinity keep it to node group%s %s, where %s (%d GPUs "
+                 "per node at most)",
+                 admit == 1 ? "" : "s", groups,
+                 c->gpus > most_admit ? "no node has GPUs enough" : "the setup leaves no room",
+                 most_admit);
+    else if (c->gpus > most)
         snprintf(out, size, "its pods ask %d GPUs each; no node has more than %d", c->gpus, most);
     else
         snprintf(out, size, "none of its %d pods started in the run",
@@ -111,7 +134,7 @@ int gs_advice_table(const struct gs_advice *a, struct gs_buf *o)
     for (int k = 0; k < sc->nclasses; k++) {
         if (!unplaced(a, k))
             continue;
-        char why[160];
+        char why[256];
         unplaced_why(a, k, why, sizeof(why));
         rc |= gs_buf_printf(o, "the recommended setup cannot place class %s: %s\n",
                             sc->classes[k].name, why);
@@ -211,7 +234,7 @@ int gs_advice_json(const struct gs_advice *a, const char *files_dir, struct gs_b
     for (int k = 0; k < sc->nclasses; k++) {
         if (!unplaced(a, k))
             continue;
-        char why[160];
+        char why[256];
         unplaced_why(a, k, why, sizeof(why));
         json_t *x = json_object();
         json_object_set_new(x, "class", json_string(sc->classes[k].name));

@@ -4,6 +4,7 @@
 
 #include "../base/error.h"
 #include "../core/catalog.h"
+#include "../core/kpod.h"
 #include "../core/mig.h"
 #include "../formats/dracycle.h"
 
@@ -125,6 +126,14 @@ static int build_group(const struct gs_scenario *sc, const struct gs_strategy *s
                               : mode == GS_GPU_FRACTION ? "fraction"
                                                         : "none");
         }
+        for (int k = 0; k < sc->nclasses; k++) {
+            const struct gs_sc_class *cls = &sc->classes[k];
+            char key[GS_LABEL_KEY_MAX];
+            snprintf(key, sizeof(key), GS_SIMBUILD_CLASS_LABEL "%d", k);
+            if ((cls->nnode_sel || cls->nterms) && gs_simbuild_class_admits(cls, n) &&
+                gs_node_set_label(n, key, "true"))
+                return gs_error_set(err, GS_ENOMEM, "out of memory");
+        }
         if (use_mig)
             rc = carve_node(sc, gi, cfg, c, n, err);
     }
@@ -201,8 +210,82 @@ int gs_simbuild_tenants(const struct gs_scenario *sc, const struct gs_cluster *c
     return 0;
 }
 
+bool gs_simbuild_class_admits(const struct gs_sc_class *k, const struct gs_node *n)
+{
+    if (!k->nnode_sel && !k->nterms)
+        return true;
+    struct gs_label_ref sel[GS_SC_MAX_NODESEL];
+    struct gs_kreq req[GS_SC_MAX_TERMS][GS_SC_MAX_EXPRS];
+    const char *vals[GS_SC_MAX_TERMS][GS_SC_MAX_EXPRS][GS_SC_MAX_VALS];
+    struct gs_knode_term terms[GS_SC_MAX_TERMS];
+    struct gs_kpod p;
+    memset(&p, 0, sizeof(p));
+    for (int i = 0; i < k->nnode_sel; i++)
+        sel[i] = (struct gs_label_ref){k->node_sel[i].key, k->node_sel[i].val};
+    p.nnode_selector = (uint32_t)k->nnode_sel;
+    p.node_selector = sel;
+    for (int t = 0; t < k->nterms; t++) {
+        memset(&terms[t], 0, sizeof(terms[t]));
+        for (int e = 0; e < k->term[t].nexprs; e++) {
+            const struct gs_sc_expr *x = &k->term[t].expr[e];
+            struct gs_kreq *q = &req[t][e];
+            memset(q, 0, sizeof(*q));
+            q->op = x->op;
+            q->key = x->key;
+            q->nvals = x->nvals;
+            for (int v = 0; v < x->nvals; v++)
+                vals[t][e][v] = x->vals[v];
+            q->vals = vals[t][e];
+            if (x->op == GS_KOP_GT || x->op == GS_KOP_LT)
+                gs_kreq_parse_num(x->vals[0], &q->num);
+        }
+        terms[t].nexprs = (uint32_t)k->term[t].nexprs;
+        terms[t].exprs = req[t];
+    }
+    p.has_required = k->nterms > 0;
+    p.nrequired = (uint32_t)k->nterms;
+    p.required = terms;
+    return gs_kpod_node_matches(&p, n);
+}
+
+bool gs_simbuild_group_admits(const struct gs_scenario *sc, int k, int g)
+{
+    const struct gs_sc_group *grp = &sc->groups[g];
+    struct gs_node n;
+    memset(&n, 0, sizeof(n));
+    gs_labels_init(&n.labels);
+    for (int l = 0; l < grp->nlabels; l++)
+        gs_labels_set(&n.labels, grp->labels[l].key, grp->labels[l].val);
+    if (grp->gpus && grp->model >= 0)
+        gs_labels_set(&n.labels, "nvidia.com/gpu.product", gs_catalog_get(grp->model)->product);
+    bool ok = gs_simbuild_class_admits(&sc->classes[k], &n);
+    gs_labels_release(&n.labels);
+    return ok;
+}
+
+/* Class k's own node constraint, as the label the nodes that satisfy it carry. */
+static void class_selector(const struct gs_scenario *sc, int ki, struct gs_request *r)
+{
+    const struct gs_sc_class *k = &sc->classes[ki];
+    if ((!k->nnode_sel && !k->nterms) || r->nsel >= GS_MAX_SELECTOR)
+        return;
+    struct gs_label *l = &r->sel[r->nsel++];
+    snprintf(l->key, sizeof(l->key), GS_SIMBUILD_CLASS_LABEL "%d", ki);
+    snprintf(l->val, sizeof(l->val), "true");
+}
+
+static void request_shape(const struct gs_scenario *sc, const struct gs_strategy *st,
+                          const uint8_t *share_ok, int ki, struct gs_request *r, bool *shared);
+
 void gs_simbuild_request(const struct gs_scenario *sc, const struct gs_strategy *st,
                          const uint8_t *share_ok, int ki, struct gs_request *r, bool *shared)
+{
+    request_shape(sc, st, share_ok, ki, r, shared);
+    class_selector(sc, ki, r);
+}
+
+static void request_shape(const struct gs_scenario *sc, const struct gs_strategy *st,
+                          const uint8_t *share_ok, int ki, struct gs_request *r, bool *shared)
 {
     const struct gs_sc_class *k = &sc->classes[ki];
     memset(r, 0, sizeof(*r));

@@ -48,8 +48,16 @@ void gs_simbuild_share_ok(const struct gs_scenario *sc, const struct gs_cluster 
  * per scenario tenant with its quota and limit, into t (initialised by the caller). */
 int gs_simbuild_tenants(const struct gs_scenario *sc, const struct gs_cluster *c, bool queues,
                         struct gs_tenants *t, struct gs_error *err);
+#define GS_SIMBUILD_CLASS_LABEL "sim.gpusched.io/class-"
+/* Whether class k's node_selector and node_affinity admit node n (its labels), as
+ * kube-scheduler's NodeAffinity filter does (core/kpod.h). True for a class without them. */
+bool gs_simbuild_class_admits(const struct gs_sc_class *k, const struct gs_node *n);
+/* The same for node group g's nodes: its labels and the GPU product the simulator sets. */
+bool gs_simbuild_group_admits(const struct gs_scenario *sc, int k, int g);
 /* What a pod of class k asks for under st (share_ok: gs_simbuild_share_ok's); *shared: it
- * may land on a time-sliced or MPS GPU. */
+ * may land on a time-sliced or MPS GPU. A class with a node_selector or node_affinity also
+ * asks for the label GS_SIMBUILD_CLASS_LABEL<k>, which gs_simbuild_cluster puts on the nodes
+ * that satisfy them. */
 void gs_simbuild_request(const struct gs_scenario *sc, const struct gs_strategy *st,
                          const uint8_t *share_ok, int k, struct gs_request *r, bool *shared);
 

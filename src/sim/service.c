@@ -97,6 +97,8 @@ static double rho_within_targets(const struct gs_sc_service *s)
     double best = 0.999;
     for (int m = 0; m < s->hpa.nmetrics; m++) {
         const struct gs_hpa_metric *mt = &s->hpa.metric[m];
+        if (gs_podmetric_find(mt->name) < 0)
+            continue; /* no replica reports it */
         double lo = 0, hi = 0.999;
         struct gs_svc_replica r;
         for (int it = 0; it < 60; it++) { /* the metric grows with rho */
@@ -161,6 +163,17 @@ int gs_svc_check_metrics(const struct gs_scenario *sc, const struct gs_strategy 
         for (int m = 0; m < k->service.hpa.nmetrics; m++) {
             const char *name = k->service.hpa.metric[m].name;
             int pm = gs_podmetric_find(name);
+            if (pm < 0) {
+                if (gs_buf_printf(warn,
+                                  "class '%s': service.hpa reads %s, which the simulated replicas "
+                                  "cannot report (they report gpu_utilization and "
+                                  "request_latency_ms); the HPA finds it missing, as a metric it "
+                                  "cannot fetch: it gives no proposal, the other metrics still "
+                                  "scale up, and no scale-down while it is missing\n",
+                                  k->name, name))
+                    return gs_error_set(err, GS_ENOMEM, "out of memory");
+                continue;
+            }
             uint64_t lack = 0;
             char lacking[256] = "", nowhere[256] = "";
             int nlacking = 0, nnone = 0;

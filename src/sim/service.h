@@ -59,7 +59,8 @@ struct gs_buf;
  * replicas cannot give (a MIG slice of an A100 has no gpu_utilization) is one warning line in
  * warn, naming the service, the metric, the node groups and the strategies. Returns 0, or
  * GS_EINVAL with err naming them when under every one of those strategies no replica of a
- * service could give a metric its HPA reads. */
+ * service could give a Pods metric its HPA reads. A Resource, ContainerResource, Object or
+ * External metric (no replica reports one) is a warning line, never an error. */
 int gs_svc_check_metrics(const struct gs_scenario *sc, const struct gs_strategy *const *st, int nst,
                          struct gs_buf *warn, struct gs_error *err);
 

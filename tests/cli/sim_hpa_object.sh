@@ -2,8 +2,8 @@
 # The article's gpu-hpa.yaml pasted as it is under a service's hpa: (the whole
 # HorizontalPodAutoscaler: apiVersion, kind, metadata, spec with scaleTargetRef) runs the same
 # autoscaler as its spec fields alone (examples/elastic-inference.yaml): the same scaling, the
-# same figures. Valid autoscaling/v2 that the simulator cannot feed (a Resource metric) and
-# invalid objects are refused with the field path and why.
+# same figures. A metric the simulated replicas cannot report (Resource cpu) is accepted and
+# missing in the run; invalid objects are refused with the field path and why.
 . "$(dirname "$0")/lib.sh"
 HPA="$SHARED/seed/examples/gpu-hpa.yaml"
 [ -f "$HPA" ] || skip "no $HPA"
@@ -55,7 +55,11 @@ refuse() {
 refuse "autoscaling/v2" "autoscaling/v1" "'autoscaling/v1': expected autoscaling/v2"
 refuse "    name: inference-pool" "    nam: inference-pool" "spec.scaleTargetRef.nam: unexpected field"
 refuse "    kind: Deployment" "    kind: \"\"" "spec.scaleTargetRef.kind: must not be empty"
-refuse "    - type: Pods
+# A Resource cpu metric beside the Pods metric request_latency_ms: valid autoscaling/v2, so
+# accepted; no simulated replica reports cpu, so the HPA finds it missing (no proposal from it,
+# a warning says so) and request_latency_ms still scales the service up.
+python3 -c 'import sys; print(open(sys.argv[1]).read().replace(sys.argv[2], sys.argv[3], 1), end="")' \
+    "$HPA" "    - type: Pods
       pods:
         metric:
           name: gpu_utilization
@@ -66,7 +70,20 @@ refuse "    - type: Pods
         name: cpu
         target:
           type: Utilization
-          averageUtilization: 70" "a metric of type Resource is valid autoscaling/v2, but the simulated replicas report only the Pods metrics"
+          averageUtilization: 70" > "$TMP/cpu-hpa.yaml"
+has "$TMP/cpu-hpa.yaml" "name: cpu"
+splice "$TMP/cpu-hpa.yaml" "$TMP/cpu.yaml"
+expect 0 "$GS" sim scenario "$TMP/cpu.yaml" --format json &&
+    has "$TMP/err" "service.hpa reads Resource cpu, which the simulated replicas cannot report" &&
+    has "$TMP/err" "no proposal"
+python3 - "$TMP/out" "$TMP/object.json" <<'PY' && ok || fail "the Pods metric beside a missing Resource metric does not scale as the HPA would"
+import json, sys
+cpu, both = (json.load(open(f)) for f in sys.argv[1:])
+# the latency metric alone still scales up
+assert any(s["services"][0]["scale_ups"] > 0 for s in cpu["strategies"])
+# and without gpu_utilization's proposals the run is not the article's
+assert [s["services"][0] for s in cpu["strategies"]] != [s["services"][0] for s in both["strategies"]]
+PY
 refuse "    - type: Pods
       pods:
         metric:

@@ -11,7 +11,9 @@
 # the finished ones, the CronJob's Jobs batch inference by their label), no class for the CPU
 # pods, a recommended setup that carves 3g.40gb slices for the LLM pods the current all-1g
 # layout leaves Pending and uses >= 1.5x the GPUs, and configs that gpusched's own readers
-# accept. Bad input: an API server that does not answer is exit 1 with a message naming it;
+# accept. The fine-tuning Jobs' pods are pinned to the L40S by a nodeSelector on its
+# nvidia.com/gpu.product: the scenario's class keeps it and the simulator binds them only
+# there. Bad input: an API server that does not answer is exit 1 with a message naming it;
 # --from with --kubeconfig is exit 2.
 set -u
 GS="$1"; DRIVER="$2"
@@ -52,18 +54,24 @@ metadata: {name: gpu-low}
 value: 100000
 Q
 tn_start || exit 1
+# the L40S's product label as the driver wrote it (the Jobs' nodeSelector pins them to it)
+export L40S_PRODUCT=$("$K" get nodes -o json | python3 -c '
+import json, sys
+print(next(n["metadata"]["labels"]["nvidia.com/gpu.product"] for n in json.load(sys.stdin)["items"]
+           if "L40S" in n["metadata"]["labels"].get("nvidia.com/gpu.product", "")))')
+[ -n "$L40S_PRODUCT" ] || { tn_fail "no L40S node"; tn_done; }
 
 # The pods, as the controllers write them. Deployment "llm-70b" (ReplicaSet llm-70b-6c9f7b8d54):
 # 4 replicas of 3g.40gb, which the all-1g.10gb layout does not have; "embed": 6 replicas of
 # 1g.10gb; "web": CPU only. Jobs ft-1..ft-8 (1 GPU, gpu-low); the CronJob "reindex"'s Jobs
 # reindex-28931400 and reindex-28931460 (1g.10gb, labelled batch-inference).
 python3 - > "$E2E_DIR/pods.json" <<'P'
-import json, random, zlib
+import json, os, random, zlib
 rnd = random.Random(7)
 def suffix():
     return "".join(rnd.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5))
 items = []
-def pod(ns, name, owner_kind, owner, labels, res, pc=None, util=None, restart="Always"):
+def pod(ns, name, owner_kind, owner, labels, res, pc=None, util=None, restart="Always", sel=None):
     lim = {k: v for k, v in res.items() if k != "cpu"}      # no CPU limit, as usual
     md = {"name": name, "namespace": ns, "labels": labels,
           "ownerReferences": [{"apiVersion": "apps/v1" if owner_kind == "ReplicaSet" else "batch/v1",
@@ -78,23 +86,26 @@ def pod(ns, name, owner_kind, owner, labels, res, pc=None, util=None, restart="A
             "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}
     if pc:
         spec["priorityClassName"] = pc
+    if sel:
+        spec["nodeSelector"] = sel
     items.append({"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec})
 def deployment(ns, name, h, n, res, pc, util=None):
     for _ in range(n):
         pod(ns, "%s-%s-%s" % (name, h, suffix()), "ReplicaSet", "%s-%s" % (name, h),
             {"app": name, "pod-template-hash": h}, res, pc, util)
-def job(ns, jname, res, pc=None, labels=None):
+def job(ns, jname, res, pc=None, labels=None, sel=None):
     l = {"job-name": jname, "batch.kubernetes.io/job-name": jname,
          "controller-uid": "c-" + jname, "batch.kubernetes.io/controller-uid": "c-" + jname}
     l.update(labels or {})
-    pod(ns, "%s-%s" % (jname, suffix()), "Job", jname, l, res, pc, restart="Never")
+    pod(ns, "%s-%s" % (jname, suffix()), "Job", jname, l, res, pc, restart="Never", sel=sel)
 deployment("inference", "llm-70b", "6c9f7b8d54", 4,
            {"cpu": "8", "memory": "64Gi", "nvidia.com/mig-3g.40gb": "1"}, "gpu-critical", "0.35")
 deployment("inference", "embed", "5f7c9d8b6", 6,
            {"cpu": "2", "memory": "8Gi", "nvidia.com/mig-1g.10gb": "1"}, "gpu-high", "0.12")
 deployment("inference", "web", "7b9c5d6f8", 2, {"cpu": "1", "memory": "1Gi"}, None)
 for n in range(1, 9):
-    job("training", "ft-%d" % n, {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "1"}, "gpu-low")
+    job("training", "ft-%d" % n, {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "1"}, "gpu-low",
+        sel={"nvidia.com/gpu.product": os.environ["L40S_PRODUCT"]})
 for stamp in ("28931400", "28931460"):
     job("inference", "reindex-" + stamp, {"cpu": "1", "memory": "4Gi", "nvidia.com/mig-1g.10gb": "1"},
         labels={"gpusched.io/workload-kind": "batch-inference"})
@@ -291,6 +302,9 @@ for c, prefix, kind, prio in (("training-ft", "ft-", "training", "100000"),
           "%s arrives %s per hour (%d Jobs created in the 24 h window)" % (c, arr and arr.group(1), len(ps)))
 check("share: timeslicing" in (field("training-ft", "request") or ""),
       "training-ft shares its time-sliced L40S: %s" % field("training-ft", "request"))
+sel = field("training-ft", "node_selector")
+check(sel == '{"nvidia.com/gpu.product": "%s"}' % l40s_node["metadata"]["labels"]["nvidia.com/gpu.product"],
+      "training-ft keeps its pods' nodeSelector: %s" % sel)
 
 # current against recommended
 cur, rec = a["current"], a["recommended"]
@@ -341,6 +355,13 @@ P
     { tn_fail "dpconfig validate"; cat "$E2E_DIR/v.out"; }
 "$GS" sim scenario "$ADV/live.yaml" --format json > /dev/null 2>&1 &&
     echo "ok   the saved scenario simulates" || tn_fail "gpusched sim scenario live.yaml"
+# the pinned fine-tuning pods bind only on the L40S group in the simulator, under every strategy
+"$GS" sim scenario "$ADV/live.yaml" --decisions all > "$E2E_DIR/dec.out" 2>&1
+FT=$(awk '$2 == "BIND" && $3 ~ /^training-ft/' "$E2E_DIR/dec.out" | wc -l)
+FT_OFF=$(awk '$2 == "BIND" && $3 ~ /^training-ft/ && $4 !~ /^l40s-48gb-/' "$E2E_DIR/dec.out" | wc -l)
+[ "$FT" -gt 0 ] && [ "$FT_OFF" = 0 ] &&
+    echo "ok   the simulator binds the pinned training-ft pods on l40s-48gb only ($FT binds)" ||
+    { tn_fail "training-ft binds: $FT, $FT_OFF off the L40S"; grep "BIND training-ft" "$E2E_DIR/dec.out" | head -5; }
 
 # bad input: an API server that does not answer (a closed port), --from with --kubeconfig
 DEAD=$(e2e_free_port)
