@@ -1,7 +1,7 @@
 /* Fuzz target: the dynamic-MIG annotations on a Node: the scheduler's desired layout
  * (gpusched.io/mig-desired) and the agent's inventory with what became of it (generation,
- * mig_state, mig_error) and the GPUs' links (numa, pci, nvlink). What a reader accepts, its writer
- * writes and the reader takes back unchanged; anything else aborts. */
+ * mig_state, mig_error), the GPUs' links (numa, pci, nvlink) and sharing modes. What a reader
+ * accepts, its writer writes and the reader takes back unchanged; anything else aborts. */
 #include "base/error.h"
 #include "formats/inventory.h"
 #include "formats/migdesired.h"
@@ -37,7 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int k = 0; text && k < inv.ngpus; k++) {
             const struct gs_inv_gpu *a = &inv.gpus[k], *b = &iback.gpus[k];
             if (a->has_numa != b->has_numa || a->numa != b->numa || strcmp(a->pci, b->pci) != 0 ||
-                memcmp(a->nvlink, b->nvlink, sizeof(a->nvlink)) != 0)
+                memcmp(a->nvlink, b->nvlink, sizeof(a->nvlink)) != 0 || a->mode != b->mode ||
+                a->replicas != b->replicas)
                 abort();
         }
         free(text);

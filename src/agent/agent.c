@@ -268,6 +268,7 @@ static struct agent *agent_new(struct gs_gpu_backend *b, struct gs_kube_client *
                                     .mig_force = o->mig_force,
                                     .replicas = a->replicas,
                                     .sharing = a->sharing,
+                                    .fractions = o->fractions && o->dp_dir && a->replicas <= 1,
                                     .mig_strategy = dp && dp->mig_strategy != GS_MIG_STRATEGY_NONE
                                                         ? gs_mig_strategy_name(dp->mig_strategy)
                                                         : NULL,

@@ -189,6 +189,8 @@ static char *inventory_text(const struct gs_reconciler *r)
         } else if (replicas > 1) {
             g->mode = strcmp(sharing, "mps") == 0 ? GS_GPU_MPS : GS_GPU_TIMESLICE;
             g->replicas = (uint8_t)(replicas > 255 ? 255 : replicas);
+        } else if (r->o.fractions) {
+            g->mode = GS_GPU_FRACTION; /* gpusched.io/gpu-milli besides nvidia.com/gpu */
         }
     }
     char *text = gs_inventory_write(inv);

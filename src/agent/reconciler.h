@@ -36,6 +36,7 @@ struct gs_reconciler_opts {
     bool mig_dry_run, mig_force;
     int replicas;             /* of each whole GPU (time-slicing, MPS) */
     const char *sharing;      /* "none", "time-slicing" or "mps" */
+    bool fractions;           /* whole GPUs not otherwise shared are also served as thousandths */
     const char *mig_strategy; /* the nvidia.com/mig.strategy label; NULL: none */
     /* The devices in use, by UUID, with who holds them; how many (<= cap). */
     int (*in_use)(void *user, char (*uuid)[96], char (*holder)[200], int cap);

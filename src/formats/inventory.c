@@ -201,7 +201,7 @@ static int read_gpu(const json_t *g, struct gs_inv_gpu *out, const char *path, s
         if (!json_is_array(mig))
             return bad(err, p, "expected a list of \"<profile>@<start>\"");
         if (sharing || replicas)
-            return bad(err, p, "a MIG GPU is not also shared by time-slicing or MPS");
+            return bad(err, p, "a MIG GPU is not also shared by time-slicing, MPS or fractions");
         if (json_array_size(mig) > GS_INV_MAX_INST)
             return gs_error_set(err, GS_EINVAL, "%s annotation: %s: %zu instances, at most %d",
                                 GS_INVENTORY_ANNOTATION, p, json_array_size(mig), GS_INV_MAX_INST);
@@ -217,8 +217,17 @@ static int read_gpu(const json_t *g, struct gs_inv_gpu *out, const char *path, s
     } else if (sharing || replicas) {
         snprintf(p, sizeof(p), "%s.sharing", path);
         const char *sh = json_string_value(sharing);
+        if (sh && strcmp(sh, "fractions") == 0) {
+            if (replicas)
+                return bad(err, p,
+                           "\"fractions\" takes no replicas (a share is 1 to 999 "
+                           "thousandths of the GPU)");
+            out->mode = GS_GPU_FRACTION;
+            return 0;
+        }
         if (!sh || (strcmp(sh, "time-slicing") != 0 && strcmp(sh, "mps") != 0))
-            return bad(err, p, "expected \"time-slicing\" or \"mps\" (with replicas)");
+            return bad(err, p,
+                       "expected \"time-slicing\" or \"mps\" (with replicas), or \"fractions\"");
         snprintf(p, sizeof(p), "%s.replicas", path);
         if (!json_is_integer(replicas) || json_integer_value(replicas) < 1 ||
             json_integer_value(replicas) > 255)
@@ -276,13 +285,18 @@ int gs_inventory_read(const char *text, size_t len, struct gs_inventory *out, st
         gs__annot_gpus(o, GS_INVENTORY_ANNOTATION, out->gpus, sizeof(out->gpus[0]),
                        GS_MAX_GPUS_NODE, &out->ngpus, read_gpu_item, err))
         goto out;
-    for (int k = 0; k < out->ngpus && out->version < 2; k++)
-        if (gs_inv_gpu_has_links(&out->gpus[k])) {
-            char p[32];
-            snprintf(p, sizeof(p), "gpus[%d]", k);
+    for (int k = 0; k < out->ngpus; k++) {
+        char p[32];
+        snprintf(p, sizeof(p), "gpus[%d]", k);
+        if (out->version < 2 && gs_inv_gpu_has_links(&out->gpus[k])) {
             bad(err, p, "numa, pci and nvlink need version 2");
             goto out;
         }
+        if (out->version < 3 && out->gpus[k].mode == GS_GPU_FRACTION) {
+            bad(err, p, "sharing \"fractions\" needs version 3");
+            goto out;
+        }
+    }
     rc = 0;
 out:
     json_decref(o);
@@ -314,7 +328,7 @@ static void write_links(json_t *o, const struct gs_inv_gpu *g)
 
 char *gs_inventory_write(const struct gs_inventory *inv)
 {
-    bool links = false;
+    bool links = false, fractions = false;
     json_t *gpus = json_array();
     for (int k = 0; gpus && k < inv->ngpus; k++) {
         const struct gs_inv_gpu *g = &inv->gpus[k];
@@ -334,6 +348,9 @@ char *gs_inventory_write(const struct gs_inventory *inv)
                 json_array_append_new(a, json_string(t));
             }
             json_object_set_new(o, "mig", a ? a : json_null());
+        } else if (g->mode == GS_GPU_FRACTION) {
+            json_object_set_new(o, "sharing", json_string("fractions"));
+            fractions = true;
         } else if (g->mode == GS_GPU_TIMESLICE || g->mode == GS_GPU_MPS) {
             json_object_set_new(o, "sharing",
                                 json_string(g->mode == GS_GPU_MPS ? "mps" : "time-slicing"));
@@ -343,7 +360,7 @@ char *gs_inventory_write(const struct gs_inventory *inv)
         links = links || gs_inv_gpu_has_links(g);
         json_array_append_new(gpus, o);
     }
-    json_t *top = gpus ? json_pack("{s:i}", "v", links ? GS_INVENTORY_VERSION : 1) : NULL;
+    json_t *top = gpus ? json_pack("{s:i}", "v", fractions ? 3 : links ? 2 : 1) : NULL;
     if (!top) {
         json_decref(gpus);
         return NULL;

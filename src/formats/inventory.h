@@ -27,8 +27,12 @@
  * peer GPU by physical index:
  *   {"v":2,"gpus":[{"i":0,...,"numa":0,"pci":"pci0000:00/0000:00:01.0/0000:03:00.0",
  *                   "nvlink":{"1":4}},...]}
- * A writer writes version 1, as before, when no GPU has a link to tell, so readers that know
- * only version 1 keep reading the nodes whose links are unknown; a reader takes 1 and 2.
+ * Version 3 adds the sharing mode "fractions": a whole GPU the agent also serves as thousandths
+ * (gpusched.io/gpu-milli, each pod an MPS client of the GPU's daemon), with no replicas:
+ *   {"v":3,"gpus":[{"i":0,...,"sharing":"fractions"},...]}
+ * A writer writes the lowest version that says all it has to say (1 without links or
+ * fractions, 2 with links, 3 with fractions), so older readers keep reading the nodes they
+ * can; a reader takes 1 to 3.
  * A reader refuses what it cannot use exactly (an unknown version, a field it does not know,
  * an index given twice, more GPUs or instances than a node or GPU holds, more than
  * GS_INVENTORY_MAX_BYTES) with the field path; it never guesses. Plain data, no heap in the
@@ -44,7 +48,7 @@
 #include <stdint.h>
 
 #define GS_INVENTORY_ANNOTATION "gpusched.io/inventory"
-#define GS_INVENTORY_VERSION    2 /* with links; 1 without */
+#define GS_INVENTORY_VERSION    3 /* 3: with fractions; 2: with links; 1: neither */
 #define GS_INVENTORY_MAX_BYTES  16384
 #define GS_INV_MAX_INST         8
 #define GS_INV_PCI_MAX          160 /* a PCIe path, NUL included */
@@ -61,7 +65,7 @@ struct gs_inv_gpu {
     uint32_t mem_mib;
     bool healthy;
     char health[64]; /* why not healthy */
-    uint8_t mode;    /* enum gs_gpu_mode: WHOLE, MIG, TIMESLICE or MPS */
+    uint8_t mode;    /* enum gs_gpu_mode: WHOLE, MIG, TIMESLICE, MPS or FRACTION */
     uint8_t replicas;
     int ninst;
     struct gs_inv_inst inst[GS_INV_MAX_INST];

@@ -396,8 +396,8 @@ static int pod_request(const char *who, const struct res_sum *t, struct gs_kube_
                             who, t->mig, (long long)t->mig_count);
     if (t->milli >= GS_MILLI)
         return gs_error_set(err, GS_EINVAL,
-                            "%s: gpusched.io/gpu-milli: %lld; a share is 1..999 (ask "
-                            "nvidia.com/gpu for whole GPUs)",
+                            "%s: resources.limits.gpusched.io/gpu-milli: %lld; a share is 1 "
+                            "to 999 thousandths of one GPU (ask nvidia.com/gpu for whole GPUs)",
                             who, (long long)t->milli);
     if (t->gpus > 0) {
         r->kind = GS_REQ_GPU;

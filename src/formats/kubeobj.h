@@ -111,6 +111,10 @@ struct gs_kube_pod {
     /* non-empty: why gpusched cannot model the pod exactly (more tolerations or claims than
      * it keeps); it is then not scheduled, and says why */
     char refused[160];
+    /* set (by the scheduler's store) for a pod kept although its request could not be read
+     * (gpusched.io/gpu-milli out of 1..999, two kinds of GPU device...): refused says why, with
+     * the field and what it accepts; the pod asks no GPU and is never placed */
+    bool unreadable;
     /* spec.schedulingGroup.podGroupName: its gang in the Workload API (formats/workloadobj.h;
      * "": none) */
     char group[GS_KNAME_MAX];

@@ -465,6 +465,10 @@ static const char *pod_blocked(struct gs__cycle *cy, int i, char *msg, size_t n,
     char why[400];
     struct gs_volpod vp;
     gs_qvec_zero(claimed);
+    if (p->unreadable) {
+        snprintf(msg, n, "request: %s", p->refused);
+        return "request";
+    }
     if (qlabel && queue < 0) {
         snprintf(msg, n, "queue: the label %s names GPUQueue '%s', which does not exist",
                  GS_QUEUE_LABEL, qlabel);

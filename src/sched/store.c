@@ -129,13 +129,39 @@ static void node_merge(void *user, void *rec, const void *prev, bool listed)
     }
 }
 
+/* A pod with a name whose request cannot be read (gpusched.io/gpu-milli of 1000, a negative
+ * count, two kinds of GPU device...) is kept, asking no GPU, so that the cycle tells it why
+ * (FailedScheduling, PodScheduled False) instead of leaving it Pending without a word; what
+ * its object holds beyond the request is read as for any pod. */
+static int pod_keep_unreadable(const json_t *obj, struct gs_kube_pod *p, struct gs_error *err)
+{
+    char who[GS_KNAME_MAX * 2 + 16];
+    snprintf(who, sizeof(who), "pod %s/%s: ", p->ns, p->name);
+    const char *why = strncmp(err->msg, who, strlen(who)) == 0 ? err->msg + strlen(who) : err->msg;
+    GS_WARN("informer", "%s%s: it is not scheduled", who, why);
+    snprintf(p->refused, sizeof(p->refused), "%s", why);
+    p->unreadable = true;
+    p->req.kind = GS_REQ_NONE;
+    p->req.gpus = 0;
+    p->req.milli = 0;
+    p->req.mig[0] = '\0';
+    gs_kube_pod_read_constraints(obj, p);
+    return 0;
+}
+
+int gs__store_read_pod(const json_t *obj, struct gs_kube_pod *p, struct gs_error *err)
+{
+    int rc = gs_kube_pod_read(obj, p, err);
+    if (rc == GS_EINVAL && p->name[0] && p->uid[0] && json_is_object(json_object_get(obj, "spec")))
+        return pod_keep_unreadable(obj, p, err);
+    if (rc == 0)
+        gs_kube_pod_read_constraints(obj, p);
+    return rc;
+}
+
 static int pod_decode(const json_t *obj, void *rec, struct gs_error *err)
 {
-    struct gs_store_pod *e = rec;
-    int rc = gs_kube_pod_read(obj, &e->p, err);
-    if (rc == 0)
-        gs_kube_pod_read_constraints(obj, &e->p);
-    return rc;
+    return gs__store_read_pod(obj, &((struct gs_store_pod *)rec)->p, err);
 }
 
 static void pod_release(void *rec)

@@ -125,6 +125,12 @@ bool gs__store_is_evicted(struct gs_store *st, const char *uid);
  * GS_ENOMEM. */
 int gs__store_upsert_node(struct gs_store *st, struct gs_kube_node *n);
 int gs__store_upsert_pod(struct gs_store *st, struct gs_kube_pod *p);
+/* A pod object as the store reads it from the API server: gs_kube_pod_read with its
+ * constraints; a pod with a name and a spec whose request cannot be read is kept all the same,
+ * unreadable (kubeobj.h), asking no GPU, with why in its refused field (the cycle tells the pod
+ * so and never places it). Returns 0, or GS_EINVAL (no name or spec; err says why) or
+ * GS_ENOMEM; out is then released. Thread-safe. */
+int gs__store_read_pod(const json_t *obj, struct gs_kube_pod *out, struct gs_error *err);
 int gs__store_load(struct gs_store *st, struct gs_kube_node *nodes, int nn,
                    struct gs_kube_pod *pods, int np);
 

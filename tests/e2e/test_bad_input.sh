@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Bad input gives a clear error and no crash, and loses nothing: a malformed kubeconfig, an
 # unreachable API server, a 403 from RBAC, garbage in a device annotation, a node with
-# nonsense GPU labels, GPUQueues and PodGroups with bad quantities, unknown resources or a
-# missing parent.
+# nonsense GPU labels, a pod asking gpusched.io/gpu-milli 1500 (told why: PodScheduled False,
+# a FailedScheduling Event and /debug/pending name the field and the range 1 to 999; the other
+# pods are placed as before), GPUQueues and PodGroups with bad quantities, unknown resources
+# or a missing parent.
 set -u
 GS="$1"; DRIVER="$2"
 . "$(dirname "$0")/cluster.sh"
@@ -66,6 +68,17 @@ echo $! > "$E2E_DIR/scheduler.pid"
 3 one e2e gpu:1 kubernetes.io/hostname=small-000
 1 weird e2e gpu:1 type=weird
 S
+cat <<'Y' | "$K" apply -f - >/dev/null || ok=1
+apiVersion: v1
+kind: Pod
+metadata: {name: too-big-share, namespace: e2e}
+spec:
+  schedulerName: gpusched
+  containers:
+    - name: c
+      image: registry.invalid/none:1
+      resources: {limits: {gpusched.io/gpu-milli: "1500"}}
+Y
 sleep 6
 bound=$("$K" get pods -n e2e -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c small-000)
 # the squatter holds one of the two GPUs although its annotation is garbage: one more fits
@@ -75,6 +88,33 @@ grep -q "node 'weird-000': nvidia.com/gpu.count 'lots' is not a number" "$E2E_DI
 "$K" get events.v1.events.k8s.io -n e2e -o json > "$E2E_DIR/events"
 grep -q '"reason": "FailedScheduling"' "$E2E_DIR/events" && grep -q "nodes fit" "$E2E_DIR/events" ||
     { echo "FAIL: no FailedScheduling events"; ok=1; }
+# a share of 1500 thousandths cannot be read: the pod is told why, in each place
+share_told() {
+    "$K" get pod too-big-share -n e2e -o json | python3 -c '
+import json, sys
+c = [c for c in json.load(sys.stdin)["status"].get("conditions", []) if c["type"] == "PodScheduled"]
+m = c[0].get("message", "") if c else ""
+sys.exit(0 if c and c[0]["status"] == "False" and c[0]["reason"] == "Unschedulable" and
+         "gpusched.io/gpu-milli: 1500" in m and "1 to 999" in m else 1)'
+}
+for i in $(seq 1 100); do share_told && break; sleep 0.1; done
+share_told && echo "ok   gpu-milli 1500: PodScheduled False, Unschedulable, the field and the range" ||
+    { echo "FAIL gpu-milli 1500: no PodScheduled condition saying why:"; "$K" get pod too-big-share -n e2e -o jsonpath='{.status}'; echo; ok=1; }
+share_event() {
+    "$K" get events.v1.events.k8s.io -n e2e -o json | python3 -c '
+import json, sys
+sys.exit(0 if any(e.get("reason") == "FailedScheduling" and e["regarding"]["name"] == "too-big-share"
+                  and "gpusched.io/gpu-milli: 1500" in e.get("note", "") for e in json.load(sys.stdin)["items"]) else 1)'
+}
+for i in $(seq 1 100); do share_event && break; sleep 0.1; done
+share_event && echo "ok   gpu-milli 1500: a FailedScheduling Event" ||
+    { echo "FAIL gpu-milli 1500: no FailedScheduling Event"; ok=1; }
+curl -sf "http://127.0.0.1:$port/debug/pending" | python3 -c '
+import json, sys
+sys.exit(0 if any(r["pod"] == "too-big-share" and r["reason"] == "request" and
+                  "1 to 999" in r["message"] for r in json.load(sys.stdin)) else 1)' &&
+    echo "ok   gpu-milli 1500: in /debug/pending (request)" ||
+    { echo "FAIL gpu-milli 1500: not in /debug/pending"; ok=1; }
 # tenancy objects: the CRDs refuse bad quantities and unknown resources, naming the field; a
 # queue whose parent does not exist is reported once, not on every relist
 "$K" apply -f "$E2E_SRC/../../deploy/crds/gpuqueue.yaml" \

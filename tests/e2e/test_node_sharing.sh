@@ -9,9 +9,9 @@
 #     live MPS control daemon, each seeing the device its annotation records (no correction),
 #     the daemon's pipe (its control socket the very one the daemon listens on) and a pinned
 #     memory limit and thread percentage of its own share; 1500 milli is refused with the
-#     reason on the pod, no container started. gpusched does not place gpu-milli pods on a
-#     device-plugin node yet (the agent's inventory offers no fractions), so these pods are
-#     bound by hand with the annotation the scheduler writes.
+#     reason on the pod, no container started. The two fraction pods are Jobs gpusched places
+#     (the agent's inventory offers its GPUs as fractions); the 1500 one is bound by hand with
+#     the annotation a scheduler would write, as gpusched itself never places it.
 #  2. MPS (sharing.mode mps, NVIDIA's device-plugin config, 2 replicas): a pod asking
 #     nvidia.com/gpu is a client of its GPU's live daemon with half the threads and memory, the
 #     daemon's defaults set so; a daemon killed that cannot start again, then daemons that hang:
@@ -176,8 +176,14 @@ grep -q "a fraction is 1..999 of one GPU" <<< "$why" &&
     [ -z "$(k get pod -n e2e frac-big -o jsonpath='{.status.containerStatuses[*].containerID}')" ] &&
     echo "ok   frac-big (1500 milli) refused, no container: $why" ||
     fail "frac-big: not refused with a clear reason, or a container started: '$why'"
-gs_bound_pod frac-a milli=1:300 gpusched.io/gpu-milli=300
-gs_bound_pod frac-b milli=1:500 gpusched.io/gpu-milli=500
+# the scheduler places the fractions: the inventory says the GPUs are served as fractions
+frac_inv() {
+    k get node "$E2E_NODE_NAME" -o jsonpath='{.metadata.annotations.gpusched\.io/inventory}' |
+        grep -q '"sharing":"fractions"'
+}
+gs_wait 60 "the inventory offers the GPUs as fractions" frac_inv || { gs_debug; ok=1; }
+gs_job frac-a gpusched.io/gpu-milli=300
+gs_job frac-b gpusched.io/gpu-milli=500
 client_ok frac-a 30 $((mem * 3 / 10)) 100.0 0 && gpu_a="$CLIENT_GPU" || ok=1
 client_ok frac-b 50 "$half" 100.0 0 && gpu_b="$CLIENT_GPU" || ok=1
 [ "${gpu_a:-a}" = "${gpu_b:-b}" ] && echo "ok   frac-a and frac-b share $gpu_a, each with its own limit" ||

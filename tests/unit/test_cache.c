@@ -253,6 +253,74 @@ Test(cache, the_inventory_gives_physical_gpus_and_exact_placements)
     gs_cluster_release(&c);
 }
 
+/* The mixed node with GPUs 2 and 3 served as fractions (inventory version 3). */
+static const char FRACTIONS_INVENTORY[] =
+    "{\"v\":3,\"gpus\":["
+    "{\"i\":0,\"uuid\":\"GPU-0a\",\"model\":\"A100-80GB\",\"mem\":81920,"
+    "\"mig\":[\"3g.40gb@0\",\"3g.40gb@4\"]},"
+    "{\"i\":1,\"uuid\":\"GPU-1b\",\"model\":\"A100-80GB\",\"mem\":81920,\"mig\":[\"1g.10gb@0\","
+    "\"1g.10gb@1\",\"1g.10gb@2\",\"1g.10gb@3\",\"1g.10gb@4\",\"1g.10gb@5\",\"1g.10gb@6\"]},"
+    "{\"i\":2,\"uuid\":\"GPU-2c\",\"model\":\"A100-80GB\",\"mem\":81920,\"sharing\":"
+    "\"fractions\"},"
+    "{\"i\":3,\"uuid\":\"GPU-3d\",\"model\":\"A100-80GB\",\"mem\":81920,\"sharing\":"
+    "\"fractions\"}]}";
+
+static struct gs_request frac_req(int milli)
+{
+    struct gs_request r;
+    memset(&r, 0, sizeof(r));
+    r.kind = GS_REQ_FRACTION;
+    r.gpus = 1;
+    r.milli = (int16_t)milli;
+    r.cpu_milli = 100;
+    return r;
+}
+
+Test(cache, gpus_the_agent_serves_as_fractions_take_fraction_pods)
+{
+    struct gs_cluster c;
+    gs_cluster_init(&c);
+    char note[256] = "", dev[128];
+    int id = mixed_node(&c, FRACTIONS_INVENTORY, NULL, note, sizeof(note));
+    cr_assert_geq(id, 0);
+    cr_expect_str_empty(note, "%s", note);
+    const struct gs_node *n = &c.nodes[id];
+    cr_assert_eq(n->ngpus, 4);
+    cr_expect_eq(c.gpus[n->gpu0 + 2].mode, GS_GPU_FRACTION);
+    cr_expect_eq(c.gpus[n->gpu0 + 3].mode, GS_GPU_FRACTION);
+    cr_expect(c.gpus[n->gpu0 + 2].healthy && c.gpus[n->gpu0 + 3].healthy);
+    place(&c, frac_req(600), dev, sizeof(dev));
+    cr_expect(strcmp(dev, "milli=2:600") == 0 || strcmp(dev, "milli=3:600") == 0, "%s", dev);
+    place(&c, frac_req(600), dev, sizeof(dev));
+    cr_expect(strcmp(dev, "milli=2:600") == 0 || strcmp(dev, "milli=3:600") == 0, "%s", dev);
+    place(&c, frac_req(400), dev, sizeof(dev));
+    cr_expect(strcmp(dev, "milli=2:400") == 0 || strcmp(dev, "milli=3:400") == 0, "%s", dev);
+    place(&c, frac_req(400), dev, sizeof(dev));
+    struct gs_request r = frac_req(1);
+    struct gs_alloc a;
+    cr_expect_neq(gs_engine_first_fit(&c, &r, &a), 0, "both GPUs are full");
+    gs_cluster_release(&c);
+}
+
+Test(cache, whole_gpus_the_agent_does_not_serve_as_fractions_take_no_fraction_pods)
+{
+    struct gs_cluster c;
+    gs_cluster_init(&c);
+    char note[256] = "", dev[128];
+    int id = mixed_node(&c, MIXED_INVENTORY, NULL, note, sizeof(note));
+    cr_assert_geq(id, 0);
+    struct gs_request r = frac_req(500);
+    struct gs_alloc a;
+    cr_expect_neq(gs_engine_first_fit(&c, &r, &a), 0, "no GPU serves gpusched.io/gpu-milli");
+    /* a fractions GPU still takes a whole-GPU pod (it advertises nvidia.com/gpu too) */
+    gs_cluster_release(&c);
+    gs_cluster_init(&c);
+    cr_assert_geq(mixed_node(&c, FRACTIONS_INVENTORY, NULL, note, sizeof(note)), 0);
+    place(&c, gpu_req(1), dev, sizeof(dev));
+    cr_expect(strcmp(dev, "gpu=2") == 0 || strcmp(dev, "gpu=3") == 0, "whole GPU: %s", dev);
+    gs_cluster_release(&c);
+}
+
 Test(cache, nvidia_mig_config_gives_physical_gpus_without_an_agent)
 {
     struct gs_migparted *mp = NULL;
@@ -348,6 +416,20 @@ Test(inventory, writes_and_reads_back)
     cr_expect_eq(back.gpus[1].ninst, 7);
     cr_expect_str_eq(back.gpus[0].inst[1].profile, "3g.40gb");
     cr_expect_eq(back.gpus[0].inst[1].start, 4);
+    cr_expect_eq(back.version, 1, "no links, no fractions: version 1 (%s)", text);
+    free(text);
+    /* fractions: version 3, read back as fractions; the others as they were */
+    inv.gpus[2].healthy = true;
+    inv.gpus[2].mode = GS_GPU_FRACTION;
+    text = gs_inventory_write(&inv);
+    cr_assert_not_null(text);
+    cr_expect(strncmp(text, "{\"v\":3,", 7) == 0, "%s", text);
+    cr_expect(strstr(text, "\"sharing\":\"fractions\"}") != NULL, "%s", text);
+    cr_assert_eq(gs_inventory_read(text, strlen(text), &back, &err), 0, "%s: %s", text, err.msg);
+    cr_expect_eq(back.gpus[2].mode, GS_GPU_FRACTION);
+    cr_expect_eq(back.gpus[2].replicas, 1);
+    cr_expect_eq(back.gpus[3].mode, GS_GPU_TIMESLICE);
+    cr_expect_eq(back.gpus[3].replicas, 4);
     free(text);
 }
 
@@ -356,7 +438,16 @@ Test(inventory, bad_annotations_are_refused_with_the_field)
     struct {
         const char *text, *want;
     } cases[] = {
-        {"{\"v\":3,\"gpus\":[]}", "v: expected version 1 to 2"},
+        {"{\"v\":4,\"gpus\":[]}", "v: expected version 1 to 3"},
+        {"{\"v\":2,\"gpus\":[{\"i\":0,\"uuid\":\"a\",\"model\":\"A100-80GB\",\"mem\":1,"
+         "\"sharing\":\"fractions\"}]}",
+         "gpus[0]: sharing \"fractions\" needs version 3"},
+        {"{\"v\":3,\"gpus\":[{\"i\":0,\"uuid\":\"a\",\"model\":\"A100-80GB\",\"mem\":1,"
+         "\"sharing\":\"fractions\",\"replicas\":2}]}",
+         "gpus[0].sharing: \"fractions\" takes no replicas"},
+        {"{\"v\":3,\"gpus\":[{\"i\":0,\"uuid\":\"a\",\"model\":\"A100-80GB\",\"mem\":1,"
+         "\"sharing\":\"fractions\",\"mig\":[]}]}",
+         "not also shared"},
         {"{\"v\":1,\"gpus\":[],\"x\":1}", "x: unknown field"},
         {"{\"v\":1,\"gpus\":[{\"i\":0,\"uuid\":\"a\",\"model\":\"A100-80GB\",\"mem\":1},"
          "{\"i\":0,\"uuid\":\"b\",\"model\":\"A100-80GB\",\"mem\":1}]}",
