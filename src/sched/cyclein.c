@@ -577,6 +577,38 @@ static int prepare_pods(struct gs__cycle *cy)
     return 0;
 }
 
+/* Small work's steering (core/cycle.h: in->topo with shapes): the shapes of this cycle's gangs
+ * that ask a level (their pending members' whole GPUs, weighted by them), on the domains of the
+ * first such gang; pods outside those gangs then keep out of the domains the gangs need. NULL:
+ * no gang asks a level (every decision as without topology). */
+static struct gs_topo *steering(struct gs__cycle *cy)
+{
+    struct gs_topo *t = NULL;
+    int ng = cy->po.ngroups;
+    for (int g = 0; g < ng && !t; g++)
+        if (cy->gangs[g].topo.mode != GS_TOPO_ANY)
+            t = cy->gangs[g].domains;
+    int32_t *gpus = t ? calloc((size_t)ng, sizeof(*gpus)) : NULL;
+    if (!gpus)
+        return NULL;
+    for (int i = 0; i < cy->ncp; i++) {
+        const struct gs_cyc_pod *x = &cy->cpods[i];
+        if (x->gang >= 0 && x->gang < ng && x->req.kind == GS_REQ_GPU && x->req.milli >= GS_MILLI)
+            gpus[x->gang] += x->req.gpus;
+    }
+    double tot = 0;
+    for (int g = 0; g < ng; g++)
+        if (cy->gangs[g].topo.mode != GS_TOPO_ANY && cy->gangs[g].domains == t)
+            tot += gpus[g];
+    t->nshapes = 0;
+    for (int g = 0; g < ng && tot > 0 && t->nshapes < GS_TOPO_SHAPES_MAX; g++)
+        if (cy->gangs[g].topo.mode != GS_TOPO_ANY && cy->gangs[g].domains == t && gpus[g] > 0)
+            t->shapes[t->nshapes++] = (struct gs_topo_shape){
+                .gpus = gpus[g], .level = cy->gangs[g].topo.level, .freq = gpus[g] / tot};
+    free(gpus);
+    return t->nshapes > 0 ? t : NULL;
+}
+
 int gs__cycle_prepare(struct gs__cycle *cy)
 {
     const struct gs__cycle_deps *d = cy->d;
@@ -641,6 +673,7 @@ int gs__cycle_prepare(struct gs__cycle *cy)
                                         .min_runtime_s = d->min_runtime_s},
                                   .h = {hook_prepare, hook_allows, hook_placed,
                                         h->runclaim ? hook_give : NULL,
-                                        h->runclaim ? hook_fits : NULL, h}};
+                                        h->runclaim ? hook_fits : NULL, h},
+                                  .topo = steering(cy)};
     return 0;
 }
