@@ -121,7 +121,8 @@ uint64_t gs_kcache_gen(struct gs_kcache *c);
 /* Whether a list has completed, and whether the last one found the kind absent. */
 bool gs_kcache_synced(struct gs_kcache *c);
 bool gs_kcache_absent(struct gs_kcache *c);
-/* Lists started so far by its informer (failed ones included); 0 without one. */
+/* Lists made so far by its informer (failed ones included, not probes of an absent API); 0
+ * without one. */
 uint64_t gs_kcache_lists(struct gs_kcache *c);
 
 /* EVENTS: hold and drop the lock; the record count, the i-th record (0 <= i < count; the

@@ -162,9 +162,10 @@ static void *informer_main(void *arg)
         if (relist) {
             bool absent;
             int n = 0;
-            __atomic_add_fetch(&inf->lists, 1, __ATOMIC_RELAXED);
             int rc = list_once(inf->kc, o, &inf->ops, inf->user, inf->rv, sizeof(inf->rv), &absent,
                                &n, &err);
+            if (rc || !absent) /* a probe of an absent API lists no objects */
+                __atomic_add_fetch(&inf->lists, 1, __ATOMIC_RELAXED);
             if (rc) {
                 double d =
                     gs_informer_backoff(&backoff, o->backoff_max_s, gs_rng_double(&inf->rng));

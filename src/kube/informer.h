@@ -71,7 +71,7 @@ int gs_informer_start(struct gs_kube_client *kc, const struct gs_informer_opts *
                       struct gs_error *err);
 /* Stop the loop, join its thread and free inf. NULL is a no-op. */
 void gs_informer_stop(struct gs_informer *inf);
-/* Lists started so far (failed ones included). Thread-safe. */
+/* Lists made so far (failed ones included; not the probes of an absent API). Thread-safe. */
 uint64_t gs_informer_lists(const struct gs_informer *inf);
 /* Whether a list has completed (absent counts). Thread-safe. */
 bool gs_informer_synced(const struct gs_informer *inf);
