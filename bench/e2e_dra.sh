@@ -129,26 +129,8 @@ json.dump(l, sys.stdout)' > "$E2E_DIR/$label-unfin.json"
         sleep 1
     done
 }
-cat > "$E2E_DIR/ks.yaml" <<Y
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-leaderElection: {leaderElect: false}
-clientConnection:
-  kubeconfig: $E2E_DIR/admin.kubeconfig
-  qps: $QPS
-  burst: $BURST
-Y
-run_gs() {
-    run gpusched gpusched "$GS" scheduler --kubeconfig "$E2E_DIR/admin.kubeconfig" \
-        --leader-elect false --http-port 0 --qps "$QPS" --burst "$BURST"
-}
-run_ks() {
-    run kube-scheduler default-scheduler "$E2E_BIN/kube-scheduler" --config "$E2E_DIR/ks.yaml" \
-        --secure-port 0
-}
-for round in $(seq 1 "$ROUNDS"); do
-    if [ $((round % 2)) = 1 ]; then run_gs; run_ks; else run_ks; run_gs; fi
-done
+. "$(dirname "$0")/alternate.sh"
+alternate_rounds
 python3 - "$E2E_DIR" <<'P'
 import glob, json, sys
 runs = [json.load(open(f)) for f in sorted(glob.glob(sys.argv[1] + "/*.rate"))]
