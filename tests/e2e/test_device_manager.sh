@@ -20,26 +20,8 @@
 # fraction of 1500 is refused; a daemon that dies or hangs turns its GPU's thousandths
 # Unhealthy until it runs again. Skipped (77) where no mount namespace can be made.
 set -u
-if [ -z "${GS_DM_NS:-}" ]; then
-    if [ "$(id -u)" = 0 ]; then ns=(unshare -m); else ns=(unshare -Urm); fi
-    "${ns[@]}" true 2>/dev/null || { echo "no mount namespace here: skipped"; exit 77; }
-    exec "${ns[@]}" env GS_DM_NS=1 bash "$0" "$@"
-fi
-GS="$1"
-E2E_SRC="$(cd "$(dirname "$0")" && pwd)"
-BIN="$("$E2E_SRC/build-control-plane.sh")" || { echo "tools build failed"; exit 1; }
-H="$BIN/devicemanager-v1.37.2"
-[ -x "$H" ] || { echo "the kubelet device manager did not build: skipped"; exit 77; }
-mkdir -p /var/lib/kubelet 2>/dev/null
-mount --make-rprivate / 2>/dev/null
-mount -t tmpfs tmpfs /var/lib/kubelet 2>/dev/null || { echo "cannot mount /var/lib/kubelet: skipped"; exit 77; }
-mkdir -p /var/lib/kubelet/device-plugins
-DIR=/var/lib/kubelet/device-plugins
-D="$(mktemp -d /tmp/gpusched-dm.XXXXXX)"
-OK=0
-fail() { echo "FAIL: $*"; OK=1; }
-cleanup() { kill $apid $hpid 2>/dev/null; wait $apid 2>/dev/null; rm -rf "$D"; }
-trap cleanup EXIT
+DM_NAME=dm
+. "$(dirname "$0")/devicemanager.sh"
 mkfifo "$D/cmd"
 . "$E2E_SRC/devices.sh"
 "$H" < "$D/cmd" > "$D/h.log" 2> "$D/h.err" &
