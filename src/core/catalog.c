@@ -35,7 +35,7 @@
  * MiB, media engines; `grid` is the owning model's GRID8 or GRID4. */
 #define ROW(grid, id, name, c, m, starts, max, sms, mib, media)                                    \
     {                                                                                              \
-        id, name, c, m, starts, max, sms, mib, media, grid                                         \
+        id, name, c, m, starts, max, sms, mib, media, grid, false                                  \
     }
 
 /* A row whose SMs and MiB are lower bounds (gs_mig_profile.at_least). */
