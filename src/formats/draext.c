@@ -219,13 +219,14 @@ json_t *gs_draext_claim_json(const struct gs_draext *x, const char *pod_name, co
     }
     if (!reqs)
         return NULL;
-    return json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:[{s:s, s:s, s:s, s:s, s:b}]}, "
+    /* made with the finalizer its allocation needs (formats/draobj.h) */
+    return json_pack("{s:s, s:s, s:{s:s, s:s, s:[s], s:{s:s}, s:[{s:s, s:s, s:s, s:s, s:b}]}, "
                      "s:{s:{s:o}}}",
                      "apiVersion", "resource.k8s.io/v1", "kind", "ResourceClaim", "metadata",
-                     "name", x->claim.name, "namespace", x->claim.ns, "annotations",
-                     GS_DRAEXT_ANNOTATION, "true", "ownerReferences", "apiVersion", "v1", "kind",
-                     "Pod", "name", pod_name, "uid", pod_uid, "controller", 1, "spec", "devices",
-                     "requests", reqs);
+                     "name", x->claim.name, "namespace", x->claim.ns, "finalizers",
+                     GS_DRAOBJ_FINALIZER, "annotations", GS_DRAEXT_ANNOTATION, "true",
+                     "ownerReferences", "apiVersion", "v1", "kind", "Pod", "name", pod_name, "uid",
+                     pod_uid, "controller", 1, "spec", "devices", "requests", reqs);
 }
 
 json_t *gs_draext_pod_status(const struct gs_draext *x)

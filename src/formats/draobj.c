@@ -516,8 +516,11 @@ int gs_draobj_claim_read(const json_t *o, struct gs_draobj_claim *c, struct gs_e
     const char *ext = gs_jstr(json_object_get(md, "annotations"),
                               "resource.kubernetes.io/extended-resource-claim");
     c->extended = ext && strcmp(ext, "true") == 0;
+    c->deleting = json_is_string(json_object_get(md, "deletionTimestamp"));
     size_t i;
     const json_t *r;
+    json_array_foreach(json_object_get(md, "finalizers"), i, r) c->protect |=
+        json_is_string(r) && strcmp(json_string_value(r), GS_DRAOBJ_FINALIZER) == 0;
     json_array_foreach(json_object_get(md, "ownerReferences"), i, r)
     {
         if (json_is_true(json_object_get(r, "controller")) &&
@@ -1024,6 +1027,17 @@ json_t *gs_draobj_status_patch(const struct gs_draobj_claim *claim, const struct
         json_object_set_new(md, "resourceVersion", json_string(claim->rv));
     json_t *patch = json_pack("{s:o, s:o}", "metadata", md, "status", status);
     return patch;
+}
+
+json_t *gs_draobj_finalizer_patch(const struct gs_draobj_claim *claim, bool add)
+{
+    json_t *md = json_pack("{s:[s]}", add ? "finalizers" : "$deleteFromPrimitiveList/finalizers",
+                           GS_DRAOBJ_FINALIZER);
+    if (md && claim->uid[0])
+        json_object_set_new(md, "uid", json_string(claim->uid));
+    if (md && add && claim->rv[0])
+        json_object_set_new(md, "resourceVersion", json_string(claim->rv));
+    return md ? json_pack("{s:o}", "metadata", md) : NULL;
 }
 
 json_t *gs_draobj_release_patch(const struct gs_draobj_claim *claim, const bool *keep)

@@ -121,12 +121,18 @@ struct gs_draobj_heap {
  * (gs_draobj_claim_ref) keeps them alive until it is released, and must not write through
  * them: whoever changes a copy's status points it at lists of its own. A copy with heap NULL
  * owns nothing. */
+/* The finalizer an allocated claim carries (resourceapi.Finalizer): added before the allocation
+ * is written, dropped once the claim is deallocated. */
+#define GS_DRAOBJ_FINALIZER "resource.kubernetes.io/delete-protection"
+
 struct gs_draobj_claim {
     char ns[64];
     char name[GS_KNAME_MAX];
     char uid[64];
     char rv[32];
     bool extended;      /* made by a scheduler for a pod's extended resources (draext.h) */
+    bool protect;       /* has the finalizer GS_DRAOBJ_FINALIZER */
+    bool deleting;      /* metadata.deletionTimestamp is set */
     char owner_uid[64]; /* the controller ownerReference's uid, or "" */
     int nreq;
     struct gs_draobj_req *req; /* nreq */
@@ -222,6 +228,11 @@ int gs_draobj_prepare_cached(const struct gs_draobj_claim *claim,
 json_t *gs_draobj_status_patch(const struct gs_draobj_claim *claim, const struct gs_dra_claim *dc,
                                const struct gs_dra_result *alloc, const struct gs_dra_world *w,
                                const char *node, const char *pod_name, const char *pod_uid);
+
+/* The strategic merge patch of the claim itself that adds (add) or removes GS_DRAOBJ_FINALIZER,
+ * leaving its other finalizers, with metadata.uid as precondition and, when adding, its
+ * resourceVersion. NULL without memory. */
+json_t *gs_draobj_finalizer_patch(const struct gs_draobj_claim *claim, bool add);
 
 /* The merge patch of the claim's status subresource that keeps only the reservedFor entries
  * marked in keep (per entry of claim->reserved) and, when none is kept, clears the allocation

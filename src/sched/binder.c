@@ -123,6 +123,18 @@ void gs__binder_write_later(struct gs_binder *s, const char *method, const char 
     }
 }
 
+void gs__binder_writes_later(struct gs_binder *s, json_t *writes)
+{
+    struct gs_job j;
+    memset(&j, 0, sizeof(j));
+    j.kind = GS_JOB_WRITES;
+    j.body = writes;
+    if (!jobq_push(&s->bgq, &j)) {
+        GS_WARN("scheduler", "background queue full: dropping %zu writes", json_array_size(writes));
+        json_decref(writes);
+    }
+}
+
 void gs__binder_post_event(struct gs_binder *s, json_t *ev)
 {
     if (!ev)
@@ -183,6 +195,8 @@ static void write_series(struct gs_binder *s, const struct gs_job *j, struct gs_
         GS_WARN("scheduler", "Event %s: %s", path, err->msg);
 }
 
+static int run_writes(struct gs_binder *s, const json_t *writes, bool lane2, struct gs_error *err);
+
 static void *bg_worker(void *arg)
 {
     struct gs_binder *s = arg;
@@ -192,8 +206,11 @@ static void *bg_worker(void *arg)
         gs_error_init(&err);
         if (j.kind == GS_JOB_EVENT_SERIES)
             write_series(s, &j, &err);
-        else if (gs_kube_request_lane2(s->d.kc, j.method, j.path, j.ctype[0] ? j.ctype : NULL,
-                                       j.body, NULL, NULL, &err))
+        else if (j.kind == GS_JOB_WRITES) {
+            if (run_writes(s, j.body, true, &err))
+                GS_WARN("scheduler", "%s", err.msg);
+        } else if (gs_kube_request_lane2(s->d.kc, j.method, j.path, j.ctype[0] ? j.ctype : NULL,
+                                         j.body, NULL, NULL, &err))
             GS_WARN("scheduler", "%s", err.msg);
         json_decref(j.body);
     }
@@ -207,34 +224,58 @@ static void bind_failed(struct gs_binder *s, const struct gs_job *j)
     gs__store_give_back(s->d.store, j->pod.ns, j->pod.name, j->pod.uid);
 }
 
-/* The pod's ResourceClaims: allocated and reserved for it before it is bound. Returns 0, or
- * non-zero with the claims' assumed allocations forgotten. Takes j->body. */
+/* A sequence of writes (sched/binder.h), in order, on the first lane or (lane2) the second.
+ * Returns 0, or non-zero with err saying which failed. */
+static int run_writes(struct gs_binder *s, const json_t *writes, bool lane2, struct gs_error *err)
+{
+    size_t wi;
+    json_t *w;
+    char rv[64] = "";
+    json_array_foreach(writes, wi, w)
+    {
+        const char *method = json_string_value(json_object_get(w, "method"));
+        const char *ctype = json_string_value(json_object_get(w, "ctype"));
+        bool post = method && strcmp(method, "POST") == 0;
+        json_t *body = json_object_get(w, "body");
+        json_t *md = json_object_get(body, "metadata");
+        if (json_is_true(json_object_get(w, "chain")) && rv[0] && json_is_object(md))
+            json_object_set_new(md, "resourceVersion", json_string(rv));
+        /* the answer parsed only when the next write takes its resourceVersion */
+        bool keep = json_is_true(json_object_get(json_array_get(writes, wi + 1), "chain"));
+        json_t *resp = NULL;
+        long status = 0;
+        int rc = (lane2 ? gs_kube_request_lane2 : gs_kube_request)(
+            s->d.kc, method ? method : "PATCH", json_string_value(json_object_get(w, "path")),
+            ctype  ? ctype
+            : post ? NULL
+                   : "application/merge-patch+json",
+            body, keep ? &resp : NULL, &status, err);
+        const char *got = json_string_value(
+            json_object_get(json_object_get(resp, "metadata"), "resourceVersion"));
+        snprintf(rv, sizeof(rv), "%s", rc == 0 && got ? got : "");
+        json_decref(resp);
+        if (rc && post && status == 409) {
+            gs_error_init(err);
+            rc = 0;
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The pod's ResourceClaims: protected, allocated and reserved for it before it is bound.
+ * Returns 0, or non-zero with the claims' assumed allocations forgotten. Takes j->body. */
 static int write_claims(struct gs_binder *s, struct gs_job *j)
 {
     struct gs_error err;
     gs_error_init(&err);
-    long status = 0;
-    size_t wi;
-    json_t *w;
-    int rc = 0;
-    json_array_foreach(j->body, wi, w)
-    {
-        /* a merge patch, or {method: POST}: a claim to create (one an earlier try made is
-         * there already: 409) */
-        const char *method = json_string_value(json_object_get(w, "method"));
-        rc = gs_kube_request(s->d.kc, method ? method : "PATCH",
-                             json_string_value(json_object_get(w, "path")),
-                             method ? NULL : "application/merge-patch+json",
-                             json_object_get(w, "body"), NULL, &status, &err);
-        if (rc && method && status == 409)
-            rc = 0;
-        if (rc) {
-            gs_error_prefix(&err, "writing its ResourceClaims");
-            break;
-        }
-    }
+    int rc = run_writes(s, j->body, false, &err);
     if (rc) {
+        gs_error_prefix(&err, "writing its ResourceClaims");
         GS_WARN("scheduler", "bind %s/%s: %s", j->pod.ns, j->pod.name, err.msg);
+        size_t wi;
+        json_t *w;
         json_array_foreach(j->body, wi, w)
         {
             const char *uid = json_string_value(

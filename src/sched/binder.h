@@ -54,7 +54,14 @@ struct gs_metrics;
 struct gs_store;
 struct gs_volassume;
 
-enum gs_job_kind { GS_JOB_BIND = 0, GS_JOB_WRITE, GS_JOB_EVENT_SERIES };
+enum gs_job_kind { GS_JOB_BIND = 0, GS_JOB_WRITE, GS_JOB_EVENT_SERIES, GS_JOB_WRITES };
+
+/* A sequence of writes (GS_JOB_BIND's claim writes, GS_JOB_WRITES): a JSON array of
+ * {path, body, method?, ctype?, chain?} done in order, stopping at the first that fails.
+ * method: PATCH (the default; ctype defaults to a merge patch) or POST (a 409, the object
+ * there already, counts as done); chain: true puts the resourceVersion the previous write's
+ * answer gave into this body's metadata (the precondition it would have had, after the write
+ * before it moved the object on). */
 
 struct gs_job {
     enum gs_job_kind kind;
@@ -62,7 +69,8 @@ struct gs_job {
     char path[640];
     char ctype[64];
     json_t *body; /* GS_JOB_WRITE: the request's; GS_JOB_BIND: claim writes or NULL;
-                   * GS_JOB_EVENT_SERIES: the Event with its series (path: its collection) */
+                   * GS_JOB_EVENT_SERIES: the Event with its series (path: its collection);
+                   * GS_JOB_WRITES: the sequence */
     json_t *vol;  /* GS_JOB_BIND: the volume work (sched/volbind.h) or NULL */
     /* GS_JOB_BIND: the pod, by what a Binding and an Event name (the whole gs_kube_pod is
      * 14 KB: queued by value, 10,000 binds held that much each and the Events queued behind
@@ -103,6 +111,8 @@ bool gs__binder_bind(struct gs_binder *b, const struct gs_job *j);
 /* Queue a write for the background lane (Events, status patches); takes body. */
 void gs__binder_write_later(struct gs_binder *b, const char *method, const char *path,
                             const char *ctype, json_t *body);
+/* Queue a sequence of writes (GS_JOB_WRITES) for the background lane; takes writes. */
+void gs__binder_writes_later(struct gs_binder *b, json_t *writes);
 /* Queue an events.k8s.io/v1 Event regarding pod p, reported by the scheduler's identity: a new
  * Event, or a repeat of one written lately (same pod, type, reason, action and note) as its
  * series (sched/events.h). */

@@ -459,7 +459,20 @@ int gs_claims_release_stale(struct gs_claims_cycle *cy, struct gs_claims *c,
         snprintf(path, sizeof(path),
                  "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s/status", cl->ns,
                  cl->name);
-        json_t *w = body ? json_pack("{s:s, s:o}", "path", path, "body", body) : NULL;
+        /* deallocated: its finalizer goes too, as the resourceclaim controller drops it */
+        json_t *w = body ? json_pack("[{s:s, s:o}]", "path", path, "body", body) : NULL;
+        if (w && nkept == 0 && cl->protect) {
+            snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s",
+                     cl->ns, cl->name);
+            json_t *f = gs_draobj_finalizer_patch(cl, false);
+            if (!f ||
+                json_array_append_new(w, json_pack("{s:s, s:s, s:o, s:b}", "path", path, "ctype",
+                                                   "application/strategic-merge-patch+json", "body",
+                                                   f, "chain", true))) {
+                json_decref(w);
+                w = NULL;
+            }
+        }
         if (!w || json_array_append_new(writes, w)) {
             pthread_mutex_unlock(&c->mu);
             free(seen);
@@ -528,14 +541,26 @@ json_t *gs_claims_pod_writes(struct gs_claims_cycle *cy, struct gs_claims *c, in
             reserved |= strcmp(cl->reserved[r].uid, pod_uid) == 0;
         if (!p->prepared[k] && reserved)
             continue;
+        char path[600];
+        /* the finalizer first, in a write of the claim itself, as kube-scheduler adds it (the
+         * created claim has it): the allocation's precondition is then the version that write
+         * gave */
+        bool chain = p->prepared[k] && !cl->protect && p->claim[k] >= 0;
+        if (chain) {
+            snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s",
+                     cl->ns, cl->name);
+            json_array_append_new(out, json_pack("{s:s, s:s, s:o*}", "path", path, "ctype",
+                                                 "application/strategic-merge-patch+json", "body",
+                                                 gs_draobj_finalizer_patch(cl, true)));
+        }
         json_t *body = gs_draobj_status_patch(cl, p->prepared[k] ? &p->prep[k].c : NULL,
                                               p->prepared[k] ? &p->res[k] : NULL, &cy->d.w.w, node,
                                               pod_name, pod_uid);
-        char path[600];
         snprintf(path, sizeof(path),
                  "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s/status", cl->ns,
                  cl->name);
-        json_array_append_new(out, json_pack("{s:s, s:o*}", "path", path, "body", body));
+        json_array_append_new(
+            out, json_pack("{s:s, s:o*, s:b}", "path", path, "body", body, "chain", chain));
         /* the claim as the API will show it: assumed until the watch does (assume copies the
          * lists) */
         struct gs_draobj_claim a = *cl;
@@ -555,6 +580,7 @@ json_t *gs_claims_pod_writes(struct gs_claims_cycle *cy, struct gs_claims *c, in
         a.reserved = rsv;
         if (p->prepared[k]) {
             a.allocated = true;
+            a.protect = true;
             snprintf(a.node, sizeof(a.node), "%s", node);
             a.nresults = 0;
             for (int r = 0; r < p->res[k].n && a.nresults < GS_DRAOBJ_MAX_RESULTS; r++) {

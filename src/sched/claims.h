@@ -102,8 +102,9 @@ static inline void gs_claims_pod_why(const struct gs_claims_cycle *cy, int i, ch
 {
     gs_dracycle_pod_why(&cy->d, i, out, n);
 }
-/* The writes that allocate and reserve pod i's claims on node (placed there): a JSON array of
- * {path, body} merge patches of resourceclaims/<name>/status, in claim order; for the claim of
+/* The writes that allocate and reserve pod i's claims on node (placed there): a sequence
+ * (sched/binder.h) of merge patches of resourceclaims/<name>/status, in claim order, each one
+ * that allocates a claim without GS_DRAOBJ_FINALIZER after a write adding it; for the claim of
  * its extended resources (formats/draext.h) the claim is first created ({method: POST, path,
  * body}) and the pod's status.extendedResourceClaimStatus patched last (NULL without memory).
  * Each allocated claim is assumed in c (the one created by name, until the watch shows it). */
@@ -117,10 +118,12 @@ json_t *gs_claims_pod_writes(struct gs_claims_cycle *cy, struct gs_claims *c, in
  * unknown for GS_CLAIMS_STALE_S (c remembers since when); it is called before c's lock is
  * taken, once per entry of an allocated claim. A claim with more entries than
  * GS_DRAOBJ_MAX_RESERVED, or none, is left alone. Each released claim's devices are free in
- * the cycle's state and its view shows the new status at once; its write is appended to
- * writes (a JSON array of {path, body}: a merge patch of resourceclaims/<name>/status with
- * the uid and resourceVersion as preconditions, reservedFor the entries kept, allocation null
- * when none is) and assumed in c. Returns the claims released, or GS_ENOMEM. */
+ * the cycle's state and its view shows the new status at once; its writes are appended to
+ * writes as one sequence (sched/binder.h: a JSON array of writes): a merge patch of
+ * resourceclaims/<name>/status with the uid and resourceVersion as preconditions, reservedFor
+ * the entries kept, allocation null when none is, then, when none is and the claim has
+ * GS_DRAOBJ_FINALIZER, that finalizer removed; the claim is assumed in c. Returns the claims
+ * released, or GS_ENOMEM. */
 #define GS_CLAIMS_STALE_S 2.0
 int gs_claims_release_stale(struct gs_claims_cycle *cy, struct gs_claims *c,
                             int (*gone)(void *ctx, const char *ns,

@@ -60,7 +60,7 @@ struct gs__cycle {
     struct gs_policy_objs po;
     struct gs_tenancy ty;
     json_t *report;       /* the verdicts of this cycle, in order */
-    json_t *stale_writes; /* claim releases to write ({path, body}), or NULL */
+    json_t *stale_writes; /* claim releases to write (sequences: sched/binder.h), or NULL */
     double now_wall, t0;  /* wall clock at the start; monotonic, for latencies */
     int8_t *leaving;      /* per node: a pod there is terminating (NULL: none known) */
     /* Kubernetes placement constraints: the placed pods (borrowed from the snapshot) and one

@@ -895,11 +895,7 @@ int gs__cycleout_apply(struct gs__cycleout *s, struct gs__cycle *cy, const struc
     size_t wi;
     json_t *w;
     json_array_foreach(cy->stale_writes, wi, w)
-    {
-        gs__binder_write_later(s->d.binder, "PATCH", json_string_value(json_object_get(w, "path")),
-                               "application/merge-patch+json",
-                               json_incref(json_object_get(w, "body")));
-    }
+        gs__binder_writes_later(s->d.binder, json_incref(w));
     s->npgo = 0;
     int ngroups = gs_policy_group_count(&cy->po);
     if (!s->d.dry && (s->pgo = calloc((size_t)ngroups + 1, sizeof(*s->pgo))))

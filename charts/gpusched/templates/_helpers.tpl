@@ -121,6 +121,12 @@ affinity:
   # binding: the permission the API server asks to set status.allocation and reservedFor
   resources: [resourceclaims/status, resourceclaims/binding]
   verbs: [patch, update]
+- apiGroups: [resource.k8s.io]
+  # create: the claim of a pod's extended resources a DeviceClass backs; patch: the
+  # finalizer resource.kubernetes.io/delete-protection, added before an allocation is
+  # written and dropped after a release
+  resources: [resourceclaims]
+  verbs: [create, patch]
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
   verbs: [get, list, watch]
