@@ -728,7 +728,8 @@ static int32_t small_gpus(const struct gs_request *req)
 }
 
 /* The growth of level l's domain d's fragmentation for the gang shapes of level l when the
- * pod takes g of its free GPUs (x1000, by the shapes' frequency). */
+ * pod takes g of its free GPUs (x1000, by the shapes' frequency). A waiting gang's shape
+ * counts the domains big enough for it: one it cannot have now is the one it waits for. */
 static int64_t frag_growth(const struct gs_topo *t, int32_t d, int l, int32_t g)
 {
     double f = 0;
@@ -737,7 +738,7 @@ static int64_t frag_growth(const struct gs_topo *t, int32_t d, int l, int32_t g)
         const struct gs_topo_shape *sh = &t->shapes[s];
         if (sh->level != l)
             continue;
-        if (fr >= sh->gpus && fr - g < sh->gpus)
+        if ((sh->waiting ? t->dgpus[d] : fr) >= sh->gpus && fr - g < sh->gpus)
             f += sh->freq * (fr - g);
     }
     return (int64_t)(f * 1000);

@@ -35,10 +35,10 @@
  *
  * Small work: gs_topo_small_domain steers a pod that asks no topology to the domains, level
  * by level, whose fragmentation for the gang shapes (gs_topo_shape) grows least when it
- * takes a GPU there: a domain that can still hold a shape's gang, broken by the pod so that it
- * no longer can, counts all its free GPUs as fragments for that shape (FGD one level up,
- * core/frag.c); ties to the domain with the least free GPUs, so small pods go to domains
- * already in use.
+ * takes a GPU there: a domain that can still hold a shape's gang (for a waiting gang's shape:
+ * that its GPUs in all hold it), broken by the pod so that it no longer can, counts all its
+ * free GPUs as fragments for that shape (FGD one level up, core/frag.c); ties to the domain
+ * with the least free GPUs, so small pods go to domains already in use.
  *
  * gs_topo_build computes the domains once per cycle (label values interned per level); the
  * struct owns its arrays (gs_topo_init / gs_topo_release) and reads the cluster's labels only
@@ -88,10 +88,14 @@ struct gs_topo_ask {
 enum gs_topo_algo { GS_TOPO_GPUSCHED = 0, GS_TOPO_KUEUE };
 
 /* A gang shape small work should not break up: gpus GPUs inside one domain of level, weighed
- * by freq (e.g. the gangs' share of arrivals). */
+ * by freq (e.g. the gangs' share of arrivals). A shape of a gang that waits now (waiting:
+ * the daemon's pending gangs) needs every domain whose GPUs in all hold it, not only those
+ * with the room free now: the one it waits for frees up as the pods in it end, and small work
+ * put there delays it further. */
 struct gs_topo_shape {
     int32_t gpus;
     int8_t level;
+    bool waiting;
     double freq;
 };
 

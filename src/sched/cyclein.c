@@ -579,8 +579,10 @@ static int prepare_pods(struct gs__cycle *cy)
 
 /* Small work's steering (core/cycle.h: in->topo with shapes): the shapes of this cycle's gangs
  * that ask a level (their pending members' whole GPUs, weighted by them), on the domains of the
- * first such gang; pods outside those gangs then keep out of the domains the gangs need. NULL:
- * no gang asks a level (every decision as without topology). */
+ * first such gang; pods outside those gangs then keep out of the domains the gangs need. They
+ * are waiting shapes (core/topo.h): a gang that no domain holds yet waits for one whose pods
+ * end, so every domain big enough is kept, not only those with the room free now.
+ * NULL: no gang asks a level (every decision as without topology). */
 static struct gs_topo *steering(struct gs__cycle *cy)
 {
     struct gs_topo *t = NULL;
@@ -603,8 +605,10 @@ static struct gs_topo *steering(struct gs__cycle *cy)
     t->nshapes = 0;
     for (int g = 0; g < ng && tot > 0 && t->nshapes < GS_TOPO_SHAPES_MAX; g++)
         if (cy->gangs[g].topo.mode != GS_TOPO_ANY && cy->gangs[g].domains == t && gpus[g] > 0)
-            t->shapes[t->nshapes++] = (struct gs_topo_shape){
-                .gpus = gpus[g], .level = cy->gangs[g].topo.level, .freq = gpus[g] / tot};
+            t->shapes[t->nshapes++] = (struct gs_topo_shape){.gpus = gpus[g],
+                                                             .level = cy->gangs[g].topo.level,
+                                                             .waiting = true,
+                                                             .freq = gpus[g] / tot};
     free(gpus);
     return t->nshapes > 0 ? t : NULL;
 }

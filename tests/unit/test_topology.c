@@ -351,6 +351,34 @@ Test(topology, small_work_goes_to_a_domain_in_use)
     world_release(&w);
 }
 
+Test(topology, small_work_keeps_off_the_block_a_waiting_gang_needs)
+{
+    /* b0 of 4 nodes (node 5 moved there from b1), b1 of 2: only b0 holds 4 x 8 GPUs, and a
+     * GPU in use on node 0 keeps the gang waiting for it */
+    struct world w;
+    world_init(&w, 2, 1, 3, GS_TOPO_GPUSCHED);
+    cr_assert_eq(gs_node_set_label(&w.c.nodes[5], BLOCK, "b0"), 0);
+    cr_assert_eq(gs_topo_build(&w.t, &w.lv, GS_TOPO_GPUSCHED, &w.c), 0);
+    occupy(&w, 0, 1);
+    w.t.nshapes = 1;
+    w.t.shapes[0] = (struct gs_topo_shape){.gpus = 32, .level = 0, .freq = 1};
+    struct gs_request r = gpu_req(1);
+    int32_t in_use = gs_topo_node_domain(&w.t, 0, 1), other = gs_topo_node_domain(&w.t, 3, 1);
+    /* as a share of arrivals: no block holds 32 free GPUs, so none is broken; the one in use */
+    int32_t d = gs_topo_small_domain(&w.t, &w.c, &r);
+    cr_assert_eq(d, in_use, "an arrival shape: the block in use (%d), got %d", in_use, d);
+    /* a waiting gang: b0 is the block it waits for */
+    w.t.shapes[0].waiting = true;
+    d = gs_topo_small_domain(&w.t, &w.c, &r);
+    cr_assert_eq(d, other, "a waiting gang's block is kept: b1 (%d), got %d", other, d);
+    /* b1 full: b0 is the only room left */
+    occupy(&w, 3, 8);
+    occupy(&w, 4, 8);
+    d = gs_topo_small_domain(&w.t, &w.c, &r);
+    cr_assert_eq(d, in_use, "no other room: b0 (%d), got %d", in_use, d);
+    world_release(&w);
+}
+
 /* n pending members of gang g, 1 GPU each */
 static void gang_pods(struct gs_cyc_pod *p, int from, int n, int g)
 {
