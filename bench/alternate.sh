@@ -25,3 +25,9 @@ alternate_ks() {
     run kube-scheduler default-scheduler "$E2E_BIN/kube-scheduler" --config "$E2E_DIR/ks.yaml" \
         --secure-port 0
 }
+# cpu PID: the CPU seconds (user and system) the process has used so far
+cpu() {
+    python3 -c 'import os, sys
+f = open("/proc/%s/stat" % sys.argv[1]).read().rsplit(")", 1)[1].split()
+print("%.1f" % ((int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")))' "$1" 2>/dev/null || echo 0
+}

@@ -86,12 +86,15 @@ for i in range(n):
 json.dump({"apiVersion": "v1", "kind": "List", "items": items}, sys.stdout)
 P
     create "$E2E_DIR/$label-objs.json" || exit 1
-    local t0 t1
+    local t0 t1 api0 api1 cpus
+    api0=$(cpu "$(cat "$E2E_DIR/apiserver.pid")")
     t0=$(now)
     "$@" > "$E2E_DIR/$label.log" 2>&1 &
     local pid=$!
     E2E_SCHEDULER="$sched" "$DRIVER" wait-bound "$PODS" 900 >&2 || { tail -5 "$E2E_DIR/$label.log" >&2; exit 1; }
     t1=$(now)
+    cpus=$(cpu "$pid")
+    api1=$(cpu "$(cat "$E2E_DIR/apiserver.pid")")
     kill "$pid"; wait "$pid" 2>/dev/null
     # every claim allocated once, on its pod's node, no device twice
     "$K" get resourceclaims -n dra -o json > "$E2E_DIR/$label-claims.json"
@@ -112,7 +115,7 @@ for c in claims:
 print("  %d claims allocated, %d devices, %d wrong" % (len(claims) - bad, len(seen), bad))
 sys.exit(0 if bad == 0 and len(claims) == int(sys.argv[3]) else 1)
 P
-    python3 -c "import sys; print('{\"bench\":\"e2e_dra\",\"scheduler\":\"%s\",\"round\":%d,\"nodes\":%d,\"devices\":%d,\"pods\":%d,\"qps\":%d,\"burst\":%d,\"seconds\":%.2f,\"pods_per_s\":%.1f}' % ('$name', $round, $NODES, 8 * $NODES, $PODS, $QPS, $BURST, $t1 - $t0, $PODS / ($t1 - $t0)))" | tee "$E2E_DIR/$label.rate"
+    python3 -c "import sys; print('{\"bench\":\"e2e_dra\",\"scheduler\":\"%s\",\"round\":%d,\"nodes\":%d,\"devices\":%d,\"pods\":%d,\"qps\":%d,\"burst\":%d,\"seconds\":%.2f,\"pods_per_s\":%.1f,\"cpu_s\":%s,\"apiserver_cpu_s\":%.1f}' % ('$name', $round, $NODES, 8 * $NODES, $PODS, $QPS, $BURST, $t1 - $t0, $PODS / ($t1 - $t0), '$cpus', $api1 - $api0))" | tee "$E2E_DIR/$label.rate"
     # a fresh set for the next: the pods and their claims go (finalizers dropped: no
     # resourceclaim controller runs here to drop them)
     "$K" delete pods --all -n dra --grace-period=0 --force --wait=false > /dev/null 2>&1

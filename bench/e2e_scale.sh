@@ -216,12 +216,7 @@ P
 }
 
 hwm() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
-# cpu PID: the CPU seconds (user and system) the process has used so far
-cpu() {
-    python3 -c 'import os, sys
-f = open("/proc/%s/stat" % sys.argv[1]).read().rsplit(")", 1)[1].split()
-print("%.1f" % ((int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")))' "$1" 2>/dev/null || echo 0
-}
+# cpu PID: bench/alternate.sh
 
 run() { # NAME SCHEDULER-NAME COMMAND...
     local name="$1" sched="$2"; shift 2

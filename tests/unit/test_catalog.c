@@ -118,8 +118,8 @@ Test(catalog, unknown_variants_are_not_the_nearest_model)
         "",
         "NVIDIA-",
         "-MIG-1g.10gb",
-        "NVIDIA-A100-SXM4-80GB-EXTRA-LONG-SUFFIX-THAT-IS-NOT-A-GFD-DECORATION-AT-"
-        "ALL-AND-RUNS-PAST-ANY-LABEL-VALUE-KUBERNETES-ACCEPTS-0123456789"};
+        ("NVIDIA-A100-SXM4-80GB-EXTRA-LONG-SUFFIX-THAT-IS-NOT-A-GFD-DECORATION-AT-"
+         "ALL-AND-RUNS-PAST-ANY-LABEL-VALUE-KUBERNETES-ACCEPTS-0123456789")};
     for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++)
         cr_assert_lt(gs_catalog_find(unknown[i]), 0, "'%s' resolved to %s", unknown[i],
                      gs_catalog_get(gs_catalog_find(unknown[i]))->name);
