@@ -712,6 +712,31 @@ static void quota_why(struct gs__cycle *cy, int k, const struct gs_kube_pod *p, 
     gs_tenants_admit(gs_tenancy_tenants(&cy->ty), queue, p->ns, &dv, why, n);
 }
 
+/* A pod of an NVIDIA ComputeDomain (sched/topology.h): the nodes its domain's clique ruled out,
+ * appended to msg; the category "topology" when they are every node the engine saw refused. */
+static void cd_words(struct gs__cycle *cy, int i, const struct gs_reasons *r, char *msg, size_t n,
+                     const char **cat)
+{
+    char dom[300];
+    if (!gs__topology_pod_domain(cy->topo, i, dom, sizeof(dom)))
+        return;
+    int none = 0, other = 0;
+    for (int node = 0; node < cy->c->nnodes; node++) {
+        int v = gs__topology_pod_node(cy->topo, i, node);
+        none += v == GS_CD_NODE_NO_CLIQUE;
+        other += v == GS_CD_NODE_OTHER_CLIQUE;
+    }
+    if (none + other == 0)
+        return;
+    size_t l = strlen(msg);
+    snprintf(msg + l, n - l,
+             "; computedomain: %s: %d node(s) have no label nvidia.com/gpu.clique, %d are in "
+             "another clique",
+             dom, none, other);
+    if (none + other >= r->nodes)
+        *cat = "topology";
+}
+
 /* A pod (not in a gang) that fits nowhere: the engine's reasons with the constraints' and the
  * volumes', and the category that says best why. */
 static void wait_nowhere(struct gs__cycle *cy, const struct gs_cyc_decision *d, int queue,
@@ -762,6 +787,7 @@ static void wait_nowhere(struct gs__cycle *cy, const struct gs_cyc_decision *d, 
         snprintf(msg, sizeof(msg), "dra: no node can allocate its claims: %s", dw);
         cat = "dra";
     }
+    cd_words(cy, cy->idx[d->pod], &d->r, msg, sizeof(msg), &cat);
     unschedulable(cy, p, queue, cat, msg, cy->t0);
 }
 
