@@ -219,10 +219,10 @@ static int claims_domain(struct gs_claims_cycle *dra, const struct gs_kube_pod *
 {
     *id = NULL;
     for (int k = 0; dra && k < p->ndra; k++) {
-        int ci = p->dra[k][0] ? gs_claims_find(dra, p->ns, p->dra[k]) : -1;
-        if (ci < 0)
+        const struct gs_draobj_claim *cl =
+            p->dra[k][0] ? gs_claims_cycle_claim(dra, p->ns, p->dra[k]) : NULL;
+        if (!cl)
             continue;
-        const struct gs_draobj_claim *cl = &dra->d.claims[ci];
         if (cl->cd_why[0]) {
             snprintf(why, n, "computedomain: pod %s: %s", p->name, cl->cd_why);
             return -1;
