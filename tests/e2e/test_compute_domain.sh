@@ -267,6 +267,8 @@ show "1. waiting: $(say train-0 | cut -c1-230)"
 tn_wait 60 bound train 4 || tn_fail "the domain's gang was not bound once a clique had room ($(say train-0))"
 [ "$(cliques train)" = "$UUID.2" ] || tn_fail "the domain's gang is not within clique .2: $(cliques train | tr '\n' ' ')"
 tn_wait 20 check_claims train 1 > /dev/null || tn_fail "the domain's claims: $(check_claims train 1)"
+grep -q "gang ml/train: 4 pods placed together" "$E2E_DIR/scheduler.log" ||
+    tn_fail "the domain's gang was not placed in one cycle"
 show "1. bound: $(app_nodes train | tr '\n' ' ')- all in clique $(cliques train); each pod: channel-0 and 4 GPUs of its node"
 
 # 3. a later pod of the domain: to the clique's one free node; none to a node without a clique
