@@ -172,18 +172,23 @@ static struct gs_preempt_ctx preempt_ctx(const struct cyc *cy)
                                    .min_runtime_s = in->o.min_runtime_s};
 }
 
-/* The nodes mask marked: each with the stamp it had and the one mask gave it. */
+/* The nodes mask marked: each with the stamp it had and the one mask gave it, and the pod
+ * slots it had when mask capped them (-1: marked unschedulable). */
 struct masked {
     int n;
     struct {
         int32_t node;
         uint32_t was, now;
+        int32_t cap;
     } v[];
 };
 
 /* Nodes the pod may not take apart from devices are marked unschedulable (for preemption
- * and gangs, which know no constraints) until unmask. */
-static struct masked *mask(struct cyc *cy, int pod)
+ * and gangs, which know no constraints) until unmask. For a gang of n members (n > 0) whose
+ * first member's driver devices (h.copies: DRA claims) a node holds fewer than n times, the
+ * node's pod slots are capped to that many more, so that the engine and the topology count
+ * no more members there than their claims can have. */
+static struct masked *mask(struct cyc *cy, int pod, int n)
 {
     const struct gs_cycle_in *in = cy->in;
     if (!in->h.allows)
@@ -193,13 +198,24 @@ static struct masked *mask(struct cyc *cy, int pod)
     if (m)
         m->n = 0;
     for (int i = 0; m && i < c->nnodes; i++) {
-        if (c->nodes[i].unschedulable || in->h.allows(in->h.ctx, pod, i))
+        struct gs_node *nd = &c->nodes[i];
+        if (nd->unschedulable)
             continue;
+        int32_t k = -1;
+        if (in->h.allows(in->h.ctx, pod, i)) {
+            if (n <= 0 || !in->h.copies || (k = in->h.copies(in->h.ctx, pod, i, n)) >= n ||
+                nd->pods_cap - nd->pods_used <= k)
+                continue;
+        }
         m->v[m->n].node = i;
-        m->v[m->n].was = c->nodes[i].version;
-        c->nodes[i].unschedulable = true;
-        gs_node_touch(&c->nodes[i]);
-        m->v[m->n++].now = c->nodes[i].version;
+        m->v[m->n].was = nd->version;
+        m->v[m->n].cap = k >= 0 ? nd->pods_cap : -1;
+        if (k >= 0)
+            nd->pods_cap = nd->pods_used + k;
+        else
+            nd->unschedulable = true;
+        gs_node_touch(nd);
+        m->v[m->n++].now = nd->version;
     }
     return m;
 }
@@ -213,7 +229,10 @@ static void unmask(struct cyc *cy, struct masked *m)
     struct gs_cluster *c = cy->in->c;
     for (int k = 0; m && k < m->n; k++) {
         struct gs_node *n = &c->nodes[m->v[k].node];
-        n->unschedulable = false;
+        if (m->v[k].cap >= 0)
+            n->pods_cap = m->v[k].cap;
+        else
+            n->unschedulable = false;
         if (n->version == m->v[k].now)
             n->version = m->v[k].was;
         else
@@ -390,7 +409,7 @@ static int try_preempt(struct cyc *cy, int pod, bool owed, int *cand)
 {
     const struct gs_cycle_in *in = cy->in;
     const struct gs_cyc_pod *p = &in->pods[pod];
-    struct masked *m = mask(cy, pod);
+    struct masked *m = mask(cy, pod, 0);
     struct gs_preempt_ctx ctx = preempt_ctx(cy);
     struct gs_preempt_extra extra = {extra_give, extra_fits, cy};
     if (in->h.give && in->h.fits) {
@@ -615,7 +634,7 @@ static int schedule_gang(struct cyc *cy, int g)
     struct gs_reasons r;
     memset(&r, 0, sizeof(r));
     int failed = 0;
-    struct masked *m = mask(cy, members[0]);
+    struct masked *m = mask(cy, members[0], nm);
     const struct gs_topo_ask *ask = &in->gangs[g].topo;
     struct gs_topo *tp = in->gangs[g].domains ? in->gangs[g].domains : in->topo;
     bool topo = tp && ask->mode != GS_TOPO_ANY;

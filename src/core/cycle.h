@@ -118,6 +118,11 @@ struct gs_cyc_hooks {
     void (*give)(void *ctx, int run, bool gone);
     bool (*fits)(void *ctx, int pod, int node);
     void *ctx;
+    /* for gangs (NULL: none): how many times, up to max, pod's driver devices (its DRA
+     * claims, as its gang's members from one template have them) can be had on node as
+     * things stand; a gang puts no more members on a node than its first member's count
+     * there, so that members whose devices the engine does not count still spread */
+    int (*copies)(void *ctx, int pod, int node, int max);
 };
 
 struct gs_cyc_opts {

@@ -482,6 +482,38 @@ bool gs_dracycle_pod_fits(struct gs_dracycle *cy, int i, int32_t node)
     return allocate(cy, p, i, node, false);
 }
 
+int gs_dracycle_pod_copies(struct gs_dracycle *cy, int i, int32_t node, int max)
+{
+    struct gs_dracycle_pod *p = i >= 0 && i < cy->npods ? cy->pods[i] : NULL;
+    if (!p || max <= 0)
+        return max > 0 ? max : 0;
+    if (p->placed || p->node >= 0 || p->x_slot >= 0)
+        return gs_dracycle_pod_fits(cy, i, node) ? max : 0; /* (no second copy to count) */
+    size_t n = (size_t)p->n;
+    struct gs_dra_result *held = calloc(n * (size_t)max + 1, sizeof(*held));
+    if (!held)
+        return gs_dracycle_pod_fits(cy, i, node) ? 1 : 0;
+    int got = 0;
+    for (bool ok = true; ok && got < max;) {
+        size_t k = 0;
+        for (; k < n; k++)
+            if (p->prepared[k] && gs_dra_allocate(&cy->st, &p->prep[k].c, node, cy->nclaims + i,
+                                                  &held[(size_t)got * n + k]))
+                break;
+        ok = k == n;
+        got += ok;
+        for (size_t j = 0; !ok && j < k; j++)
+            for (int r = 0; p->prepared[j] && r < held[(size_t)got * n + j].n; r++)
+                gs_dra_give(&cy->st, held[(size_t)got * n + j].dev[r]);
+    }
+    for (int c = 0; c < got; c++)
+        for (size_t j = 0; j < n; j++)
+            for (int r = 0; p->prepared[j] && r < held[(size_t)c * n + j].n; r++)
+                gs_dra_give(&cy->st, held[(size_t)c * n + j].dev[r]);
+    free(held);
+    return got;
+}
+
 int gs_dracycle_pod_place(struct gs_dracycle *cy, int i, int32_t node)
 {
     struct gs_dracycle_pod *p = i >= 0 && i < cy->npods ? cy->pods[i] : NULL;

@@ -108,6 +108,11 @@ int gs_dracycle_pod_borrow(struct gs_dracycle *cy, int i, int claim,
                            const struct gs_draobj_prep *prep);
 /* Whether pod i's claims can be allocated on node now (true for a pod without claims). */
 bool gs_dracycle_pod_fits(struct gs_dracycle *cy, int i, int32_t node);
+/* How many times, up to max, pod i's claims could be allocated on node now, side by side (a
+ * gang's members from one template each have such claims): nothing is kept. A pod whose
+ * claims are allocated already, or that has extended resources by DRA: max when they fit, else
+ * 0. */
+int gs_dracycle_pod_copies(struct gs_dracycle *cy, int i, int32_t node, int max);
 /* Allocate pod i's claims on node (the cycle placed it there). Returns 0 or GS_ENOFIT. */
 int gs_dracycle_pod_place(struct gs_dracycle *cy, int i, int32_t node);
 /* Why no node could take pod i's claims: per claim and request, the matching devices in the

@@ -528,8 +528,14 @@ int gs_draobj_claim_read(const json_t *o, struct gs_draobj_claim *c, struct gs_e
                       "metadata.ownerReferences.uid", false, err)))
             return rc;
     }
-    if ((rc = read_claim_spec(json_object_get(json_object_get(o, "spec"), "devices"), c, who, err)))
+    const json_t *devices = json_object_get(json_object_get(o, "spec"), "devices");
+    if ((rc = read_claim_spec(devices, c, who, err)))
         goto out;
+    struct gs_error cerr;
+    gs_error_init(&cerr);
+    if (gs_cdomain_read(json_object_get(devices, "config"), c->cd_domain, sizeof(c->cd_domain),
+                        &cerr) < 0)
+        snprintf(c->cd_why, sizeof(c->cd_why), "%s: %s", who, cerr.msg);
     const json_t *st = json_object_get(o, "status");
     const json_t *alloc = json_object_get(st, "allocation");
     if (json_is_object(alloc)) {

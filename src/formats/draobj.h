@@ -16,7 +16,8 @@
  *     {name, exactly {deviceClassName, selectors, allocationMode, count, tolerations} |
  *     firstAvailable[] {name, deviceClassName, selectors, allocationMode, count, tolerations}},
  *     spec.devices.constraints[]
- *     {requests, matchAttribute | distinctAttribute}, status.allocation {devices.results[]
+ *     {requests, matchAttribute | distinctAttribute}, spec.devices.config[] (only NVIDIA's
+ *     ComputeDomain channel config: formats/cdomain.h), status.allocation {devices.results[]
  *     {request, driver, pool, device}, nodeSelector}, status.reservedFor[] {resource, name,
  *     uid}
  *
@@ -33,6 +34,7 @@
 
 #include "../base/hash.h"
 #include "../core/dra.h"
+#include "cdomain.h"
 #include "drataint.h"
 #include "kubeobj.h"
 
@@ -138,6 +140,11 @@ struct gs_draobj_claim {
     struct gs_draobj_req *req; /* nreq */
     int ncons;
     struct gs_dra_constraint cons[GS_DRA_MAX_CONS];
+    /* spec.devices.config: the NVIDIA ComputeDomain a channel config names (formats/cdomain.h),
+     * or ""; a config that cannot be read leaves it "" and says why in cd_why (the claim is
+     * read all the same: the scheduler holds its pods back with that reason) */
+    char cd_domain[GS_CDOMAIN_ID_MAX];
+    char cd_why[240];
     /* status */
     bool allocated;
     char node[GS_KNAME_MAX]; /* the node its allocation's nodeSelector names ("": any) */

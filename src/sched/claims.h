@@ -134,6 +134,13 @@ static inline int gs_claims_find(struct gs_claims_cycle *cy, const char *ns, con
 {
     return gs_dracycle_find(&cy->d, ns, name);
 }
+/* The cycle's claim ns/name (its view's copy, alive with the cycle), or NULL. */
+static inline const struct gs_draobj_claim *gs_claims_cycle_claim(struct gs_claims_cycle *cy,
+                                                                  const char *ns, const char *name)
+{
+    int k = gs_dracycle_find(&cy->d, ns, name);
+    return k >= 0 ? &cy->d.claims[k] : NULL;
+}
 static inline void gs_claims_bound_demand(struct gs_claims_cycle *cy, const char *ns,
                                           const char (*names)[GS_KNAME_MAX], int n,
                                           struct gs_tenants *t, struct gs_qvec *out)

@@ -25,6 +25,9 @@ struct tol_ctx {
                                    enum gs_volr; NULL: not kept) */
     int pod;                    /* the snapshot's index of p, for its DRA claims (-1: none) */
     bool *dra_refused;          /* set when a node was refused for its claims (or NULL) */
+    int spod;                   /* the snapshot's index of p */
+    int8_t *cd_refused;         /* per node: why node_has_room last refused it for its
+                                   ComputeDomain (GS_CD_NODE_*; NULL: not kept) */
 };
 
 /* A pending pod's claims (sched/volbind.h): 0 with vp resolved, or 1 with why when the pod must
@@ -72,6 +75,15 @@ static bool node_has_room(void *ctx, int node)
 {
     const struct tol_ctx *t = ctx;
     int vol = 0;
+    /* a pod of an NVIDIA ComputeDomain: only nodes of its domain's NVLink clique */
+    int cd = gs__topology_pod_node(t->cy->topo, t->spod, node);
+    if (t->cd_refused)
+        t->cd_refused[node] = (int8_t)cd;
+    if (cd != GS_CD_NODE_OK) {
+        if (t->vol_refused)
+            t->vol_refused[node] = GS_VOLR_OK;
+        return false;
+    }
     uint32_t dra_res = t->cy->dra ? gs_dracycle_pod_dra_res(&t->cy->dra->d, t->pod, t->p) : 0;
     bool ok = gs__snapshot_resources_fit(t->cy->sn, node, t->p, dra_res, NULL, 0);
     if (ok && t->vp->check && (vol = gs__cycle_volumes_fit(t->cy, t->vp, node)))
@@ -97,6 +109,7 @@ struct gs__hooks {
     struct tol_ctx tc;
     bool kprepared;
     int *vol;  /* per cycle pod x GS_VOLR_COUNT: nodes refused for its volumes, by why */
+    int *cd;   /* per cycle pod x 2: nodes refused for its ComputeDomain (no clique, another) */
     bool *dra; /* per cycle pod: a node was refused for its DRA claims */
     /* per running pod (cy->ty.run) x GS_MAX_POD_DRA: its claims' indices in the DRA view
      * (-1: none), for preemption; NULL without DRA */
@@ -109,8 +122,13 @@ static void hooks_settle(struct gs__hooks *h)
         for (int i = 0; i < h->cy->c->nnodes; i++)
             h->vol[(size_t)h->cur * GS_VOLR_COUNT + (size_t)h->tc.vol_refused[i]]++;
     }
+    for (int i = 0; h->cur >= 0 && h->tc.cd_refused && i < h->cy->c->nnodes; i++)
+        if (h->tc.cd_refused[i] != GS_CD_NODE_OK)
+            h->cd[(size_t)h->cur * 2 + (h->tc.cd_refused[i] == GS_CD_NODE_OTHER_CLIQUE)]++;
     free(h->tc.vol_refused);
+    free(h->tc.cd_refused);
     h->tc.vol_refused = NULL;
+    h->tc.cd_refused = NULL;
     h->cur = -1;
 }
 
@@ -124,9 +142,16 @@ static int hook_prepare(void *ctx, int pod, struct gs_kplace *k)
     if (gs__cycle_pod_volumes(cy, p, &h->vp, why, sizeof(why)))
         memset(&h->vp, 0, sizeof(h->vp)); /* checked before the cycle */
     h->cur = pod;
-    h->tc = (struct tol_ctx){cy,          p,
-                             &h->vp,      h->vp.check ? calloc((size_t)cy->c->nnodes + 1, 1) : NULL,
-                             h->idx[pod], &h->dra[pod]};
+    h->tc =
+        (struct tol_ctx){.cy = cy,
+                         .p = p,
+                         .vp = &h->vp,
+                         .vol_refused = h->vp.check ? calloc((size_t)cy->c->nnodes + 1, 1) : NULL,
+                         .pod = h->idx[pod],
+                         .dra_refused = &h->dra[pod],
+                         .spod = h->idx[pod]};
+    if (gs__topology_pod_domain(cy->topo, h->idx[pod], why, sizeof(why)))
+        h->tc.cd_refused = calloc((size_t)cy->c->nnodes + 1, 1);
     *k = (struct gs_kplace){.tol = gs__snapshot_tainted(cy->sn) ? tolerates_node : NULL,
                             .tol_ctx = &h->tc,
                             .fit = node_has_room,
@@ -157,6 +182,7 @@ static bool hook_allows(void *ctx, int pod, int node)
     const struct gs_kube_pod *p = h->tc.p;
     struct tol_ctx t = h->tc;
     t.vol_refused = NULL;
+    t.cd_refused = NULL;
     if (gs_dracycle_claims_apart(h->runclaim, &p->req, cy->ty.pod_gang[h->idx[pod]])) {
         t.pod = -1; /* claims apart */
         t.dra_refused = NULL;
@@ -186,6 +212,7 @@ static void hook_placed(void *ctx, int pod, int node)
         if (gs_volbind_place(cy->vb, h->idx[pod], &h->vp, node))
             GS_WARN("scheduler", "%s/%s: out of memory reserving its volumes", p->ns, p->name);
     }
+    gs__topology_pod_placed(cy->topo, h->idx[pod], node);
     if (cy->dra && gs_kube_pod_dra(p) && gs_dracycle_pod_place(&cy->dra->d, h->idx[pod], node))
         GS_WARN("scheduler", "%s/%s: its claims no longer fit node %s", p->ns, p->name,
                 cy->c->nodes[node].name);
@@ -206,6 +233,17 @@ static bool hook_fits(void *ctx, int pod, int node)
     struct gs__cycle *cy = h->cy;
     const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, h->idx[pod]);
     return !cy->dra || !gs_kube_pod_dra(p) || gs_dracycle_pod_fits(&cy->dra->d, h->idx[pod], node);
+}
+
+/* A gang member's claims, side by side on node (core/cycle.h: copies). */
+static int hook_copies(void *ctx, int pod, int node, int max)
+{
+    struct gs__hooks *h = ctx;
+    struct gs__cycle *cy = h->cy;
+    const struct gs_kube_pod *p = gs__snapshot_pod(cy->sn, h->idx[pod]);
+    return !cy->dra || !gs_kube_pod_dra(p)
+               ? max
+               : gs_dracycle_pod_copies(&cy->dra->d, h->idx[pod], node, max);
 }
 
 /* ---------- stale claims ---------- */
@@ -335,7 +373,9 @@ void gs__cycle_release(struct gs__cycle *cy)
 {
     if (cy->h) {
         free(cy->h->tc.vol_refused);
+        free(cy->h->tc.cd_refused);
         free(cy->h->vol);
+        free(cy->h->cd);
         free(cy->h->dra);
         free(cy->h->runclaim);
         free(cy->h);
@@ -374,6 +414,11 @@ int gs__cycle_run(struct gs__cycle *cy, struct gs_engine *(*engine)(void *ctx, i
 const int *gs__cycle_vol_refused(const struct gs__cycle *cy, int k)
 {
     return &cy->h->vol[(size_t)k * GS_VOLR_COUNT];
+}
+
+const int *gs__cycle_cd_refused(const struct gs__cycle *cy, int k)
+{
+    return &cy->h->cd[(size_t)k * 2];
 }
 
 bool gs__cycle_dra_refused(const struct gs__cycle *cy, int k)
@@ -482,7 +527,8 @@ static const char *pod_blocked(struct gs__cycle *cy, int i, char *msg, size_t n,
                  GS_POD_GROUP_LABEL);
         return "gang";
     }
-    const char *tcat = g >= 0 ? gs__topology_blocked(cy->topo, g, msg, n) : NULL;
+    const char *tcat = g >= 0 ? gs__topology_blocked(cy->topo, g, msg, n)
+                              : gs__topology_pod_blocked(cy->topo, i, msg, n);
     if (tcat)
         return tcat;
     if (p->k_error[0] || p->refused[0]) {
@@ -634,14 +680,15 @@ int gs__cycle_prepare(struct gs__cycle *cy)
                                 .cur = -1,
                                 .idx = cy->idx,
                                 .vol = calloc(anp * GS_VOLR_COUNT, sizeof(int)),
+                                .cd = calloc(anp * 2, sizeof(int)),
                                 .dra = calloc(anp, sizeof(bool))};
-    if (!cy->h->vol || !cy->h->dra || gs__snapshot_tenancy(sn, &cy->po, &cy->ty) ||
+    if (!cy->h->vol || !cy->h->cd || !cy->h->dra || gs__snapshot_tenancy(sn, &cy->po, &cy->ty) ||
         !(cy->vb = gs_volbind_new(&cy->po.st, sn, d->vols)) ||
         !(cy->run_ns = calloc((size_t)cy->ty.nrun + 1, sizeof(*cy->run_ns))))
         return GS_ENOMEM;
     int rc = prepare_dra(cy);
-    if (rc || (rc = gs__topology_new(&cy->po, d->topo_flag, sn, &cy->ty, cy->c, d->scheduler_name,
-                                     &cy->topo)))
+    if (rc || (rc = gs__topology_new(&cy->po, d->topo_flag, sn, &cy->ty, cy->c, cy->dra,
+                                     d->scheduler_name, &cy->topo)))
         return rc;
     prepare_constraints(cy);
     if ((rc = prepare_pods(cy)))
@@ -656,28 +703,28 @@ int gs__cycle_prepare(struct gs__cycle *cy)
         if (!gs__snapshot_node(sn, n)->inv)
             memset(cy->fixed + c->nodes[n].gpu0, 1, (size_t)c->nodes[n].ngpus);
     struct gs__hooks *h = cy->h;
-    cy->in = (struct gs_cycle_in){.c = c,
-                                  .t = &cy->ty.t,
-                                  .pods = cy->cpods,
-                                  .npods = cy->ncp,
-                                  .gangs = cy->gangs,
-                                  .ngangs = cy->po.ngroups,
-                                  .run = cy->ty.run,
-                                  .nrun = cy->ty.nrun,
-                                  .run_ns = cy->run_ns,
-                                  .pdb_allowed = cy->ty.pdb_allowed,
-                                  .npdb = cy->ty.npdb,
-                                  .busy = gs__snapshot_gpus_busy(sn),
-                                  .fixed = cy->fixed,
-                                  .changed_s = gs__snapshot_gpus_changed(sn),
-                                  .now_s = cy->now_wall,
-                                  .o = {.preempt = true,
-                                        .recarve = d->dynamic_mig,
-                                        .hold_s = d->recarve_hold_s,
-                                        .min_runtime_s = d->min_runtime_s},
-                                  .h = {hook_prepare, hook_allows, hook_placed,
-                                        h->runclaim ? hook_give : NULL,
-                                        h->runclaim ? hook_fits : NULL, h},
-                                  .topo = steering(cy)};
+    cy->in = (struct gs_cycle_in){
+        .c = c,
+        .t = &cy->ty.t,
+        .pods = cy->cpods,
+        .npods = cy->ncp,
+        .gangs = cy->gangs,
+        .ngangs = cy->po.ngroups,
+        .run = cy->ty.run,
+        .nrun = cy->ty.nrun,
+        .run_ns = cy->run_ns,
+        .pdb_allowed = cy->ty.pdb_allowed,
+        .npdb = cy->ty.npdb,
+        .busy = gs__snapshot_gpus_busy(sn),
+        .fixed = cy->fixed,
+        .changed_s = gs__snapshot_gpus_changed(sn),
+        .now_s = cy->now_wall,
+        .o = {.preempt = true,
+              .recarve = d->dynamic_mig,
+              .hold_s = d->recarve_hold_s,
+              .min_runtime_s = d->min_runtime_s},
+        .h = {hook_prepare, hook_allows, hook_placed, h->runclaim ? hook_give : NULL,
+              h->runclaim ? hook_fits : NULL, h, cy->dra ? hook_copies : NULL},
+        .topo = steering(cy)};
     return 0;
 }

@@ -107,5 +107,8 @@ int gs__cycle_volumes_fit(const struct gs__cycle *cy, const struct gs_volpod *vp
  * unused); whether a node was refused for its DRA claims. */
 const int *gs__cycle_vol_refused(const struct gs__cycle *cy, int k);
 bool gs__cycle_dra_refused(const struct gs__cycle *cy, int k);
+/* Cycle pod k's nodes refused for its NVIDIA ComputeDomain (sched/topology.h): [0] without a
+ * clique label, [1] in another clique than its domain's pods. */
+const int *gs__cycle_cd_refused(const struct gs__cycle *cy, int k);
 
 #endif

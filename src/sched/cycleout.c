@@ -377,11 +377,12 @@ static int vol_total(const int *vol, int fit)
 /* ", 3 node(s) didn't match pod anti-affinity rules" for the nodes the constraints refused
  * (gs_engine_place_k's counts; of those its fit refused, vol[r] were for the pod's volumes,
  * by enum gs_volr); returns how many. */
-static int constraint_reasons(const struct gs_reasons *r, const int *vol, char *out, size_t n)
+static int constraint_reasons(const struct gs_reasons *r, const int *vol, int ncd, char *out,
+                              size_t n)
 {
     int total = 0;
     size_t o = strlen(out);
-    int nvol = vol_total(vol, r->fit);
+    int nvol = vol_total(vol, r->fit) + ncd; /* (the ComputeDomain's: cd_words) */
     if (r->fit > nvol && o < n)
         o += (size_t)snprintf(out + o, n - o,
                               ", %d node(s) had too little memory, ephemeral-storage, hugepages "
@@ -712,6 +713,25 @@ static void quota_why(struct gs__cycle *cy, int k, const struct gs_kube_pod *p, 
     gs_tenants_admit(gs_tenancy_tenants(&cy->ty), queue, p->ns, &dv, why, n);
 }
 
+/* A pod of an NVIDIA ComputeDomain (sched/topology.h): the nodes its domain's clique ruled out
+ * (of those the engine found room on: cycle pod k's), appended to msg; the category "topology"
+ * when they and the nodes of another model, selector or taint are every node. */
+static void cd_words(struct gs__cycle *cy, int k, const struct gs_reasons *r, char *msg, size_t n,
+                     const char **cat)
+{
+    char dom[300];
+    const int *cdr = gs__cycle_cd_refused(cy, k);
+    if (!gs__topology_pod_domain(cy->topo, cy->idx[k], dom, sizeof(dom)) || cdr[0] + cdr[1] == 0)
+        return;
+    size_t l = strlen(msg);
+    snprintf(msg + l, n - l,
+             "; computedomain: %s: %d node(s) have no label nvidia.com/gpu.clique, %d are in "
+             "another clique",
+             dom, cdr[0], cdr[1]);
+    if (cdr[0] + cdr[1] + r->taint + r->count[GS_R_SELECTOR] + r->count[GS_R_MODEL] >= r->nodes)
+        *cat = "topology";
+}
+
 /* A pod (not in a gang) that fits nowhere: the engine's reasons with the constraints' and the
  * volumes', and the category that says best why. */
 static void wait_nowhere(struct gs__cycle *cy, const struct gs_cyc_decision *d, int queue,
@@ -722,7 +742,8 @@ static void wait_nowhere(struct gs__cycle *cy, const struct gs_cyc_decision *d, 
     char msg[1600], extra[400], why[400];
     snprintf(msg, sizeof(msg), "%s", reasons);
     const int *vols = gs__cycle_vol_refused(cy, d->pod);
-    int kmasked = constraint_reasons(&d->r, vols, msg, sizeof(msg));
+    const int *cdr = gs__cycle_cd_refused(cy, d->pod);
+    int kmasked = constraint_reasons(&d->r, vols, cdr[0] + cdr[1], msg, sizeof(msg));
     if (d->why == GS_WHY_PREEMPTING || d->why == GS_WHY_RECARVING) {
         snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "; waiting for %s node %s",
                  d->why == GS_WHY_RECARVING ? "a GPU re-carve on" : "preempted pods to leave",
@@ -762,6 +783,7 @@ static void wait_nowhere(struct gs__cycle *cy, const struct gs_cyc_decision *d, 
         snprintf(msg, sizeof(msg), "dra: no node can allocate its claims: %s", dw);
         cat = "dra";
     }
+    cd_words(cy, d->pod, &d->r, msg, sizeof(msg), &cat);
     unschedulable(cy, p, queue, cat, msg, cy->t0);
 }
 

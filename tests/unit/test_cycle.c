@@ -1,5 +1,6 @@
 /* The scheduling cycle (core/cycle.c) and re-carving (core/recarve.c) without an API server:
- * queue order, holds on GPUs being re-carved, nominations first, gangs short of minMember;
+ * queue order, holds on GPUs being re-carved, nominations first, gangs short of minMember, a
+ * gang spread as its members' driver devices (DRA claims) fit per node;
  * re-carves that keep instances in use, respect busy GPUs and the hold time, change mode only
  * on idle GPUs, and evict only the lower-priority pods in the way; new layouts keep the
  * indexes of instances in use (or say where they moved). */
@@ -320,6 +321,61 @@ Test(cycle, a_gang_short_of_min_member_waits_whole_and_static_layouts_stay)
     gs_cycle_out_init(&out);
     cr_assert_eq(gs_cycle_run(&in, &out), 0);
     cr_assert_eq(out.count[GS_CYC_BIND], 2);
+    gs_cycle_out_release(&out);
+    gs_cluster_release(&c);
+    gs_engine_free(e);
+}
+
+/* The driver's devices of a gang's members (DRA claims), one member's worth per node. */
+static bool allow_all(void *ctx, int pod, int node)
+{
+    (void)ctx, (void)pod, (void)node;
+    return true;
+}
+
+static int one_copy(void *ctx, int pod, int node, int max)
+{
+    (void)pod, (void)node;
+    ++*(int *)ctx;
+    return max < 1 ? max : 1;
+}
+
+Test(cycle, a_gang_puts_no_more_members_on_a_node_than_its_driver_devices_fit)
+{
+    struct gs_cluster c;
+    build(&c, 4, 8, 0);
+    struct gs_engine *e = gs_engine_new(gs_policy_find("gpusched"), NULL, 128, 42);
+    struct gs_request none;
+    memset(&none, 0, sizeof(none));
+    none.kind = GS_REQ_NONE; /* its GPUs are claims the engine does not count */
+    none.cpu_milli = 1000;
+    none.mem_mib = 1024;
+    struct gs_cyc_pod pods[3] = {pending(none, 0, 0), pending(none, 0, 1), pending(none, 0, 2)};
+    for (int i = 0; i < 3; i++)
+        pods[i].gang = 0;
+    struct gs_cyc_gang g = {.min_member = 3};
+    int asked = 0;
+    struct gs_cycle_in in = {.c = &c,
+                             .e = e,
+                             .pods = pods,
+                             .npods = 3,
+                             .gangs = &g,
+                             .ngangs = 1,
+                             .now_s = 100,
+                             .h = {.allows = allow_all, .copies = one_copy, .ctx = &asked}};
+    struct gs_cycle_out out;
+    gs_cycle_out_init(&out);
+    cr_assert_eq(gs_cycle_run(&in, &out), 0);
+    cr_assert_eq(out.count[GS_CYC_BIND], 3, "%d binds", out.count[GS_CYC_BIND]);
+    int nodes[3], n = 0;
+    for (int k = 0; k < out.n; k++)
+        if (out.d[k].kind == GS_CYC_BIND)
+            nodes[n++] = out.d[k].node;
+    cr_assert(nodes[0] != nodes[1] && nodes[1] != nodes[2] && nodes[0] != nodes[2],
+              "members share a node: %d %d %d", nodes[0], nodes[1], nodes[2]);
+    cr_assert_eq(asked, 4, "each node asked once (%d)", asked);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(c.nodes[i].pods_cap, 1 << 20, "node %d's pod slots are given back", i);
     gs_cycle_out_release(&out);
     gs_cluster_release(&c);
     gs_engine_free(e);
