@@ -3,6 +3,7 @@
 
 #include "../base/error.h"
 #include "../core/catalog.h"
+#include "../core/kpod.h"
 #include "../core/mig.h"
 #include "inventory.h"
 #include "kubeobj.h"
@@ -427,8 +428,15 @@ static int write_expr(const json_t *x, struct gs_buf *o)
     size_t known = 0;
     while (op && known < 6 && strcmp(ops[known], op) != 0)
         known++;
-    if (!key || !plain_label(key, GS_LABEL_KEY_MAX) || known == 6 ||
-        json_array_size(vals) > GS_SC_MAX_VALS)
+    size_t nv = json_array_size(vals);
+    if (!key || !op || !plain_label(key, GS_LABEL_KEY_MAX) || known == 6 || nv > GS_SC_MAX_VALS)
+        return 1;
+    /* the values each operator takes, as the API server (and the scenario reader) validate a
+     * node selector requirement */
+    int64_t num;
+    if ((known < 2 && nv == 0) || (known >= 2 && known < 4 && nv) ||
+        (known >= 4 && (nv != 1 || !json_is_string(json_array_get(vals, 0)) ||
+                        !gs_kreq_parse_num(json_string_value(json_array_get(vals, 0)), &num))))
         return 1;
     int e = gs_buf_printf(o, "{key: \"%s\", operator: %s", key, op);
     if (json_array_size(vals))

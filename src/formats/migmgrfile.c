@@ -174,7 +174,10 @@ int gs_migmgr_check_text(const char *path, const char *data, size_t len,
 {
     if (len > GS_YAML_MAX)
         return gs_error_set(err, GS_EINVAL, "%s: larger than %zu bytes", path, GS_YAML_MAX);
-    int n = 0, rc = GS_ENOMEM;
+    int n = 0, rc = gs_yaml_text_check(path, data, len, err);
+    if (rc)
+        return rc;
+    rc = GS_ENOMEM;
     /* a document the parser cannot read was already refused by the mig-parted reader, or
      * holds no MigManager it could check: stop at it */
     struct fy_diag_cfg dcfg;

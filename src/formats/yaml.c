@@ -86,6 +86,11 @@ static int yaml_text_check(const char *name, const char *data, size_t len, int l
                         name, line + line_offset, col, (unsigned char)data[bad - 1]);
 }
 
+int gs_yaml_text_check(const char *name, const char *data, size_t len, struct gs_error *err)
+{
+    return yaml_text_check(name, data, len, 0, err);
+}
+
 int gs_yaml_load(struct gs_yaml *y, const char *name, const char *data, size_t len,
                  struct gs_error *err)
 {

@@ -25,6 +25,10 @@ struct gs_yaml {
     int line_offset; /* added to every reported line (text cut from a larger file) */
 };
 
+/* The gate every text passes before libfyaml reads it (libfyaml spins forever on some bytes
+ * that are not text): 0, or GS_EINVAL naming name:line:column and the byte. Bounded by len. */
+int gs_yaml_text_check(const char *name, const char *data, size_t len, struct gs_error *err);
+
 /* Parse one YAML (or JSON) document from memory; data need not be NUL-terminated. An empty
  * document yields a NULL root. */
 int gs_yaml_load(struct gs_yaml *y, const char *name, const char *data, size_t len,
