@@ -19,23 +19,11 @@ ROUNDS="${ROUNDS:-2}"
 # two cores, and weighed on it alone.
 export GS_E2E_KWOK=0
 . "$(dirname "$0")/../tests/e2e/cluster.sh"
+. "$(dirname "$0")/alternate.sh"
 e2e_up >&2 || exit 1
 echo "$NODES dra H100-80GB 0 whole" | "$DRIVER" nodes || exit 1
 K="$E2E_BIN/kubectl"
 now() { date +%s.%N; }
-# create FILE: kubectl create of a List, four at a time
-create() {
-    python3 - "$1" <<'P' || return 1
-import json, sys
-items = json.load(open(sys.argv[1]))["items"]
-for k in range(4):
-    json.dump({"apiVersion": "v1", "kind": "List", "items": items[k::4]},
-              open("%s.%d" % (sys.argv[1], k), "w"))
-P
-    local k pids=()
-    for k in 0 1 2 3; do "$K" create -f "$1.$k" > /dev/null & pids+=($!); done
-    for k in "${pids[@]}"; do wait "$k" || return 1; done
-}
 # the DeviceClass and each node's slice, as NVIDIA's driver publishes them
 python3 - "$NODES" > "$E2E_DIR/slices.json" <<'P'
 import json, sys
@@ -137,7 +125,6 @@ json.dump(l, sys.stdout)' > "$E2E_DIR/$label-unfin.json"
         sleep 1
     done
 }
-. "$(dirname "$0")/alternate.sh"
 alternate_rounds
 python3 - "$E2E_DIR" <<'P'
 import glob, json, sys

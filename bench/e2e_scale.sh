@@ -20,23 +20,11 @@ ROUNDS="${ROUNDS:-2}"
 DATA="$(cd "$(dirname "$0")/../tests/data/nodes" && pwd)"
 export GS_E2E_KWOK=0 # started below, with its stages less pod-complete
 . "$(dirname "$0")/../tests/e2e/cluster.sh"
+. "$(dirname "$0")/alternate.sh"
 e2e_up >&2 || exit 1
 K="$E2E_BIN/kubectl"
 NS=scale
 now() { date +%s.%N; }
-# create FILE: kubectl create of a List, four at a time
-create() {
-    python3 - "$1" <<'P' || return 1
-import json, sys
-items = json.load(open(sys.argv[1]))["items"]
-for k in range(4):
-    json.dump({"apiVersion": "v1", "kind": "List", "items": items[k::4]},
-              open("%s.%d" % (sys.argv[1], k), "w"))
-P
-    local k pids=()
-    for k in 0 1 2 3; do "$K" create -f "$1.$k" > /dev/null & pids+=($!); done
-    for k in "${pids[@]}"; do wait "$k" || return 1; done
-}
 
 python3 - "$E2E_BIN/kwok-stages.yaml" > "$E2E_DIR/kwok-stages.yaml" <<'P' || exit 1
 import sys
@@ -216,7 +204,6 @@ P
 }
 
 hwm() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
-# cpu PID: bench/alternate.sh
 
 run() { # NAME SCHEDULER-NAME COMMAND...
     local name="$1" sched="$2"; shift 2
@@ -258,7 +245,6 @@ run() { # NAME SCHEDULER-NAME COMMAND...
         sleep 1
     done
 }
-. "$(dirname "$0")/alternate.sh"
 alternate_rounds
 python3 - "$E2E_DIR" <<'P'
 import glob, json, sys
