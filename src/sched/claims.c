@@ -148,6 +148,14 @@ uint64_t gs_claims_gen(struct gs_claims *c)
     return gs_kcache_gen_sum(c->kc, NK);
 }
 
+bool gs_claims_synced(struct gs_claims *c)
+{
+    for (int k = 0; k < NK; k++)
+        if (!gs_kcache_synced(c->kc[k]))
+            return false;
+    return true;
+}
+
 /* A claim's status as from's, with lists of its own (to's are not freed). Returns 0 or
  * GS_ENOMEM (to unchanged). */
 static int status_copy(struct gs_draobj_claim *to, const struct gs_draobj_claim *from)

@@ -51,6 +51,10 @@ struct gs_claims *gs_claims_new(struct gs_kube_client *kc, bool watch, double re
 void gs_claims_free(struct gs_claims *c);
 /* Completed lists so far (changes when any kind was listed again). Thread-safe. */
 uint64_t gs_claims_gen(struct gs_claims *c);
+/* Whether every kind has been listed once (or found not served or not readable), as
+ * kube-scheduler waits for its informers' caches before its first cycle: until then a pod
+ * with claims would be judged on slices not read yet. Thread-safe. */
+bool gs_claims_synced(struct gs_claims *c);
 
 /* One consistent view of the four kinds, the scheduler's assumed allocations applied. A
  * DeviceTaintRule kind that is not served or not readable counts as no rule. */

@@ -190,7 +190,10 @@ static int run_loop(struct daemon *s, volatile int *stop, struct gs_error *err)
     double last_cycle = 0;
     while (!gs_flag_get(stop) && !gs_flag_get(&s->fatal)) {
         seen = gs__store_wait(s->store, seen, 1.0);
-        bool ready = gs__store_synced(s->store) && gs_policy_feed_ready(s->policy);
+        /* every feed listed first, as kube-scheduler waits for its caches: a pod judged on
+         * ResourceSlices not read yet would be told it cannot be placed */
+        bool ready = gs__store_synced(s->store) && gs_policy_feed_ready(s->policy) &&
+                     (!s->claims || gs_claims_synced(s->claims));
         if (!ready || !gs_flag_get(&s->leader) || s->o.extender)
             continue;
         /* watch events for pods we just bound need no cycle */
