@@ -6,7 +6,9 @@
 # whole H100s with NVIDIA's attributes and their memory capacity), with NVIDIA's DeviceClass
 # gpu.nvidia.com. Each run gets a fresh set: PODS ResourceClaims (one GPU each, a CEL selector
 # on productName), made beforehand as the resourceclaim controller makes them from a template,
-# and a pod naming each; then the scheduler starts and the clock runs until every pod is bound;
+# and a pod naming each; then the scheduler starts and the clock runs until every pod is bound
+# (a list of the unbound pods, then a watch: polling lists of all pods weighed on the API server
+# and rounded each run up to the next half second);
 # then the pods and claims go. ROUNDS rounds (default 2) alternate the order (gpusched first,
 # then kube-scheduler first), so that the machine's load drifting weighs on both alike. One
 # JSON line per run (with the CPU seconds the scheduler and the API server used in it), then
@@ -54,6 +56,21 @@ json.dump({"apiVersion": "v1", "kind": "List", "items": items}, sys.stdout)
 P
 create "$E2E_DIR/slices.json" || exit 1
 "$K" create namespace dra > /dev/null || exit 1
+# settle: until the API server and etcd are idle (under 0.05 CPU seconds in a second, twice in
+# a row; 60 s at most), so that no run starts while the last one's clean-up is still being
+# worked off
+settle() {
+    local i calm=0 a e a1 e1
+    for i in $(seq 1 60); do
+        a=$(cpu "$(cat "$E2E_DIR/apiserver.pid")"); e=$(cpu "$(cat "$E2E_DIR/etcd.pid")")
+        sleep 1
+        a1=$(cpu "$(cat "$E2E_DIR/apiserver.pid")"); e1=$(cpu "$(cat "$E2E_DIR/etcd.pid")")
+        if python3 -c "import sys; sys.exit(0 if $a1 - $a + $e1 - $e < 0.05 else 1)"; then
+            calm=$((calm + 1)); [ "$calm" -ge 2 ] && return 0
+        else calm=0; fi
+    done
+    echo "  the API server did not settle in 60 s" >&2
+}
 run() { # NAME SCHEDULER-NAME COMMAND...
     local name="$1" sched="$2"; shift 2
     local label="${name}-$round"
@@ -79,12 +96,13 @@ for i in range(n):
 json.dump({"apiVersion": "v1", "kind": "List", "items": items}, sys.stdout)
 P
     create "$E2E_DIR/$label-objs.json" || exit 1
+    settle
     local t0 t1 api0 api1 cpus
     api0=$(cpu "$(cat "$E2E_DIR/apiserver.pid")")
     t0=$(now)
     "$@" > "$E2E_DIR/$label.log" 2>&1 &
     local pid=$!
-    E2E_SCHEDULER="$sched" "$DRIVER" wait-bound "$PODS" 900 >&2 || { tail -5 "$E2E_DIR/$label.log" >&2; exit 1; }
+    E2E_SCHEDULER="$sched" "$DRIVER" wait-none-pending 900 >&2 || { tail -5 "$E2E_DIR/$label.log" >&2; exit 1; }
     t1=$(now)
     cpus=$(cpu "$pid")
     api1=$(cpu "$(cat "$E2E_DIR/apiserver.pid")")
