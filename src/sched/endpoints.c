@@ -8,6 +8,7 @@
 #include "../formats/promtext.h"
 #include "extender.h"
 #include "../base/flag.h"
+#include "claims.h"
 #include "metrics.h"
 #include "store.h"
 #include "uistate.h"
@@ -31,7 +32,9 @@ int gs__endpoints_handle(void *cls, const struct gs_httpd_request *req, struct g
         return gs_flag_get(s->fatal) ? gs_httpd_reply(rep, 500, "text/plain", "fatal\n")
                                      : gs_httpd_reply(rep, 200, "text/plain", "ok\n");
     if (strcmp(url, "/readyz") == 0) {
-        bool ready = gs__store_synced(s->ui.store) && !gs_flag_get(s->fatal);
+        /* every feed the first cycle waits for (sched/scheduler.c), the DRA kinds too */
+        bool ready = gs__store_synced(s->ui.store) && (!s->claims || gs_claims_synced(s->claims)) &&
+                     !gs_flag_get(s->fatal);
         return ready ? gs_httpd_reply(rep, 200, "text/plain", "ok\n")
                      : gs_httpd_reply(rep, 503, "text/plain", "informers not synced\n");
     }

@@ -1,6 +1,7 @@
 /* endpoints.h - the scheduler daemon's HTTP endpoints, one handler for kube/httpd.c:
  *   GET /healthz        200 "ok", or 500 once the daemon hit a fatal error (lost its lease);
- *   GET /readyz         200 once the Node and Pod informers have listed, else 503;
+ *   GET /readyz         200 once the Node and Pod informers and the DRA feed have listed
+ *                       (the first cycle waits for the same), else 503;
  *   GET /debug/pending  the last cycle's verdict per pending pod (JSON; [] before the first);
  *   GET /metrics        Prometheus text (sched/metrics.h);
  *   GET /ui             the dashboard: one self-contained HTML page (inline CSS and script,
@@ -44,12 +45,14 @@
 #include "uistate.h"
 
 struct gs_extender;
+struct gs_claims;
 
 /* What the endpoints answer from (none owned; all outlive the server). */
 struct gs_endpoints {
     const volatile int *fatal;    /* base/flag.h: the daemon hit a fatal error */
     struct gs_extender *extender; /* extender mode: answers POST; else NULL */
     struct gs_uistate_src ui;     /* its store, metrics... serve the other endpoints too */
+    struct gs_claims *claims;     /* its DRA feed (ready once listed), or NULL */
 };
 
 /* A gs_httpd_fn; cls is a struct gs_endpoints. */

@@ -237,7 +237,8 @@ int gs_scheduler_run(struct gs_kube_client *client, const struct gs_scheduler_op
                                      .scheduler_name = s->o.scheduler_name,
                                      .extender = s->o.extender,
                                      .dynamic_mig = s->o.dynamic_mig,
-                                     .leader = &s->leader}};
+                                     .leader = &s->leader},
+                              .claims = s->claims};
     struct gs_httpd *http = NULL;
     if (!rc && s->o.http_port > 0) {
         struct gs_httpd_opts ho = {.name = s->o.extender ? "extender" : "scheduler",

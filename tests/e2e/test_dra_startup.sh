@@ -9,6 +9,7 @@
 #      no pod is bound and none has a FailedScheduling Event or an Unschedulable condition;
 #   2. let go: two pods bind, each claim on st-0, and the third waits (two GPUs), the only one
 #      with FailedScheduling, and for the GPUs, not for DRA that was "not listed yet".
+# /readyz says 503 while held (the DRA feed not listed) and 200 after.
 set -u
 GS="$1"
 . "$(dirname "$0")/cluster.sh"
@@ -131,6 +132,10 @@ for i in 0 1 2; do
     c=$(conditions train-$i)
     [ "$c" = - ] && [ -z "$(node_of train-$i)" ] || tn_fail "ml/train-$i: PodScheduled $c, node '$(node_of train-$i)' while held"
 done
+ready() { curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$TN_PORT/readyz"; }
+r=$(ready)
+[ "$r" = 503 ] && echo "ok   /readyz 503 while the ResourceSlices are not listed" ||
+    tn_fail "/readyz answered $r while the ResourceSlices were not listed, want 503"
 
 # 2. let go: two pods bind, the third waits for the GPUs
 rm -f "$HOLD"
@@ -138,6 +143,8 @@ nbound() { local n=0 i; for i in 0 1 2; do [ -n "$(node_of train-$i)" ] && n=$((
 two_bound() { [ "$(nbound)" = 2 ]; }
 third_waits() { [ "$(failed_events | wc -l)" -ge 1 ]; }
 tn_wait 60 two_bound || tn_fail "$(nbound) of the pods bound after the list went through, want 2"
+r=$(ready)
+[ "$r" = 200 ] && echo "ok   /readyz 200 once listed" || tn_fail "/readyz answered $r once listed, want 200"
 tn_wait 60 third_waits || tn_fail "the third pod has no FailedScheduling Event"
 for i in 0 1 2; do
     n=$(node_of train-$i)
