@@ -66,9 +66,32 @@ static size_t yaml_bad_byte(const unsigned char *d, size_t len)
  * that is not a plain string, so such a key is refused before the parser sees it. A line of a
  * block scalar that begins "? " is refused too: the gate does not track scalars. Returns 0 or
  * the byte offset + 1 of the '?'. */
+/* The length of the line break at d[i] (YAML's CR, LF and CR LF, and the NEL, LS and PS
+ * libfyaml also breaks lines on), or 0. */
+static size_t yaml_break(const char *d, size_t len, size_t i)
+{
+    const unsigned char *u = (const unsigned char *)d;
+    if (i >= len)
+        return 0;
+    if (u[i] == '\r')
+        return i + 1 < len && u[i + 1] == '\n' ? 2 : 1;
+    if (u[i] == '\n')
+        return 1;
+    if (u[i] == 0xc2 && i + 1 < len && u[i + 1] == 0x85)
+        return 2;
+    if (u[i] == 0xe2 && i + 2 < len && u[i + 1] == 0x80 && (u[i + 2] == 0xa8 || u[i + 2] == 0xa9))
+        return 3;
+    return 0;
+}
+
+static bool yaml_blank_or_end(const char *d, size_t len, size_t i)
+{
+    return i >= len || d[i] == ' ' || d[i] == '\t' || yaml_break(d, len, i) > 0;
+}
+
 static size_t yaml_explicit_key(const char *d, size_t len)
 {
-    size_t i = 0;
+    size_t i = len >= 3 && memcmp(d, "\xef\xbb\xbf", 3) == 0 ? 3 : 0; /* a BOM */
     while (i < len) {
         while (i < len && (d[i] == ' ' || d[i] == '\t'))
             i++;
@@ -76,9 +99,7 @@ static size_t yaml_explicit_key(const char *d, size_t len)
             if (i + 3 < len && d[i] == '-' && d[i + 1] == '-' && d[i + 2] == '-' &&
                 (d[i + 3] == ' ' || d[i + 3] == '\t')) {
                 i += 3;
-            } else if (i < len && d[i] == '?' &&
-                       (i + 1 == len || d[i + 1] == ' ' || d[i + 1] == '\t' || d[i + 1] == '\n' ||
-                        d[i + 1] == '\r')) {
+            } else if (i < len && d[i] == '?' && yaml_blank_or_end(d, len, i + 1)) {
                 return i + 1;
             } else if (i + 1 < len && d[i] == '-' && (d[i + 1] == ' ' || d[i + 1] == '\t')) {
                 i += 1;
@@ -88,9 +109,10 @@ static size_t yaml_explicit_key(const char *d, size_t len)
             while (i < len && (d[i] == ' ' || d[i] == '\t'))
                 i++;
         }
-        while (i < len && d[i] != '\n')
+        size_t n = 0;
+        while (i < len && !(n = yaml_break(d, len, i)))
             i++;
-        i++;
+        i += i < len ? n : 1;
     }
     return 0;
 }

@@ -664,6 +664,9 @@ static const struct {
     {"version: v1\nx:\n  ? a:\t-\n", 0, "t.yaml:3:3: explicit mapping key"},
     {"- - ? a:\t-", 0, "t.yaml:1:5: explicit mapping key"},
     {"--- ?\n", 0, "t.yaml:1:5: explicit mapping key"},
+    /* lines broken by CR alone (found by CI's fuzzer_toposcen) or by NEL */
+    {"\r\r? kkinind:\t?d:\r", 0, "explicit mapping key"},
+    {"version: v1\xc2\x85? a:\t-", 0, "explicit mapping key"},
     {"kind: ConfigMap\ndata:\n  config.yaml: \"version: v1\\n?\\ta: b\"\n", 0,
      "explicit mapping key"},
 };
