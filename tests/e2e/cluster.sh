@@ -35,6 +35,21 @@ e2e_down() {
     fi
 }
 
+# e2e_ready_node NAME: a Node as a kubelet registers one (hostname and os labels) with 64 CPUs,
+# 512 GiB and 110 pods allocatable and a Ready condition; no kubelet plays it
+e2e_ready_node() {
+    "$E2E_BIN/kubectl" create -f - > /dev/null <<Y || return 1
+{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "$1",
+ "labels": {"kubernetes.io/hostname": "$1", "kubernetes.io/os": "linux"}}}
+Y
+    "$E2E_BIN/kubectl" patch node "$1" --subresource=status --type=merge -p '{"status": {
+      "capacity": {"cpu": "64", "memory": "512Gi", "pods": "110"},
+      "allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"},
+      "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                      "lastHeartbeatTime": "2026-01-01T00:00:00Z",
+                      "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}' > /dev/null
+}
+
 e2e_kubeconfig() { # FILE USER-CERT USER-KEY
     cat > "$1" <<K
 apiVersion: v1

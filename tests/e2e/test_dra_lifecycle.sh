@@ -25,16 +25,7 @@ K="$E2E_BIN/kubectl"
 show() { echo "  $*"; }
 F=resource.kubernetes.io/delete-protection
 
-"$K" create -f - > /dev/null <<'Y' || exit 1
-{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "lc-0",
- "labels": {"kubernetes.io/hostname": "lc-0", "kubernetes.io/os": "linux"}}}
-Y
-"$K" patch node lc-0 --subresource=status --type=merge -p '{"status": {
-  "capacity": {"cpu": "64", "memory": "512Gi", "pods": "110"},
-  "allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"},
-  "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                  "lastHeartbeatTime": "2026-01-01T00:00:00Z",
-                  "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}' > /dev/null || exit 1
+e2e_ready_node lc-0 || exit 1
 "$K" create -f - > /dev/null <<'Y' || exit 1
 {"apiVersion": "v1", "kind": "List", "items": [
  {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.nvidia.com"},

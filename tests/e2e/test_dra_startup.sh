@@ -19,16 +19,7 @@ K="$E2E_BIN/kubectl"
 "$K" api-resources --api-group=resource.k8s.io 2>/dev/null | grep -q resourceslices ||
     skip "the API server does not serve resource.k8s.io/v1"
 
-"$K" create -f - > /dev/null <<'Y' || exit 1
-{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "st-0",
- "labels": {"kubernetes.io/hostname": "st-0", "kubernetes.io/os": "linux"}}}
-Y
-"$K" patch node st-0 --subresource=status --type=merge -p '{"status": {
-  "capacity": {"cpu": "64", "memory": "512Gi", "pods": "110"},
-  "allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"},
-  "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                  "lastHeartbeatTime": "2026-01-01T00:00:00Z",
-                  "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}' > /dev/null || exit 1
+e2e_ready_node st-0 || exit 1
 python3 - <<'P' | "$K" create -f - > /dev/null || exit 1
 import json
 D = "gpu.nvidia.com"
