@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct gs_kcache {
     const struct gs_kcache_kind *kind;
@@ -21,6 +22,7 @@ struct gs_kcache {
     struct gs_informer *inf;
     struct gs_kcache_items *staged; /* the informer's thread only */
     pthread_mutex_t mu;
+    pthread_cond_t moved; /* broadcast with mu held whenever gen moves on */
     /* under mu: */
     struct gs_kcache_items *cur;
     struct gs_strmap index; /* EVENTS: key -> index in cur */
@@ -84,6 +86,7 @@ static uint32_t key_of(const struct gs_kcache *c, const void *rec, char *key)
 static void bump(struct gs_kcache *c)
 {
     c->gen++;
+    pthread_cond_broadcast(&c->moved);
 }
 
 static void notify(struct gs_kcache *c)
@@ -293,6 +296,7 @@ static struct gs_kcache *cache_new(const struct gs_kcache_kind *kind, void *user
     c->changed = changed;
     gs_strmap_init(&c->index);
     pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->moved, NULL);
     if (kind->mode == GS_KCACHE_EVENTS && !(c->cur = items_new(kind))) {
         gs_kcache_free(c);
         return NULL;
@@ -354,6 +358,7 @@ void gs_kcache_free(struct gs_kcache *c)
     else
         items_free(c->cur);
     gs_strmap_release(&c->index);
+    pthread_cond_destroy(&c->moved);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
@@ -395,6 +400,24 @@ void gs_kcache_lock(struct gs_kcache *c)
 void gs_kcache_unlock(struct gs_kcache *c)
 {
     pthread_mutex_unlock(&c->mu);
+}
+
+bool gs_kcache_wait_until(struct gs_kcache *c, bool (*done)(struct gs_kcache *c, void *arg),
+                          void *arg, double timeout_s)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    double t = (double)until.tv_sec + (double)until.tv_nsec / 1e9 + timeout_s;
+    until.tv_sec = (time_t)t;
+    until.tv_nsec = (long)((t - (double)until.tv_sec) * 1e9);
+    pthread_mutex_lock(&c->mu);
+    bool ok = done(c, arg);
+    while (!ok && pthread_cond_timedwait(&c->moved, &c->mu, &until) == 0)
+        ok = done(c, arg);
+    if (!ok)
+        ok = done(c, arg);
+    pthread_mutex_unlock(&c->mu);
+    return ok;
 }
 
 int gs_kcache_count(struct gs_kcache *c)

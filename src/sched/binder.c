@@ -21,6 +21,9 @@
 #include <string.h>
 #include <time.h>
 
+/* how long a chained claim write waits for the watch to show the write before it */
+#define SETTLE_S 1.0
+
 struct gs_jobq {
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -238,8 +241,16 @@ static int run_writes(struct gs_binder *s, const json_t *writes, bool lane2, str
         bool post = method && strcmp(method, "POST") == 0;
         json_t *body = json_object_get(w, "body");
         json_t *md = json_object_get(body, "metadata");
-        if (json_is_true(json_object_get(w, "chain")) && rv[0] && json_is_object(md))
+        if (json_is_true(json_object_get(w, "chain")) && rv[0] && json_is_object(md)) {
             json_object_set_new(md, "resourceVersion", json_string(rv));
+            /* settle: [ns, name] of a claim whose watch is to show the last write first (the
+             * API server's cache then holds it: no stale read retried against etcd); a
+             * watch that lags past the bound only costs the API server that retry */
+            json_t *at = json_object_get(w, "settle");
+            if (s->d.claims && json_array_size(at) == 2)
+                gs_claims_wait_rv(s->d.claims, json_string_value(json_array_get(at, 0)),
+                                  json_string_value(json_array_get(at, 1)), rv, SETTLE_S);
+        }
         /* the answer parsed only when the next write takes its resourceVersion */
         bool keep = json_is_true(json_object_get(json_array_get(writes, wi + 1), "chain"));
         json_t *resp = NULL;

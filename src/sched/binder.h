@@ -61,7 +61,8 @@ enum gs_job_kind { GS_JOB_BIND = 0, GS_JOB_WRITE, GS_JOB_EVENT_SERIES, GS_JOB_WR
  * method: PATCH (the default; ctype defaults to a merge patch) or POST (a 409, the object
  * there already, counts as done); chain: true puts the resourceVersion the previous write's
  * answer gave into this body's metadata (the precondition it would have had, after the write
- * before it moved the object on). */
+ * before it moved the object on); settle: [namespace, name] of a ResourceClaim whose watch is
+ * to show that resourceVersion before this write goes (gs_claims_wait_rv, up to 1 s). */
 
 struct gs_job {
     enum gs_job_kind kind;

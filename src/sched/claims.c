@@ -156,6 +156,39 @@ bool gs_claims_synced(struct gs_claims *c)
     return true;
 }
 
+struct rv_wait {
+    char key[GS_KCACHE_KEY_MAX];
+    unsigned long long rv;
+};
+
+/* Whether a resourceVersion reads as a number (as the API server's are; opaque otherwise). */
+static bool rv_number(const char *s, unsigned long long *out)
+{
+    char *end = NULL;
+    if (!s || s[0] < '0' || s[0] > '9')
+        return false;
+    *out = strtoull(s, &end, 10);
+    return end && *end == '\0';
+}
+
+static bool rv_reached(struct gs_kcache *kc, void *arg)
+{
+    const struct rv_wait *w = arg;
+    const struct gs_draobj_claim *cl = gs_kcache_find(kc, w->key);
+    unsigned long long have;
+    return !cl || (rv_number(cl->rv, &have) && have >= w->rv);
+}
+
+bool gs_claims_wait_rv(struct gs_claims *c, const char *ns, const char *name, const char *rv,
+                       double timeout_s)
+{
+    struct rv_wait w;
+    if (!c || !rv_number(rv, &w.rv))
+        return false;
+    snprintf(w.key, sizeof(w.key), "%s/%s", ns, name);
+    return gs_kcache_wait_until(c->kc[KCLAIM], rv_reached, &w, timeout_s);
+}
+
 /* A claim's status as from's, with lists of its own (to's are not freed). Returns 0 or
  * GS_ENOMEM (to unchanged). */
 static int status_copy(struct gs_draobj_claim *to, const struct gs_draobj_claim *from)
@@ -567,8 +600,16 @@ json_t *gs_claims_pod_writes(struct gs_claims_cycle *cy, struct gs_claims *c, in
         snprintf(path, sizeof(path),
                  "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s/status", cl->ns,
                  cl->name);
-        json_array_append_new(
-            out, json_pack("{s:s, s:o*, s:b}", "path", path, "body", body, "chain", chain));
+        /* a strategic merge patch: reservedFor merges by uid (the whole list is sent, under the
+         * resourceVersion precondition, so it ends as a merge patch would leave it), and the API
+         * server applies it to the object as it is, where a JSON merge patch costs it an
+         * encoding and a decoding of the whole claim (about 7 times the CPU in the DRA bench) */
+        json_t *sw =
+            json_pack("{s:s, s:s, s:o*, s:b}", "path", path, "ctype",
+                      "application/strategic-merge-patch+json", "body", body, "chain", chain);
+        if (sw && chain) /* sent once the watch shows the finalizer's write */
+            json_object_set_new(sw, "settle", json_pack("[s, s]", cl->ns, cl->name));
+        json_array_append_new(out, sw);
         /* the claim as the API will show it: assumed until the watch does (assume copies the
          * lists) */
         struct gs_draobj_claim a = *cl;

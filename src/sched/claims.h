@@ -55,6 +55,12 @@ uint64_t gs_claims_gen(struct gs_claims *c);
  * kube-scheduler waits for its informers' caches before its first cycle: until then a pod
  * with claims would be judged on slices not read yet. Thread-safe. */
 bool gs_claims_synced(struct gs_claims *c);
+/* Wait, up to timeout_s seconds, until the watch shows claim ns/name at resourceVersion rv or
+ * later (a write's answer): the API server serves watches from its cache, so a write sent
+ * after this finds the claim current there, where one sent before finds it stale and is
+ * retried by the API server against etcd. Returns whether it did. Thread-safe. */
+bool gs_claims_wait_rv(struct gs_claims *c, const char *ns, const char *name, const char *rv,
+                       double timeout_s);
 
 /* One consistent view of the four kinds, the scheduler's assumed allocations applied. A
  * DeviceTaintRule kind that is not served or not readable counts as no rule. */
