@@ -1,4 +1,4 @@
-/* client.h - a Kubernetes API client over HTTPS (libcurl) speaking JSON (jansson).
+/* client.h - a Kubernetes API client over HTTPS (HTTP/1.1, libcurl) speaking JSON (jansson).
  *
  * Requests carry the config's credentials (client certificate, bearer token re-read from
  * its file at most once a minute) and verify TLS against the config's CA. A token bucket
