@@ -1,6 +1,7 @@
 # bench/alternate.sh - sourced by the bench-e2e scripts that set gpusched beside the stock
 # kube-scheduler: ROUNDS rounds of one run each, the order alternated (gpusched first in odd
-# rounds) so that the machine's load drifting weighs on both alike. The caller defines
+# rounds) so that the machine's load drifting weighs on both alike; both sign in with
+# SCHED_KUBECONFIG when the caller sets it (the admin's certificate otherwise). The caller defines
 # run NAME SCHEDULER-NAME COMMAND... (one timed run) and sets GS, QPS, BURST, ROUNDS. Also
 # the helpers both use: create (a List made four at a time) and cpu (a process's CPU seconds).
 alternate_rounds() {
@@ -9,7 +10,7 @@ apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 leaderElection: {leaderElect: false}
 clientConnection:
-  kubeconfig: $E2E_DIR/admin.kubeconfig
+  kubeconfig: ${SCHED_KUBECONFIG:-$E2E_DIR/admin.kubeconfig}
   qps: $QPS
   burst: $BURST
 Y
@@ -19,7 +20,7 @@ Y
     done
 }
 alternate_gs() {
-    run gpusched gpusched "$GS" scheduler --kubeconfig "$E2E_DIR/admin.kubeconfig" \
+    run gpusched gpusched "$GS" scheduler --kubeconfig "${SCHED_KUBECONFIG:-$E2E_DIR/admin.kubeconfig}" \
         --leader-elect false --http-port 0 --qps "$QPS" --burst "$BURST"
 }
 alternate_ks() {

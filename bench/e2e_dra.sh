@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench-e2e, DRA: scheduling throughput of pods with ResourceClaims on the real control plane,
 # gpusched against the stock kube-scheduler (its DynamicResources plugin) in the same run, with
-# the same client QPS and burst. NODES fake nodes (kwok) each publish one ResourceSlice shaped
-# as NVIDIA's DRA driver publishes it (driver gpu.nvidia.com, pool = node, devices gpu-0..7:
+# the same client QPS and burst, signed in with the same ServiceAccount token. NODES fake
+# nodes (kwok) each publish one ResourceSlice shaped as NVIDIA's DRA driver publishes it
+# (driver gpu.nvidia.com, pool = node, devices gpu-0..7:
 # whole H100s with NVIDIA's attributes and their memory capacity), with NVIDIA's DeviceClass
 # gpu.nvidia.com. Each run gets a fresh set: PODS ResourceClaims (one GPU each, a CEL selector
 # on productName), made beforehand as the resourceclaim controller makes them from a template,
@@ -11,7 +12,8 @@
 # and rounded each run up to the next half second);
 # then the pods and claims go. ROUNDS rounds (default 2) alternate the order (gpusched first,
 # then kube-scheduler first), so that the machine's load drifting weighs on both alike. One
-# JSON line per run (with the CPU seconds the scheduler and the API server used in it), then
+# JSON line per run (with the CPU seconds the scheduler and the API server used in it, and the
+# claims the API server re-read from etcd to retry a write that met a stale cache), then
 # one per scheduler over its runs (pods over seconds) and the ratio.
 set -u
 GS="$1"; DRIVER="$2"; NODES="${3:-500}"; PODS="${4:-1000}"; QPS="${QPS:-1000}"; BURST="${BURST:-2000}"
@@ -56,6 +58,32 @@ json.dump({"apiVersion": "v1", "kind": "List", "items": items}, sys.stdout)
 P
 create "$E2E_DIR/slices.json" || exit 1
 "$K" create namespace dra > /dev/null || exit 1
+# both schedulers sign in as a scheduler deployed in the cluster does, with a ServiceAccount's
+# bearer token (TokenRequest; bound to cluster-admin as the admin certificate was): the API
+# server verifies a client certificate's chain on every request (9 % of its CPU in gpusched's
+# runs), a token once per its cache's lifetime
+"$K" -n kube-system create serviceaccount bench-scheduler > /dev/null || exit 1
+"$K" create clusterrolebinding bench-scheduler --clusterrole cluster-admin \
+    --serviceaccount kube-system:bench-scheduler > /dev/null || exit 1
+TOKEN=$("$K" -n kube-system create token bench-scheduler --duration 4h) || exit 1
+cat > "$E2E_DIR/sched.kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: $E2E_SERVER
+    certificate-authority-data: $(base64 -w0 "$E2E_DIR/ca.crt")
+users:
+- name: bench-scheduler
+  user:
+    token: $TOKEN
+contexts:
+- name: e2e
+  context: {cluster: e2e, user: bench-scheduler}
+current-context: e2e
+KC
+export SCHED_KUBECONFIG="$E2E_DIR/sched.kubeconfig"
 # settle: until the API server and etcd are idle (under 0.05 CPU seconds in a second, twice in
 # a row; 60 s at most), so that no run starts while the last one's clean-up is still being
 # worked off
@@ -70,6 +98,13 @@ settle() {
         else calm=0; fi
     done
     echo "  the API server did not settle in 60 s" >&2
+}
+# rereads: the claims the API server has read from etcd so far; in a scheduler's run, the
+# writes that met a stale claim in its watch cache and were retried (a write sent before the
+# watch showed the scheduler's previous write of the same claim)
+rereads() {
+    "$K" get --raw /metrics | awk '/^etcd_request_duration_seconds_count\{/ &&
+        /operation="get"/ && /resource="resourceclaims"/ { n += $2 } END { printf "%d\n", n }'
 }
 run() { # NAME SCHEDULER-NAME COMMAND...
     local name="$1" sched="$2"; shift 2
@@ -96,6 +131,8 @@ for i in range(n):
 json.dump({"apiVersion": "v1", "kind": "List", "items": items}, sys.stdout)
 P
     create "$E2E_DIR/$label-objs.json" || exit 1
+    local reread0 reread1
+    reread0=$(rereads)
     settle
     local t0 t1 api0 api1 cpus
     api0=$(cpu "$(cat "$E2E_DIR/apiserver.pid")")
@@ -106,6 +143,7 @@ P
     t1=$(now)
     cpus=$(cpu "$pid")
     api1=$(cpu "$(cat "$E2E_DIR/apiserver.pid")")
+    reread1=$(rereads)
     kill "$pid"; wait "$pid" 2>/dev/null
     # every claim allocated once, on its pod's node, no device twice
     "$K" get resourceclaims -n dra -o json > "$E2E_DIR/$label-claims.json"
@@ -126,7 +164,7 @@ for c in claims:
 print("  %d claims allocated, %d devices, %d wrong" % (len(claims) - bad, len(seen), bad))
 sys.exit(0 if bad == 0 and len(claims) == int(sys.argv[3]) else 1)
 P
-    python3 -c "import sys; print('{\"bench\":\"e2e_dra\",\"scheduler\":\"%s\",\"round\":%d,\"nodes\":%d,\"devices\":%d,\"pods\":%d,\"qps\":%d,\"burst\":%d,\"seconds\":%.2f,\"pods_per_s\":%.1f,\"cpu_s\":%s,\"apiserver_cpu_s\":%.1f}' % ('$name', $round, $NODES, 8 * $NODES, $PODS, $QPS, $BURST, $t1 - $t0, $PODS / ($t1 - $t0), '$cpus', $api1 - $api0))" | tee "$E2E_DIR/$label.rate"
+    python3 -c "import sys; print('{\"bench\":\"e2e_dra\",\"scheduler\":\"%s\",\"round\":%d,\"nodes\":%d,\"devices\":%d,\"pods\":%d,\"qps\":%d,\"burst\":%d,\"seconds\":%.2f,\"pods_per_s\":%.1f,\"cpu_s\":%s,\"apiserver_cpu_s\":%.1f,\"claim_rereads\":%d}' % ('$name', $round, $NODES, 8 * $NODES, $PODS, $QPS, $BURST, $t1 - $t0, $PODS / ($t1 - $t0), '$cpus', $api1 - $api0, $reread1 - $reread0))" | tee "$E2E_DIR/$label.rate"
     # a fresh set for the next: the pods and their claims go (finalizers dropped: no
     # resourceclaim controller runs here to drop them)
     "$K" delete pods --all -n dra --grace-period=0 --force --wait=false > /dev/null 2>&1
