@@ -66,23 +66,7 @@ create "$E2E_DIR/slices.json" || exit 1
 "$K" create clusterrolebinding bench-scheduler --clusterrole cluster-admin \
     --serviceaccount kube-system:bench-scheduler > /dev/null || exit 1
 TOKEN=$("$K" -n kube-system create token bench-scheduler --duration 4h) || exit 1
-cat > "$E2E_DIR/sched.kubeconfig" <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: e2e
-  cluster:
-    server: $E2E_SERVER
-    certificate-authority-data: $(base64 -w0 "$E2E_DIR/ca.crt")
-users:
-- name: bench-scheduler
-  user:
-    token: $TOKEN
-contexts:
-- name: e2e
-  context: {cluster: e2e, user: bench-scheduler}
-current-context: e2e
-KC
+e2e_kubeconfig "$E2E_DIR/sched.kubeconfig" --token "$TOKEN"
 export SCHED_KUBECONFIG="$E2E_DIR/sched.kubeconfig"
 # settle: until the API server and etcd are idle (under 0.05 CPU seconds in a second, twice in
 # a row; 60 s at most), so that no run starts while the last one's clean-up is still being

@@ -22,3 +22,11 @@ void gs_clock_sleep(double s)
     struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
     nanosleep(&ts, NULL);
 }
+
+struct timespec gs_clock_mono_deadline(double s)
+{
+    double end = gs_clock_mono() + s;
+    struct timespec ts = {.tv_sec = (time_t)end};
+    ts.tv_nsec = (long)((end - (double)ts.tv_sec) * 1e9);
+    return ts;
+}

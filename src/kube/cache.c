@@ -5,6 +5,7 @@
 #include "cache.h"
 
 #include "../base/buf.h"
+#include "../base/clock.h"
 #include "../base/error.h"
 #include "../base/hash.h"
 #include "../base/log.h"
@@ -296,7 +297,11 @@ static struct gs_kcache *cache_new(const struct gs_kcache_kind *kind, void *user
     c->changed = changed;
     gs_strmap_init(&c->index);
     pthread_mutex_init(&c->mu, NULL);
-    pthread_cond_init(&c->moved, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->moved, &ca);
+    pthread_condattr_destroy(&ca);
     if (kind->mode == GS_KCACHE_EVENTS && !(c->cur = items_new(kind))) {
         gs_kcache_free(c);
         return NULL;
@@ -405,16 +410,10 @@ void gs_kcache_unlock(struct gs_kcache *c)
 bool gs_kcache_wait_until(struct gs_kcache *c, bool (*done)(struct gs_kcache *c, void *arg),
                           void *arg, double timeout_s)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    double t = (double)until.tv_sec + (double)until.tv_nsec / 1e9 + timeout_s;
-    until.tv_sec = (time_t)t;
-    until.tv_nsec = (long)((t - (double)until.tv_sec) * 1e9);
+    struct timespec until = gs_clock_mono_deadline(timeout_s);
     pthread_mutex_lock(&c->mu);
     bool ok = done(c, arg);
     while (!ok && pthread_cond_timedwait(&c->moved, &c->mu, &until) == 0)
-        ok = done(c, arg);
-    if (!ok)
         ok = done(c, arg);
     pthread_mutex_unlock(&c->mu);
     return ok;

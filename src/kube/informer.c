@@ -43,11 +43,7 @@ double gs_informer_backoff(double *backoff, double max_s, double u)
 /* Sleep s seconds, or until stopped. */
 static void nap(struct gs_informer *inf, double s)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double end = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + s;
-    ts.tv_sec = (time_t)end;
-    ts.tv_nsec = (long)((end - (double)ts.tv_sec) * 1e9);
+    struct timespec ts = gs_clock_mono_deadline(s);
     pthread_mutex_lock(&inf->mu);
     int rc = 0;
     while (!gs_flag_get(&inf->stop) && rc != ETIMEDOUT)

@@ -50,7 +50,14 @@ Y
                       "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}' > /dev/null
 }
 
-e2e_kubeconfig() { # FILE USER-CERT USER-KEY
+e2e_kubeconfig() { # FILE USER-CERT USER-KEY, or FILE --token TOKEN
+    local user
+    if [ "$2" = --token ]; then
+        user="    token: $3"
+    else
+        user="    client-certificate-data: $(base64 -w0 "$2")
+    client-key-data: $(base64 -w0 "$3")"
+    fi
     cat > "$1" <<K
 apiVersion: v1
 kind: Config
@@ -62,8 +69,7 @@ clusters:
 users:
 - name: u
   user:
-    client-certificate-data: $(base64 -w0 "$2")
-    client-key-data: $(base64 -w0 "$3")
+$user
 contexts:
 - name: e2e
   context: {cluster: e2e, user: u}
