@@ -23,12 +23,21 @@ struct gs_kcache {
     struct gs_informer *inf;
     struct gs_kcache_items *staged; /* the informer's thread only */
     pthread_mutex_t mu;
-    pthread_cond_t moved; /* broadcast with mu held whenever gen moves on */
     /* under mu: */
+    struct kwaiter *waiters; /* the threads in gs_kcache_wait_until */
     struct gs_kcache_items *cur;
     struct gs_strmap index; /* EVENTS: key -> index in cur */
     uint64_t gen;
     bool synced, absent;
+};
+
+/* A thread in gs_kcache_wait_until, on its own stack: woken by a change to its key's record
+ * (any change when it names none) and by every list, not by the others' (a bind worker waits
+ * for its claim's write while thousands of other claims change). */
+struct kwaiter {
+    const char *key; /* NULL: any */
+    pthread_cond_t cv;
+    struct kwaiter *next;
 };
 
 static void *rec_at(const struct gs_kcache_items *l, int i)
@@ -83,11 +92,19 @@ static uint32_t key_of(const struct gs_kcache *c, const void *rec, char *key)
     return (uint32_t)strlen(key);
 }
 
-/* Called with mu held, after a change: the generation moves on. */
-static void bump(struct gs_kcache *c)
+/* Called with mu held, after a change to the record of key (NULL: to any, or a whole list):
+ * the generation moves on and the waiters it concerns wake. */
+static void bump_key(struct gs_kcache *c, const char *key)
 {
     c->gen++;
-    pthread_cond_broadcast(&c->moved);
+    for (struct kwaiter *w = c->waiters; w; w = w->next)
+        if (!key || !w->key || strcmp(key, w->key) == 0)
+            pthread_cond_signal(&w->cv);
+}
+
+static void bump(struct gs_kcache *c)
+{
+    bump_key(c, NULL);
 }
 
 static void notify(struct gs_kcache *c)
@@ -259,6 +276,9 @@ static int on_event(const char *type, const json_t *obj, void *user)
     struct gs_error err;
     gs_error_init(&err);
     int rc = c->kind->decode(obj, rec, &err);
+    char key[GS_KCACHE_KEY_MAX];
+    if (rc == 0)
+        key_of(c, rec, key);
     pthread_mutex_lock(&c->mu);
     if (rc == 0 && strcmp(type, "DELETED") == 0) {
         remove_key(c, rec);
@@ -267,7 +287,7 @@ static int on_event(const char *type, const json_t *obj, void *user)
     } else if (rc == 0) {
         upsert(c, rec, true);
     }
-    bump(c);
+    bump_key(c, rc == 0 ? key : NULL);
     pthread_mutex_unlock(&c->mu);
     if (rc)
         bad_object(c, &err);
@@ -297,11 +317,6 @@ static struct gs_kcache *cache_new(const struct gs_kcache_kind *kind, void *user
     c->changed = changed;
     gs_strmap_init(&c->index);
     pthread_mutex_init(&c->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->moved, &ca);
-    pthread_condattr_destroy(&ca);
     if (kind->mode == GS_KCACHE_EVENTS && !(c->cur = items_new(kind))) {
         gs_kcache_free(c);
         return NULL;
@@ -363,7 +378,6 @@ void gs_kcache_free(struct gs_kcache *c)
     else
         items_free(c->cur);
     gs_strmap_release(&c->index);
-    pthread_cond_destroy(&c->moved);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
@@ -407,15 +421,30 @@ void gs_kcache_unlock(struct gs_kcache *c)
     pthread_mutex_unlock(&c->mu);
 }
 
-bool gs_kcache_wait_until(struct gs_kcache *c, bool (*done)(struct gs_kcache *c, void *arg),
-                          void *arg, double timeout_s)
+bool gs_kcache_wait_until(struct gs_kcache *c, const char *key,
+                          bool (*done)(struct gs_kcache *c, void *arg), void *arg, double timeout_s)
 {
     struct timespec until = gs_clock_mono_deadline(timeout_s);
+    struct kwaiter me = {.key = key};
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* gs_clock_mono_deadline's */
+    pthread_cond_init(&me.cv, &ca);
+    pthread_condattr_destroy(&ca);
     pthread_mutex_lock(&c->mu);
     bool ok = done(c, arg);
-    while (!ok && pthread_cond_timedwait(&c->moved, &c->mu, &until) == 0)
-        ok = done(c, arg);
+    if (!ok) {
+        me.next = c->waiters;
+        c->waiters = &me;
+        while (!ok && pthread_cond_timedwait(&me.cv, &c->mu, &until) == 0)
+            ok = done(c, arg);
+        struct kwaiter **at = &c->waiters;
+        while (*at != &me)
+            at = &(*at)->next;
+        *at = me.next;
+    }
     pthread_mutex_unlock(&c->mu);
+    pthread_cond_destroy(&me.cv);
     return ok;
 }
 
@@ -437,9 +466,11 @@ void *gs_kcache_find(struct gs_kcache *c, const char *key)
 
 int gs_kcache_put(struct gs_kcache *c, void *rec)
 {
+    char key[GS_KCACHE_KEY_MAX];
+    key_of(c, rec, key);
     pthread_mutex_lock(&c->mu);
     int rc = upsert(c, rec, true);
-    bump(c);
+    bump_key(c, key);
     pthread_mutex_unlock(&c->mu);
     notify(c);
     return rc;

@@ -134,10 +134,12 @@ int gs_kcache_count(struct gs_kcache *c);
 void *gs_kcache_at(struct gs_kcache *c, int i);
 void *gs_kcache_find(struct gs_kcache *c, const char *key);
 /* Wait, up to timeout_s seconds, until done(c, arg) holds; done runs with the lock held (it may
- * use gs_kcache_count, _at, _find), once now and again after every change. Returns whether it
- * held. */
-bool gs_kcache_wait_until(struct gs_kcache *c, bool (*done)(struct gs_kcache *c, void *arg),
-                          void *arg, double timeout_s);
+ * use gs_kcache_count, _at, _find), once now and again after every change to the record of key
+ * and every list (key NULL: after every change). Changes to other records wake no waiter. Returns
+ * whether it held. */
+bool gs_kcache_wait_until(struct gs_kcache *c, const char *key,
+                          bool (*done)(struct gs_kcache *c, void *arg), void *arg,
+                          double timeout_s);
 /* EVENTS, without the lock: apply rec as an ADDED event (the cache takes what rec holds),
  * or v[0..n) as a complete list (likewise each; the cache is then synced). Returns 0 or
  * GS_ENOMEM (the records not stored are released). */

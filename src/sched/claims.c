@@ -186,7 +186,7 @@ bool gs_claims_wait_rv(struct gs_claims *c, const char *ns, const char *name, co
     if (!c || !rv_number(rv, &w.rv))
         return false;
     snprintf(w.key, sizeof(w.key), "%s/%s", ns, name);
-    return gs_kcache_wait_until(c->kc[KCLAIM], rv_reached, &w, timeout_s);
+    return gs_kcache_wait_until(c->kc[KCLAIM], w.key, rv_reached, &w, timeout_s);
 }
 
 /* A claim's status as from's, with lists of its own (to's are not freed). Returns 0 or

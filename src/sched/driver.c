@@ -4,7 +4,9 @@
  * the decisions applied by the output. */
 #include "driver.h"
 
+#include "../base/clock.h"
 #include "../base/error.h"
+#include "../base/log.h"
 #include "../core/cycle.h"
 #include "cyclein.h"
 #include "cycleout.h"
@@ -83,17 +85,24 @@ int gs__driver_cycle(struct gs_driver *dr)
     /* Events regarding nodes the informers saw change */
     gs__cycleout_node_events(dr->out, gs__store_take_node_events(dr->d.store));
     struct gs__cycle cy;
+    double t[5] = {gs_clock_mono()};
     int rc = gs__cycle_take(&cy, &dr->in);
     if (rc)
         return rc;
     gs__cycleout_mark(dr->out, &cy);
     struct gs_cycle_out out;
     gs_cycle_out_init(&out);
+    t[1] = gs_clock_mono();
     rc = gs__cycle_prepare(&cy);
+    t[2] = gs_clock_mono();
     if (!rc)
         rc = gs__cycle_run(&cy, engine_for, dr, &out);
+    t[3] = gs_clock_mono();
     if (!rc)
         rc = gs__cycleout_apply(dr->out, &cy, &out);
+    t[4] = gs_clock_mono();
+    GS_DEBUG("scheduler", "cycle: take %.1f ms, prepare %.1f ms, decide %.1f ms, apply %.1f ms",
+             1e3 * (t[1] - t[0]), 1e3 * (t[2] - t[1]), 1e3 * (t[3] - t[2]), 1e3 * (t[4] - t[3]));
     gs_cycle_out_release(&out);
     gs__cycle_release(&cy);
     return rc;

@@ -2,7 +2,8 @@
  * it — a record replaces the one of its key, the generation moves on per change, and
  * gs_kcache_wait_until wakes on the change that makes its condition hold (the binder's wait
  * for the watch to show its own write), returns at once when it holds already, and gives up
- * after its bound when no change makes it hold. */
+ * after its bound when no change makes it hold; a wait on one record's key is not woken by
+ * changes to the others. */
 #include "base/error.h"
 #include "kube/cache.h"
 
@@ -62,24 +63,34 @@ static bool reached(struct gs_kcache *c, void *arg)
 struct feeder {
     struct gs_kcache *c;
     struct want *w; /* read under the cache's lock: the feeder waits for the waiter's first look */
+    int others;     /* changes to claim-b between the first two of claim-a */
 };
+
+static void pause_ms(void)
+{
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+}
 
 static void *feed(void *arg)
 {
     struct feeder *f = arg;
     /* wait until the waiter has looked once (and found nothing), then move the record on in
-     * three steps: only the last satisfies it */
+     * three steps (claim-b's changes between them): only the last satisfies it */
     for (;;) {
         gs_kcache_lock(f->c);
         int calls = f->w->calls;
         gs_kcache_unlock(f->c);
         if (calls > 0)
             break;
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
+        pause_ms();
     }
     put(f->c, "claim-a", 5);
-    put(f->c, "claim-b", 9);
+    for (int k = 0; k < (f->others ? f->others : 1); k++) {
+        put(f->c, "claim-b", 9 + k);
+        if (f->others)
+            pause_ms(); /* room for a waiter woken by each to look */
+    }
     put(f->c, "claim-a", 7);
     return NULL;
 }
@@ -105,11 +116,12 @@ Test(kcache, wait_until_wakes_on_the_change_that_makes_it_hold)
     struct gs_kcache *c = open_cache();
     put(c, "claim-a", 3);
     struct want w = {"claim-a", 7, 0};
-    struct feeder f = {c, &w};
+    struct feeder f = {c, &w, 0};
     pthread_t t;
     pthread_create(&t, NULL, feed, &f);
-    /* a bound far beyond any machine's delay: the feeder's third change ends the wait */
-    cr_assert(gs_kcache_wait_until(c, reached, &w, 600));
+    /* a bound far beyond any machine's delay: the feeder's third change ends the wait (any
+     * change wakes a wait that names no key) */
+    cr_assert(gs_kcache_wait_until(c, NULL, reached, &w, 600));
     pthread_join(t, NULL);
     gs_kcache_lock(c);
     const struct rec *r = gs_kcache_find(c, "claim-a");
@@ -119,12 +131,33 @@ Test(kcache, wait_until_wakes_on_the_change_that_makes_it_hold)
     gs_kcache_free(c);
 }
 
+Test(kcache, a_wait_on_a_key_sleeps_through_the_other_records_changes)
+{
+    struct gs_kcache *c = open_cache();
+    put(c, "claim-a", 3);
+    struct want w = {"claim-a", 7, 0};
+    struct feeder f = {c, &w, 50};
+    pthread_t t;
+    pthread_create(&t, NULL, feed, &f);
+    cr_assert(gs_kcache_wait_until(c, "claim-a", reached, &w, 600));
+    pthread_join(t, NULL);
+    gs_kcache_lock(c);
+    const struct rec *r = gs_kcache_find(c, "claim-a");
+    cr_assert(r && r->rv == 7, "the wait returned before the change it waited for");
+    gs_kcache_unlock(c);
+    cr_assert_geq(gs_kcache_gen(c), 53, "the 52 changes and the first");
+    /* the first look, claim-a's two changes; claim-b's 50 woke it for none (one spurious
+     * wake-up of a condition variable allowed) */
+    cr_assert_leq(w.calls, 4, "looked %d times: woken by other records' changes", w.calls);
+    gs_kcache_free(c);
+}
+
 Test(kcache, wait_until_returns_at_once_when_it_holds)
 {
     struct gs_kcache *c = open_cache();
     put(c, "claim-a", 8);
     struct want w = {"claim-a", 7, 0};
-    cr_assert(gs_kcache_wait_until(c, reached, &w, 600));
+    cr_assert(gs_kcache_wait_until(c, "claim-a", reached, &w, 600));
     cr_assert_eq(w.calls, 1);
     gs_kcache_free(c);
 }
@@ -134,8 +167,8 @@ Test(kcache, wait_until_gives_up_after_its_bound)
     struct gs_kcache *c = open_cache();
     put(c, "claim-a", 3);
     struct want w = {"claim-a", 7, 0};
-    cr_assert_not(gs_kcache_wait_until(c, reached, &w, 0.02));
+    cr_assert_not(gs_kcache_wait_until(c, "claim-a", reached, &w, 0.02));
     struct want gone = {"claim-z", 1, 0};
-    cr_assert_not(gs_kcache_wait_until(c, reached, &gone, 0));
+    cr_assert_not(gs_kcache_wait_until(c, "claim-z", reached, &gone, 0));
     gs_kcache_free(c);
 }
