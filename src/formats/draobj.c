@@ -8,6 +8,7 @@
 #include "../base/error.h"
 #include "cel.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -889,25 +890,31 @@ static int evaluate(const struct gs_draobj_sub *sb, const struct gs_draobj_class
 static int sub_candidates(const struct gs_draobj_sub *sb, const struct gs_draobj_class *cl,
                           const struct gs_dra_world *w, struct gs_draobj_selcache *cache,
                           struct gs_buf *key, const char *who, struct gs_dra_sub *ds,
-                          int32_t *store, struct gs_error *err)
+                          struct gs_draobj_prep *out, int32_t **store, size_t room,
+                          struct gs_error *err)
 {
     int32_t at = -1;
     bool keyed = cache && sel_key(sb, key) == 0;
     if (keyed)
         at = gs_strmap_get(&cache->map, key->data, (uint32_t)key->len);
     if (at >= 0) {
+        /* the cache's own arrays: they outlive the prep (sched: a cycle's claims alike, 32 KB
+         * of candidates each at 4,000 devices, were copied and page-faulted one by one) */
         const struct gs_draobj_selent *e = &cache->e[at];
-        memcpy(store, e->cand, sizeof(*store) * (e->indexed ? 2 : 1) * (size_t)e->ncand);
-        ds->cand = store;
+        ds->cand = e->cand;
         ds->ncand = e->ncand;
         ds->ntainted = e->ntainted;
-        ds->bynode = e->indexed ? store + e->ncand : NULL;
-        return 2 * e->ncand;
+        ds->bynode = e->indexed ? e->cand + e->ncand : NULL;
+        return 0;
     }
-    int rc = evaluate(sb, cl, w, who, ds, store, err);
+    if (!out->cand && !(out->cand = malloc(sizeof(*out->cand) * room)))
+        return gs_error_set(err, GS_ENOMEM, "out of memory");
+    if (!*store)
+        *store = out->cand;
+    int rc = evaluate(sb, cl, w, who, ds, *store, err);
     if (rc)
         return rc;
-    gs_dra_sub_index(ds, w, store + ds->ncand);
+    gs_dra_sub_index(ds, w, *store + ds->ncand);
     if (keyed && cache->n == cache->cap) {
         void *v = gs_grow(cache->e, &cache->cap, sizeof(*cache->e), 16);
         if (v)
@@ -918,7 +925,7 @@ static int sub_candidates(const struct gs_draobj_sub *sb, const struct gs_draobj
         size_t n = (ds->bynode ? 2 : 1) * (size_t)ds->ncand;
         e->cand = malloc(sizeof(*e->cand) * (n + 1));
         if (e->cand && gs_strmap_put(&cache->map, key->data, (uint32_t)key->len, cache->n) == 0) {
-            memcpy(e->cand, store, sizeof(*store) * n);
+            memcpy(e->cand, *store, sizeof(**store) * n);
             e->ncand = ds->ncand;
             e->ntainted = ds->ntainted;
             e->indexed = ds->bynode != NULL;
@@ -927,7 +934,8 @@ static int sub_candidates(const struct gs_draobj_sub *sb, const struct gs_draobj
             free(e->cand); /* not cached: still prepared */
         }
     }
-    return 2 * ds->ncand;
+    *store += 2 * ds->ncand;
+    return 0;
 }
 
 int gs_draobj_prepare_cached(const struct gs_draobj_claim *claim,
@@ -935,22 +943,25 @@ int gs_draobj_prepare_cached(const struct gs_draobj_claim *claim,
                              const struct gs_dra_world *w, struct gs_draobj_selcache *cache,
                              struct gs_draobj_prep *out, struct gs_error *err)
 {
-    memset(out, 0, sizeof(*out));
+    /* the requests in use only: the struct is 12 KB, a claim's one request 1.4 KB of it */
+    memset(out, 0, offsetof(struct gs_draobj_prep, c.req));
+    out->cand = NULL;
     int nalt = 0;
     for (int r = 0; r < claim->nreq; r++)
         nalt += claim->req[r].nsub;
-    /* per alternative its candidates, then their bynode order (gs_dra_sub_index) */
-    out->cand = malloc(sizeof(*out->cand) * (2 * (size_t)w->ndev * (size_t)nalt + 1));
-    if (!out->cand)
-        return gs_error_set(err, GS_ENOMEM, "out of memory");
+    /* per alternative the cache does not hold, its candidates, then their bynode order
+     * (gs_dra_sub_index), in cand: allocated at the first such */
+    size_t room = 2 * (size_t)w->ndev * (size_t)nalt + 1;
+    int32_t *store = NULL;
     struct gs_buf key;
     gs_buf_init(&key, 0);
     char who[GS_KNAME_MAX + 120];
-    int rc = 0, used = 0;
+    int rc = 0;
     out->c.nreq = (uint8_t)claim->nreq;
     for (int r = 0; r < claim->nreq && !rc; r++) {
         const struct gs_draobj_req *q = &claim->req[r];
         struct gs_dra_req *dq = &out->c.req[r];
+        memset(dq, 0, sizeof(*dq));
         snprintf(dq->name, sizeof(dq->name), "%s", q->name);
         dq->nsub = (uint8_t)q->nsub;
         for (int s = 0; s < q->nsub && !rc; s++) {
@@ -970,11 +981,7 @@ int gs_draobj_prepare_cached(const struct gs_draobj_claim *claim,
                                   sb->cls);
                 break;
             }
-            int n = sub_candidates(sb, cl, w, cache, &key, who, ds, out->cand + used, err);
-            if (n < 0)
-                rc = n;
-            else
-                used += n;
+            rc = sub_candidates(sb, cl, w, cache, &key, who, ds, out, &store, room, err);
         }
     }
     gs_buf_release(&key);

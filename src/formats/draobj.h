@@ -190,7 +190,9 @@ void gs_draobj_world_release(struct gs_draobj_world *w);
  * GS_ENOMEM (w untouched). */
 int gs_draobj_world_taint(struct gs_draobj_world *w, const struct gs_drataint_rule *rules, int n);
 
-/* A claim ready for core: candidates per alternative (owned by the prep). */
+/* A claim ready for core: candidates per alternative. Only c's requests in use (c.nreq) and
+ * constraints are set. cand holds the candidates the prep owns; an alternative found in a
+ * gs_draobj_selcache points at the cache's, so such a prep is released before its cache. */
 struct gs_draobj_prep {
     struct gs_dra_claim c;
     int32_t *cand;
@@ -208,7 +210,7 @@ void gs_draobj_prep_release(struct gs_draobj_prep *p);
 
 /* What gs_draobj_prepare found for each distinct alternative (its class, selectors and
  * tolerations) against one world, so that claims alike (a Job's pods' claims from one template)
- * are evaluated once a cycle: their candidates and bynode order copied from the first. Embedded:
+ * are evaluated once a cycle: their candidates and bynode order shared with the first. Embedded:
  * zero it or gs_draobj_selcache_init; valid for one world only. Not thread-safe. */
 struct gs_draobj_selent {
     int32_t *cand; /* ncand candidates, then their bynode order (NULL: none) */

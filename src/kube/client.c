@@ -280,8 +280,11 @@ static int request(struct gs_kube_client *c, int lane, const char *method, const
                           c->cfg.server);
         goto out;
     }
-    json_t *j = reply.len ? json_loadb(reply.data, reply.len, 0, NULL) : NULL;
-    if (code < 200 || code >= 300) {
+    bool failed = code < 200 || code >= 300;
+    /* the answer read only when the caller takes it or it says why the request failed (a
+     * write's answer is the whole object: most callers drop it) */
+    json_t *j = reply.len && (out || failed) ? json_loadb(reply.data, reply.len, 0, NULL) : NULL;
+    if (failed) {
         const char *msg = j ? json_string_value(json_object_get(j, "message")) : NULL;
         rc = gs_error_set(err,
                           code == 404   ? GS_ENOTFOUND
