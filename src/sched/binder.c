@@ -50,6 +50,7 @@ struct gs_binder {
     struct volwait *w;
     int nw, capw;
     bool wstop;
+    bool warmed; /* gs__binder_warm ran (the daemon's main thread only) */
 };
 
 static void jobq_init(struct gs_jobq *q, int cap)
@@ -370,13 +371,38 @@ static void bind_one(struct gs_binder *s, struct gs_job *j)
     bind_failed(s, j);
 }
 
+/* A connection opened for the binds to come: its answer and failure do not matter. */
+static void warm_one(struct gs_binder *s)
+{
+    struct gs_error err;
+    gs_error_init(&err);
+    if (gs_kube_request(s->d.kc, "GET", "/version", NULL, NULL, NULL, NULL, &err))
+        GS_DEBUG("scheduler", "opening a connection: %s", err.msg);
+}
+
 static void *bind_worker(void *arg)
 {
     struct gs_binder *s = arg;
     struct gs_job j;
-    while (jobq_pop(&s->bindq, &j))
-        bind_one(s, &j);
+    while (jobq_pop(&s->bindq, &j)) {
+        if (j.kind == GS_JOB_WARM)
+            warm_one(s);
+        else
+            bind_one(s, &j);
+    }
     return NULL;
+}
+
+void gs__binder_warm(struct gs_binder *s)
+{
+    if (!s || s->warmed)
+        return;
+    s->warmed = true;
+    struct gs_job j;
+    memset(&j, 0, sizeof(j));
+    j.kind = GS_JOB_WARM;
+    for (int k = 0; k < GS_BIND_WORKERS && jobq_push(&s->bindq, &j); k++)
+        ;
 }
 
 /* Whether claim ns/name is bound (status.phase Bound); 0 no, 1 yes, -1 gone or unreadable. */

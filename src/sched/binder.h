@@ -54,7 +54,7 @@ struct gs_metrics;
 struct gs_store;
 struct gs_volassume;
 
-enum gs_job_kind { GS_JOB_BIND = 0, GS_JOB_WRITE, GS_JOB_EVENT_SERIES, GS_JOB_WRITES };
+enum gs_job_kind { GS_JOB_BIND = 0, GS_JOB_WRITE, GS_JOB_EVENT_SERIES, GS_JOB_WRITES, GS_JOB_WARM };
 
 /* A sequence of writes (GS_JOB_BIND's claim writes, GS_JOB_WRITES): a JSON array of
  * {path, body, method?, ctype?, chain?} done in order, stopping at the first that fails.
@@ -106,6 +106,10 @@ struct gs_binder *gs__binder_start(const struct gs_binder_deps *d);
  * no-op. */
 void gs__binder_stop(struct gs_binder *b);
 
+/* Open the bind workers' connections to the API server now, one GET /version each, ahead of
+ * the binds queued after (the first scheduling cycle calls it while it decides: the TLS
+ * handshakes of a burst's first binds are then out of its way). Idempotent. */
+void gs__binder_warm(struct gs_binder *b);
 /* Queue a bind job (GS_JOB_BIND: pod, node, devices, path, t0). Returns false when the queue
  * is full or closing (the caller undoes what it assumed). */
 bool gs__binder_bind(struct gs_binder *b, const struct gs_job *j);
