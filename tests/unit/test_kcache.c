@@ -111,40 +111,38 @@ Test(kcache, put_replaces_by_key_and_moves_the_generation)
     gs_kcache_free(c);
 }
 
-Test(kcache, wait_until_wakes_on_the_change_that_makes_it_hold)
+/* A wait on key (NULL: any) for claim-a at 7 while the feeder moves it on (others: claim-b's
+ * changes between); returns the cache once the wait has held, with claim-a at 7. */
+static struct gs_kcache *fed_wait(const char *key, int others, struct want *w)
 {
     struct gs_kcache *c = open_cache();
     put(c, "claim-a", 3);
-    struct want w = {"claim-a", 7, 0};
-    struct feeder f = {c, &w, 0};
+    *w = (struct want){"claim-a", 7, 0};
+    struct feeder f = {c, w, others};
     pthread_t t;
     pthread_create(&t, NULL, feed, &f);
-    /* a bound far beyond any machine's delay: the feeder's third change ends the wait (any
-     * change wakes a wait that names no key) */
-    cr_assert(gs_kcache_wait_until(c, NULL, reached, &w, 600));
+    /* a bound far beyond any machine's delay: the feeder's last change ends the wait */
+    cr_assert(gs_kcache_wait_until(c, key, reached, w, 600));
     pthread_join(t, NULL);
     gs_kcache_lock(c);
     const struct rec *r = gs_kcache_find(c, "claim-a");
     cr_assert(r && r->rv == 7, "the wait returned before the change it waited for");
     gs_kcache_unlock(c);
+    return c;
+}
+
+Test(kcache, wait_until_wakes_on_the_change_that_makes_it_hold)
+{
+    struct want w;
+    struct gs_kcache *c = fed_wait(NULL, 0, &w); /* any change wakes a wait naming no key */
     cr_assert_geq(w.calls, 2, "the condition was looked at on the first look and after changes");
     gs_kcache_free(c);
 }
 
 Test(kcache, a_wait_on_a_key_sleeps_through_the_other_records_changes)
 {
-    struct gs_kcache *c = open_cache();
-    put(c, "claim-a", 3);
-    struct want w = {"claim-a", 7, 0};
-    struct feeder f = {c, &w, 50};
-    pthread_t t;
-    pthread_create(&t, NULL, feed, &f);
-    cr_assert(gs_kcache_wait_until(c, "claim-a", reached, &w, 600));
-    pthread_join(t, NULL);
-    gs_kcache_lock(c);
-    const struct rec *r = gs_kcache_find(c, "claim-a");
-    cr_assert(r && r->rv == 7, "the wait returned before the change it waited for");
-    gs_kcache_unlock(c);
+    struct want w;
+    struct gs_kcache *c = fed_wait("claim-a", 50, &w);
     cr_assert_geq(gs_kcache_gen(c), 53, "the 52 changes and the first");
     /* the first look, claim-a's two changes; claim-b's 50 woke it for none (one spurious
      * wake-up of a condition variable allowed) */
