@@ -50,7 +50,7 @@ struct gs_binder {
     struct volwait *w;
     int nw, capw;
     bool wstop;
-    bool warmed; /* gs__binder_warm ran (the daemon's main thread only) */
+    int warmed; /* connections gs__binder_warm opened (the daemon's main thread only) */
 };
 
 static void jobq_init(struct gs_jobq *q, int cap)
@@ -393,16 +393,15 @@ static void *bind_worker(void *arg)
     return NULL;
 }
 
-void gs__binder_warm(struct gs_binder *s)
+void gs__binder_warm(struct gs_binder *s, int n)
 {
-    if (!s || s->warmed)
+    if (!s)
         return;
-    s->warmed = true;
     struct gs_job j;
     memset(&j, 0, sizeof(j));
     j.kind = GS_JOB_WARM;
-    for (int k = 0; k < GS_BIND_WORKERS && jobq_push(&s->bindq, &j); k++)
-        ;
+    while (s->warmed < n && s->warmed < GS_BIND_WORKERS && jobq_push(&s->bindq, &j))
+        s->warmed++;
 }
 
 /* Whether claim ns/name is bound (status.phase Bound); 0 no, 1 yes, -1 gone or unreadable. */

@@ -106,10 +106,11 @@ struct gs_binder *gs__binder_start(const struct gs_binder_deps *d);
  * no-op. */
 void gs__binder_stop(struct gs_binder *b);
 
-/* Open the bind workers' connections to the API server now, one GET /version each, ahead of
- * the binds queued after (the first scheduling cycle calls it while it decides: the TLS
- * handshakes of a burst's first binds are then out of its way). Idempotent. */
-void gs__binder_warm(struct gs_binder *b);
+/* Open n of the bind workers' connections to the API server now (at most GS_BIND_WORKERS in
+ * all, those opened by earlier calls counted), one GET /version each, ahead of the binds queued
+ * after: the main loop calls it with the pods due before a cycle decides, so that the TLS
+ * handshakes of a burst's first binds are out of its way. */
+void gs__binder_warm(struct gs_binder *b, int n);
 /* Queue a bind job (GS_JOB_BIND: pod, node, devices, path, t0). Returns false when the queue
  * is full or closing (the caller undoes what it assumed). */
 bool gs__binder_bind(struct gs_binder *b, const struct gs_job *j);

@@ -197,13 +197,12 @@ static int run_loop(struct daemon *s, volatile int *stop, struct gs_error *err)
         if (!ready || !gs_flag_get(&s->leader) || s->o.extender)
             continue;
         /* watch events for pods we just bound need no cycle */
-        bool due = gs__store_work_due(s->store, s->o.scheduler_name);
+        int due = gs__store_due_count(s->store, s->o.scheduler_name, GS_BIND_WORKERS);
         if (!due && gs_clock_mono() - last_cycle < 1.0)
             continue;
-        /* the first pods due: the bind workers open their connections while the cycle
-         * decides (a core was idle through it; the handshakes held back the first binds) */
-        if (due)
-            gs__binder_warm(s->binder);
+        /* as many connections as the pods due can use open while the cycle decides (a core
+         * was idle through it; the handshakes held back a burst's first binds) */
+        gs__binder_warm(s->binder, due);
         last_cycle = gs_clock_mono();
         int rc = gs__driver_cycle(s->driver);
         if (rc)

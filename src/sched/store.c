@@ -427,18 +427,24 @@ int gs__store_copy(struct gs_store *st, struct gs_kube_node **nodes, int *nn, in
     return 0;
 }
 
-bool gs__store_work_due(struct gs_store *st, const char *scheduler)
+int gs__store_due_count(struct gs_store *st, const char *scheduler, int most)
 {
     double t = gs_clock_mono(), moved = moved_at(st);
-    bool due = false;
+    int due = 0;
     gs_kcache_lock(st->pods);
-    for (int i = 0, n = gs_kcache_count(st->pods); i < n && !due; i++) {
+    for (int i = 0, n = gs_kcache_count(st->pods); i < n && due < most; i++) {
         const struct gs_store_pod *e = gs_kcache_at(st->pods, i);
-        due = !e->p.node[0] && !e->p.terminating && e->p.ngates == 0 &&
-              due_at(e->next_try, e->backoff, moved) <= t && strcmp(e->p.scheduler, scheduler) == 0;
+        due += !e->p.node[0] && !e->p.terminating && e->p.ngates == 0 &&
+               due_at(e->next_try, e->backoff, moved) <= t &&
+               strcmp(e->p.scheduler, scheduler) == 0;
     }
     gs_kcache_unlock(st->pods);
     return due;
+}
+
+bool gs__store_work_due(struct gs_store *st, const char *scheduler)
+{
+    return gs__store_due_count(st, scheduler, 1) > 0;
 }
 
 json_t *gs__store_take_node_events(struct gs_store *st)

@@ -83,6 +83,8 @@ const struct gs_migparted *gs__store_migparted(const struct gs_store *st);
 /* Whether a pending pod of scheduler is due (not in backoff, not gated by
  * spec.schedulingGates). */
 bool gs__store_work_due(struct gs_store *st, const char *scheduler);
+/* How many are, counted up to most. */
+int gs__store_due_count(struct gs_store *st, const char *scheduler, int most);
 /* Events regarding nodes that changed how gpusched sees them since the last call (a JSON
  * array, new reference, or NULL: none), for the next cycle to post. */
 json_t *gs__store_take_node_events(struct gs_store *st);

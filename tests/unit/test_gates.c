@@ -172,6 +172,18 @@ Test(gates_store, a_gated_pod_is_never_due_and_is_due_at_once_when_ungated)
     cr_expect(gs__store_work_due(st, "gpusched"), "ungated: due in the next cycle");
 }
 
+Test(gates_store, the_due_count_leaves_out_the_gated_and_stops_at_its_bound)
+{
+    static const char *const gate[] = {"kueue.x-k8s.io/admission", NULL};
+    put("train-0", 1, NULL);
+    put("train-1", 1, gate);
+    put("train-2", 1, NULL);
+    put("train-3", 1, NULL);
+    cr_expect_eq(gs__store_due_count(st, "gpusched", 96), 3, "the gated one is not due");
+    cr_expect_eq(gs__store_due_count(st, "gpusched", 2), 2, "counted up to the bound");
+    cr_expect_eq(gs__store_due_count(st, "default-scheduler", 96), 0, "another scheduler's");
+}
+
 Test(gates_store, an_update_that_keeps_a_gate_changes_nothing)
 {
     static const char *const two[] = {"example.com/a", "example.com/b", NULL};
