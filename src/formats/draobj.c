@@ -907,10 +907,11 @@ static int sub_candidates(const struct gs_draobj_sub *sb, const struct gs_draobj
         ds->bynode = e->indexed ? e->cand + e->ncand : NULL;
         return 0;
     }
-    if (!out->cand && !(out->cand = malloc(sizeof(*out->cand) * room)))
-        return gs_error_set(err, GS_ENOMEM, "out of memory");
-    if (!*store)
+    if (!*store) { /* the prep's first alternative not in the cache */
+        if (!(out->cand = malloc(sizeof(*out->cand) * room)))
+            return gs_error_set(err, GS_ENOMEM, "out of memory");
         *store = out->cand;
+    }
     int rc = evaluate(sb, cl, w, who, ds, *store, err);
     if (rc)
         return rc;
