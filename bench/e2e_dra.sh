@@ -13,7 +13,8 @@
 # then the pods and claims go. ROUNDS rounds (default 2) alternate the order (gpusched first,
 # then kube-scheduler first), so that the machine's load drifting weighs on both alike. One
 # JSON line per run (with the CPU seconds the scheduler and the API server used in it, and the
-# claims the API server re-read from etcd to retry a write that met a stale cache), then
+# claims the API server re-read from etcd to retry a write that met a stale cache, and the CPU
+# seconds the hypervisor took from the machine's cores for other guests), then
 # one per scheduler over its runs (pods over seconds) and the ratio.
 set -u
 GS="$1"; DRIVER="$2"; NODES="${3:-500}"; PODS="${4:-1000}"; QPS="${QPS:-1000}"; BURST="${BURST:-2000}"
@@ -83,6 +84,11 @@ settle() {
     done
     echo "  the API server did not settle in 60 s" >&2
 }
+# steal: the CPU seconds the machine's hypervisor has given other guests so far, over all cores
+# (/proc/stat): in a run, how much of the two cores it lost to its neighbours
+steal() {
+    awk -v hz="$(getconf CLK_TCK)" '/^cpu / { printf "%.2f\n", $9 / hz }' /proc/stat
+}
 # rereads: the claims the API server has read from etcd so far; in a scheduler's run, the
 # writes that met a stale claim in its watch cache and were retried (a write sent before the
 # watch showed the scheduler's previous write of the same claim)
@@ -118,13 +124,15 @@ P
     local reread0 reread1
     reread0=$(rereads)
     settle
-    local t0 t1 api0 api1 cpus
+    local t0 t1 api0 api1 cpus st0 st1
     api0=$(cpu "$(cat "$E2E_DIR/apiserver.pid")")
+    st0=$(steal)
     t0=$(now)
     "$@" > "$E2E_DIR/$label.log" 2>&1 &
     local pid=$!
     E2E_SCHEDULER="$sched" "$DRIVER" wait-none-pending 900 >&2 || { tail -5 "$E2E_DIR/$label.log" >&2; exit 1; }
     t1=$(now)
+    st1=$(steal)
     cpus=$(cpu "$pid")
     api1=$(cpu "$(cat "$E2E_DIR/apiserver.pid")")
     reread1=$(rereads)
@@ -148,7 +156,7 @@ for c in claims:
 print("  %d claims allocated, %d devices, %d wrong" % (len(claims) - bad, len(seen), bad))
 sys.exit(0 if bad == 0 and len(claims) == int(sys.argv[3]) else 1)
 P
-    python3 -c "import sys; print('{\"bench\":\"e2e_dra\",\"scheduler\":\"%s\",\"round\":%d,\"nodes\":%d,\"devices\":%d,\"pods\":%d,\"qps\":%d,\"burst\":%d,\"seconds\":%.2f,\"pods_per_s\":%.1f,\"cpu_s\":%s,\"apiserver_cpu_s\":%.1f,\"claim_rereads\":%d}' % ('$name', $round, $NODES, 8 * $NODES, $PODS, $QPS, $BURST, $t1 - $t0, $PODS / ($t1 - $t0), '$cpus', $api1 - $api0, $reread1 - $reread0))" | tee "$E2E_DIR/$label.rate"
+    python3 -c "import sys; print('{\"bench\":\"e2e_dra\",\"scheduler\":\"%s\",\"round\":%d,\"nodes\":%d,\"devices\":%d,\"pods\":%d,\"qps\":%d,\"burst\":%d,\"seconds\":%.2f,\"pods_per_s\":%.1f,\"cpu_s\":%s,\"apiserver_cpu_s\":%.1f,\"claim_rereads\":%d,\"steal_s\":%.2f}' % ('$name', $round, $NODES, 8 * $NODES, $PODS, $QPS, $BURST, $t1 - $t0, $PODS / ($t1 - $t0), '$cpus', $api1 - $api0, $reread1 - $reread0, $st1 - $st0))" | tee "$E2E_DIR/$label.rate"
     # a fresh set for the next: the pods and their claims go (finalizers dropped: no
     # resourceclaim controller runs here to drop them)
     "$K" delete pods --all -n dra --grace-period=0 --force --wait=false > /dev/null 2>&1

@@ -29,12 +29,29 @@ struct gs_kube_client {
     pthread_mutex_t pool_mu;
     int npool;
     CURL *pool[128]; /* idle handles kept: at least one per bind worker (sched/binder.h) */
+    /* every handle's TLS sessions: a connection opened after the first resumes the session
+     * (no certificate signed by the API server, none verified here) */
+    CURLSH *share;
+    pthread_mutex_t share_mu[CURL_LOCK_DATA_LAST];
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static void curl_init(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static void share_lock(CURL *h, curl_lock_data d, curl_lock_access a, void *user)
+{
+    (void)h;
+    (void)a;
+    pthread_mutex_lock(&((struct gs_kube_client *)user)->share_mu[d]);
+}
+
+static void share_unlock(CURL *h, curl_lock_data d, void *user)
+{
+    (void)h;
+    pthread_mutex_unlock(&((struct gs_kube_client *)user)->share_mu[d]);
 }
 
 int gs_kube_client_new(struct gs_kube_config *cfg, const struct gs_kube_client_opts *opts,
@@ -55,6 +72,15 @@ int gs_kube_client_new(struct gs_kube_config *cfg, const struct gs_kube_client_o
     snprintf(c->token, sizeof(c->token), "%s", c->cfg.token);
     pthread_mutex_init(&c->mu, NULL);
     pthread_mutex_init(&c->pool_mu, NULL);
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+        pthread_mutex_init(&c->share_mu[i], NULL);
+    /* without the share each handle keeps its own sessions: requests still work */
+    if ((c->share = curl_share_init())) {
+        curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock);
+        curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+        curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
+        curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    }
     *out = c;
     return 0;
 }
@@ -66,6 +92,10 @@ void gs_kube_client_free(struct gs_kube_client *c)
     gs_kube_config_release(&c->cfg);
     for (int i = 0; i < c->npool; i++)
         curl_easy_cleanup(c->pool[i]);
+    if (c->share)
+        curl_share_cleanup(c->share);
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+        pthread_mutex_destroy(&c->share_mu[i]);
     pthread_mutex_destroy(&c->pool_mu);
     pthread_mutex_destroy(&c->mu);
     free(c);
@@ -136,8 +166,8 @@ static CURL *handle(struct gs_kube_client *c, const char *method, const char *ur
     if (c->npool > 0)
         h = c->pool[--c->npool];
     pthread_mutex_unlock(&c->pool_mu);
-    if (!h)
-        h = curl_easy_init();
+    if (!h && (h = curl_easy_init()) && c->share)
+        curl_easy_setopt(h, CURLOPT_SHARE, c->share); /* kept by curl_easy_reset */
     if (!h)
         return NULL;
     curl_easy_setopt(h, CURLOPT_URL, url);
