@@ -41,8 +41,9 @@ struct volwait {
 
 struct gs_binder {
     struct gs_binder_deps d;
-    struct gs_jobq bindq, volq, bgq;
-    pthread_t t_bind[GS_BIND_WORKERS], t_vol[GS_VOL_WORKERS], t_bg, t_wait;
+    struct gs_jobq bindq, volq, bgq, evq;
+    pthread_t t_bind[GS_BIND_WORKERS], t_vol[GS_VOL_WORKERS], t_bg, t_ev, t_wait;
+    int binding;              /* binds a worker holds (atomic) */
     struct gs_events *events; /* the Events written lately, as series */
     /* the binds waiting for their claims, under wmu; wcv wakes the waiter (a new one, stop) */
     pthread_mutex_t wmu;
@@ -90,6 +91,14 @@ static bool jobq_pop(struct gs_jobq *q, struct gs_job *j)
     }
     pthread_mutex_unlock(&q->mu);
     return ok;
+}
+
+static int jobq_len(struct gs_jobq *q)
+{
+    pthread_mutex_lock(&q->mu);
+    int n = q->n;
+    pthread_mutex_unlock(&q->mu);
+    return n;
 }
 
 static void jobq_close(struct gs_jobq *q)
@@ -143,23 +152,21 @@ void gs__binder_post_event(struct gs_binder *s, json_t *ev)
 {
     if (!ev)
         return;
-    char path[256];
-    const char *ns =
-        json_string_value(json_object_get(json_object_get(ev, "metadata"), "namespace"));
-    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events",
-             ns ? ns : "default");
-    if (gs__events_observe(s->events, ev, gs_clock_wall()) == GS_EVENTS_CREATE) {
-        gs__binder_write_later(s, "POST", path, NULL, ev);
-        return;
-    }
-    /* a repeat: its series patched onto the Event (created whole if gone) */
     struct gs_job j;
     memset(&j, 0, sizeof(j));
-    j.kind = GS_JOB_EVENT_SERIES;
-    snprintf(j.path, sizeof(j.path), "%s", path);
+    const char *ns =
+        json_string_value(json_object_get(json_object_get(ev, "metadata"), "namespace"));
+    snprintf(j.path, sizeof(j.path), "/apis/events.k8s.io/v1/namespaces/%s/events",
+             ns ? ns : "default");
+    /* a new Event is POSTed; a repeat's series is patched onto it (created whole if gone) */
+    bool create = gs__events_observe(s->events, ev, gs_clock_wall()) == GS_EVENTS_CREATE;
+    j.kind = create ? GS_JOB_WRITE : GS_JOB_EVENT_SERIES;
+    snprintf(j.method, sizeof(j.method), "POST");
     j.body = ev;
-    if (!jobq_push(&s->bgq, &j)) {
-        GS_WARN("scheduler", "background queue full: dropping a repeat of an Event");
+    j.t0 = gs_clock_mono();
+    if (!jobq_push(&s->evq, &j)) {
+        GS_WARN("scheduler", "Event queue full: dropping %s",
+                create ? "an Event" : "a repeat of an Event");
         json_decref(ev);
     }
 }
@@ -201,6 +208,34 @@ static void write_series(struct gs_binder *s, const struct gs_job *j, struct gs_
 
 static int run_writes(struct gs_binder *s, const json_t *writes, bool lane2, struct gs_error *err);
 
+/* Whether a bind is queued or held by a worker. */
+static bool binds_busy(struct gs_binder *s)
+{
+    return __atomic_load_n(&s->binding, __ATOMIC_ACQUIRE) > 0 || jobq_len(&s->bindq) > 0;
+}
+
+/* The Events' writer: each waits while binds are queued or in flight, up to
+ * GS_EVENT_YIELD_S after it was queued, then goes on the second lane. */
+static void *ev_worker(void *arg)
+{
+    struct gs_binder *s = arg;
+    struct gs_job j;
+    while (jobq_pop(&s->evq, &j)) {
+        while (gs_clock_mono() - j.t0 < GS_EVENT_YIELD_S && binds_busy(s)) {
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        struct gs_error err;
+        gs_error_init(&err);
+        if (j.kind == GS_JOB_EVENT_SERIES)
+            write_series(s, &j, &err);
+        else if (gs_kube_request_lane2(s->d.kc, "POST", j.path, NULL, j.body, NULL, NULL, &err))
+            GS_WARN("scheduler", "%s", err.msg);
+        json_decref(j.body);
+    }
+    return NULL;
+}
+
 static void *bg_worker(void *arg)
 {
     struct gs_binder *s = arg;
@@ -208,9 +243,7 @@ static void *bg_worker(void *arg)
     while (jobq_pop(&s->bgq, &j)) {
         struct gs_error err;
         gs_error_init(&err);
-        if (j.kind == GS_JOB_EVENT_SERIES)
-            write_series(s, &j, &err);
-        else if (j.kind == GS_JOB_WRITES) {
+        if (j.kind == GS_JOB_WRITES) {
             if (run_writes(s, j.body, true, &err))
                 GS_WARN("scheduler", "%s", err.msg);
         } else if (gs_kube_request_lane2(s->d.kc, j.method, j.path, j.ctype[0] ? j.ctype : NULL,
@@ -385,10 +418,13 @@ static void *bind_worker(void *arg)
     struct gs_binder *s = arg;
     struct gs_job j;
     while (jobq_pop(&s->bindq, &j)) {
-        if (j.kind == GS_JOB_WARM)
+        if (j.kind == GS_JOB_WARM) {
             warm_one(s);
-        else
-            bind_one(s, &j);
+            continue;
+        }
+        __atomic_add_fetch(&s->binding, 1, __ATOMIC_ACQ_REL);
+        bind_one(s, &j);
+        __atomic_sub_fetch(&s->binding, 1, __ATOMIC_ACQ_REL);
     }
     return NULL;
 }
@@ -624,6 +660,7 @@ struct gs_binder *gs__binder_start(const struct gs_binder_deps *d)
     jobq_init(&s->bindq, GS_BINDER_QUEUE);
     jobq_init(&s->volq, GS_BINDER_QUEUE);
     jobq_init(&s->bgq, GS_BINDER_QUEUE);
+    jobq_init(&s->evq, GS_BINDER_QUEUE);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* gs_clock_mono's */
@@ -636,6 +673,7 @@ struct gs_binder *gs__binder_start(const struct gs_binder_deps *d)
     for (int k = 0; k < GS_VOL_WORKERS; k++)
         pthread_create(&s->t_vol[k], NULL, vol_worker, s);
     pthread_create(&s->t_bg, NULL, bg_worker, s);
+    pthread_create(&s->t_ev, NULL, ev_worker, s);
     return s;
 }
 
@@ -663,9 +701,12 @@ void gs__binder_stop(struct gs_binder *s)
         pthread_join(s->t_bind[k], NULL);
     jobq_close(&s->bgq);
     pthread_join(s->t_bg, NULL);
+    jobq_close(&s->evq);
+    pthread_join(s->t_ev, NULL);
     jobq_release(&s->bindq);
     jobq_release(&s->volq);
     jobq_release(&s->bgq);
+    jobq_release(&s->evq);
     gs__events_free(s->events);
     free(s);
 }

@@ -1,8 +1,11 @@
 /* binder.h - the scheduler's writers: GS_BIND_WORKERS threads that POST the Bindings the
  * scheduling cycle decided (with the chosen devices in the gpusched.io/devices annotation),
- * and one background thread for every other write (Events, status patches, deletes of
- * preemption victims) on the client's second lane, so that a flood of Events never delays
- * a bind. Each lane is a bounded queue: a write that does not fit is dropped with a warning.
+ * one background thread for every other write (status patches, deletes of preemption
+ * victims) and one for Events, both on the client's second lane, so that a flood of Events
+ * never delays a bind. Events also give way to binds: each waits while binds are queued or in
+ * flight, up to GS_EVENT_YIELD_S after it was queued (through a burst of binds the API
+ * server's work goes to them first, and its Events follow). Each queue is bounded: a write
+ * that does not fit is dropped with a warning.
  *
  * A bind job with volume work (sched/volbind.h: gs_volbind_writes) goes to GS_VOL_WORKERS
  * threads of its own: they PATCH the chosen volumes' claimRef and the provisioned claims'
@@ -43,9 +46,10 @@
 
 /* Binds in flight: a pod with claims is two writes in a row (kube-scheduler binds each pod in a
  * goroutine of its own); the client keeps an idle connection for each (kube/client.c) */
-#define GS_BIND_WORKERS 96
-#define GS_VOL_WORKERS  8     /* binds that wait for their volumes first */
-#define GS_BINDER_QUEUE 65536 /* jobs per lane */
+#define GS_BIND_WORKERS  96
+#define GS_VOL_WORKERS   8     /* binds that wait for their volumes first */
+#define GS_BINDER_QUEUE  65536 /* jobs per queue */
+#define GS_EVENT_YIELD_S 5.0   /* how long an Event waits at most for the binds to be done */
 
 struct gs_binder;
 struct gs_claims;
@@ -114,7 +118,7 @@ void gs__binder_warm(struct gs_binder *b, int n);
 /* Queue a bind job (GS_JOB_BIND: pod, node, devices, path, t0). Returns false when the queue
  * is full or closing (the caller undoes what it assumed). */
 bool gs__binder_bind(struct gs_binder *b, const struct gs_job *j);
-/* Queue a write for the background lane (Events, status patches); takes body. */
+/* Queue a write for the background lane (status patches, deletes); takes body. */
 void gs__binder_write_later(struct gs_binder *b, const char *method, const char *path,
                             const char *ctype, json_t *body);
 /* Queue a sequence of writes (GS_JOB_WRITES) for the background lane; takes writes. */

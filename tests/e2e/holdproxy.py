@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""holdproxy.py - a plain-HTTP front for the e2e API server that holds back one kind's lists.
+"""holdproxy.py - a plain-HTTP front for the e2e API server that holds back one kind's lists,
+or the requests of one method to one path.
 
-  holdproxy.py PORT UPSTREAM CA CERT KEY PATH-PREFIX HOLD-FILE LOG
+  holdproxy.py PORT UPSTREAM CA CERT KEY [METHOD ]PATH-PREFIX HOLD-FILE LOG
 
 Every request is forwarded to UPSTREAM (https, verified against CA, as the user of CERT/KEY)
 and its response streamed back (watches too), one request per connection. A GET whose path
 starts with PATH-PREFIX and that is not a watch waits while HOLD-FILE exists: the list of that
-kind completes only when the test removes the file, however long the other lists take. Each
-request is logged to LOG ("METHOD PATH", then "held PATH" for a held one) as it arrives.
+kind completes only when the test removes the file, however long the other lists take. With a
+METHOD before the prefix ("POST /api/v1/namespaces/ev/pods/a/binding"), requests of that
+method to such a path are held instead. Each request is logged to LOG ("METHOD PATH", then
+"held PATH" for a held one and "released PATH" when it goes on) as it arrives.
 """
 import http.client
 import http.server
@@ -19,6 +22,7 @@ import time
 import urllib.parse
 
 port, upstream, ca, cert, key, prefix, hold, log = sys.argv[1:9]
+method, _, prefix = prefix.rpartition(" ")
 up = urllib.parse.urlsplit(upstream)
 ctx = ssl.create_default_context(cafile=ca)
 ctx.load_cert_chain(cert, key)
@@ -39,10 +43,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def forward(self):
         note("%s %s" % (self.command, self.path))
         u = urllib.parse.urlsplit(self.path)
-        if self.command == "GET" and u.path.startswith(prefix) and "watch=" not in u.query:
+        if u.path.startswith(prefix) and (self.command == method if method else
+                                          self.command == "GET" and "watch=" not in u.query):
             note("held " + self.path)
             while os.path.exists(hold):
                 time.sleep(0.05)
+            note("released " + self.path)
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else None
         headers = {k: v for k, v in self.headers.items()
