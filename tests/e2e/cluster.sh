@@ -35,6 +35,36 @@ e2e_down() {
     fi
 }
 
+# e2e_front [METHOD ]PATH-PREFIX HOLD-FILE LOG: a plain-HTTP front (holdproxy.py) for the API
+# server as gpusched's own identity (deploy/'s RBAC), holding what PATH-PREFIX names while
+# HOLD-FILE exists and logging each request to LOG; writes $E2E_DIR/front.kubeconfig for it and
+# returns once it answers (1 if it did not in 30 s)
+e2e_front() {
+    local port i
+    port=$(e2e_free_port)
+    python3 "$E2E_SRC/holdproxy.py" "$port" "$E2E_SERVER" "$E2E_DIR/ca.crt" \
+        "$E2E_DIR/scheduler.crt" "$E2E_DIR/scheduler.key" "$1" "$2" "$3" \
+        > "$E2E_DIR/proxy.out" 2>&1 &
+    echo $! > "$E2E_DIR/proxy.pid"
+    cat > "$E2E_DIR/front.kubeconfig" <<K
+apiVersion: v1
+kind: Config
+clusters:
+- {name: front, cluster: {server: "http://127.0.0.1:$port"}}
+users:
+- {name: u, user: {}}
+contexts:
+- {name: front, context: {cluster: front, user: u}}
+current-context: front
+K
+    for i in $(seq 1 150); do
+        curl -s "http://127.0.0.1:$port/version" > /dev/null && return 0
+        sleep 0.2
+    done
+    cat "$E2E_DIR/proxy.out"
+    return 1
+}
+
 # e2e_ready_node NAME: a Node as a kubelet registers one (hostname and os labels) with 64 CPUs,
 # 512 GiB and 110 pods allocatable and a Ready condition; no kubelet plays it
 e2e_ready_node() {

@@ -56,28 +56,12 @@ for i in range(3):
 print(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
 P
 
-# the front: gpusched's own identity (deploy/'s RBAC) upstream, its ResourceSlices list held
-PP=$(e2e_free_port)
+# the front: gpusched's own identity upstream, its ResourceSlices list held
 HOLD="$E2E_DIR/hold-slices"
 LOG="$E2E_DIR/proxy.log"
 touch "$HOLD" "$LOG"
-python3 "$E2E_SRC/holdproxy.py" "$PP" "$E2E_SERVER" "$E2E_DIR/ca.crt" "$E2E_DIR/scheduler.crt" \
-    "$E2E_DIR/scheduler.key" /apis/resource.k8s.io/v1/resourceslices "$HOLD" "$LOG" \
-    > "$E2E_DIR/proxy.out" 2>&1 &
-echo $! > "$E2E_DIR/proxy.pid"
-cat > "$E2E_DIR/front.kubeconfig" <<K
-apiVersion: v1
-kind: Config
-clusters:
-- {name: front, cluster: {server: "http://127.0.0.1:$PP"}}
-users:
-- {name: u, user: {}}
-contexts:
-- {name: front, context: {cluster: front, user: u}}
-current-context: front
-K
-front_up() { curl -s "http://127.0.0.1:$PP/version" > /dev/null; }
-tn_wait 30 front_up || { tn_fail "the front did not come up"; cat "$E2E_DIR/proxy.out"; tn_done; }
+e2e_front /apis/resource.k8s.io/v1/resourceslices "$HOLD" "$LOG" ||
+    { tn_fail "the front did not come up"; tn_done; }
 TN_PORT=$(e2e_free_port)
 "$GS" --log-level info scheduler --kubeconfig "$E2E_DIR/front.kubeconfig" --leader-elect false \
     --http-port "$TN_PORT" --http-bind 127.0.0.1 > "$E2E_DIR/scheduler.log" 2>&1 &

@@ -18,28 +18,12 @@ K="$E2E_BIN/kubectl"
 e2e_ready_node ev-0 || exit 1
 "$K" create namespace ev > /dev/null || exit 1
 
-# the front: gpusched's own identity (deploy/'s RBAC) upstream, the held pods' Bindings held
-PP=$(e2e_free_port)
+# the front: gpusched's own identity upstream, the held pods' Bindings held
 HOLD="$E2E_DIR/hold-binding"
 LOG="$E2E_DIR/proxy.log"
 touch "$LOG"
-python3 "$E2E_SRC/holdproxy.py" "$PP" "$E2E_SERVER" "$E2E_DIR/ca.crt" "$E2E_DIR/scheduler.crt" \
-    "$E2E_DIR/scheduler.key" "POST /api/v1/namespaces/ev/pods/held-" "$HOLD" "$LOG" \
-    > "$E2E_DIR/proxy.out" 2>&1 &
-echo $! > "$E2E_DIR/proxy.pid"
-cat > "$E2E_DIR/front.kubeconfig" <<K
-apiVersion: v1
-kind: Config
-clusters:
-- {name: front, cluster: {server: "http://127.0.0.1:$PP"}}
-users:
-- {name: u, user: {}}
-contexts:
-- {name: front, context: {cluster: front, user: u}}
-current-context: front
-K
-front_up() { curl -s "http://127.0.0.1:$PP/version" > /dev/null; }
-tn_wait 30 front_up || { tn_fail "the front did not come up"; cat "$E2E_DIR/proxy.out"; tn_done; }
+e2e_front "POST /api/v1/namespaces/ev/pods/held-" "$HOLD" "$LOG" ||
+    { tn_fail "the front did not come up"; tn_done; }
 "$GS" --log-level info scheduler --kubeconfig "$E2E_DIR/front.kubeconfig" --leader-elect false \
     --http-port 0 > "$E2E_DIR/scheduler.log" 2>&1 &
 echo $! > "$E2E_DIR/scheduler.pid"
