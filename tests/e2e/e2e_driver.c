@@ -14,6 +14,8 @@
  *                               against the API server (UID-precondition delete, nomination,
  *                               node label and cordon patches)
  *   e2e_driver verify [--expect-bound N] [--expect-unschedulable N]
+ *                               (an unbound pod's FailedScheduling Event waited for up to 60 s
+ *                               in all: Events give way to binds, sched/binder.h)
  */
 #include "base/error.h"
 #include "core/catalog.h"
@@ -610,6 +612,7 @@ static int cmd_verify(int expect_bound, int expect_unsched)
     if (gs_kube_list(kc, "/api/v1/nodes", add_node, &nodes, NULL, 0, NULL))
         return 1;
     int bad = 0, nb = 0, nu = 0;
+    time_t deadline = time(NULL) + 60;
     for (int i = 0; i < nodes.n; i++)
         bad += check_node(&nodes.nodes[i], &pods);
     for (int i = 0; i < pods.n; i++) {
@@ -633,7 +636,10 @@ static int cmd_verify(int expect_bound, int expect_unsched)
         }
         nu++;
         char note[1100] = "";
-        if (!has_failed_event(p, note, sizeof(note))) {
+        bool ev;
+        while (!(ev = has_failed_event(p, note, sizeof(note))) && time(NULL) < deadline)
+            usleep(200000);
+        if (!ev) {
             fprintf(stderr, "VIOLATION: %s/%s is not bound and has no FailedScheduling event\n",
                     p->ns, p->name);
             bad++;

@@ -158,7 +158,14 @@ total=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["ite
 # two exporters stay pending (port taken); everything else binds
 want=$((total - 2))
 "$DRIVER" wait-bound "$want" 120 || fail "not every schedulable pod was bound"
-sleep 3 # FailedScheduling events land
+# the two pending exporters' FailedScheduling Events (Events give way to binds: up to 5 s)
+pending_noted() {
+    [ "$("$K" get events.events.k8s.io -n ai -o json | python3 -c '
+import json, sys
+print(len({e["regarding"]["name"] for e in json.load(sys.stdin)["items"]
+           if e.get("reason") == "FailedScheduling" and e["regarding"]["name"].startswith("exporter-")}))')" -ge 2 ]
+}
+for i in $(seq 1 300); do pending_noted && break; sleep 0.2; done
 kill -0 "$(cat "$E2E_DIR/scheduler.pid")" 2>/dev/null || fail "the scheduler died"
 
 "$K" get nodes -o json > "$E2E_DIR/nodes.out"

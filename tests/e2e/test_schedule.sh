@@ -33,7 +33,6 @@ echo $! > "$E2E_DIR/scheduler.pid"
 S
 ok=0
 "$DRIVER" wait-bound 970 300 || ok=1
-sleep 3 # let FailedScheduling events land
 "$DRIVER" verify --expect-bound 970 --expect-unschedulable 30 || ok=1
 # under kwok the bound pods start on their fake nodes
 if [ "$E2E_KWOK" = 1 ]; then "$DRIVER" wait-running 970 300 || ok=1; fi
