@@ -161,7 +161,6 @@ void gs__binder_post_event(struct gs_binder *s, json_t *ev)
     /* a new Event is POSTed; a repeat's series is patched onto it (created whole if gone) */
     bool create = gs__events_observe(s->events, ev, gs_clock_wall()) == GS_EVENTS_CREATE;
     j.kind = create ? GS_JOB_WRITE : GS_JOB_EVENT_SERIES;
-    snprintf(j.method, sizeof(j.method), "POST");
     j.body = ev;
     j.t0 = gs_clock_mono();
     if (!jobq_push(&s->evq, &j)) {
